@@ -1,0 +1,5 @@
+#ifndef HOMEPWNER_CTURBOJPEG_SHIM_H
+#define HOMEPWNER_CTURBOJPEG_SHIM_H
+#include <stddef.h>
+#include <turbojpeg.h>
+#endif

@@ -1,0 +1,16 @@
+/// Why bytes were not accepted as a message.
+public enum ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The encoding is larger than DecodingOptions.maxBytes.
+    case tooLarge(type: String, size: Int, limit: Int)
+    /// protobuf-c could not parse the bytes as this message type.
+    case malformed(type: String, size: Int)
+
+    public var description: String {
+        switch self {
+        case let .tooLarge(type, size, limit):
+            return "\(type) is \(size) bytes, over the limit of \(limit) bytes"
+        case let .malformed(type, size):
+            return "\(size) bytes do not parse as \(type)"
+        }
+    }
+}

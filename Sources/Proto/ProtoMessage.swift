@@ -1,0 +1,43 @@
+/// A protobuf message of proto/, encoded and decoded by protobuf-c.
+public protocol ProtoMessage: Sendable, Hashable {
+    /// The proto full name, e.g. "homepwner.v1.Item".
+    static var protoName: String { get }
+    /// An all-default message.
+    init()
+    /// The protobuf wire encoding.
+    func serializedBytes() -> [UInt8]
+    /// Decodes wire bytes, refusing what is over the limits or does not parse.
+    init(serializedBytes bytes: [UInt8], options: DecodingOptions) throws(ProtoDecodingError)
+}
+
+extension ProtoMessage {
+    /// Decodes wire bytes under the default limits.
+    public init(serializedBytes bytes: [UInt8]) throws(ProtoDecodingError) {
+        try self.init(serializedBytes: bytes, options: .default)
+    }
+}
+
+/// A protobuf enum: an open set of Int32 values with named constants.
+public protocol ProtoEnum: RawRepresentable<Int32>, Hashable, Sendable, CustomStringConvertible {
+    /// The proto full name, e.g. "homepwner.v1.ImageKind".
+    static var protoName: String { get }
+    /// Every value declared in the .proto file.
+    static var allCases: [Self] { get }
+    /// Proto value names ("ORIGINAL") by wire value.
+    static var protoValueNames: [Int32: String] { get }
+    /// The zero value.
+    init()
+}
+
+extension ProtoEnum {
+    /// The proto value name, or nil for a value this build does not know.
+    public var protoValueName: String? { Self.protoValueNames[rawValue] }
+
+    /// The value with this proto name ("ORIGINAL"), if declared.
+    public init?(protoValueName name: String) {
+        guard let entry = Self.protoValueNames.first(where: { $0.value == name }) else { return nil }
+        self.init(rawValue: entry.key)!
+    }
+
+    public var description: String { protoValueName ?? String(rawValue) }
+}
