@@ -51,10 +51,10 @@ let package = Package(
         ),
 
         // Thin mains.
-        .executableTarget(name: "item-service", dependencies: ["ItemService", "Runtime"], swiftSettings: swiftSettings),
-        .executableTarget(name: "image-service", dependencies: ["ImageService", "Runtime"], swiftSettings: swiftSettings),
-        .executableTarget(name: "capture-worker", dependencies: ["CaptureWorker", "Runtime"], swiftSettings: swiftSettings),
-        .executableTarget(name: "thumbnail-worker", dependencies: ["ThumbnailWorker", "Runtime"], swiftSettings: swiftSettings),
+        .executableTarget(name: "item-service", dependencies: ["ItemService", "RPC", "Runtime"], swiftSettings: swiftSettings),
+        .executableTarget(name: "image-service", dependencies: ["ImageService", "RPC", "Runtime"], swiftSettings: swiftSettings),
+        .executableTarget(name: "capture-worker", dependencies: ["CaptureWorker", "RPC", "Runtime"], swiftSettings: swiftSettings),
+        .executableTarget(name: "thumbnail-worker", dependencies: ["ThumbnailWorker", "RPC", "Runtime"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "homepwner",
             dependencies: ["Harness", "Clients", "RPC", "Proto", "Runtime"],

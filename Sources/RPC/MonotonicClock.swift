@@ -1,0 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Milliseconds on CLOCK_MONOTONIC, for deadlines that wall-clock jumps cannot move.
+@inline(__always)
+func monotonicMilliseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+}

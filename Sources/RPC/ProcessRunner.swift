@@ -1,0 +1,50 @@
+import Foundation
+import Runtime
+import ZMQ
+
+/// The shared `main` of every executable: options, logger, ZeroMQ context, signals, exit codes.
+public enum ProcessRunner {
+    /// Options every process understands.
+    public static let commonOptions: [OptionSpec] = [
+        OptionSpec(
+            name: "log-level", env: EnvironmentNames.logLevel, defaultValue: "info",
+            help: "trace, debug, info, notice, warning, error or critical", valueName: "LEVEL"),
+    ]
+
+    /// Parses options, builds the services and runs them until SIGTERM/SIGINT; never returns.
+    ///
+    /// Exit codes: 0 after a clean stop or `--help`, 2 for a usage error, 1 when a service failed.
+    public static func run(
+        command: String, summary: String, options: [OptionSpec],
+        makeServices: (ParsedOptions, Context, Logger) throws -> [any Service]
+    ) async -> Never {
+        let parser = OptionParser(command: command, summary: summary, options: options + commonOptions)
+        let parsed: ParsedOptions
+        do {
+            parsed = try parser.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+        } catch {
+            if case let .helpRequested(text) = error {
+                print(text)
+                exit(0)
+            }
+            FileHandle.standardError.write(Data("\(command): \(error)\n".utf8))
+            exit(2)
+        }
+        let levelText = parsed["log-level"] ?? "info"
+        guard let level = LogLevel(string: levelText) else {
+            FileHandle.standardError.write(Data("\(command): --log-level: unknown level '\(levelText)' (one of \(LogLevel.allCases.map(\.rawValue).joined(separator: ", ")))\n".utf8))
+            exit(2)
+        }
+        let logger = Logger(label: command, level: level)
+        do {
+            let context = try Context(ioThreads: 1)
+            let services = try makeServices(parsed, context, logger)
+            try await ServiceGroup(services: services, logger: logger).run()
+            logger.info("stopped cleanly")
+            exit(0)
+        } catch {
+            logger.critical("\(error)")
+            exit(1)
+        }
+    }
+}

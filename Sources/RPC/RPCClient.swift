@@ -1,0 +1,219 @@
+import Foundation
+import Proto
+import Runtime
+import Synchronization
+import ZMQ
+
+/// Calls one server over a DEALER socket, many requests in flight, matched by request_id.
+///
+/// One I/O thread owns the socket; callers on any thread or task hand it requests through a
+/// queue. The socket sets ZMQ_IMMEDIATE, so nothing is queued for a server that is not
+/// connected: such a call fails with UNAVAILABLE after `connectWaitMilliseconds` (and is
+/// retried, since it never reached a server). A connection lost with calls in flight fails
+/// them with UNAVAILABLE at once (socket monitor), and libzmq reconnects with backoff.
+public final class RPCClient: Sendable {
+    /// Connection settings.
+    public struct Configuration: Sendable {
+        /// How long a call waits for a connection before UNAVAILABLE.
+        public var connectWaitMilliseconds: Int
+        /// The largest reply frame accepted.
+        public var maxMessageBytes: Int
+        /// libzmq's reconnect backoff, first and largest, in milliseconds.
+        public var reconnectMilliseconds: (first: Int32, max: Int32)
+        /// ZMTP heartbeats: a silent peer is dropped after `heartbeatTimeout` ms.
+        public var heartbeatInterval: Int32
+        public var heartbeatTimeout: Int32
+
+        /// Defaults suited to loopback and LAN.
+        public init(
+            connectWaitMilliseconds: Int = 1000, maxMessageBytes: Int = Defaults.maxMessageBytes,
+            reconnectMilliseconds: (first: Int32, max: Int32) = (50, 2000),
+            heartbeatInterval: Int32 = 1000, heartbeatTimeout: Int32 = 5000
+        ) {
+            self.connectWaitMilliseconds = connectWaitMilliseconds
+            self.maxMessageBytes = maxMessageBytes
+            self.reconnectMilliseconds = reconnectMilliseconds
+            self.heartbeatInterval = heartbeatInterval
+            self.heartbeatTimeout = heartbeatTimeout
+        }
+    }
+
+    /// A reply: the response header's code and message, and the body bytes.
+    public struct RawReply: Sendable {
+        public let code: StatusCode
+        public let message: String
+        public let retryAfterMilliseconds: UInt32
+        public let body: [UInt8]
+    }
+
+    /// How an attempt ended, as the retry logic needs to know it.
+    enum Outcome: Sendable {
+        case reply(RawReply)
+        /// Never handed to a connected server.
+        case notSent(String)
+        /// Sent, then the connection dropped before the reply.
+        case lost(String)
+        case timedOut
+        case cancelled
+    }
+
+    struct Pending {
+        let continuation: CheckedContinuation<Outcome, Never>
+        let deadline: Int64
+        let sendBy: Int64
+        var frames: [[UInt8]]?  // nil once sent
+    }
+
+    struct Shared {
+        var pending: [UInt64: Pending] = [:]
+        var outbox: [UInt64] = []
+        var cancelled: [UInt64] = []
+        var closing = false
+        var connected = false
+    }
+
+    /// The server's endpoint.
+    public let endpoint: String
+    let configuration: Configuration
+    let context: Context
+    let shared = Mutex(Shared())
+    let nextRequestID = Atomic<UInt64>(1)
+    let wakeUp: WakeUp
+    private let finished = Mutex(false)
+    let monitorEndpoint: String
+
+    /// Connects (in the background) to `endpoint`.
+    public init(context: Context, endpoint: String, configuration: Configuration = .init()) throws {
+        self.context = context
+        self.endpoint = endpoint
+        self.configuration = configuration
+        self.wakeUp = try WakeUp()
+        self.monitorEndpoint = "inproc://rpc-client-monitor-\(UUID().uuidString)"
+        let ready = DispatchSemaphore(value: 0)
+        let startError = Mutex<(any Error)?>(nil)
+        let thread = Thread { [self] in
+            runLoop(ready: ready, startError: startError)
+            finished.withLock { $0 = true }
+        }
+        thread.name = "rpc-client"
+        thread.stackSize = 1 << 20
+        thread.start()
+        ready.wait()
+        if let error = startError.withLock({ $0 }) {
+            close()
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Fails calls in flight with CANCELLED and stops the I/O thread.
+    public func close() {
+        let first = shared.withLock { state -> Bool in
+            defer { state.closing = true }
+            return !state.closing
+        }
+        if first { wakeUp.signal() }
+        while !finished.withLock({ $0 }) { usleep(1000) }
+    }
+
+    /// Whether the socket has a live connection now (monitor events).
+    public var isConnected: Bool { shared.withLock { $0.connected } }
+
+    /// Calls a method with typed messages; throws `RPCError` for every non-OK outcome.
+    public func call<Request, Response>(
+        _ method: ProtoMethod<Request, Response>, _ request: Request, options: CallOptions = .init()
+    ) async throws(RPCError) -> Response {
+        let reply = try await callRaw(
+            path: method.path, body: request.serializedBytes(), readOnly: method.isReadOnly, options: options)
+        do {
+            return try Response(
+                serializedBytes: reply.body, options: DecodingOptions(maxBytes: configuration.maxMessageBytes))
+        } catch {
+            throw RPCError(.internal, "reply of \(method.path) does not parse: \(error)")
+        }
+    }
+
+    /// Calls any method with encoded bytes (the CLI's `call`); throws `RPCError` unless OK.
+    public func callRaw(
+        path: String, body: [UInt8], readOnly: Bool, options: CallOptions = .init()
+    ) async throws(RPCError) -> RawReply {
+        let start = monotonicMilliseconds()
+        let deadline = start + Int64(options.timeoutMilliseconds)
+        var header = RequestHeader()
+        header.method = path
+        header.metadata = options.metadata.sorted { $0.key < $1.key }.map {
+            var entry = MetadataEntry()
+            entry.key = $0.key
+            entry.value = $0.value
+            return entry
+        }
+        if !readOnly { header.idempotencyKey = options.idempotencyKey ?? UUID().uuidString.lowercased() }
+        let retrySafe = readOnly || !header.idempotencyKey.isEmpty
+
+        var attempt = 1
+        while true {
+            let now = monotonicMilliseconds()
+            guard now < deadline else {
+                throw .deadlineExceeded("\(path) did not finish within \(options.timeoutMilliseconds) ms")
+            }
+            header.requestId = nextRequestID.add(1, ordering: .relaxed).oldValue
+            header.timeoutMs = UInt32(clamping: deadline - now)
+            let outcome = await attemptCall(
+                header: header, body: body, deadline: deadline,
+                sendBy: min(deadline, now + Int64(configuration.connectWaitMilliseconds)))
+            let error: RPCError
+            var mayRetry: Bool
+            var wait = 0
+            switch outcome {
+            case let .reply(reply):
+                if reply.code == .ok { return reply }
+                error = RPCError(reply.code, reply.message, retryAfterMilliseconds: reply.retryAfterMilliseconds)
+                mayRetry = reply.code == .resourceExhausted && reply.retryAfterMilliseconds > 0
+                    || reply.code == .unavailable && retrySafe
+                wait = Int(reply.retryAfterMilliseconds)
+            case let .notSent(why):
+                error = .unavailable(why)
+                mayRetry = true
+            case let .lost(why):
+                error = .unavailable(why)
+                mayRetry = retrySafe
+            case .timedOut:
+                throw .deadlineExceeded("\(path) got no reply from \(endpoint) within \(options.timeoutMilliseconds) ms")
+            case .cancelled:
+                throw RPCError(.cancelled, "\(path) was cancelled")
+            }
+            guard mayRetry, attempt < options.retry.maxAttempts, !Task.isCancelled else { throw error }
+            let backoff = max(wait, options.retry.backoff(retry: attempt))
+            guard monotonicMilliseconds() + Int64(backoff) < deadline else { throw error }
+            try? await Task.sleep(for: .milliseconds(backoff))
+            attempt += 1
+        }
+    }
+
+    private func attemptCall(header: RequestHeader, body: [UInt8], deadline: Int64, sendBy: Int64) async -> Outcome {
+        let id = header.requestId
+        let frames = Envelope.request(header, body)
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let closing = shared.withLock { state -> Bool in
+                    if state.closing { return true }
+                    state.pending[id] = Pending(
+                        continuation: continuation, deadline: deadline, sendBy: sendBy, frames: frames)
+                    state.outbox.append(id)
+                    return false
+                }
+                if closing {
+                    continuation.resume(returning: .cancelled)
+                } else {
+                    wakeUp.signal()
+                }
+            }
+        } onCancel: {
+            shared.withLock { $0.cancelled.append(id) }
+            wakeUp.signal()
+        }
+    }
+}

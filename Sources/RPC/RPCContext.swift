@@ -1,0 +1,26 @@
+import Proto
+import Runtime
+
+/// What a handler knows about the call it serves.
+public struct RPCContext: Sendable {
+    /// "/homepwner.v1.ItemService/CreateItem".
+    public let method: String
+    /// The client's request_id.
+    public let requestID: UInt64
+    /// The idempotency key of a mutating call, or "".
+    public let idempotencyKey: String
+    /// Request metadata, key → value.
+    public let metadata: [String: String]
+    /// The deadline on the monotonic clock, in milliseconds.
+    let deadlineMilliseconds: Int64
+    /// A logger tagged with the method and request id.
+    public let logger: Logger
+
+    /// Milliseconds left before the deadline (0 when passed).
+    public var remainingMilliseconds: Int64 { max(0, deadlineMilliseconds - monotonicMilliseconds()) }
+
+    /// Throws DEADLINE_EXCEEDED when the deadline has passed; long handlers call it between steps.
+    public func checkDeadline() throws(RPCError) {
+        if remainingMilliseconds == 0 { throw .deadlineExceeded("deadline passed while serving \(method)") }
+    }
+}

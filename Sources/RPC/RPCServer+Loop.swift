@@ -1,0 +1,266 @@
+import Foundation
+import Proto
+import Runtime
+import ZMQ
+
+/// The I/O thread: everything here runs on it alone, so its state needs no lock.
+extension RPCServer {
+    /// A call being served.
+    struct InFlight {
+        let identity: [UInt8]
+        let requestID: UInt64
+        let deadline: Int64
+        let method: String
+        let idempotencyKey: String?
+        let task: Task<Void, Never>
+    }
+
+    final class LoopState {
+        var inFlight: [UInt64: InFlight] = [:]
+        var nextTicket: UInt64 = 1
+        var idempotency: IdempotencyCache
+        var lastDeadlineScan: Int64 = 0
+
+        init(_ configuration: Configuration) {
+            idempotency = IdempotencyCache(
+                capacity: configuration.idempotencyCapacity,
+                timeToLiveMilliseconds: configuration.idempotencyTimeToLiveMilliseconds)
+        }
+    }
+
+    func runLoop(ready: DispatchSemaphore) {
+        let socket: Socket
+        do {
+            socket = try Socket(context, .router)
+            try socket.setRouterMandatory(true)
+            // The body frame may reach the limit; the header frame is tiny.
+            try socket.setMaxMessageSize(Int64(configuration.maxMessageBytes) + 64 * 1024)
+            try socket.setSendHighWaterMark(10_000)
+            try socket.setReceiveHighWaterMark(10_000)
+            try socket.setHeartbeat(interval: 2000, timeout: 6000, ttl: 6000)
+            var bound: [String] = []
+            for endpoint in configuration.endpoints {
+                try socket.bind(endpoint)
+                bound.append(endpoint.contains("*") || endpoint.hasSuffix(":0") ? try socket.lastEndpoint : endpoint)
+            }
+            shared.withLock { $0.boundEndpoints = bound }
+        } catch {
+            shared.withLock { $0.startError = error }
+            ready.signal()
+            return
+        }
+        ready.signal()
+
+        let poller = Poller()
+        let socketIndex = poller.add(socket, events: .in)
+        let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
+        let state = LoopState(configuration)
+        while !shared.withLock({ $0.stopping }) {
+            let timeout = state.inFlight.isEmpty ? 1000 : 10
+            do {
+                _ = try poller.poll(timeoutMilliseconds: timeout)
+            } catch {
+                logger.error("poll failed; stopping", ["error": "\(error)"])
+                break
+            }
+            if poller.revents(wakeIndex).contains(.in) { wakeUp.drain() }
+            sendCompletions(socket, state)
+            if poller.revents(socketIndex).contains(.in) {
+                // Bounded batch so completions and deadlines get their turn under load.
+                for _ in 0..<256 {
+                    let frames: [[UInt8]]?
+                    do {
+                        frames = try socket.receive(dontWait: true)
+                    } catch {
+                        logger.warning("receive failed", ["error": "\(error)"])
+                        break
+                    }
+                    guard let frames else { break }
+                    handle(frames, socket, state)
+                }
+            }
+            expireDeadlines(socket, state)
+        }
+        for call in state.inFlight.values { call.task.cancel() }
+        socket.close()
+        logger.info("stopped", ["rpc": configuration.endpoints.joined(separator: ",")])
+    }
+
+    /// Reads one request and either answers it at once or starts its handler.
+    private func handle(_ frames: [[UInt8]], _ socket: Socket, _ state: LoopState) {
+        counters.update { $0.received += 1 }
+        guard frames.count >= 2 else {
+            // Only a routing id: nothing to answer.
+            counters.update { $0.dropped += 1 }
+            return
+        }
+        let identity = frames[0]
+        guard frames.count == 4, frames[1].isEmpty else {
+            counters.update { $0.malformed += 1 }
+            let got = frames.count - 1
+            let why = frames.count == 4
+                ? "frame 0 must be the empty delimiter (got \(frames[1].count) bytes)"
+                : "expected 3 frames (empty delimiter, RequestHeader, request) after the routing id, got \(got)"
+            send(socket, Envelope.reply(to: identity, requestID: 0, code: .invalidArgument, message: why))
+            return
+        }
+        let header: RequestHeader
+        do {
+            header = try RequestHeader(serializedBytes: frames[2], options: Envelope.headerLimit)
+        } catch {
+            counters.update { $0.malformed += 1 }
+            send(socket, Envelope.reply(
+                to: identity, requestID: 0, code: .invalidArgument, message: "request header: \(error)"))
+            return
+        }
+        let method = shared.withLock { $0.methods[header.method] }
+        guard let method else {
+            let message = header.method.isEmpty
+                ? "request header has no method"
+                : "unknown method \"\(header.method)\"; Health/Check lists the services served here"
+            send(socket, Envelope.reply(
+                to: identity, requestID: header.requestId,
+                code: header.method.isEmpty ? .invalidArgument : .unimplemented, message: message))
+            return
+        }
+        guard state.inFlight.count < configuration.maxInFlight else {
+            counters.update { $0.rejectedBusy += 1 }
+            send(socket, Envelope.reply(
+                to: identity, requestID: header.requestId, code: .resourceExhausted,
+                message: "server busy: \(configuration.maxInFlight) calls in flight", retryAfterMilliseconds: 50))
+            return
+        }
+        let now = monotonicMilliseconds()
+        let timeout = header.timeoutMs == 0 ? configuration.defaultTimeoutMilliseconds : header.timeoutMs
+        let deadline = now + Int64(timeout)
+
+        var idempotencyKey: String?
+        if method.mutating && !header.idempotencyKey.isEmpty {
+            let key = header.method + "\u{0}" + header.idempotencyKey
+            let decision = state.idempotency.begin(
+                key: key, waiter: .init(identity: identity, requestID: header.requestId), now: now)
+            switch decision {
+            case .run:
+                idempotencyKey = key
+            case let .replay(outcome):
+                counters.update { $0.replayed += 1 }
+                send(socket, Envelope.reply(
+                    to: identity, requestID: header.requestId, code: StatusCode(rawValue: outcome.code),
+                    message: outcome.message, body: outcome.body))
+                return
+            case .wait:
+                counters.update { $0.replayed += 1 }
+                return
+            }
+        }
+
+        let ticket = state.nextTicket
+        state.nextTicket += 1
+        var metadata: [String: String] = [:]
+        for entry in header.metadata { metadata[entry.key] = entry.value }
+        let context = RPCContext(
+            method: header.method, requestID: header.requestId, idempotencyKey: header.idempotencyKey,
+            metadata: metadata, deadlineMilliseconds: deadline,
+            logger: logger.with(["method": header.method, "request_id": String(header.requestId)]))
+        let body = frames[3]
+        let task = Task { [self] in
+            let completion: Completion
+            do {
+                let response = try await method.handler(body, context)
+                completion = Completion(ticket: ticket, code: .ok, message: "", retryAfter: 0, body: response)
+            } catch let error as RPCError {
+                completion = Completion(
+                    ticket: ticket, code: error.code, message: error.message,
+                    retryAfter: error.retryAfterMilliseconds, body: [])
+            } catch is CancellationError {
+                completion = Completion(
+                    ticket: ticket, code: .deadlineExceeded, message: "deadline passed while serving \(header.method)",
+                    retryAfter: 0, body: [])
+            } catch {
+                context.logger.error("handler failed", ["error": "\(error)"])
+                completion = Completion(
+                    ticket: ticket, code: .internal, message: "internal error in \(header.method): \(error)",
+                    retryAfter: 0, body: [])
+            }
+            complete(completion)
+        }
+        state.inFlight[ticket] = InFlight(
+            identity: identity, requestID: header.requestId, deadline: deadline, method: header.method,
+            idempotencyKey: idempotencyKey, task: task)
+        counters.update { $0.inFlight = state.inFlight.count }
+    }
+
+    /// Sends what the handlers finished; drops answers whose call already timed out.
+    private func sendCompletions(_ socket: Socket, _ state: LoopState) {
+        let completions = shared.withLock { state -> [Completion] in
+            defer { state.replies.removeAll(keepingCapacity: true) }
+            return state.replies
+        }
+        guard !completions.isEmpty else { return }
+        let now = monotonicMilliseconds()
+        for completion in completions {
+            guard let call = state.inFlight.removeValue(forKey: completion.ticket) else { continue }
+            if let key = call.idempotencyKey {
+                let transient: Set<StatusCode> = [
+                    .unavailable, .resourceExhausted, .deadlineExceeded, .internal, .unknown, .cancelled,
+                ]
+                let outcome = IdempotencyCache.Outcome(
+                    code: completion.code.rawValue, message: completion.message, body: completion.body)
+                let waiters = state.idempotency.finish(
+                    key: key, outcome: outcome, keep: !transient.contains(completion.code), now: now)
+                for waiter in waiters {
+                    send(socket, Envelope.reply(
+                        to: waiter.identity, requestID: waiter.requestID, code: completion.code,
+                        message: completion.message, retryAfterMilliseconds: completion.retryAfter,
+                        body: completion.body))
+                }
+            }
+            if call.deadline < now {
+                // The client was told DEADLINE_EXCEEDED already, or is about to be.
+                counters.update { $0.deadlineExceeded += 1 }
+                send(socket, Envelope.reply(
+                    to: call.identity, requestID: call.requestID, code: .deadlineExceeded,
+                    message: "deadline passed while serving \(call.method)"))
+                continue
+            }
+            send(socket, Envelope.reply(
+                to: call.identity, requestID: call.requestID, code: completion.code, message: completion.message,
+                retryAfterMilliseconds: completion.retryAfter, body: completion.body))
+        }
+        counters.update { $0.inFlight = state.inFlight.count }
+    }
+
+    /// Answers DEADLINE_EXCEEDED for calls past their deadline and cancels their handlers.
+    private func expireDeadlines(_ socket: Socket, _ state: LoopState) {
+        let now = monotonicMilliseconds()
+        guard now - state.lastDeadlineScan >= 5, !state.inFlight.isEmpty else { return }
+        state.lastDeadlineScan = now
+        for (ticket, call) in state.inFlight where call.deadline < now {
+            call.task.cancel()
+            // The entry stays until the handler ends, so an idempotent retry waits for the real
+            // outcome; only the caller is answered now. Its deadline is moved out of reach.
+            state.inFlight[ticket] = InFlight(
+                identity: [], requestID: call.requestID, deadline: .max, method: call.method,
+                idempotencyKey: call.idempotencyKey, task: call.task)
+            counters.update { $0.deadlineExceeded += 1 }
+            send(socket, Envelope.reply(
+                to: call.identity, requestID: call.requestID, code: .deadlineExceeded,
+                message: "deadline of \(call.method) passed before it finished"))
+        }
+    }
+
+    /// Sends a reply without blocking; a gone or slow peer loses its reply (counted), never the server.
+    private func send(_ socket: Socket, _ frames: [[UInt8]]) {
+        guard !frames[0].isEmpty else { return }  // the caller was answered already
+        do {
+            if try socket.send(frames, dontWait: true) {
+                counters.update { $0.replied += 1 }
+            } else {
+                counters.update { $0.dropped += 1 }
+            }
+        } catch {
+            // EHOSTUNREACH: the peer disconnected (ROUTER_MANDATORY makes that visible).
+            counters.update { $0.dropped += 1 }
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+import Proto
+import Runtime
+import Synchronization
+import ZMQ
+
+/// Serves the methods of one process on a ZeroMQ ROUTER socket (PROTOCOL.md).
+///
+/// One I/O thread owns the socket: it reads requests, answers what it can at once (bad frames,
+/// unknown methods, idempotent replays, expired deadlines) and starts a task per request.
+/// Handlers run concurrently on the Swift concurrency pool and never touch the socket: their
+/// replies go through a queue that wakes the I/O thread. Handlers that block (disk, SQLite)
+/// should move that work off the cooperative pool.
+public final class RPCServer: Sendable {
+    /// Limits and endpoints.
+    public struct Configuration: Sendable {
+        /// Endpoints to bind, e.g. "tcp://127.0.0.1:5551", "ipc:///tmp/x", "inproc://items".
+        public var endpoints: [String]
+        /// The largest frame accepted (MAXMSGSIZE; a bigger frame disconnects its sender).
+        public var maxMessageBytes: Int
+        /// Budget of a call whose header says timeout_ms = 0.
+        public var defaultTimeoutMilliseconds: UInt32
+        /// Requests served at once; beyond it: RESOURCE_EXHAUSTED with retry_after_ms.
+        public var maxInFlight: Int
+        /// Finished mutating calls remembered for idempotent replay.
+        public var idempotencyCapacity: Int
+        /// How long a finished mutating call is remembered.
+        public var idempotencyTimeToLiveMilliseconds: Int64
+        /// The process name reported by Health/Check, e.g. "item-service".
+        public var processName: String
+
+        /// A configuration with the protocol's defaults.
+        public init(
+            endpoints: [String],
+            processName: String,
+            maxMessageBytes: Int = Defaults.maxMessageBytes,
+            defaultTimeoutMilliseconds: UInt32 = 30_000,
+            maxInFlight: Int = 1024,
+            idempotencyCapacity: Int = 10_000,
+            idempotencyTimeToLiveMilliseconds: Int64 = 10 * 60 * 1000
+        ) {
+            self.endpoints = endpoints
+            self.processName = processName
+            self.maxMessageBytes = maxMessageBytes
+            self.defaultTimeoutMilliseconds = defaultTimeoutMilliseconds
+            self.maxInFlight = maxInFlight
+            self.idempotencyCapacity = idempotencyCapacity
+            self.idempotencyTimeToLiveMilliseconds = idempotencyTimeToLiveMilliseconds
+        }
+    }
+
+    /// A registered method, type-erased to bytes.
+    struct Method: Sendable {
+        let path: String
+        let mutating: Bool
+        let handler: @Sendable ([UInt8], RPCContext) async throws -> [UInt8]
+    }
+
+    struct Shared {
+        var methods: [String: Method] = [:]
+        var started = false
+        var stopping = false
+        var boundEndpoints: [String] = []
+        var startError: (any Error)?
+        var replies: [Completion] = []
+        var servingStatus: HealthCheckResponse.ServingStatus = .serving
+        var thread: Thread?
+    }
+
+    /// A finished handler, queued for the I/O thread.
+    struct Completion {
+        let ticket: UInt64
+        let code: StatusCode
+        let message: String
+        let retryAfter: UInt32
+        let body: [UInt8]
+    }
+
+    let configuration: Configuration
+    let context: Context
+    let logger: Logger
+    let shared = Mutex(Shared())
+    let wakeUp: WakeUp
+    let counters = Counters()
+    let startedAt = monotonicMilliseconds()
+    private let finished = Mutex(false)
+
+    /// A server bound nowhere yet; register methods, then `start()`.
+    public init(context: Context, configuration: Configuration, logger: Logger) throws {
+        self.context = context
+        self.configuration = configuration
+        self.logger = logger
+        self.wakeUp = try WakeUp()
+        registerHealth()
+    }
+
+    /// Adds a method; every call decodes `Request`, runs `handler` and encodes its `Response`.
+    ///
+    /// - Parameters:
+    ///   - method: The typed method, e.g. `ItemServiceRPC.createItem`.
+    ///   - mutating: Whether idempotency keys apply; defaults to "not a read-only method".
+    ///   - handler: Runs concurrently with other calls; throw `RPCError` for a status code.
+    public func register<Request, Response>(
+        _ method: ProtoMethod<Request, Response>,
+        mutating: Bool? = nil,
+        handler: @escaping @Sendable (Request, RPCContext) async throws -> Response
+    ) {
+        let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
+        let entry = Method(path: method.path, mutating: mutating ?? !method.isReadOnly) { bytes, context in
+            let request: Request
+            do {
+                request = try Request(serializedBytes: bytes, options: limit)
+            } catch {
+                throw RPCError.invalidArgument("request body: \(error)")
+            }
+            return try await handler(request, context).serializedBytes()
+        }
+        shared.withLock {
+            precondition(!$0.started, "register \(method.path) before start()")
+            $0.methods[method.path] = entry
+        }
+    }
+
+    /// The full names of the services with registered methods.
+    public var serviceNames: [String] {
+        shared.withLock { state in
+            Set(state.methods.keys.compactMap { path -> String? in
+                let parts = path.split(separator: "/")
+                return parts.count == 2 ? String(parts[0]) : nil
+            }).sorted()
+        }
+    }
+
+    /// What Health/Check answers for the whole process (SERVING until set otherwise).
+    public var servingStatus: HealthCheckResponse.ServingStatus {
+        get { shared.withLock { $0.servingStatus } }
+        set { shared.withLock { $0.servingStatus = newValue } }
+    }
+
+    /// The endpoints actually bound (wildcard ports resolved), after `start()`.
+    public var boundEndpoints: [String] { shared.withLock { $0.boundEndpoints } }
+
+    /// Counters since start.
+    public var stats: RPCServerStats { counters.snapshot() }
+
+    /// Binds the endpoints on a new I/O thread; returns once bound, or throws why not.
+    public func start() throws {
+        let ready = DispatchSemaphore(value: 0)
+        try shared.withLock { state in
+            guard !state.started else { throw RPCError.failedPrecondition("server already started") }
+            state.started = true
+        }
+        let thread = Thread { [self] in
+            runLoop(ready: ready)
+            finished.withLock { $0 = true }
+        }
+        thread.name = "rpc-\(configuration.processName)"
+        thread.stackSize = 1 << 20
+        thread.start()
+        ready.wait()
+        if let error = shared.withLock({ $0.startError }) { throw error }
+        logger.info("serving", ["rpc": boundEndpoints.joined(separator: ",")])
+    }
+
+    /// Stops reading, closes the socket and waits for the I/O thread to end. Calls in flight
+    /// are abandoned (their clients see UNAVAILABLE or their deadline).
+    public func stop() {
+        let wasRunning = shared.withLock { state -> Bool in
+            let running = state.started && !state.stopping
+            state.stopping = true
+            return running
+        }
+        guard wasRunning else { return }
+        wakeUp.signal()
+        while !finished.withLock({ $0 }) { usleep(1000) }
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Queues a finished handler's answer and wakes the I/O thread.
+    func complete(_ completion: Completion) {
+        shared.withLock { $0.replies.append(completion) }
+        wakeUp.signal()
+    }
+
+    private func registerHealth() {
+        register(HealthRPC.check) { [weak self] request, _ in
+            var response = HealthCheckResponse()
+            guard let self else { return response }
+            let services = self.serviceNames
+            response.process = self.configuration.processName
+            response.version = HomepwnerVersion.string
+            response.uptimeMs = UInt64(max(0, monotonicMilliseconds() - self.startedAt))
+            response.services = services
+            if request.service.isEmpty || services.contains(request.service) {
+                response.status = self.servingStatus
+            } else {
+                response.status = .serviceUnknown
+            }
+            return response
+        }
+    }
+}
+
+extension RPCServer: Service {
+    public var name: String { "rpc-server" }
+
+    /// Starts if needed and serves until the task is cancelled.
+    public func run() async throws {
+        if !shared.withLock({ $0.started }) { try start() }
+        await waitForCancellation()
+        stop()
+    }
+}
+
+/// Suspends until the current task is cancelled.
+func waitForCancellation() async {
+    while !Task.isCancelled {
+        try? await Task.sleep(for: .seconds(3600))
+    }
+}

@@ -1,0 +1,11 @@
+import CaptureWorker
+import RPC
+import Runtime
+
+await ProcessRunner.run(
+    command: "capture-worker",
+    summary: "Takes capture jobs: obtains, validates and edits photos and videos, stores and attaches them.",
+    options: CaptureWorkerHost.options
+) { options, context, logger in
+    [try CaptureWorkerHost.make(try WorkerConfiguration(options), context: context, logger: logger)]
+}

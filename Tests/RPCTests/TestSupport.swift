@@ -1,0 +1,123 @@
+import Foundation
+import Proto
+import RPC
+import Runtime
+import Synchronization
+import ZMQ
+
+/// Counts handler invocations across tasks.
+final class CallCounter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+/// A context per test process; sockets are per test.
+let testContext = try! Context(ioThreads: 1)
+
+/// Logs of the tests go nowhere unless HOMEPWNER_TEST_LOGS is set.
+let testLogger = Logger(
+    label: "test", level: ProcessInfo.processInfo.environment["HOMEPWNER_TEST_LOGS"] == nil ? .critical : .debug)
+
+/// A unique endpoint per call: inproc, or an ipc socket in the temp folder.
+func uniqueEndpoint(_ transport: String = "inproc") -> String {
+    let id = UUID().uuidString.prefix(8).lowercased()
+    switch transport {
+    case "ipc": return "ipc://\(NSTemporaryDirectory())hp-test-\(id).sock"
+    case "tcp": return "tcp://127.0.0.1:*"
+    default: return "inproc://test-\(id)"
+    }
+}
+
+/// A server with an echo-like CreateItem handler and a slow GetItem handler, started.
+func makeServer(
+    endpoint: String = uniqueEndpoint(), maxMessageBytes: Int = Defaults.maxMessageBytes, maxInFlight: Int = 1024,
+    calls: CallCounter? = nil
+) throws -> RPCServer {
+    let server = try RPCServer(
+        context: testContext,
+        configuration: .init(
+            endpoints: [endpoint], processName: "test-server", maxMessageBytes: maxMessageBytes,
+            maxInFlight: maxInFlight),
+        logger: testLogger)
+    registerTestMethods(server, calls: calls)
+    try server.start()
+    return server
+}
+
+/// CreateItem echoes name and value into an Item (counting invocations); GetItem sleeps
+/// `value` ms when the key is "sleep:<ms>", fails NOT_FOUND for "missing", throws a plain
+/// error for "boom".
+func registerTestMethods(_ server: RPCServer, calls: CallCounter?) {
+    server.register(ItemServiceRPC.createItem) { request, _ in
+        calls?.increment()
+        guard !request.name.isEmpty else { throw RPCError.invalidArgument("name must not be empty") }
+        var item = Item()
+        item.key = UUID().uuidString.lowercased()
+        item.name = request.name
+        item.valueInDollars = request.valueInDollars
+        return item
+    }
+    server.register(ItemServiceRPC.getItem) { request, _ in
+        if request.key.hasPrefix("sleep:"), let ms = Int(request.key.dropFirst(6)) {
+            try await Task.sleep(for: .milliseconds(ms))
+        }
+        if request.key == "missing" { throw RPCError.notFound("item \"missing\" not found") }
+        if request.key == "boom" { throw CocoaError(.fileNoSuchFile) }
+        var item = Item()
+        item.key = request.key
+        return item
+    }
+}
+
+/// A raw socket peer for sending malformed frames.
+final class RawPeer {
+    let socket: Socket
+
+    init(_ type: SocketType, endpoint: String) throws {
+        socket = try Socket(testContext, type)
+        try socket.setReceiveTimeout(5000)
+        try socket.connect(endpoint)
+    }
+
+    deinit { socket.close() }
+
+    func send(_ frames: [[UInt8]]) throws { try socket.send(frames) }
+
+    /// The next reply's header, or nil when none came within the receive timeout.
+    func receiveHeader() throws -> (ResponseHeader, [[UInt8]])? {
+        guard let frames = try socket.receive() else { return nil }
+        let headerIndex = socket.type == .req ? 0 : 1
+        guard frames.count > headerIndex else { return nil }
+        return (try ResponseHeader(serializedBytes: frames[headerIndex]), frames)
+    }
+}
+
+func requestHeader(_ method: String, id: UInt64 = 7, timeout: UInt32 = 0, key: String = "") -> [UInt8] {
+    var header = RequestHeader()
+    header.method = method
+    header.requestId = id
+    header.timeoutMs = timeout
+    header.idempotencyKey = key
+    return header.serializedBytes()
+}
+
+/// Health over a fresh client: proof that the server still answers.
+func healthy(_ endpoint: String) async throws -> Bool {
+    let client = try RPCClient(context: testContext, endpoint: endpoint)
+    defer { client.close() }
+    let response = try await client.call(HealthRPC.check, HealthCheckRequest())
+    return response.status == .serving
+}
+
+/// The RPCError a call threw, or nil when it succeeded.
+func rpcError<T>(_ body: () async throws -> T) async -> RPCError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch let error as RPCError {
+        return error
+    } catch {
+        return RPCError(.unknown, "not an RPCError: \(error)")
+    }
+}
