@@ -40,7 +40,7 @@ public final class EventPublisher: Sendable {
             let poller = Poller()
             poller.add(fd: wakeUp.fd, events: .in)
             while true {
-                _ = try? poller.poll(timeoutMilliseconds: 1000)
+                guard (try? poller.poll(timeoutMilliseconds: 1000)) != nil else { break }
                 wakeUp.drain()
                 let (events, stopping) = queue.withLock { state in
                     defer { state.events.removeAll() }

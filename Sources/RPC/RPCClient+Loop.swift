@@ -37,7 +37,12 @@ extension RPCClient {
         var lastScan: Int64 = 0
         loop: while true {
             let timeout = unsent.isEmpty ? (shared.withLock { $0.pending.isEmpty } ? 1000 : 10) : 5
-            _ = try? poller.poll(timeoutMilliseconds: timeout)
+            do {
+                _ = try poller.poll(timeoutMilliseconds: timeout)
+            } catch {
+                // ETERM: the context is shutting down; pending calls end as cancelled below.
+                break loop
+            }
             if poller.revents(wakeIndex).contains(.in) { wakeUp.drain() }
 
             let (closing, cancelled, queued) = shared.withLock { state -> (Bool, [UInt64], [UInt64]) in

@@ -95,7 +95,7 @@ import ZMQ
         request.name = "Shiny Mac"
         for id in 1...3 as ClosedRange<UInt64> {
             try peer.send([requestHeader("/homepwner.v1.ItemService/CreateItem", id: id), request.serializedBytes()])
-            let (header, frames) = try #require(try peer.receiveHeader())
+            let (header, frames) = try #require(try await peer.receiveHeader())
             #expect(header.requestId == id)
             #expect(header.code == 0)
             #expect(try Item(serializedBytes: frames[1]).name == "Shiny Mac")

@@ -76,7 +76,6 @@ final class RawPeer {
 
     init(_ type: SocketType, endpoint: String) throws {
         socket = try Socket(testContext, type)
-        try socket.setReceiveTimeout(5000)
         try socket.connect(endpoint)
     }
 
@@ -84,9 +83,17 @@ final class RawPeer {
 
     func send(_ frames: [[UInt8]]) throws { try socket.send(frames) }
 
-    /// The next reply's header, or nil when none came within the receive timeout.
-    func receiveHeader() throws -> (ResponseHeader, [[UInt8]])? {
-        guard let frames = try socket.receive() else { return nil }
+    /// The next reply's header, or nil when none came within `timeoutMilliseconds`.
+    /// Polls without blocking: a blocked thread would starve the 2-thread cooperative pool
+    /// that also runs the server's handlers.
+    func receiveHeader(timeoutMilliseconds: Int = 5000) async throws -> (ResponseHeader, [[UInt8]])? {
+        let deadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds)
+        var received: [[UInt8]]?
+        while received == nil && ContinuousClock.now < deadline {
+            received = try socket.receive(dontWait: true)
+            if received == nil { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        guard let frames = received else { return nil }
         let headerIndex = socket.type == .req ? 0 : 1
         guard frames.count > headerIndex else { return nil }
         return (try ResponseHeader(serializedBytes: frames[headerIndex]), frames)
