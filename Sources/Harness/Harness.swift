@@ -1,0 +1,161 @@
+import CaptureWorker
+import Clients
+import Foundation
+import ImageService
+import ItemService
+import RPC
+import Runtime
+import Synchronization
+import ThumbnailWorker
+import ZMQ
+
+/// The whole suite in one process: item service, image service, capture worker and
+/// thumbnail worker on real sockets, with a data folder of their own.
+///
+/// Tests bring it up on ipc endpoints in a temporary folder and stop or restart any part
+/// (fault tests); `homepwner up` runs the same composition on the loopback defaults.
+public final class Harness: Sendable {
+    /// One part of the suite.
+    public enum Part: String, CaseIterable, Sendable {
+        case itemService = "item-service"
+        case imageService = "image-service"
+        case captureWorker = "capture-worker"
+        case thumbnailWorker = "thumbnail-worker"
+    }
+
+    /// The endpoints every part binds or connects to.
+    public let endpoints: ServiceEndpoints
+    /// The data root (items in `items/`, images in `images/`).
+    public let dataDirectory: String
+    /// The ZeroMQ context shared by every part and client.
+    public let context: Context
+    private let logger: Logger
+    private let ownsDataDirectory: Bool
+    private let hosts = Mutex<[Part: ServiceHost]>([:])
+
+    /// A harness on ipc endpoints in a new temporary folder, which `shutdown()` removes.
+    public convenience init(logger: Logger = Logger(label: "harness", level: .warning)) throws {
+        let folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("homepwner-\(UUID().uuidString.prefix(8).lowercased())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try self.init(
+            dataDirectory: folder + "/data", endpoints: .ipc(in: folder), logger: logger, ownsDataDirectory: true)
+    }
+
+    /// A harness on the given endpoints and data folder (kept on shutdown).
+    public convenience init(dataDirectory: String, endpoints: ServiceEndpoints, logger: Logger) throws {
+        try self.init(dataDirectory: dataDirectory, endpoints: endpoints, logger: logger, ownsDataDirectory: false)
+    }
+
+    private init(dataDirectory: String, endpoints: ServiceEndpoints, logger: Logger, ownsDataDirectory: Bool) throws {
+        self.dataDirectory = dataDirectory
+        self.endpoints = endpoints
+        self.logger = logger
+        self.ownsDataDirectory = ownsDataDirectory
+        self.context = try Context(ioThreads: 1)
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+    }
+
+    /// Starts every part that is not running, services before workers.
+    public func start() throws {
+        for part in Part.allCases where !isRunning(part) { try start(part) }
+    }
+
+    /// Starts one part; throws when it is running already or cannot bind.
+    public func start(_ part: Part) throws {
+        guard !isRunning(part) else { throw HarnessError("\(part.rawValue) is running already") }
+        let host = try makeHost(part)
+        try host.start()
+        hosts.withLock { $0[part] = host }
+    }
+
+    /// Stops one part and closes its sockets, as a crash of that process would look to its peers.
+    public func stop(_ part: Part) {
+        let host = hosts.withLock { $0.removeValue(forKey: part) }
+        host?.stop()
+    }
+
+    /// Stops and starts one part on the same endpoints and data.
+    public func restart(_ part: Part) throws {
+        stop(part)
+        try start(part)
+    }
+
+    /// Whether a part is up.
+    public func isRunning(_ part: Part) -> Bool { hosts.withLock { $0[part] != nil } }
+
+    /// The host of a running part (its server, events and endpoints).
+    public func host(_ part: Part) -> ServiceHost? { hosts.withLock { $0[part] } }
+
+    /// The RPC (or Health) endpoint of a part.
+    public func endpoint(_ part: Part) -> String {
+        switch part {
+        case .itemService: endpoints.itemRPC
+        case .imageService: endpoints.imageRPC
+        case .captureWorker: endpoints.captureWorkerHealth
+        case .thumbnailWorker: endpoints.thumbnailWorkerHealth
+        }
+    }
+
+    /// A new client of a part's endpoint; the caller closes it.
+    public func client(_ part: Part, configuration: RPCClient.Configuration = .init()) throws -> RPCClient {
+        try RPCClient(context: context, endpoint: endpoint(part), configuration: configuration)
+    }
+
+    /// Clients of both services; the caller closes them.
+    public func clients(configuration: RPCClient.Configuration = .init()) throws -> HomepwnerClients {
+        try HomepwnerClients(context: context, endpoints: endpoints, configuration: configuration)
+    }
+
+    /// Stops every part (workers first) and removes a temporary data folder.
+    public func shutdown() {
+        for part in Part.allCases.reversed() { stop(part) }
+        if ownsDataDirectory {
+            try? FileManager.default.removeItem(atPath: (dataDirectory as NSString).deletingLastPathComponent)
+        }
+    }
+
+    private func makeHost(_ part: Part) throws -> ServiceHost {
+        let log = Logger(label: part.rawValue, level: logger.level, sink: logger.sink)
+        let workers = WorkerConfiguration(
+            healthEndpoint: endpoint(part), itemServiceEndpoint: endpoints.itemRPC,
+            imageServiceEndpoint: endpoints.imageRPC)
+        switch part {
+        case .itemService:
+            return try ItemServiceHost.make(
+                ItemServiceConfiguration(
+                    rpcEndpoint: endpoints.itemRPC, eventsEndpoint: endpoints.itemEvents,
+                    dataDirectory: dataDirectory, imageServiceEndpoint: endpoints.imageRPC),
+                context: context, logger: log)
+        case .imageService:
+            return try ImageServiceHost.make(
+                ImageServiceConfiguration(
+                    rpcEndpoint: endpoints.imageRPC, eventsEndpoint: endpoints.imageEvents,
+                    dataDirectory: dataDirectory),
+                context: context, logger: log)
+        case .captureWorker:
+            return try CaptureWorkerHost.make(workers, context: context, logger: log)
+        case .thumbnailWorker:
+            return try ThumbnailWorkerHost.make(workers, context: context, logger: log)
+        }
+    }
+}
+
+extension Harness: Service {
+    public var name: String { "homepwner-up" }
+
+    /// Starts every part, serves until cancelled, then stops them all.
+    public func run() async throws {
+        try start()
+        await withTaskCancellationHandler {
+            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+        } onCancel: {}
+        shutdown()
+    }
+}
+
+/// A harness misuse, e.g. starting a part twice.
+public struct HarnessError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

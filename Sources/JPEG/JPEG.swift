@@ -1,0 +1,172 @@
+import CTurboJPEG
+
+/// Reads and writes JPEG files with TurboJPEG; every call uses its own handle, so it is safe from any thread.
+public enum JPEG {
+    /// True when the bytes start like a JPEG (FF D8 FF).
+    public static func sniff(_ data: [UInt8]) -> Bool {
+        data.count >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF
+    }
+
+    /// Reads the header (tjDecompressHeader3) and EXIF orientation; refuses width × height > maxPixels.
+    public static func header(of data: [UInt8], options: DecodeOptions = .init()) throws(JPEGError) -> JPEGHeader {
+        let handle = try TurboJPEGHandle(.decompress)
+        return try header(of: data, options: options, handle: handle)
+    }
+
+    /// Decodes to 8-bit RGB in stored orientation (apply `header.orientation` with `RGBImage.oriented`).
+    ///
+    /// - Parameters:
+    ///   - targetSize: when set, the smallest DCT scaling (1/8 … 1/1) whose output still covers this size in
+    ///     both dimensions, measured in stored (unoriented) pixels; full size when the image is smaller.
+    ///   - options: pixel limit (checked on the full declared size before decoding), scan limit, DCT speed.
+    public static func decode(
+        _ data: [UInt8],
+        targetSize: (width: Int, height: Int)? = nil,
+        options: DecodeOptions = .init()
+    ) throws(JPEGError) -> RGBImage {
+        let handle = try TurboJPEGHandle(.decompress)
+        let header = try header(of: data, options: options, handle: handle)
+        let (width, height) = scaledSize(of: header, toCover: targetSize)
+        let isCMYK = header.colorSpace == .cmyk || header.colorSpace == .ycck
+        // libjpeg cannot convert CMYK or YCCK to RGB itself, so those come out as CMYK and are converted below.
+        let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGB
+        let bytesPerPixel = isCMYK ? 4 : 3
+        // Every warning fails the decode anyway (see TurboJPEGHandle.check), so stop at the first one
+        // instead of spending CPU on the rest of a damaged or hostile file.
+        var flags: Int32 = TJFLAG_STOPONWARNING
+        if options.limitScans { flags |= TJFLAG_LIMITSCANS }
+        if options.fastDCT { flags |= TJFLAG_FASTDCT }
+        var rc: Int32 = 0
+        let samples = [UInt8](unsafeUninitializedCapacity: width * height * bytesPerPixel) { buffer, count in
+            rc = data.withUnsafeBufferPointer { jpeg in
+                tjDecompress2(
+                    handle.raw, jpeg.baseAddress, UInt(jpeg.count), buffer.baseAddress,
+                    Int32(width), 0, Int32(height), Int32(pixelFormat.rawValue), flags
+                )
+            }
+            // On failure TurboJPEG may have written only part of the buffer; zero it so nothing uninitialised escapes.
+            if rc != 0 { buffer.initialize(repeating: 0) }
+            count = buffer.count
+        }
+        try handle.check(rc)
+        guard isCMYK else { return RGBImage(width: width, height: height, pixels: samples) }
+        return RGBImage(
+            width: width, height: height, cmyk: samples, adobeInverted: JPEGSegment.hasAdobeMarker(in: data)
+        )
+    }
+
+    /// Encodes RGB pixels as a baseline JPEG at `quality` 1...100.
+    public static func encode(_ image: RGBImage, quality: Int = 85, subsampling: Subsampling = .s420) throws(JPEGError) -> [UInt8] {
+        image.assertConsistent()
+        let samp = switch subsampling {
+        case .s444: TJSAMP_444
+        case .s422: TJSAMP_422
+        case .s420: TJSAMP_420
+        case .gray: TJSAMP_GRAY
+        }
+        return try compress(
+            image.pixels, width: image.width, height: image.height, pixelFormat: TJPF_RGB, subsampling: samp, quality: quality
+        )
+    }
+
+    /// Encodes Adobe-convention CMYK (4 bytes per pixel, 255 = no ink) as a YCCK JPEG with 4:4:4 sampling; for tests.
+    static func encodeCMYK(_ cmyk: [UInt8], width: Int, height: Int, quality: Int = 90) throws(JPEGError) -> [UInt8] {
+        precondition(cmyk.count == width * height * 4, "CMYK samples do not match \(width)×\(height)")
+        return try compress(cmyk, width: width, height: height, pixelFormat: TJPF_CMYK, subsampling: TJSAMP_444, quality: quality)
+    }
+
+    // MARK: Internals
+
+    private static func header(of data: [UInt8], options: DecodeOptions, handle: TurboJPEGHandle) throws(JPEGError) -> JPEGHeader {
+        guard sniff(data) else {
+            throw JPEGError(kind: .notJPEG, message: "data does not start with the JPEG SOI marker FF D8 FF")
+        }
+        // TurboJPEG 2.1 returns success and leaves these untouched when no frame header was found.
+        var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = -1, colorSpace: Int32 = -1
+        let rc = data.withUnsafeBufferPointer { jpeg in
+            tjDecompressHeader3(handle.raw, jpeg.baseAddress, UInt(jpeg.count), &width, &height, &subsampling, &colorSpace)
+        }
+        try handle.check(rc)
+        guard width > 0, height > 0 else {
+            throw JPEGError(kind: .truncated, message: "no frame header (SOF) before the end of the data")
+        }
+        let pixels = Int(width) * Int(height)
+        guard pixels <= options.maxPixels else {
+            throw JPEGError(
+                kind: .tooManyPixels(width: Int(width), height: Int(height), limit: options.maxPixels),
+                message: "\(width)×\(height) = \(pixels) pixels exceeds the limit of \(options.maxPixels)"
+            )
+        }
+        return JPEGHeader(
+            width: Int(width),
+            height: Int(height),
+            colorSpace: try Self.colorSpace(colorSpace),
+            subsampling: Self.subsamplingName(subsampling),
+            orientation: EXIF.orientation(in: data) ?? 1
+        )
+    }
+
+    private static func colorSpace(_ code: Int32) throws(JPEGError) -> ColorSpace {
+        switch code {
+        case Int32(TJCS_RGB.rawValue): return .rgb
+        case Int32(TJCS_YCbCr.rawValue): return .yCbCr
+        case Int32(TJCS_GRAY.rawValue): return .gray
+        case Int32(TJCS_CMYK.rawValue): return .cmyk
+        case Int32(TJCS_YCCK.rawValue): return .ycck
+        default: throw JPEGError(kind: .unsupported("colour space \(code)"), message: "unknown JPEG colour space \(code)")
+        }
+    }
+
+    private static func subsamplingName(_ code: Int32) -> String {
+        switch code {
+        case Int32(TJSAMP_444.rawValue): "4:4:4"
+        case Int32(TJSAMP_422.rawValue): "4:2:2"
+        case Int32(TJSAMP_420.rawValue): "4:2:0"
+        case Int32(TJSAMP_GRAY.rawValue): "4:0:0"
+        case Int32(TJSAMP_440.rawValue): "4:4:0"
+        case Int32(TJSAMP_411.rawValue): "4:1:1"
+        default: "unknown"
+        }
+    }
+
+    /// The output size of the smallest downscaling factor that still covers `target`; full size without a target.
+    static func scaledSize(of header: JPEGHeader, toCover target: (width: Int, height: Int)?) -> (width: Int, height: Int) {
+        guard let target else { return (header.width, header.height) }
+        precondition(target.width > 0 && target.height > 0, "targetSize must be positive (got \(target))")
+        var count: Int32 = 0
+        guard let factors = tjGetScalingFactors(&count) else { return (header.width, header.height) }
+        var best = (width: header.width, height: header.height)
+        for factor in UnsafeBufferPointer(start: factors, count: Int(count)) where factor.num < factor.denom {
+            // TJSCALED(): a macro, so Swift cannot import it.
+            let num = Int(factor.num), denom = Int(factor.denom)
+            let width = (header.width * num + denom - 1) / denom
+            let height = (header.height * num + denom - 1) / denom
+            if width >= target.width, height >= target.height, width * height < best.width * best.height {
+                best = (width, height)
+            }
+        }
+        return best
+    }
+
+    private static func compress(
+        _ samples: [UInt8], width: Int, height: Int, pixelFormat: TJPF, subsampling: TJSAMP, quality: Int
+    ) throws(JPEGError) -> [UInt8] {
+        precondition(width > 0 && height > 0, "cannot encode an empty \(width)×\(height) image")
+        precondition(width <= Int(Int32.max) && height <= Int(Int32.max), "\(width)×\(height) is too large for TurboJPEG")
+        precondition((1...100).contains(quality), "JPEG quality must be in 1...100 (got \(quality))")
+        let handle = try TurboJPEGHandle(.compress)
+        var output: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        // TurboJPEG allocates the output (tjAlloc); it must be released with tjFree.
+        defer { tjFree(output) }
+        let rc = samples.withUnsafeBufferPointer { source in
+            tjCompress2(
+                handle.raw, source.baseAddress, Int32(width), 0, Int32(height), Int32(pixelFormat.rawValue),
+                &output, &size, Int32(subsampling.rawValue), Int32(quality), 0
+            )
+        }
+        try handle.check(rc)
+        guard let output else { throw JPEGError(kind: .encodeFailed, message: "TurboJPEG returned no output") }
+        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+}

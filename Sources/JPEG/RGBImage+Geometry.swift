@@ -1,0 +1,109 @@
+extension RGBImage {
+    /// The part of the image inside the rectangle, clamped to the image; empty (0×0) when they do not overlap.
+    public func cropped(x: Int, y: Int, width: Int, height: Int) -> RGBImage {
+        precondition(width >= 0 && height >= 0, "crop size must not be negative (got \(width)×\(height))")
+        assertConsistent()
+        let left = min(max(x, 0), self.width), top = min(max(y, 0), self.height)
+        let right = max(left, min(self.width, x.addingReportingOverflow(width).partialValue))
+        let bottom = max(top, min(self.height, y.addingReportingOverflow(height).partialValue))
+        guard right > left, bottom > top else { return RGBImage(width: 0, height: 0, pixels: []) }
+        if left == 0, top == 0, right == self.width, bottom == self.height { return self }
+        var output: [UInt8] = []
+        output.reserveCapacity((right - left) * (bottom - top) * 3)
+        for row in top..<bottom {
+            let start = (row * self.width + left) * 3
+            output.append(contentsOf: pixels[start..<(start + (right - left) * 3)])
+        }
+        return RGBImage(width: right - left, height: bottom - top, pixels: output)
+    }
+
+    /// Scales to exactly width × height: area-average (box) filter on a shrinking axis, bilinear on an enlarging one.
+    public func resized(width: Int, height: Int) -> RGBImage {
+        precondition(width > 0 && height > 0, "resize target must be positive (got \(width)×\(height))")
+        precondition(self.width > 0 && self.height > 0, "cannot resize an empty image")
+        assertConsistent()
+        if width == self.width, height == self.height { return self }
+        let horizontal = ResampleAxis(source: self.width, destination: width)
+        let vertical = ResampleAxis(source: self.height, destination: height)
+        let sourceWidth = self.width, sourceHeight = self.height
+        // Pass 1: every source row to the new width, kept in Float so pass 2 rounds only once.
+        var rows = [Float](repeating: 0, count: width * sourceHeight * 3)
+        pixels.withUnsafeBufferPointer { source in
+            rows.withUnsafeMutableBufferPointer { target in
+                horizontal.first.withUnsafeBufferPointer { first in
+                    horizontal.taps.withUnsafeBufferPointer { taps in
+                        horizontal.weights.withUnsafeBufferPointer { weights in
+                            for y in 0..<sourceHeight {
+                                let sourceRow = y * sourceWidth * 3
+                                let targetRow = y * width * 3
+                                for x in 0..<width {
+                                    var r: Float = 0, g: Float = 0, b: Float = 0
+                                    var index = sourceRow + first[x] * 3
+                                    for tap in 0..<taps[x] {
+                                        let weight = weights[x * horizontal.stride + tap]
+                                        r += Float(source[index]) * weight
+                                        g += Float(source[index + 1]) * weight
+                                        b += Float(source[index + 2]) * weight
+                                        index += 3
+                                    }
+                                    target[targetRow + x * 3] = r
+                                    target[targetRow + x * 3 + 1] = g
+                                    target[targetRow + x * 3 + 2] = b
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Pass 2: combine whole rows for each output row.
+        let rowLength = width * 3
+        let output = [UInt8](unsafeUninitializedCapacity: rowLength * height) { buffer, initialized in
+            rows.withUnsafeBufferPointer { source in
+                var accumulator = [Float](repeating: 0, count: rowLength)
+                accumulator.withUnsafeMutableBufferPointer { sum in
+                    for y in 0..<height {
+                        for i in 0..<rowLength { sum[i] = 0 }
+                        for tap in 0..<vertical.taps[y] {
+                            let weight = vertical.weights[y * vertical.stride + tap]
+                            let sourceRow = (vertical.first[y] + tap) * rowLength
+                            for i in 0..<rowLength { sum[i] += source[sourceRow + i] * weight }
+                        }
+                        let targetRow = y * rowLength
+                        for i in 0..<rowLength {
+                            buffer[targetRow + i] = UInt8(min(max(sum[i] + 0.5, 0), 255))
+                        }
+                    }
+                }
+            }
+            initialized = rowLength * height
+        }
+        return RGBImage(width: width, height: height, pixels: output)
+    }
+
+    /// Scales, keeping the aspect ratio, to the largest size inside w × h (up or down); at least 1×1.
+    public func fitted(within w: Int, _ h: Int) -> RGBImage {
+        precondition(w > 0 && h > 0, "fit box must be positive (got \(w)×\(h))")
+        precondition(width > 0 && height > 0, "cannot fit an empty image")
+        let scale = min(Double(w) / Double(width), Double(h) / Double(height))
+        let newWidth = min(w, max(1, Int((Double(width) * scale).rounded())))
+        let newHeight = min(h, max(1, Int((Double(height) * scale).rounded())))
+        return resized(width: newWidth, height: newHeight)
+    }
+
+    /// Scales to cover w × h, keeping the aspect ratio, and crops the centre to exactly w × h.
+    public func filled(to w: Int, _ h: Int) -> RGBImage {
+        precondition(w > 0 && h > 0, "fill box must be positive (got \(w)×\(h))")
+        precondition(width > 0 && height > 0, "cannot fill from an empty image")
+        // Crop the source to the target's aspect first: same result as scale-then-crop, less work.
+        let targetAspect = Double(w) / Double(h)
+        var cropWidth = width, cropHeight = height
+        if Double(width) / Double(height) > targetAspect {
+            cropWidth = min(width, max(1, Int((Double(height) * targetAspect).rounded())))
+        } else {
+            cropHeight = min(height, max(1, Int((Double(width) / targetAspect).rounded())))
+        }
+        return cropped(x: (width - cropWidth) / 2, y: (height - cropHeight) / 2, width: cropWidth, height: cropHeight)
+            .resized(width: w, height: h)
+    }
+}
