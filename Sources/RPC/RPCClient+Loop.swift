@@ -33,28 +33,33 @@ extension RPCClient {
         let socketIndex = poller.add(socket, events: .in)
         let monitorIndex = poller.add(monitor, events: .in)
         let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
-        var unsent: [UInt64] = []
+        // Requests not yet accepted by the socket, oldest first; owned by this thread.
+        var unsent: [Outgoing] = []
         var lastScan: Int64 = 0
         loop: while true {
-            let timeout = unsent.isEmpty ? (shared.withLock { $0.pending.isEmpty } ? 1000 : 10) : 5
+            let idle = unsent.isEmpty && shared.withLock { $0.pending.isEmpty }
             do {
-                _ = try poller.poll(timeoutMilliseconds: timeout)
+                _ = try poller.poll(timeoutMilliseconds: unsent.isEmpty ? (idle ? 1000 : 10) : 5)
             } catch {
                 // ETERM: the context is shutting down; pending calls end as cancelled below.
                 break loop
             }
             if poller.revents(wakeIndex).contains(.in) { wakeUp.drain() }
 
-            let (closing, cancelled, queued) = shared.withLock { state -> (Bool, [UInt64], [UInt64]) in
+            let (closing, cancelled, queued) = shared.withLock { state -> (Bool, [UInt64], [Outgoing]) in
                 defer {
                     state.cancelled.removeAll()
-                    state.outbox.removeAll()
+                    state.outbox.removeAll(keepingCapacity: true)
                 }
                 return (state.closing, state.cancelled, state.outbox)
             }
             if closing { break loop }
-            for id in cancelled { resolve(id, .cancelled) }
             unsent.append(contentsOf: queued)
+            if !cancelled.isEmpty {
+                let gone = Set(cancelled)
+                unsent.removeAll { gone.contains($0.id) }
+                for id in cancelled { resolve(id, .cancelled) }
+            }
 
             // Replies first: they free the server's slots.
             if poller.revents(socketIndex).contains(.in) {
@@ -73,20 +78,28 @@ extension RPCClient {
             }
             // Send in order; EAGAIN means no connected server (ZMQ_IMMEDIATE) or a full queue.
             var sentCount = 0
-            for id in unsent {
-                guard let frames = shared.withLock({ $0.pending[id]?.frames }) else {
-                    sentCount += 1  // resolved meanwhile
-                    continue
-                }
-                guard (try? socket.send(frames, dontWait: true)) == true else { break }
-                shared.withLock { $0.pending[id]?.frames = nil }
+            for outgoing in unsent {
+                guard (try? socket.send(outgoing.frames, dontWait: true)) == true else { break }
                 sentCount += 1
             }
-            unsent.removeFirst(sentCount)
+            if sentCount > 0 {
+                let sent = unsent.prefix(sentCount)
+                shared.withLock { state in
+                    for outgoing in sent { state.pending[outgoing.id]?.sent = true }
+                }
+                unsent.removeFirst(sentCount)
+            }
 
             let now = monotonicMilliseconds()
             if now - lastScan >= 5 {
                 lastScan = now
+                // Never sent within the connect wait: the call fails and will not be sent later.
+                let late = unsent.filter { $0.sendBy <= now }
+                if !late.isEmpty {
+                    unsent.removeAll { $0.sendBy <= now }
+                    let why = "no connection to \(endpoint) within \(configuration.connectWaitMilliseconds) ms; is the service running?"
+                    for outgoing in late { resolve(outgoing.id, .notSent(why)) }
+                }
                 expire(now: now)
             }
         }
@@ -116,7 +129,7 @@ extension RPCClient {
 
     private func failSent(_ why: String) {
         let lost = shared.withLock { state -> [Pending] in
-            let ids = state.pending.filter { $0.value.frames == nil }.map(\.key)
+            let ids = state.pending.filter { $0.value.sent }.map(\.key)
             return ids.compactMap { state.pending.removeValue(forKey: $0) }
         }
         for pending in lost { pending.continuation.resume(returning: .lost(why)) }
@@ -126,11 +139,7 @@ extension RPCClient {
         let expired = shared.withLock { state -> [(Pending, Outcome)] in
             var out: [(Pending, Outcome)] = []
             for (id, pending) in state.pending {
-                if pending.frames != nil, now >= pending.sendBy {
-                    out.append((pending, .notSent(
-                        "no connection to \(endpoint) within \(configuration.connectWaitMilliseconds) ms; is the service running?")))
-                    state.pending[id] = nil
-                } else if now >= pending.deadline {
+                if pending.sent, now >= pending.deadline {
                     out.append((pending, .timedOut))
                     state.pending[id] = nil
                 }

@@ -60,13 +60,19 @@ public final class RPCClient: Sendable {
     struct Pending {
         let continuation: CheckedContinuation<Outcome, Never>
         let deadline: Int64
+        var sent = false
+    }
+
+    /// A request waiting for the I/O thread to hand it to the socket.
+    struct Outgoing {
+        let id: UInt64
+        let frames: [[UInt8]]
         let sendBy: Int64
-        var frames: [[UInt8]]?  // nil once sent
     }
 
     struct Shared {
         var pending: [UInt64: Pending] = [:]
-        var outbox: [UInt64] = []
+        var outbox: [Outgoing] = []
         var cancelled: [UInt64] = []
         var closing = false
         var connected = false
@@ -200,9 +206,8 @@ public final class RPCClient: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
                 let closing = shared.withLock { state -> Bool in
                     if state.closing { return true }
-                    state.pending[id] = Pending(
-                        continuation: continuation, deadline: deadline, sendBy: sendBy, frames: frames)
-                    state.outbox.append(id)
+                    state.pending[id] = Pending(continuation: continuation, deadline: deadline)
+                    state.outbox.append(Outgoing(id: id, frames: frames, sendBy: sendBy))
                     return false
                 }
                 if closing {

@@ -13,8 +13,12 @@ public struct RPCContext: Sendable {
     public let metadata: [String: String]
     /// The deadline on the monotonic clock, in milliseconds.
     let deadlineMilliseconds: Int64
-    /// A logger tagged with the method and request id.
-    public let logger: Logger
+    let baseLogger: Logger
+
+    /// A logger tagged with the method and request id (built on use: most calls never log).
+    public var logger: Logger {
+        baseLogger.with(["method": method, "request_id": String(requestID)])
+    }
 
     /// Milliseconds left before the deadline (0 when passed).
     public var remainingMilliseconds: Int64 { max(0, deadlineMilliseconds - monotonicMilliseconds()) }

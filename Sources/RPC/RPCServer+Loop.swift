@@ -20,8 +20,11 @@ extension RPCServer {
         var nextTicket: UInt64 = 1
         var idempotency: IdempotencyCache
         var lastDeadlineScan: Int64 = 0
+        // Registration ends at start(), so the table is read without a lock from here on.
+        let methods: [String: Method]
 
-        init(_ configuration: Configuration) {
+        init(_ configuration: Configuration, methods: [String: Method]) {
+            self.methods = methods
             idempotency = IdempotencyCache(
                 capacity: configuration.idempotencyCapacity,
                 timeToLiveMilliseconds: configuration.idempotencyTimeToLiveMilliseconds)
@@ -54,7 +57,7 @@ extension RPCServer {
         let poller = Poller()
         let socketIndex = poller.add(socket, events: .in)
         let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
-        let state = LoopState(configuration)
+        let state = LoopState(configuration, methods: shared.withLock { $0.methods })
         while !shared.withLock({ $0.stopping }) {
             let timeout = state.inFlight.isEmpty ? 1000 : 10
             do {
@@ -88,15 +91,15 @@ extension RPCServer {
 
     /// Reads one request and either answers it at once or starts its handler.
     private func handle(_ frames: [[UInt8]], _ socket: Socket, _ state: LoopState) {
-        counters.update { $0.received += 1 }
+        counters.received.bump()
         guard frames.count >= 2 else {
             // Only a routing id: nothing to answer.
-            counters.update { $0.dropped += 1 }
+            counters.dropped.bump()
             return
         }
         let identity = frames[0]
         guard frames.count == 4, frames[1].isEmpty else {
-            counters.update { $0.malformed += 1 }
+            counters.malformed.bump()
             let got = frames.count - 1
             let why = frames.count == 4
                 ? "frame 0 must be the empty delimiter (got \(frames[1].count) bytes)"
@@ -108,12 +111,12 @@ extension RPCServer {
         do {
             header = try RequestHeader(serializedBytes: frames[2], options: Envelope.headerLimit)
         } catch {
-            counters.update { $0.malformed += 1 }
+            counters.malformed.bump()
             send(socket, Envelope.reply(
                 to: identity, requestID: 0, code: .invalidArgument, message: "request header: \(error)"))
             return
         }
-        let method = shared.withLock { $0.methods[header.method] }
+        let method = state.methods[header.method]
         guard let method else {
             let message = header.method.isEmpty
                 ? "request header has no method"
@@ -124,7 +127,7 @@ extension RPCServer {
             return
         }
         guard state.inFlight.count < configuration.maxInFlight else {
-            counters.update { $0.rejectedBusy += 1 }
+            counters.rejectedBusy.bump()
             send(socket, Envelope.reply(
                 to: identity, requestID: header.requestId, code: .resourceExhausted,
                 message: "server busy: \(configuration.maxInFlight) calls in flight", retryAfterMilliseconds: 50))
@@ -143,13 +146,13 @@ extension RPCServer {
             case .run:
                 idempotencyKey = key
             case let .replay(outcome):
-                counters.update { $0.replayed += 1 }
+                counters.replayed.bump()
                 send(socket, Envelope.reply(
                     to: identity, requestID: header.requestId, code: StatusCode(rawValue: outcome.code),
                     message: outcome.message, body: outcome.body))
                 return
             case .wait:
-                counters.update { $0.replayed += 1 }
+                counters.replayed.bump()
                 return
             }
         }
@@ -160,8 +163,7 @@ extension RPCServer {
         for entry in header.metadata { metadata[entry.key] = entry.value }
         let context = RPCContext(
             method: header.method, requestID: header.requestId, idempotencyKey: header.idempotencyKey,
-            metadata: metadata, deadlineMilliseconds: deadline,
-            logger: logger.with(["method": header.method, "request_id": String(header.requestId)]))
+            metadata: metadata, deadlineMilliseconds: deadline, baseLogger: logger)
         let body = frames[3]
         let task = Task { [self] in
             let completion: Completion
@@ -187,7 +189,7 @@ extension RPCServer {
         state.inFlight[ticket] = InFlight(
             identity: identity, requestID: header.requestId, deadline: deadline, method: header.method,
             idempotencyKey: idempotencyKey, task: task)
-        counters.update { $0.inFlight = state.inFlight.count }
+        counters.inFlight.store(state.inFlight.count, ordering: .relaxed)
     }
 
     /// Sends what the handlers finished; drops answers whose call already timed out.
@@ -217,7 +219,7 @@ extension RPCServer {
             }
             if call.deadline < now {
                 // The client was told DEADLINE_EXCEEDED already, or is about to be.
-                counters.update { $0.deadlineExceeded += 1 }
+                counters.deadlineExceeded.bump()
                 send(socket, Envelope.reply(
                     to: call.identity, requestID: call.requestID, code: .deadlineExceeded,
                     message: "deadline passed while serving \(call.method)"))
@@ -227,7 +229,7 @@ extension RPCServer {
                 to: call.identity, requestID: call.requestID, code: completion.code, message: completion.message,
                 retryAfterMilliseconds: completion.retryAfter, body: completion.body))
         }
-        counters.update { $0.inFlight = state.inFlight.count }
+        counters.inFlight.store(state.inFlight.count, ordering: .relaxed)
     }
 
     /// Answers DEADLINE_EXCEEDED for calls past their deadline and cancels their handlers.
@@ -242,7 +244,7 @@ extension RPCServer {
             state.inFlight[ticket] = InFlight(
                 identity: [], requestID: call.requestID, deadline: .max, method: call.method,
                 idempotencyKey: call.idempotencyKey, task: call.task)
-            counters.update { $0.deadlineExceeded += 1 }
+            counters.deadlineExceeded.bump()
             send(socket, Envelope.reply(
                 to: call.identity, requestID: call.requestID, code: .deadlineExceeded,
                 message: "deadline of \(call.method) passed before it finished"))
@@ -254,13 +256,13 @@ extension RPCServer {
         guard !frames[0].isEmpty else { return }  // the caller was answered already
         do {
             if try socket.send(frames, dontWait: true) {
-                counters.update { $0.replied += 1 }
+                counters.replied.bump()
             } else {
-                counters.update { $0.dropped += 1 }
+                counters.dropped.bump()
             }
         } catch {
             // EHOSTUNREACH: the peer disconnected (ROUTER_MANDATORY makes that visible).
-            counters.update { $0.dropped += 1 }
+            counters.dropped.bump()
         }
     }
 }

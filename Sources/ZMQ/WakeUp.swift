@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -13,6 +15,8 @@ public final class WakeUp: Sendable {
     public let fd: Int32
     // The write end, used by `signal()`.
     private let writeFD: Int32
+    // True from the first signal until the next drain.
+    private let pending = Atomic<Bool>(false)
 
     /// Creates the non-blocking, close-on-exec pipe.
     public init() throws {
@@ -38,7 +42,10 @@ public final class WakeUp: Sendable {
     }
 
     /// Makes `fd` readable; thread-safe, callable from any thread, any number of times.
+    /// Only the first signal after a `drain()` writes to the pipe: a busy I/O thread is not
+    /// woken once per message.
     public func signal() {
+        guard !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var byte: UInt8 = 1
         while true {
             if write(writeFD, &byte, 1) >= 0 { return }
@@ -48,15 +55,18 @@ public final class WakeUp: Sendable {
     }
 
     /// Consumes all pending signals so `fd` stops polling readable; call from the polling thread.
+    /// Call it before looking at what the signallers queued: a signal after this point
+    /// writes again, so nothing queued after the look is missed.
     public func drain() {
-        var buffer = [UInt8](repeating: 0, count: 256)
+        var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = withUnsafeMutableBytes(of: &buffer) { read(fd, $0.baseAddress, $0.count) }
             if n > 0 { continue }
             // 0 cannot happen while we hold the write end; -1/EAGAIN means empty.
             if n == -1 && errno == EINTR { continue }
-            return
+            break
         }
+        pending.store(false, ordering: .releasing)
     }
 }
 

@@ -1,0 +1,161 @@
+import Foundation
+import Proto
+import RPC
+import Runtime
+import Synchronization
+import ZMQ
+
+/// Health/Check through the RPC runtime vs the same frames echoed by bare libzmq.
+enum RPCBenchmark {
+    struct Result {
+        let name: String
+        let inFlight: Int
+        let calls: Int
+        let seconds: Double
+        let latencies: [Double]  // microseconds, sorted
+
+        var perSecond: Double { Double(calls) / seconds }
+        func percentile(_ p: Double) -> Double {
+            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+        }
+    }
+
+    static func run(_ arguments: [String]) async {
+        var seconds = 3.0
+        if let index = arguments.firstIndex(of: "--seconds"), index + 1 < arguments.count,
+            let value = Double(arguments[index + 1]) { seconds = value }
+        do {
+            let context = try Context(ioThreads: 1)
+            var request = RequestHeader()
+            request.method = HealthRPC.check.path
+            request.requestId = 1
+            let frames: [[UInt8]] = [[], request.serializedBytes(), HealthCheckRequest().serializedBytes()]
+
+            var results: [Result] = []
+            for inFlight in [1, 32] {
+                results.append(try bareEcho(context: context, frames: frames, inFlight: inFlight, seconds: seconds))
+                results.append(try await rpc(context: context, inFlight: inFlight, seconds: seconds))
+            }
+            report(results)
+        } catch {
+            FileHandle.standardError.write(Data("rpc benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    /// The runtime: an RPCServer serving Health and an RPCClient with `inFlight` concurrent callers.
+    static func rpc(context: Context, inFlight: Int, seconds: Double) async throws -> Result {
+        let logger = Logger(label: "bench", level: .error)
+        let server = try RPCServer(
+            context: context, configuration: .init(endpoints: ["tcp://127.0.0.1:*"], processName: "bench"), logger: logger)
+        try server.start()
+        defer { server.stop() }
+        let client = try RPCClient(context: context, endpoint: server.boundEndpoints[0])
+        defer { client.close() }
+        _ = try await client.call(HealthRPC.check, HealthCheckRequest())  // connect and warm up
+        let end = monotonicSeconds() + seconds
+        let start = monotonicSeconds()
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for _ in 0..<inFlight {
+                group.addTask {
+                    var samples: [Double] = []
+                    samples.reserveCapacity(200_000)
+                    while monotonicSeconds() < end {
+                        let t0 = monotonicSeconds()
+                        _ = try await client.call(HealthRPC.check, HealthCheckRequest())
+                        samples.append((monotonicSeconds() - t0) * 1e6)
+                    }
+                    return samples
+                }
+            }
+            return try await group.reduce(into: [Double]()) { $0 += $1 }
+        }
+        let elapsed = monotonicSeconds() - start
+        return Result(
+            name: "RPC runtime (Health/Check)", inFlight: inFlight, calls: latencies.count, seconds: elapsed,
+            latencies: latencies.sorted())
+    }
+
+    /// Bare libzmq: a ROUTER thread echoing every message, a DEALER keeping `inFlight` outstanding.
+    static func bareEcho(context: Context, frames: [[UInt8]], inFlight: Int, seconds: Double) throws -> Result {
+        let endpoint = Mutex<String?>(nil)
+        let stop = Atomic<Bool>(false)
+        let ready = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        let echo = Thread {
+            defer { done.signal() }
+            guard let router = try? Socket(context, .router), (try? router.bind("tcp://127.0.0.1:*")) != nil else {
+                ready.signal()
+                return
+            }
+            endpoint.withLock { $0 = try? router.lastEndpoint }
+            ready.signal()
+            let poller = Poller()
+            poller.add(router, events: .in)
+            while !stop.load(ordering: .relaxed) {
+                guard (try? poller.poll(timeoutMilliseconds: 100)) ?? 0 > 0 else { continue }
+                while let message = try? router.receive(dontWait: true) { _ = try? router.send(message) }
+            }
+            router.close()
+        }
+        echo.start()
+        ready.wait()
+        defer {
+            stop.store(true, ordering: .relaxed)
+            done.wait()
+        }
+        guard let address = endpoint.withLock({ $0 }) else { throw RPCError.unavailable("echo server did not bind") }
+        let dealer = try Socket(context, .dealer)
+        defer { dealer.close() }
+        try dealer.connect(address)
+        try dealer.send(frames)
+        _ = try dealer.receive()  // connected and warm
+
+        var latencies: [Double] = []
+        latencies.reserveCapacity(500_000)
+        var sentAt: [Double] = []  // FIFO: the echo answers in order
+        var head = 0
+        let start = monotonicSeconds()
+        let end = start + seconds
+        for _ in 0..<inFlight {
+            sentAt.append(monotonicSeconds())
+            try dealer.send(frames)
+        }
+        while true {
+            _ = try dealer.receive()
+            let now = monotonicSeconds()
+            latencies.append((now - sentAt[head]) * 1e6)
+            head += 1
+            if now < end {
+                sentAt.append(now)
+                try dealer.send(frames)
+            } else if head == sentAt.count {
+                break
+            }
+        }
+        let elapsed = monotonicSeconds() - start
+        return Result(
+            name: "bare libzmq ROUTER/DEALER echo", inFlight: inFlight, calls: latencies.count, seconds: elapsed,
+            latencies: latencies.sorted())
+    }
+
+    static func report(_ results: [Result]) {
+        func f(_ x: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", x) }
+        print("| in flight | what | calls/s | p50 µs | p99 µs | ratio to bare |")
+        print("|---|---|---|---|---|---|")
+        for inFlight in [1, 32] {
+            let pair = results.filter { $0.inFlight == inFlight }
+            guard let bare = pair.first(where: { $0.name.hasPrefix("bare") }) else { continue }
+            for result in pair {
+                print("| \(inFlight) | \(result.name) | \(f(result.perSecond)) | \(f(result.percentile(0.5), 1)) | "
+                    + "\(f(result.percentile(0.99), 1)) | \(f(result.perSecond / bare.perSecond, 2)) |")
+            }
+        }
+    }
+}
+
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}

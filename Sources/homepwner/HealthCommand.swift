@@ -1,0 +1,142 @@
+import Clients
+import Foundation
+import Proto
+import RPC
+import Runtime
+import ZMQ
+
+/// `homepwner health [item|image|capture-worker|thumbnail-worker|all]`.
+enum HealthCommand {
+    static let parser = OptionParser(
+        command: "health",
+        summary: "Calls Health/Check on the named services (default: item and image).",
+        usage: "homepwner health [item|image|capture-worker|thumbnail-worker|all] [options]",
+        options: CommonOptions.endpoints + [
+            OptionSpec(name: "capture-worker", env: EnvironmentNames.captureWorkerHealth,
+                       defaultValue: Defaults.captureWorkerHealth, help: "capture-worker Health endpoint", valueName: "ENDPOINT"),
+            OptionSpec(name: "thumbnail-worker", env: EnvironmentNames.thumbnailWorkerHealth,
+                       defaultValue: Defaults.thumbnailWorkerHealth, help: "thumbnail-worker Health endpoint",
+                       valueName: "ENDPOINT"),
+        ],
+        allowsPositionals: true)
+
+    struct Row {
+        let name: String
+        let endpoint: String
+        let result: Result<HealthCheckResponse, RPCError>
+    }
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        guard let options = HomepwnerCLI.parse(parser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        let json = options.bool("json")
+        let targets: [(String, String)]
+        let timeout: UInt32
+        do {
+            timeout = try CommonOptions.timeout(options)
+            let all = [
+                ("item-service", try options.string("item")), ("image-service", try options.string("image")),
+                ("capture-worker", try options.string("capture-worker")),
+                ("thumbnail-worker", try options.string("thumbnail-worker")),
+            ]
+            let names = options.positionals.isEmpty ? ["item", "image"] : options.positionals
+            var chosen: [(String, String)] = []
+            for name in names {
+                if name == "all" { chosen = all; break }
+                guard let match = all.first(where: { $0.0 == name || $0.0 == name + "-service" }) else {
+                    throw OptionError.invalidValue(
+                        option: "service", value: name, reason: "one of item, image, capture-worker, thumbnail-worker, all")
+                }
+                chosen.append(match)
+            }
+            targets = chosen
+        } catch {
+            printError("homepwner health: \(error)")
+            return ExitCode.usage
+        }
+
+        let rows: [Row]
+        do {
+            let context = try Context()
+            rows = try await withThrowingTaskGroup(of: (Int, Row).self) { group in
+                for (index, target) in targets.enumerated() {
+                    let client = try RPCClient(
+                        context: context, endpoint: target.1, configuration: .init(connectWaitMilliseconds: 1500))
+                    group.addTask {
+                        defer { client.close() }
+                        do {
+                            let response = try await client.call(
+                                HealthRPC.check, HealthCheckRequest(),
+                                options: .init(timeoutMilliseconds: timeout, retry: .none))
+                            return (index, Row(name: target.0, endpoint: target.1, result: .success(response)))
+                        } catch {
+                            return (index, Row(name: target.0, endpoint: target.1, result: .failure(error as! RPCError)))
+                        }
+                    }
+                }
+                return try await group.reduce(into: [(Int, Row)]()) { $0.append($1) }.sorted { $0.0 < $1.0 }.map(\.1)
+            }
+        } catch {
+            printError("homepwner health: \(error)")
+            return ExitCode.failure
+        }
+        json ? printJSON(rows) : printTable(rows)
+        let allServing = rows.allSatisfy { row in
+            if case let .success(response) = row.result { return response.status == .serving }
+            return false
+        }
+        if allServing { return ExitCode.ok }
+        let unreachable = rows.contains { if case .failure = $0.result { return true } else { return false } }
+        return unreachable ? ExitCode.unavailable : ExitCode.failure
+    }
+
+    static func printTable(_ rows: [Row]) {
+        var lines = [["SERVICE", "STATUS", "ENDPOINT", "VERSION", "UPTIME"]]
+        for row in rows {
+            switch row.result {
+            case let .success(response):
+                lines.append([
+                    row.name, response.status.protoValueName ?? String(response.status.rawValue), row.endpoint,
+                    response.version, duration(milliseconds: response.uptimeMs),
+                ])
+            case let .failure(error):
+                lines.append([row.name, error.code.protoValueName ?? "ERROR", row.endpoint, "-", error.message])
+            }
+        }
+        printColumns(lines)
+    }
+
+    static func printJSON(_ rows: [Row]) {
+        let items = rows.map { row -> String in
+            switch row.result {
+            case let .success(response):
+                return "{\"service\": \(jsonString(row.name)), \"endpoint\": \(jsonString(row.endpoint)), "
+                    + "\"status\": \(jsonString(response.status.protoValueName ?? String(response.status.rawValue))), "
+                    + "\"version\": \(jsonString(response.version)), \"uptime_ms\": \(response.uptimeMs)}"
+            case let .failure(error):
+                return "{\"service\": \(jsonString(row.name)), \"endpoint\": \(jsonString(row.endpoint)), "
+                    + "\"status\": \(jsonString(error.code.protoValueName ?? "ERROR")), \"error\": \(jsonString(error.message))}"
+            }
+        }
+        print("[\n  " + items.joined(separator: ",\n  ") + "\n]")
+    }
+}
+
+/// Prints rows as left-aligned columns.
+func printColumns(_ rows: [[String]]) {
+    guard let first = rows.first else { return }
+    let widths = (0..<first.count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+    for row in rows {
+        let cells = row.enumerated().map { index, cell in
+            index == row.count - 1 ? cell : cell.padding(toLength: widths[index] + 2, withPad: " ", startingAt: 0)
+        }
+        print(cells.joined())
+    }
+}
+
+/// "3h12m", "4m05s", "12s".
+func duration(milliseconds: UInt64) -> String {
+    let seconds = milliseconds / 1000
+    if seconds >= 3600 { return "\(seconds / 3600)h\(String(format: "%02d", (seconds % 3600) / 60))m" }
+    if seconds >= 60 { return "\(seconds / 60)m\(String(format: "%02d", seconds % 60))s" }
+    return "\(seconds)s"
+}

@@ -1,0 +1,163 @@
+import Foundation
+import Proto
+import RPC
+import Runtime
+
+/// Dispatches `homepwner COMMAND …` to its subcommand.
+enum HomepwnerCLI {
+    static let commands: [(name: String, summary: String)] = [
+        ("up", "run the whole suite in this process (item, image, capture, thumbnail)"),
+        ("health", "check that the services answer (Health/Check)"),
+        ("call", "call any method with a JSON request, print the JSON response"),
+        ("methods", "list every method, or describe one's request and response"),
+    ]
+
+    static var overview: String {
+        var text = """
+        OVERVIEW: Homepwner admin CLI — a home inventory with photos, over ZeroMQ.
+
+        USAGE: homepwner COMMAND [options]
+
+        COMMANDS:
+
+        """
+        for command in commands {
+            text += "  " + command.name.padding(toLength: 10, withPad: " ", startingAt: 0) + command.summary + "\n"
+        }
+        text += """
+
+        Run 'homepwner COMMAND --help' for a command's options.
+        Endpoints come from --item/--image or HOMEPWNER_ITEM_RPC / HOMEPWNER_IMAGE_RPC.
+        """
+        return text
+    }
+
+    static func main(_ arguments: [String]) async -> Never {
+        guard let command = arguments.first else {
+            print(overview)
+            exit(ExitCode.usage)
+        }
+        let rest = Array(arguments.dropFirst())
+        let code: Int32
+        switch command {
+        case "-h", "--help", "help":
+            print(overview)
+            code = 0
+        case "--version", "version":
+            print("homepwner \(HomepwnerVersion.string)")
+            code = 0
+        case "up":
+            code = await UpCommand.run(rest)
+        case "health":
+            code = await HealthCommand.run(rest)
+        case "call":
+            code = await CallCommand.run(rest)
+        case "methods":
+            code = MethodsCommand.run(rest)
+        default:
+            let names = commands.map(\.name)
+            let hint = names.min { editDistance($0, command) < editDistance($1, command) }
+                .flatMap { editDistance($0, command) <= 2 ? "; did you mean '\($0)'?" : nil } ?? ""
+            printError("homepwner: unknown command '\(command)'\(hint) (see homepwner --help)")
+            code = ExitCode.usage
+        }
+        exit(code)
+    }
+
+    /// Parses a subcommand's options; prints help or the usage error and returns nil for those.
+    static func parse(_ parser: OptionParser, _ arguments: [String]) -> ParsedOptions? {
+        do {
+            return try parser.parse(arguments, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            if case let .helpRequested(text) = error {
+                print(text)
+                exitCodeOverride = 0
+            } else {
+                printError("homepwner \(parser.command): \(error)")
+                exitCodeOverride = ExitCode.usage
+            }
+            return nil
+        }
+    }
+
+    /// Set by `parse` when it handled the arguments itself (help or usage error).
+    nonisolated(unsafe) static var exitCodeOverride: Int32 = ExitCode.usage
+}
+
+/// Exit codes that tell scripts what went wrong.
+enum ExitCode {
+    static let ok: Int32 = 0
+    /// Anything not listed below (INTERNAL, DATA_LOSS, …).
+    static let failure: Int32 = 1
+    /// Bad flags or arguments (nothing was sent).
+    static let usage: Int32 = 2
+    /// The server refused the input: INVALID_ARGUMENT, OUT_OF_RANGE, FAILED_PRECONDITION.
+    static let invalid: Int32 = 3
+    /// NOT_FOUND.
+    static let notFound: Int32 = 4
+    /// UNAVAILABLE or DEADLINE_EXCEEDED: the service is down or too slow.
+    static let unavailable: Int32 = 5
+    /// ALREADY_EXISTS or ABORTED (e.g. a stale version).
+    static let conflict: Int32 = 6
+
+    static func forStatus(_ code: StatusCode) -> Int32 {
+        switch code {
+        case .ok: ok
+        case .invalidArgument, .outOfRange, .failedPrecondition: invalid
+        case .notFound: notFound
+        case .unavailable, .deadlineExceeded: unavailable
+        case .alreadyExists, .aborted: conflict
+        default: failure
+        }
+    }
+}
+
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}
+
+/// Prints an RPC failure for people (stderr) or scripts (`--json`, stdout) and returns the exit code.
+func report(_ error: RPCError, json: Bool) -> Int32 {
+    if json {
+        let status = error.code.protoValueName ?? String(error.code.rawValue)
+        print("{\"code\": \(error.code.rawValue), \"status\": \"\(status)\", \"message\": \(jsonString(error.message))}")
+    } else {
+        printError("error: \(error)")
+        if error.code == .unavailable {
+            printError("hint: is the suite running? Start it with 'ops/run' or 'homepwner up'.")
+        }
+    }
+    return ExitCode.forStatus(error.code)
+}
+
+/// A JSON string literal.
+func jsonString(_ s: String) -> String {
+    var out = "\""
+    for scalar in s.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+        default: out.unicodeScalars.append(scalar)
+        }
+    }
+    return out + "\""
+}
+
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a), b = Array(b)
+    guard !a.isEmpty else { return b.count }
+    guard !b.isEmpty else { return a.count }
+    var previous = Array(0...b.count)
+    for i in 1...a.count {
+        var current = [i] + Array(repeating: 0, count: b.count)
+        for j in 1...b.count {
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        }
+        previous = current
+    }
+    return previous[b.count]
+}
