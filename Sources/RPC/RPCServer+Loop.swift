@@ -12,7 +12,7 @@ extension RPCServer {
         let deadline: Int64
         let method: String
         let idempotencyKey: String?
-        let task: Task<Void, Never>
+        let task: Task<Void, Never>?
     }
 
     final class LoopState {
@@ -84,7 +84,7 @@ extension RPCServer {
             }
             expireDeadlines(socket, state)
         }
-        for call in state.inFlight.values { call.task.cancel() }
+        for call in state.inFlight.values { call.task?.cancel() }
         socket.close()
         logger.info("stopped", ["rpc": configuration.endpoints.joined(separator: ",")])
     }
@@ -165,10 +165,21 @@ extension RPCServer {
             method: header.method, requestID: header.requestId, idempotencyKey: header.idempotencyKey,
             metadata: metadata, deadlineMilliseconds: deadline, baseLogger: logger)
         let body = frames[3]
+        if let inline = method.inlineHandler {
+            let completion = Self.completion(ticket: ticket, method: header.method, context: context) {
+                try inline(body, context)
+            }
+            let call = InFlight(
+                identity: identity, requestID: header.requestId, deadline: deadline, method: header.method,
+                idempotencyKey: idempotencyKey, task: nil)
+            finish(call, completion, socket, state, now: monotonicMilliseconds())
+            return
+        }
+        let handler = method.handler!
         let task = Task { [self] in
             let completion: Completion
             do {
-                let response = try await method.handler(body, context)
+                let response = try await handler(body, context)
                 completion = Completion(ticket: ticket, code: .ok, message: "", retryAfter: 0, body: response)
             } catch let error as RPCError {
                 completion = Completion(
@@ -202,34 +213,55 @@ extension RPCServer {
         let now = monotonicMilliseconds()
         for completion in completions {
             guard let call = state.inFlight.removeValue(forKey: completion.ticket) else { continue }
-            if let key = call.idempotencyKey {
-                let transient: Set<StatusCode> = [
-                    .unavailable, .resourceExhausted, .deadlineExceeded, .internal, .unknown, .cancelled,
-                ]
-                let outcome = IdempotencyCache.Outcome(
-                    code: completion.code.rawValue, message: completion.message, body: completion.body)
-                let waiters = state.idempotency.finish(
-                    key: key, outcome: outcome, keep: !transient.contains(completion.code), now: now)
-                for waiter in waiters {
-                    send(socket, Envelope.reply(
-                        to: waiter.identity, requestID: waiter.requestID, code: completion.code,
-                        message: completion.message, retryAfterMilliseconds: completion.retryAfter,
-                        body: completion.body))
-                }
-            }
-            if call.deadline < now {
-                // The client was told DEADLINE_EXCEEDED already, or is about to be.
-                counters.deadlineExceeded.bump()
-                send(socket, Envelope.reply(
-                    to: call.identity, requestID: call.requestID, code: .deadlineExceeded,
-                    message: "deadline passed while serving \(call.method)"))
-                continue
-            }
-            send(socket, Envelope.reply(
-                to: call.identity, requestID: call.requestID, code: completion.code, message: completion.message,
-                retryAfterMilliseconds: completion.retryAfter, body: completion.body))
+            finish(call, completion, socket, state, now: now)
         }
         counters.inFlight.store(state.inFlight.count, ordering: .relaxed)
+    }
+
+    /// Answers one finished call (and callers waiting on its idempotency key).
+    private func finish(_ call: InFlight, _ completion: Completion, _ socket: Socket, _ state: LoopState, now: Int64) {
+        if let key = call.idempotencyKey {
+            let transient: Set<StatusCode> = [
+                .unavailable, .resourceExhausted, .deadlineExceeded, .internal, .unknown, .cancelled,
+            ]
+            let outcome = IdempotencyCache.Outcome(
+                code: completion.code.rawValue, message: completion.message, body: completion.body)
+            let waiters = state.idempotency.finish(
+                key: key, outcome: outcome, keep: !transient.contains(completion.code), now: now)
+            for waiter in waiters {
+                send(socket, Envelope.reply(
+                    to: waiter.identity, requestID: waiter.requestID, code: completion.code,
+                    message: completion.message, retryAfterMilliseconds: completion.retryAfter,
+                    body: completion.body))
+            }
+        }
+        if call.deadline < now {
+            // The client was told DEADLINE_EXCEEDED already, or is about to be.
+            counters.deadlineExceeded.bump()
+            send(socket, Envelope.reply(
+                to: call.identity, requestID: call.requestID, code: .deadlineExceeded,
+                message: "deadline passed while serving \(call.method)"))
+            return
+        }
+        send(socket, Envelope.reply(
+            to: call.identity, requestID: call.requestID, code: completion.code, message: completion.message,
+            retryAfterMilliseconds: completion.retryAfter, body: completion.body))
+    }
+
+    /// Runs a handler body and turns its result or error into a completion.
+    static func completion(
+        ticket: UInt64, method: String, context: RPCContext, _ body: () throws -> [UInt8]
+    ) -> Completion {
+        do {
+            return Completion(ticket: ticket, code: .ok, message: "", retryAfter: 0, body: try body())
+        } catch let error as RPCError {
+            return Completion(
+                ticket: ticket, code: error.code, message: error.message, retryAfter: error.retryAfterMilliseconds, body: [])
+        } catch {
+            context.logger.error("handler failed", ["error": "\(error)"])
+            return Completion(
+                ticket: ticket, code: .internal, message: "internal error in \(method): \(error)", retryAfter: 0, body: [])
+        }
     }
 
     /// Answers DEADLINE_EXCEEDED for calls past their deadline and cancels their handlers.
@@ -238,7 +270,7 @@ extension RPCServer {
         guard now - state.lastDeadlineScan >= 5, !state.inFlight.isEmpty else { return }
         state.lastDeadlineScan = now
         for (ticket, call) in state.inFlight where call.deadline < now {
-            call.task.cancel()
+            call.task?.cancel()
             // The entry stays until the handler ends, so an idempotent retry waits for the real
             // outcome; only the caller is answered now. Its deadline is moved out of reach.
             state.inFlight[ticket] = InFlight(

@@ -53,7 +53,10 @@ public final class RPCServer: Sendable {
     struct Method: Sendable {
         let path: String
         let mutating: Bool
-        let handler: @Sendable ([UInt8], RPCContext) async throws -> [UInt8]
+        /// Runs as a task on the concurrency pool.
+        let handler: (@Sendable ([UInt8], RPCContext) async throws -> [UInt8])?
+        /// Runs on the I/O thread itself: only for handlers that never block.
+        let inlineHandler: (@Sendable ([UInt8], RPCContext) throws -> [UInt8])?
     }
 
     struct Shared {
@@ -106,29 +109,53 @@ public final class RPCServer: Sendable {
         handler: @escaping @Sendable (Request, RPCContext) async throws -> Response
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-        let entry = Method(path: method.path, mutating: mutating ?? !method.isReadOnly) { bytes, context in
-            let request: Request
-            do {
-                request = try Request(serializedBytes: bytes, options: limit)
-            } catch {
-                throw RPCError.invalidArgument("request body: \(error)")
-            }
-            return try await handler(request, context).serializedBytes()
-        }
+        let entry = Method(path: method.path, mutating: mutating ?? !method.isReadOnly, handler: { bytes, context in
+            try await handler(try Self.decode(Request.self, bytes, limit), context).serializedBytes()
+        }, inlineHandler: nil)
+        add(entry)
+    }
+
+    /// Adds a method answered on the I/O thread itself, with no hop to the task pool.
+    ///
+    /// Only for handlers that finish in microseconds and never block or wait (Health/Check):
+    /// while one runs, the server reads and answers nothing else.
+    public func registerInline<Request, Response>(
+        _ method: ProtoMethod<Request, Response>,
+        handler: @escaping @Sendable (Request, RPCContext) throws -> Response
+    ) {
+        let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
+        add(Method(path: method.path, mutating: !method.isReadOnly, handler: nil, inlineHandler: { bytes, context in
+            try handler(try Self.decode(Request.self, bytes, limit), context).serializedBytes()
+        }))
+    }
+
+    private func add(_ method: Method) {
         shared.withLock {
             precondition(!$0.started, "register \(method.path) before start()")
-            $0.methods[method.path] = entry
+            $0.methods[method.path] = method
+        }
+    }
+
+    private static func decode<Request: ProtoMessage>(
+        _ type: Request.Type, _ bytes: [UInt8], _ limit: DecodingOptions
+    ) throws(RPCError) -> Request {
+        do {
+            return try Request(serializedBytes: bytes, options: limit)
+        } catch {
+            throw RPCError.invalidArgument("request body: \(error)")
         }
     }
 
     /// The full names of the services with registered methods.
     public var serviceNames: [String] {
-        shared.withLock { state in
-            Set(state.methods.keys.compactMap { path -> String? in
-                let parts = path.split(separator: "/")
-                return parts.count == 2 ? String(parts[0]) : nil
-            }).sorted()
-        }
+        shared.withLock { Self.serviceNames(of: $0.methods) }
+    }
+
+    static func serviceNames(of methods: [String: Method]) -> [String] {
+        Set(methods.keys.compactMap { path -> String? in
+            let parts = path.split(separator: "/")
+            return parts.count == 2 ? String(parts[0]) : nil
+        }).sorted()
     }
 
     /// What Health/Check answers for the whole process (SERVING until set otherwise).
@@ -185,11 +212,17 @@ public final class RPCServer: Sendable {
         wakeUp.signal()
     }
 
+    /// Health/Check runs inline: it must answer even when every pool thread is busy.
     private func registerHealth() {
-        register(HealthRPC.check) { [weak self] request, _ in
+        // Registration is over once the first check arrives, so the names are computed once.
+        let services = Mutex<[String]?>(nil)
+        registerInline(HealthRPC.check) { [weak self] request, _ in
             var response = HealthCheckResponse()
             guard let self else { return response }
-            let services = self.serviceNames
+            let services = services.withLock { names in
+                if names == nil { names = self.serviceNames }
+                return names!
+            }
             response.process = self.configuration.processName
             response.version = HomepwnerVersion.string
             response.uptimeMs = UInt64(max(0, monotonicMilliseconds() - self.startedAt))

@@ -34,7 +34,8 @@ enum RPCBenchmark {
             var results: [Result] = []
             for inFlight in [1, 32] {
                 results.append(try bareEcho(context: context, frames: frames, inFlight: inFlight, seconds: seconds))
-                results.append(try await rpc(context: context, inFlight: inFlight, seconds: seconds))
+                results.append(try await rpc(context: context, inFlight: inFlight, seconds: seconds, pooled: false))
+                results.append(try await rpc(context: context, inFlight: inFlight, seconds: seconds, pooled: true))
             }
             report(results)
         } catch {
@@ -43,13 +44,23 @@ enum RPCBenchmark {
         }
     }
 
-    /// The runtime: an RPCServer serving Health and an RPCClient with `inFlight` concurrent callers.
-    static func rpc(context: Context, inFlight: Int, seconds: Double) async throws -> Result {
+    /// The runtime: an RPCServer and an RPCClient with `inFlight` concurrent callers, calling
+    /// Health/Check (answered on the server's I/O thread) or, `pooled`, a trivial GetItem
+    /// handler that runs as a task on the concurrency pool like every service method.
+    static func rpc(context: Context, inFlight: Int, seconds: Double, pooled: Bool) async throws -> Result {
         let logger = Logger(label: "bench", level: .error)
         let server = try RPCServer(
             context: context, configuration: .init(endpoints: ["tcp://127.0.0.1:*"], processName: "bench"), logger: logger)
+        server.register(ItemServiceRPC.getItem) { request, _ in
+            var item = Item()
+            item.key = request.key
+            return item
+        }
         try server.start()
         defer { server.stop() }
+        var getItem = GetItemRequest()
+        getItem.key = "5e0c4a4e-6f1f-4b59-9d55-2b1f0c3f3a11"
+        let itemRequest = getItem
         let client = try RPCClient(context: context, endpoint: server.boundEndpoints[0])
         defer { client.close() }
         _ = try await client.call(HealthRPC.check, HealthCheckRequest())  // connect and warm up
@@ -62,7 +73,11 @@ enum RPCBenchmark {
                     samples.reserveCapacity(200_000)
                     while monotonicSeconds() < end {
                         let t0 = monotonicSeconds()
-                        _ = try await client.call(HealthRPC.check, HealthCheckRequest())
+                        if pooled {
+                            _ = try await client.call(ItemServiceRPC.getItem, itemRequest)
+                        } else {
+                            _ = try await client.call(HealthRPC.check, HealthCheckRequest())
+                        }
                         samples.append((monotonicSeconds() - t0) * 1e6)
                     }
                     return samples
@@ -72,7 +87,7 @@ enum RPCBenchmark {
         }
         let elapsed = monotonicSeconds() - start
         return Result(
-            name: "RPC runtime (Health/Check)", inFlight: inFlight, calls: latencies.count, seconds: elapsed,
+            name: pooled ? "RPC runtime, pooled handler (GetItem)" : "RPC runtime (Health/Check, inline)", inFlight: inFlight, calls: latencies.count, seconds: elapsed,
             latencies: latencies.sorted())
     }
 

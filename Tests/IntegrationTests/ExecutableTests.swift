@@ -1,0 +1,138 @@
+import Foundation
+import Proto
+import RPC
+import Testing
+import ZMQ
+
+/// The real executables: each starts, serves Health and stops cleanly on SIGTERM and SIGINT.
+@Suite struct ExecutableTests {
+    static let context = try! Context()
+
+    /// The folder holding the built executables (next to the test bundle).
+    static var binDirectory: URL {
+        if let bin = ProcessInfo.processInfo.environment["HOMEPWNER_BIN"] { return URL(fileURLWithPath: bin) }
+        var url = Bundle.main.bundleURL
+        while url.path != "/" && !FileManager.default.fileExists(atPath: url.appendingPathComponent("item-service").path) {
+            url.deleteLastPathComponent()
+        }
+        return url
+    }
+
+    static func freePort() throws -> Int {
+        let socket = try Socket(context, .router)
+        defer { socket.close() }
+        try socket.bind("tcp://127.0.0.1:*")
+        return Int(try socket.lastEndpoint.split(separator: ":").last!)!
+    }
+
+    struct Launched {
+        let process: Process
+        let stderr: Pipe
+        let endpoint: String
+    }
+
+    static func launch(_ name: String, _ arguments: [String], endpoint: String) throws -> Launched {
+        let process = Process()
+        process.executableURL = binDirectory.appendingPathComponent(name)
+        process.arguments = arguments
+        let stderr = Pipe()
+        process.standardError = stderr
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return Launched(process: process, stderr: stderr, endpoint: endpoint)
+    }
+
+    static func waitForExit(_ process: Process, seconds: Double) async -> Bool {
+        let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while process.isRunning && ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(20)) }
+        return !process.isRunning
+    }
+
+    @Test(arguments: ["item-service", "image-service", "capture-worker", "thumbnail-worker"])
+    func executableServesHealthAndStopsCleanlyOnSIGTERM(_ name: String) async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("hp-exe-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let rpc = "tcp://127.0.0.1:\(try Self.freePort())"
+        var arguments = ["--rpc", rpc]
+        if name.hasSuffix("-service") {
+            arguments += ["--events", "tcp://127.0.0.1:\(try Self.freePort())", "--data-dir", data]
+        }
+        let launched = try Self.launch(name, arguments, endpoint: rpc)
+        defer { if launched.process.isRunning { launched.process.terminate() } }
+
+        let client = try RPCClient(context: Self.context, endpoint: rpc, configuration: .init(connectWaitMilliseconds: 500))
+        defer { client.close() }
+        let response = try await client.call(
+            HealthRPC.check, HealthCheckRequest(),
+            options: .init(timeoutMilliseconds: 10_000, retry: RetryPolicy(maxAttempts: 20, initialBackoffMilliseconds: 100)))
+        #expect(response.status == .serving)
+        #expect(response.process == name)
+
+        kill(launched.process.processIdentifier, SIGTERM)
+        #expect(await Self.waitForExit(launched.process, seconds: 10))
+        #expect(launched.process.terminationStatus == 0)
+        let log = String(decoding: launched.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("received SIGTERM"))
+        #expect(log.contains("stopped cleanly"))
+    }
+
+    @Test func serviceExitsWithUsageErrorOnUnknownFlag() async throws {
+        let launched = try Self.launch("item-service", ["--rcp", "x"], endpoint: "")
+        #expect(await Self.waitForExit(launched.process, seconds: 10))
+        #expect(launched.process.terminationStatus == 2)
+        let log = String(decoding: launched.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("did you mean '--rpc'"))
+    }
+
+    @Test func serviceFailsWithExitOneWhenItsPortIsTaken() async throws {
+        let holder = try Socket(Self.context, .router)
+        defer { holder.close() }
+        try holder.bind("tcp://127.0.0.1:*")
+        let taken = try holder.lastEndpoint
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("hp-exe-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let launched = try Self.launch(
+            "image-service", ["--rpc", taken, "--events", "tcp://127.0.0.1:\(try Self.freePort())", "--data-dir", data],
+            endpoint: taken)
+        #expect(await Self.waitForExit(launched.process, seconds: 10))
+        #expect(launched.process.terminationStatus == 1)
+        let log = String(decoding: launched.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("Address already in use"))
+    }
+
+    @Test func homepwnerUpRunsTheSuiteAndHealthSeesIt() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("hp-up-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let ports = try (0..<6).map { _ in try Self.freePort() }
+        let endpoints = ports.map { "tcp://127.0.0.1:\($0)" }
+        let up = try Self.launch("homepwner", [
+            "up", "--data-dir", data, "--item-rpc", endpoints[0], "--item-events", endpoints[1],
+            "--image-rpc", endpoints[2], "--image-events", endpoints[3], "--capture-worker-rpc", endpoints[4],
+            "--thumbnail-worker-rpc", endpoints[5],
+        ], endpoint: endpoints[0])
+        defer { if up.process.isRunning { up.process.terminate() } }
+        let client = try RPCClient(context: Self.context, endpoint: endpoints[2])
+        defer { client.close() }
+        _ = try await client.call(
+            HealthRPC.check, HealthCheckRequest(),
+            options: .init(timeoutMilliseconds: 10_000, retry: RetryPolicy(maxAttempts: 20, initialBackoffMilliseconds: 100)))
+
+        let health = Process()
+        health.executableURL = Self.binDirectory.appendingPathComponent("homepwner")
+        health.arguments = [
+            "health", "all", "--json", "--item", endpoints[0], "--image", endpoints[2],
+            "--capture-worker", endpoints[4], "--thumbnail-worker", endpoints[5],
+        ]
+        let output = Pipe()
+        health.standardOutput = output
+        try health.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        health.waitUntilExit()
+        #expect(health.terminationStatus == 0)
+        #expect(text.components(separatedBy: "\"SERVING\"").count == 5, "\(text)")
+
+        kill(up.process.processIdentifier, SIGINT)
+        #expect(await Self.waitForExit(up.process, seconds: 10))
+        #expect(up.process.terminationStatus == 0)
+    }
+}

@@ -1,0 +1,113 @@
+import Testing
+@testable import Runtime
+
+/// Thrown by ``FailingService``.
+private enum Boom: Error, Equatable {
+    case boom
+}
+
+@Suite("ServiceGroup")
+struct ServiceGroupTests {
+    let probe = Probe()
+    let collector = LogCollector()
+    var logger: Logger { Logger(label: "test", level: .debug, sink: .collecting(collector)) }
+
+    @Test func triggerShutdownCancelsEveryServiceAndRunReturnsNormally() async throws {
+        let group = ServiceGroup(
+            services: [SleepingService(name: "a", probe: probe), SleepingService(name: "b", probe: probe)],
+            logger: logger,
+            signals: []
+        )
+        let error = try await runGroup(group) {
+            try await probe.waitFor("a started", "b started")
+            group.triggerShutdown()
+        }
+        #expect(error == nil)
+        #expect(Set(probe.events) == ["a started", "b started", "a stopped", "b stopped"])
+        #expect(collector.lines.contains { $0.hasSuffix("notice test: shutdown requested") })
+        #expect(collector.lines.last?.hasSuffix("info test: all services stopped") == true)
+    }
+
+    @Test func throwingServiceCancelsTheOthersAndRunRethrowsItsError() async throws {
+        let group = ServiceGroup(
+            services: [
+                SleepingService(name: "a", probe: probe),
+                FailingService(name: "bad", probe: probe, delay: .milliseconds(20), error: Boom.boom),
+                SleepingService(name: "c", probe: probe),
+            ],
+            logger: logger,
+            signals: []
+        )
+        let error = try await runGroup(group)
+        #expect(error as? Boom == .boom)
+        #expect(probe.events.contains("a stopped"))
+        #expect(probe.events.contains("c stopped"))
+        #expect(collector.lines.contains { $0.contains("error test: service failed error=boom service=bad") })
+    }
+
+    @Test func runRethrowsOnlyAfterEveryServiceHasReturned() async throws {
+        let gate = Gate()
+        let group = ServiceGroup(
+            services: [
+                StubbornService(name: "slow", probe: probe, gate: gate),
+                FailingService(name: "bad", probe: probe, delay: .zero, error: Boom.boom),
+            ],
+            logger: logger,
+            signals: []
+        )
+        let error = try await runGroup(group) {
+            try await probe.waitFor("slow cancelled")
+            try await Task.sleep(for: .milliseconds(20))
+            probe.record("gate opened")
+            gate.open()
+        }
+        #expect(error as? Boom == .boom)
+        #expect(probe.events.suffix(2) == ["gate opened", "slow stopped"])
+    }
+
+    @Test func serviceReturningEarlyStopsTheOthersAndRunThrowsServiceReturnedEarly() async throws {
+        let group = ServiceGroup(
+            services: [SleepingService(name: "a", probe: probe), ReturningService(name: "quitter", probe: probe)],
+            logger: logger,
+            signals: []
+        )
+        let error = try await runGroup(group)
+        #expect(error as? ServiceGroupError == .serviceReturnedEarly("quitter"))
+        #expect(probe.events.contains("a stopped"))
+    }
+
+    @Test func cancellationErrorThrownDuringShutdownCountsAsGracefulStop() async throws {
+        let group = ServiceGroup(services: [PropagatingService(name: "p", probe: probe)], logger: logger, signals: [])
+        let error = try await runGroup(group) {
+            try await probe.waitFor("p started")
+            group.triggerShutdown()
+        }
+        #expect(error == nil)
+    }
+
+    @Test func triggerShutdownBeforeRunMakesRunStopAtOnce() async throws {
+        let group = ServiceGroup(services: [SleepingService(name: "a", probe: probe)], logger: logger, signals: [])
+        group.triggerShutdown()
+        let error = try await runGroup(group, timeout: .seconds(2))
+        #expect(error == nil)
+        #expect(!probe.events.contains("a slept through"))
+    }
+
+    @Test func cancellingTheTaskRunningTheGroupStopsServicesGracefully() async throws {
+        let group = ServiceGroup(
+            services: [SleepingService(name: "a", probe: probe), SleepingService(name: "b", probe: probe)],
+            logger: logger,
+            signals: []
+        )
+        let task = Task { try await group.run() }
+        try await probe.waitFor("a started", "b started")
+        task.cancel()
+        try await probe.waitFor("a stopped", "b stopped")
+        try await task.value
+    }
+
+    @Test func emptyGroupReturnsImmediately() async throws {
+        let error = try await runGroup(ServiceGroup(services: [], logger: logger, signals: []), timeout: .seconds(1))
+        #expect(error == nil)
+    }
+}
