@@ -10,7 +10,7 @@ enum Envelope {
     }
 
     static func reply(
-        to identity: [UInt8], requestID: UInt64, code: StatusCode, message: String = "",
+        to envelope: [[UInt8]], requestID: UInt64, code: StatusCode, message: String = "",
         retryAfterMilliseconds: UInt32 = 0, body: [UInt8] = []
     ) -> [[UInt8]] {
         var header = ResponseHeader()
@@ -18,6 +18,6 @@ enum Envelope {
         header.code = code.rawValue
         header.message = message
         header.retryAfterMs = retryAfterMilliseconds
-        return [identity, [], header.serializedBytes(), code == .ok ? body : []]
+        return envelope + [[], header.serializedBytes(), code == .ok ? body : []]
     }
 }

@@ -28,7 +28,7 @@ public final class EventPublisher: Sendable {
                 var endpointsBound: [String] = []
                 for endpoint in endpoints {
                     try socket.bind(endpoint)
-                    endpointsBound.append(endpoint.contains("*") ? try socket.lastEndpoint : endpoint)
+                    endpointsBound.append(endpoint.contains("*") || endpoint.hasSuffix(":0") ? try socket.lastEndpoint : endpoint)
                 }
                 bound.withLock { $0 = endpointsBound }
             } catch {

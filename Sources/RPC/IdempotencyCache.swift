@@ -12,7 +12,7 @@ struct IdempotencyCache {
 
     /// A caller waiting for the first call with its key to finish.
     struct Waiter: Equatable {
-        var identity: [UInt8]
+        var identity: [[UInt8]]
         var requestID: UInt64
     }
 

@@ -36,6 +36,10 @@ extension RPCClient {
         // Requests not yet accepted by the socket, oldest first; owned by this thread.
         var unsent: [Outgoing] = []
         var lastScan: Int64 = 0
+        // Sends wait for a completed handshake: a message handed to a pipe that is being torn
+        // down is lost without a trace. inproc has no monitor events and no handshake to wait for.
+        var connected = endpoint.hasPrefix("inproc://")
+        if connected { shared.withLock { $0.connected = true } }
         loop: while true {
             let idle = unsent.isEmpty && shared.withLock { $0.pending.isEmpty }
             do {
@@ -69,8 +73,10 @@ extension RPCClient {
                 while let frames = try? monitor.receive(dontWait: true) {
                     guard let event = MonitorEvent(frames: frames) else { continue }
                     if event.event == .handshakeSucceeded {
+                        connected = true
                         shared.withLock { $0.connected = true }
                     } else if event.event == .disconnected {
+                        connected = false
                         shared.withLock { $0.connected = false }
                         failSent("connection to \(endpoint) was lost before the reply")
                     }
@@ -78,7 +84,7 @@ extension RPCClient {
             }
             // Send in order; EAGAIN means no connected server (ZMQ_IMMEDIATE) or a full queue.
             var sentCount = 0
-            for outgoing in unsent {
+            for outgoing in unsent where connected {
                 guard (try? socket.send(outgoing.frames, dontWait: true)) == true else { break }
                 sentCount += 1
             }

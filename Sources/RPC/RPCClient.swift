@@ -27,7 +27,7 @@ public final class RPCClient: Sendable {
         /// Defaults suited to loopback and LAN.
         public init(
             connectWaitMilliseconds: Int = 1000, maxMessageBytes: Int = Defaults.maxMessageBytes,
-            reconnectMilliseconds: (first: Int32, max: Int32) = (50, 2000),
+            reconnectMilliseconds: (first: Int32, max: Int32) = (50, 1000),
             heartbeatInterval: Int32 = 1000, heartbeatTimeout: Int32 = 5000
         ) {
             self.connectWaitMilliseconds = connectWaitMilliseconds

@@ -7,7 +7,7 @@ import ZMQ
 extension RPCServer {
     /// A call being served.
     struct InFlight {
-        let identity: [UInt8]
+        let identity: [[UInt8]]
         let requestID: UInt64
         let deadline: Int64
         let method: String
@@ -97,19 +97,23 @@ extension RPCServer {
             counters.dropped.bump()
             return
         }
-        let identity = frames[0]
-        guard frames.count == 4, frames[1].isEmpty else {
+        // The envelope is every frame before the empty delimiter: the peer's routing id, plus
+        // whatever a proxy or a REQ socket with ZMQ_REQ_CORRELATE put in front. It goes back as is.
+        let delimiter = frames.firstIndex(where: \.isEmpty) ?? frames.count
+        let identity = Array(frames[0..<max(1, delimiter)])
+        guard delimiter >= 1, delimiter < frames.count, frames.count - delimiter == 3 else {
             counters.malformed.bump()
             let got = frames.count - 1
-            let why = frames.count == 4
-                ? "frame 0 must be the empty delimiter (got \(frames[1].count) bytes)"
-                : "expected 3 frames (empty delimiter, RequestHeader, request) after the routing id, got \(got)"
-            send(socket, Envelope.reply(to: identity, requestID: 0, code: .invalidArgument, message: why))
+            var why = "expected 3 frames (empty delimiter, RequestHeader, request) after the routing id, got \(got)"
+            if delimiter != 1 && got > 0 {
+                why += "; frame 0 must be the empty delimiter (got \(frames[1].count) bytes)"
+            }
+            send(socket, Envelope.reply(to: [frames[0]], requestID: 0, code: .invalidArgument, message: why))
             return
         }
         let header: RequestHeader
         do {
-            header = try RequestHeader(serializedBytes: frames[2], options: Envelope.headerLimit)
+            header = try RequestHeader(serializedBytes: frames[delimiter + 1], options: Envelope.headerLimit)
         } catch {
             counters.malformed.bump()
             send(socket, Envelope.reply(
@@ -124,13 +128,6 @@ extension RPCServer {
             send(socket, Envelope.reply(
                 to: identity, requestID: header.requestId,
                 code: header.method.isEmpty ? .invalidArgument : .unimplemented, message: message))
-            return
-        }
-        guard state.inFlight.count < configuration.maxInFlight else {
-            counters.rejectedBusy.bump()
-            send(socket, Envelope.reply(
-                to: identity, requestID: header.requestId, code: .resourceExhausted,
-                message: "server busy: \(configuration.maxInFlight) calls in flight", retryAfterMilliseconds: 50))
             return
         }
         let now = monotonicMilliseconds()
@@ -157,6 +154,13 @@ extension RPCServer {
             }
         }
 
+        guard state.inFlight.count < configuration.maxInFlight else {
+            counters.rejectedBusy.bump()
+            send(socket, Envelope.reply(
+                to: identity, requestID: header.requestId, code: .resourceExhausted,
+                message: "server busy: \(configuration.maxInFlight) calls in flight", retryAfterMilliseconds: 50))
+            return
+        }
         let ticket = state.nextTicket
         state.nextTicket += 1
         var metadata: [String: String] = [:]
@@ -164,7 +168,7 @@ extension RPCServer {
         let context = RPCContext(
             method: header.method, requestID: header.requestId, idempotencyKey: header.idempotencyKey,
             metadata: metadata, deadlineMilliseconds: deadline, baseLogger: logger)
-        let body = frames[3]
+        let body = frames[delimiter + 2]
         if let inline = method.inlineHandler {
             let completion = Self.completion(ticket: ticket, method: header.method, context: context) {
                 try inline(body, context)
@@ -285,7 +289,7 @@ extension RPCServer {
 
     /// Sends a reply without blocking; a gone or slow peer loses its reply (counted), never the server.
     private func send(_ socket: Socket, _ frames: [[UInt8]]) {
-        guard !frames[0].isEmpty else { return }  // the caller was answered already
+        guard !frames[0].isEmpty else { return }  // the caller was answered already (empty envelope)
         do {
             if try socket.send(frames, dontWait: true) {
                 counters.replied.bump()

@@ -18,11 +18,12 @@ import ZMQ
         return url
     }
 
-    static func freePort() throws -> Int {
-        let socket = try Socket(context, .router)
-        defer { socket.close() }
-        try socket.bind("tcp://127.0.0.1:*")
-        return Int(try socket.lastEndpoint.split(separator: ":").last!)!
+    /// A fresh folder; endpoints are ipc sockets inside it, so parallel tests never collide
+    /// (a "free" tcp port can be taken by another test between choosing and binding it).
+    static func folder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hp-exe-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
     }
 
     struct Launched {
@@ -50,12 +51,12 @@ import ZMQ
 
     @Test(arguments: ["item-service", "image-service", "capture-worker", "thumbnail-worker"])
     func executableServesHealthAndStopsCleanlyOnSIGTERM(_ name: String) async throws {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("hp-exe-\(UUID().uuidString)").path
+        let data = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let rpc = "tcp://127.0.0.1:\(try Self.freePort())"
+        let rpc = "ipc://\(data)/rpc.sock"
         var arguments = ["--rpc", rpc]
         if name.hasSuffix("-service") {
-            arguments += ["--events", "tcp://127.0.0.1:\(try Self.freePort())", "--data-dir", data]
+            arguments += ["--events", "ipc://\(data)/events.sock", "--data-dir", data]
         }
         let launched = try Self.launch(name, arguments, endpoint: rpc)
         defer { if launched.process.isRunning { launched.process.terminate() } }
@@ -89,10 +90,10 @@ import ZMQ
         defer { holder.close() }
         try holder.bind("tcp://127.0.0.1:*")
         let taken = try holder.lastEndpoint
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("hp-exe-\(UUID().uuidString)").path
+        let data = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: data) }
         let launched = try Self.launch(
-            "image-service", ["--rpc", taken, "--events", "tcp://127.0.0.1:\(try Self.freePort())", "--data-dir", data],
+            "image-service", ["--rpc", taken, "--events", "ipc://\(data)/events.sock", "--data-dir", data],
             endpoint: taken)
         #expect(await Self.waitForExit(launched.process, seconds: 10))
         #expect(launched.process.terminationStatus == 1)
@@ -101,10 +102,9 @@ import ZMQ
     }
 
     @Test func homepwnerUpRunsTheSuiteAndHealthSeesIt() async throws {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("hp-up-\(UUID().uuidString)").path
+        let data = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: data) }
-        let ports = try (0..<6).map { _ in try Self.freePort() }
-        let endpoints = ports.map { "tcp://127.0.0.1:\($0)" }
+        let endpoints = ["item", "item-events", "image", "image-events", "capture", "thumbnail"].map { "ipc://\(data)/\($0).sock" }
         let up = try Self.launch("homepwner", [
             "up", "--data-dir", data, "--item-rpc", endpoints[0], "--item-events", endpoints[1],
             "--image-rpc", endpoints[2], "--image-events", endpoints[3], "--capture-worker-rpc", endpoints[4],

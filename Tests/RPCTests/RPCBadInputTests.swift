@@ -48,6 +48,25 @@ import ZMQ
         #expect(header.message.contains("empty delimiter"))
     }
 
+    @Test func envelopeFramesBeforeTheDelimiterComeBackUnchanged() async throws {
+        // What a ROUTER/DEALER proxy or a REQ socket with ZMQ_REQ_CORRELATE puts in front.
+        let server = try makeServer()
+        defer { server.stop() }
+        let peer = try RawPeer(.dealer, endpoint: server.boundEndpoints[0])
+        try peer.send([[0xAA, 0x01], [0xBB], [], requestHeader("/homepwner.v1.Health/Check", id: 31), []])
+        var reply: [[UInt8]]?
+        for _ in 0..<1000 where reply == nil {
+            reply = try peer.socket.receive(dontWait: true)
+            if reply == nil { try await Task.sleep(for: .milliseconds(2)) }
+        }
+        let frames = try #require(reply)
+        #expect(frames.count == 5)
+        #expect(Array(frames.prefix(3)) == [[0xAA, 0x01], [0xBB], []])
+        let header = try ResponseHeader(serializedBytes: frames[3])
+        #expect(header.requestId == 31 && header.code == 0)
+        #expect(try HealthCheckResponse(serializedBytes: frames[4]).status == .serving)
+    }
+
     @Test func headerThatDoesNotParseIsInvalidArgument() async throws {
         let server = try makeServer()
         defer { server.stop() }

@@ -20,10 +20,11 @@ final class Probe: Sendable {
         recorded.withLock { $0.append(event) }
     }
 
-    /// Waits until every one of `expected` has been recorded.
+    /// Waits until every one of `expected` has been recorded (generous timeout: other test targets
+    /// sharing the process can starve the cooperative pool for seconds).
     ///
     /// - Throws: ``TimedOut`` after `timeout`.
-    func waitFor(_ expected: String..., timeout: Duration = .seconds(3)) async throws {
+    func waitFor(_ expected: String..., timeout: Duration = .seconds(10)) async throws {
         let deadline = ContinuousClock.now + timeout
         while !Set(expected).isSubset(of: Set(events)) {
             guard ContinuousClock.now < deadline else {
@@ -142,7 +143,7 @@ private enum Outcome: Sendable {
 /// - Throws: ``TimedOut`` if `run()` has not returned within `timeout`; whatever `body` throws.
 func runGroup(
     _ group: ServiceGroup,
-    timeout: Duration = .seconds(3),
+    timeout: Duration = .seconds(10),
     while body: @Sendable () async throws -> Void = {}
 ) async throws -> (any Error)? {
     try await withThrowingTaskGroup(of: Outcome.self) { tasks in

@@ -88,7 +88,7 @@ struct ServiceGroupTests {
     @Test func triggerShutdownBeforeRunMakesRunStopAtOnce() async throws {
         let group = ServiceGroup(services: [SleepingService(name: "a", probe: probe)], logger: logger, signals: [])
         group.triggerShutdown()
-        let error = try await runGroup(group, timeout: .seconds(2))
+        let error = try await runGroup(group)
         #expect(error == nil)
         #expect(!probe.events.contains("a slept through"))
     }
@@ -107,7 +107,7 @@ struct ServiceGroupTests {
     }
 
     @Test func emptyGroupReturnsImmediately() async throws {
-        let error = try await runGroup(ServiceGroup(services: [], logger: logger, signals: []), timeout: .seconds(1))
+        let error = try await runGroup(ServiceGroup(services: [], logger: logger, signals: []))
         #expect(error == nil)
     }
 }

@@ -23,7 +23,7 @@ struct SignalTests {
                 return nil
             }
             tasks.addTask {
-                try await Task.sleep(for: .seconds(3))
+                try await Task.sleep(for: .seconds(10))
                 throw TimedOut(description: "no signal on the stream")
             }
             kill(getpid(), SIGUSR2)

@@ -1,0 +1,104 @@
+"""Fixtures: the generated protobuf modules and a real item-service process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import zmq
+
+from homepwner_client import Client, NotSent, compile_protos
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class RunningService:
+    process: subprocess.Popen
+    rpc: str
+    events: str
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@pytest.fixture(scope="session")
+def pb(tmp_path_factory):
+    """The homepwner.v1 *_pb2 modules, generated from proto/ into a temp dir."""
+    return compile_protos(REPO_ROOT / "proto", tmp_path_factory.mktemp("pb2"))
+
+
+@pytest.fixture(scope="session")
+def zmq_context():
+    context = zmq.Context()
+    yield context
+    context.term()
+
+
+@pytest.fixture(scope="session")
+def item_service(pb, zmq_context, tmp_path_factory):
+    """item-service on free loopback ports, stopped with SIGTERM at the end (must exit 0 within 5 s)."""
+    bin_dir = Path(os.environ.get("HOMEPWNER_BIN", ".build/debug"))
+    if not bin_dir.is_absolute():
+        bin_dir = REPO_ROOT / bin_dir
+    executable = bin_dir / "item-service"
+    if not os.access(executable, os.X_OK):
+        pytest.fail(f"{executable} is missing; build it first (swift build) or set HOMEPWNER_BIN")
+
+    work = tmp_path_factory.mktemp("item-service")
+    rpc = f"tcp://127.0.0.1:{free_port()}"
+    events = f"tcp://127.0.0.1:{free_port()}"
+    log_path = work / "item-service.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [str(executable), "--rpc", rpc, "--events", events, "--data-dir", str(work / "data")],
+            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work,
+        )
+    service = RunningService(process, rpc, events, log_path)
+
+    # Ready once Health/Check answers.
+    deadline = time.monotonic() + 15
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"item-service exited with {process.returncode} at start:\n{service.log()}")
+        try:
+            with Client(rpc, pb, context=zmq_context) as probe:
+                probe.health_check(timeout_ms=500)
+            break
+        except (TimeoutError, NotSent):
+            if time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"item-service did not answer Health/Check within 15 s:\n{service.log()}")
+            time.sleep(0.1)
+
+    yield service
+
+    process.send_signal(signal.SIGTERM)
+    try:
+        code = process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        pytest.fail(f"item-service did not exit within 5 s of SIGTERM:\n{service.log()}")
+    assert code == 0, f"item-service exited with {code} after SIGTERM:\n{service.log()}"
+
+
+@pytest.fixture
+def client(item_service, pb, zmq_context):
+    """A DEALER client connected to item_service."""
+    with Client(item_service.rpc, pb, context=zmq_context) as dealer:
+        yield dealer
