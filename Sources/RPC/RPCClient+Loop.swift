@@ -67,7 +67,11 @@ extension RPCClient {
 
             // Replies first: they free the server's slots.
             if poller.revents(socketIndex).contains(.in) {
-                while let frames = try? socket.receive(dontWait: true) { deliver(frames) }
+                var replies: [(UInt64, Outcome)] = []
+                while let frames = try? socket.receive(dontWait: true) {
+                    if let reply = parseReply(frames) { replies.append(reply) }
+                }
+                resolve(replies)
             }
             if poller.revents(monitorIndex).contains(.in) {
                 while let frames = try? monitor.receive(dontWait: true) {
@@ -124,11 +128,21 @@ extension RPCClient {
         pending?.continuation.resume(returning: outcome)
     }
 
-    private func deliver(_ frames: [[UInt8]]) {
+    /// Resolves a batch of replies with one lock.
+    private func resolve(_ replies: [(UInt64, Outcome)]) {
+        guard !replies.isEmpty else { return }
+        let ready = shared.withLock { state in
+            replies.compactMap { id, outcome in state.pending.removeValue(forKey: id).map { ($0, outcome) } }
+        }
+        for (pending, outcome) in ready { pending.continuation.resume(returning: outcome) }
+    }
+
+    /// The request id and outcome of a reply; nil for anything that is not a reply of this protocol.
+    private func parseReply(_ frames: [[UInt8]]) -> (UInt64, Outcome)? {
         guard frames.count == 3, frames[0].isEmpty,
             let header = try? ResponseHeader(serializedBytes: frames[1], options: Envelope.headerLimit)
-        else { return }  // not a reply of this protocol
-        resolve(header.requestId, .reply(RawReply(
+        else { return nil }
+        return (header.requestId, .reply(RawReply(
             code: StatusCode(rawValue: header.code), message: header.message,
             retryAfterMilliseconds: header.retryAfterMs, body: frames[2])))
     }

@@ -150,11 +150,13 @@ public final class RPCClient: Sendable {
         let deadline = start + Int64(options.timeoutMilliseconds)
         var header = RequestHeader()
         header.method = path
-        header.metadata = options.metadata.sorted { $0.key < $1.key }.map {
-            var entry = MetadataEntry()
-            entry.key = $0.key
-            entry.value = $0.value
-            return entry
+        if !options.metadata.isEmpty {
+            header.metadata = options.metadata.sorted { $0.key < $1.key }.map {
+                var entry = MetadataEntry()
+                entry.key = $0.key
+                entry.value = $0.value
+                return entry
+            }
         }
         if !readOnly { header.idempotencyKey = options.idempotencyKey ?? UUID().uuidString.lowercased() }
         let retrySafe = readOnly || !header.idempotencyKey.isEmpty

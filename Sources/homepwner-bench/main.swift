@@ -11,7 +11,7 @@ case nil, "-h", "--help":
 
         BENCHMARKS:
           rpc   Health/Check round trips (1 and 32 in flight) next to a bare libzmq ROUTER/DEALER echo
-                options: --seconds S (per measurement, default 3)
+                options: --seconds S (per variant, split into 5 interleaved rounds; default 5)
         """)
 default:
     FileHandle.standardError.write(Data("homepwner-bench: unknown benchmark '\(arguments[0])' (see --help)\n".utf8))
