@@ -117,19 +117,12 @@ import ZMQ
             HealthRPC.check, HealthCheckRequest(),
             options: .init(timeoutMilliseconds: 10_000, retry: RetryPolicy(maxAttempts: 20, initialBackoffMilliseconds: 100)))
 
-        let health = Process()
-        health.executableURL = Self.binDirectory.appendingPathComponent("homepwner")
-        health.arguments = [
+        let health = try await CLITests.homepwner([
             "health", "all", "--json", "--item", endpoints[0], "--image", endpoints[2],
             "--capture-worker", endpoints[4], "--thumbnail-worker", endpoints[5],
-        ]
-        let output = Pipe()
-        health.standardOutput = output
-        try health.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        health.waitUntilExit()
-        #expect(health.terminationStatus == 0)
-        #expect(text.components(separatedBy: "\"SERVING\"").count == 5, "\(text)")
+        ])
+        #expect(health.status == 0)
+        #expect(health.stdout.components(separatedBy: "\"SERVING\"").count == 5, "\(health.stdout)")
 
         kill(up.process.processIdentifier, SIGINT)
         #expect(await Self.waitForExit(up.process, seconds: 10))

@@ -1,0 +1,94 @@
+import Foundation
+import Harness
+import Testing
+
+/// `homepwner` as a user runs it, against a suite brought up by the harness.
+@Suite struct CLITests {
+    struct Run {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    static func homepwner(_ arguments: [String], harness: Harness? = nil) async throws -> Run {
+        let process = Process()
+        process.executableURL = ExecutableTests.binDirectory.appendingPathComponent("homepwner")
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        if let harness {
+            environment["HOMEPWNER_ITEM_RPC"] = harness.endpoints.itemRPC
+            environment["HOMEPWNER_IMAGE_RPC"] = harness.endpoints.imageRPC
+        }
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Read on other threads: a full pipe would block the child, and a blocking read here
+        // would hold one of the two cooperative threads.
+        async let stdout = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }.value
+        async let stderr = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }.value
+        let (o, e) = await (stdout, stderr)
+        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        return Run(
+            status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+            stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    @Test func callPrintsTheJSONResponse() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start()
+        let run = try await Self.homepwner(["call", "Health/Check", "{\"service\": \"homepwner.v1.Health\"}"], harness: harness)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("\"status\": \"SERVING\""))
+        #expect(run.stdout.contains("\"process\": \"item-service\""))
+        let image = try await Self.homepwner(["call", "ImageService/CacheStats", "--to", "image"], harness: harness)
+        #expect(image.status == 1)  // UNIMPLEMENTED until the image service lands
+        #expect(image.stderr.contains("UNIMPLEMENTED"))
+    }
+
+    @Test func callExitCodesTellScriptsWhatWentWrong() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start()
+        let unknownMethod = try await Self.homepwner(["call", "ItemService/Explode"], harness: harness)
+        #expect(unknownMethod.status == 2)
+        #expect(unknownMethod.stderr.contains("unknown method 'ItemService/Explode'"))
+
+        let badJSON = try await Self.homepwner(["call", "Health/Check", "{\"servce\": 1}"], harness: harness)
+        #expect(badJSON.status == 3)
+        #expect(badJSON.stderr.contains("unknown field \"servce\""))
+
+        harness.stop(.itemService)
+        let down = try await Self.homepwner(["call", "Health/Check", "--json", "--timeout", "3000"], harness: harness)
+        #expect(down.status == 5)
+        #expect(down.stdout.contains("\"status\": \"UNAVAILABLE\""))
+    }
+
+    @Test func healthReportsEachServiceAndFailsWhenOneIsDown() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start()
+        let up = try await Self.homepwner(["health"], harness: harness)
+        #expect(up.status == 0)
+        #expect(up.stdout.contains("item-service") && up.stdout.contains("image-service"))
+        harness.stop(.imageService)
+        let down = try await Self.homepwner(["health", "--json"], harness: harness)
+        #expect(down.status == 5)
+        #expect(down.stdout.contains("\"status\": \"UNAVAILABLE\""))
+        #expect(down.stdout.contains("\"status\": \"SERVING\""))
+    }
+
+    @Test func helpAndUnknownCommandsAreFriendly() async throws {
+        let help = try await Self.homepwner(["--help"])
+        #expect(help.status == 0)
+        for command in ["up", "health", "call", "methods"] { #expect(help.stdout.contains(command)) }
+        let callHelp = try await Self.homepwner(["call", "--help"])
+        #expect(callHelp.status == 0 && callHelp.stdout.contains("--idempotency-key"))
+        let typo = try await Self.homepwner(["helth"])
+        #expect(typo.status == 2 && typo.stderr.contains("did you mean 'health'"))
+        let methods = try await Self.homepwner(["methods"])
+        #expect(methods.stdout.contains("/homepwner.v1.ItemService/CreateItem(homepwner.v1.CreateItemRequest) returns (homepwner.v1.Item)"))
+    }
+}
