@@ -60,7 +60,9 @@ let package = Package(
             dependencies: ["Harness", "Clients", "RPC", "Proto", "Runtime"],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(name: "homepwner-bench", dependencies: ["RPC", "ZMQ", "Proto", "Runtime"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "homepwner-bench", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "SQLite", "ItemService", "ImageService", "Harness", "Clients"],
+            swiftSettings: swiftSettings),
         // Reads the protoc-c descriptors and writes Sources/Proto/Generated (ops/gen-proto).
         .executableTarget(name: "proto-gen-swift", dependencies: ["CProtobufC", "HomepwnerProtoC"], swiftSettings: swiftSettings),
 
@@ -71,6 +73,12 @@ let package = Package(
         .testTarget(name: "ProtoTests", dependencies: ["Proto"], swiftSettings: swiftSettings),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime"], swiftSettings: swiftSettings),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "ZMQ", "Proto", "Runtime"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ItemServiceTests", dependencies: ["ItemService", "RPC", "Proto", "Runtime", "SQLite", "ZMQ"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ImageServiceTests", dependencies: ["ImageService", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["Harness", "Clients", "RPC", "Proto", "Runtime"],

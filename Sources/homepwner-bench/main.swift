@@ -5,6 +5,10 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "rpc":
     await RPCBenchmark.run(Array(arguments.dropFirst()))
+case "items":
+    await ItemsBenchmark.run(Array(arguments.dropFirst()))
+case "images":
+    await ImagesBenchmark.run(Array(arguments.dropFirst()))
 case nil, "-h", "--help":
     print("""
         USAGE: homepwner-bench BENCHMARK [options]
@@ -12,6 +16,8 @@ case nil, "-h", "--help":
         BENCHMARKS:
           rpc   Health/Check round trips (1 and 32 in flight) next to a bare libzmq ROUTER/DEALER echo
                 options: --seconds S (per variant, split into 5 interleaved rounds; default 5)
+          items  item creates (durable), get and list at 100,000 items vs the same statements on bare SQLite
+          images put/get throughput for 100 KB, 2 MB, 20 MB blobs vs raw fsynced file writes and reads
         """)
 default:
     FileHandle.standardError.write(Data("homepwner-bench: unknown benchmark '\(arguments[0])' (see --help)\n".utf8))

@@ -10,6 +10,9 @@ enum HomepwnerCLI {
         ("health", "check that the services answer (Health/Check)"),
         ("call", "call any method with a JSON request, print the JSON response"),
         ("methods", "list every method, or describe one's request and response"),
+        ("item", "add, list, show, edit, remove and move items"),
+        ("image", "put, get, list, stat and remove images and videos"),
+        ("cache", "the image service's cache: stats, purge"),
     ]
 
     static var overview: String {
@@ -54,6 +57,12 @@ enum HomepwnerCLI {
             code = await CallCommand.run(rest)
         case "methods":
             code = MethodsCommand.run(rest)
+        case "item":
+            code = await ItemCommand.run(rest)
+        case "image":
+            code = await ImageCommand.run(rest)
+        case "cache":
+            code = await CacheCommand.run(rest)
         default:
             let names = commands.map(\.name)
             let hint = names.min { editDistance($0, command) < editDistance($1, command) }
