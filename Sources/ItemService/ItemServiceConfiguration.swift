@@ -12,18 +12,21 @@ public struct ItemServiceConfiguration: Sendable {
     public var imageServiceEndpoint: String
     /// The frame size limit.
     public var maxMessageBytes: Int
+    /// A database copied into the data folder when none exists there yet (nil: start empty).
+    public var seedDatabase: String?
 
     /// A configuration; every value has the protocol's default.
     public init(
         rpcEndpoint: String = Defaults.itemRPC, eventsEndpoint: String = Defaults.itemEvents,
         dataDirectory: String = Defaults.dataDir, imageServiceEndpoint: String = Defaults.imageRPC,
-        maxMessageBytes: Int = Defaults.maxMessageBytes
+        maxMessageBytes: Int = Defaults.maxMessageBytes, seedDatabase: String? = nil
     ) {
         self.rpcEndpoint = rpcEndpoint
         self.eventsEndpoint = eventsEndpoint
         self.dataDirectory = dataDirectory
         self.imageServiceEndpoint = imageServiceEndpoint
         self.maxMessageBytes = maxMessageBytes
+        self.seedDatabase = seedDatabase
     }
 
     /// The flags of the item-service executable.
@@ -38,6 +41,8 @@ public struct ItemServiceConfiguration: Sendable {
                    help: "image service RPC endpoint (delete cascades go there)", valueName: "ENDPOINT"),
         OptionSpec(name: "max-message-bytes", env: EnvironmentNames.maxMessageBytes,
                    defaultValue: String(Defaults.maxMessageBytes), help: "largest frame accepted", valueName: "BYTES"),
+        OptionSpec(name: "seed-db", env: "HOMEPWNER_ITEM_SEED_DB", defaultValue: nil,
+                   help: "SQLite file copied to DIR/items/items.db when that does not exist yet", valueName: "FILE"),
     ]
 
     /// Reads the parsed flags.
@@ -45,6 +50,6 @@ public struct ItemServiceConfiguration: Sendable {
         self.init(
             rpcEndpoint: try options.string("rpc"), eventsEndpoint: try options.string("events"),
             dataDirectory: try options.string("data-dir"), imageServiceEndpoint: try options.string("image-service"),
-            maxMessageBytes: try options.int("max-message-bytes"))
+            maxMessageBytes: try options.int("max-message-bytes"), seedDatabase: options["seed-db"])
     }
 }

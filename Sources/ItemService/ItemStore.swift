@@ -1,0 +1,285 @@
+import Foundation
+import Proto
+import SQLite
+
+/// Where items are stored: one SQLite connection on `items.db`, owned by one serial owner
+/// (`ItemStoreQueue`). Every method is synchronous and runs its writes in one transaction.
+///
+/// Durability: WAL with `synchronous=FULL`, so a commit is on disk before a method returns,
+/// and an acknowledged write survives SIGKILL and power loss.
+public final class ItemStore {
+    /// The schema, one migration per version (`PRAGMA user_version`).
+    static let migrator = Migrator([
+        (1, """
+            CREATE TABLE items (
+                id INTEGER PRIMARY KEY,
+                key TEXT NOT NULL UNIQUE,
+                name TEXT NOT NULL,
+                serial_number TEXT NOT NULL,
+                value_in_dollars INTEGER NOT NULL,
+                created_at_ms INTEGER NOT NULL,
+                updated_at_ms INTEGER NOT NULL,
+                version INTEGER NOT NULL,
+                position INTEGER NOT NULL,
+                photo_keys TEXT NOT NULL DEFAULT '',
+                primary_photo_key TEXT NOT NULL DEFAULT ''
+            );
+            CREATE INDEX items_by_position ON items(position, id);
+            CREATE INDEX items_by_name ON items(name COLLATE NOCASE, id);
+            CREATE INDEX items_by_value ON items(value_in_dollars, id);
+            CREATE INDEX items_by_created ON items(created_at_ms, id);
+            -- Keys of deleted items: a late retry of a create must not bring an item back.
+            CREATE TABLE deleted_items (
+                key TEXT PRIMARY KEY,
+                deleted_at_ms INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            -- The delete cascade's outbox: written in the delete's transaction, removed once
+            -- the image service has confirmed DeleteImagesForOwner.
+            CREATE TABLE cascade_outbox (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                owner_key TEXT NOT NULL,
+                created_at_ms INTEGER NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                last_error TEXT NOT NULL DEFAULT ''
+            );
+            """),
+    ])
+
+    /// The schema version this build writes.
+    public static var schemaVersion: Int { migrator.migrations.last!.version }
+
+    /// The columns every item query selects, in `item(from:)` order.
+    static let columns =
+        "id, key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, photo_keys, primary_photo_key, position"
+
+    let db: Database
+    /// The manual order, mirrored in memory so MoveItem finds an index in O(1).
+    var order: ManualOrder
+    private let selectByKey: Statement
+    private let insert: Statement
+
+    /// Opens (creating or migrating) the database at `path`.
+    ///
+    /// - Parameter seedPath: A database copied to `path` when `path` does not exist yet.
+    public init(path: String, seedPath: String? = nil) throws {
+        let files = FileManager.default
+        if let seedPath, !files.fileExists(atPath: path) {
+            guard files.fileExists(atPath: seedPath) else {
+                throw ItemStoreError.invalidArgument("--seed-db \(seedPath): no such file")
+            }
+            // Copy beside the target, then rename: a crash mid-copy leaves no half database.
+            let staging = path + ".seed-\(UUID().uuidString.prefix(8))"
+            try files.copyItem(atPath: seedPath, toPath: staging)
+            try files.moveItem(atPath: staging, toPath: path)
+        }
+        db = try Database(path: path)
+        try db.setBusyTimeout(milliseconds: 5000)
+        try db.execute("PRAGMA journal_mode=WAL")
+        // FULL: in WAL mode, NORMAL may lose the last commits on power loss.
+        try db.execute("PRAGMA synchronous=FULL")
+        try db.execute("PRAGMA foreign_keys=ON")
+        let version = try db.userVersion
+        guard version <= Self.schemaVersion else {
+            throw ItemStoreError.failedPrecondition(
+                "\(path) has schema version \(version), newer than this build's \(Self.schemaVersion)")
+        }
+        _ = try Self.migrator.migrate(db)
+        selectByKey = try db.prepare("SELECT \(Self.columns) FROM items WHERE key = ?")
+        insert = try db.prepare("""
+            INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position)
+            VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+            """)
+        order = ManualOrder()
+        try reloadOrder()
+    }
+
+    /// Closes the connection.
+    public func close() throws {
+        try db.close()
+    }
+
+    /// Reads the manual order from the table (at open, and after a failed commit).
+    func reloadOrder() throws {
+        let rows = try db.query("SELECT id, position FROM items ORDER BY position, id")
+        order = ManualOrder(entries: rows.map { ManualOrder.Entry(id: $0[0].int64Value!, position: $0[1].int64Value!) })
+    }
+
+    /// Runs `body` in a write transaction; on failure the in-memory order is read back from disk.
+    func write<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try db.inTransaction(.immediate, body)
+        } catch {
+            try? reloadOrder()
+            throw error
+        }
+    }
+
+    // MARK: Items
+
+    /// Creates an item, or returns the one created before with the same client-chosen key.
+    ///
+    /// - Returns: The item and whether this call created it.
+    public func create(_ request: CreateItemRequest, now: Int64) throws -> (item: Item, created: Bool) {
+        var name = request.name, serial = request.serialNumber, value = request.valueInDollars
+        if request.random {
+            if !name.isEmpty || !serial.isEmpty || value != 0 {
+                throw ItemStoreError.invalidArgument(
+                    "random fills name, serial_number and value_in_dollars itself; leave them unset "
+                        + "(got name \(ItemInput.quoted(name)), serial_number \(ItemInput.quoted(serial)), value_in_dollars \(value))")
+            }
+            let random = RandomItem.make()
+            (name, serial, value) = (random.name, random.serialNumber, random.valueInDollars)
+        }
+        name = try ItemInput.name(name)
+        serial = try ItemInput.serial(serial)
+        value = try ItemInput.value(value)
+        let key = request.key.isEmpty ? UUID().uuidString.lowercased() : try ItemInput.key(request.key, field: "key")
+        return try write {
+            if let existing = try find(key: key) { return (existing, false) }
+            if let deletedAt = try db.scalar("SELECT deleted_at_ms FROM deleted_items WHERE key = ?", [.text(key)])?.int64Value {
+                throw ItemStoreError.failedPrecondition(
+                    "key \(key) belonged to an item deleted at \(deletedAt) ms; create with a new key")
+            }
+            let position = order.nextPosition()
+            try insert.bind([.text(key), .text(name), .text(serial), .integer(value), .integer(now), .integer(now), .integer(position)])
+            while try insert.step() {}
+            let id = db.lastInsertRowID
+            order.append(id: id, position: position)
+            var item = Item()
+            item.key = key
+            item.name = name
+            item.serialNumber = serial
+            item.valueInDollars = value
+            item.createdAtMs = now
+            item.updatedAtMs = now
+            item.version = 1
+            return (item, true)
+        }
+    }
+
+    /// The item with `key`.
+    public func get(key: String) throws -> Item {
+        let key = try ItemInput.key(key, field: "key")
+        guard let item = try find(key: key) else { throw ItemStoreError.notFound("no item with key \(key)") }
+        return item
+    }
+
+    /// Changes the fields named in `update_mask`; checks `expected_version` when non-zero.
+    public func update(_ request: UpdateItemRequest, now: Int64) throws -> Item {
+        let key = try ItemInput.key(request.key, field: "key")
+        guard !request.updateMask.isEmpty else {
+            throw ItemStoreError.invalidArgument(
+                "update_mask must name at least one of name, serial_number, value_in_dollars (got none)")
+        }
+        var fields: [String: SQLiteValue] = [:]
+        for field in request.updateMask {
+            switch field {
+            case "name": fields["name"] = .text(try ItemInput.name(request.name))
+            case "serial_number", "serialNumber": fields["serial_number"] = .text(try ItemInput.serial(request.serialNumber))
+            case "value_in_dollars", "valueInDollars":
+                fields["value_in_dollars"] = .integer(try ItemInput.value(request.valueInDollars))
+            default:
+                throw ItemStoreError.invalidArgument(
+                    "update_mask names an unknown field \(ItemInput.quoted(field)); use name, serial_number or value_in_dollars")
+            }
+        }
+        guard request.expectedVersion >= 0 else {
+            throw ItemStoreError.invalidArgument("expected_version must be ≥ 0 (got \(request.expectedVersion))")
+        }
+        return try write {
+            let item = try existing(key: key)
+            try checkVersion(item, expected: request.expectedVersion)
+            let names = fields.keys.sorted()
+            let assignments = names.map { "\($0) = ?" }.joined(separator: ", ")
+            try db.execute(
+                "UPDATE items SET \(assignments), updated_at_ms = ?, version = version + 1 WHERE key = ?",
+                names.map { fields[$0]! } + [.integer(now), .text(key)])
+            return try existing(key: key)
+        }
+    }
+
+    /// Deletes an item and records its image cascade in the same transaction.
+    ///
+    /// - Returns: The item as it was.
+    public func delete(key: String, now: Int64) throws -> Item {
+        let key = try ItemInput.key(key, field: "key")
+        return try write {
+            let item = try existing(key: key)
+            guard let id = try db.scalar("SELECT id FROM items WHERE key = ?", [.text(key)])?.int64Value else {
+                throw ItemStoreError.notFound("no item with key \(key)")
+            }
+            try db.execute("DELETE FROM items WHERE id = ?", [.integer(id)])
+            try db.execute("INSERT OR REPLACE INTO deleted_items (key, deleted_at_ms) VALUES (?, ?)", [.text(key), .integer(now)])
+            try db.execute("INSERT INTO cascade_outbox (owner_key, created_at_ms) VALUES (?, ?)", [.text(key), .integer(now)])
+            order.remove(id: id)
+            return item
+        }
+    }
+
+    /// Moves the item at `from` to `to` in the manual order (the seed's semantics).
+    public func move(from: Int32, to: Int32) throws {
+        guard from >= 0 else { throw ItemStoreError.invalidArgument("from_index must be ≥ 0 (got \(from))") }
+        guard to >= 0 else { throw ItemStoreError.invalidArgument("to_index must be ≥ 0 (got \(to))") }
+        let count = order.count
+        guard Int(from) < count else {
+            throw ItemStoreError.outOfRange("from_index \(from) is past the last item (there are \(count) items, indexes 0…\(count - 1))")
+        }
+        guard Int(to) < count else {
+            throw ItemStoreError.outOfRange("to_index \(to) is past the last item (there are \(count) items, indexes 0…\(count - 1))")
+        }
+        var next = order
+        let changes = next.move(from: Int(from), to: Int(to))
+        guard !changes.isEmpty else { return }
+        try write {
+            let statement = try db.prepare("UPDATE items SET position = ? WHERE id = ?")
+            for change in changes {
+                try statement.bind([.integer(change.position), .integer(change.id)])
+                while try statement.step() {}
+            }
+        }
+        order = next
+    }
+
+    /// The number of items and of item deletes whose image cascade is not delivered yet.
+    public func stats() throws -> ItemStatsResponse {
+        var response = ItemStatsResponse()
+        response.itemCount = Int64(order.count)
+        response.pendingCascades = try db.scalar("SELECT count(*) FROM cascade_outbox")?.int64Value ?? 0
+        return response
+    }
+
+    // MARK: Helpers
+
+    func find(key: String) throws -> Item? {
+        try selectByKey.bind([.text(key)])
+        return try selectByKey.rows().first.map(Self.item(from:))
+    }
+
+    func existing(key: String) throws -> Item {
+        guard let item = try find(key: key) else { throw ItemStoreError.notFound("no item with key \(key)") }
+        return item
+    }
+
+    func checkVersion(_ item: Item, expected: Int64) throws {
+        if expected != 0 && expected != item.version {
+            throw ItemStoreError.aborted(
+                "item \(item.key) is at version \(item.version), not expected_version \(expected); read it again and retry")
+        }
+    }
+
+    /// An `Item` from a row of `columns`.
+    static func item(from row: Row) -> Item {
+        var item = Item()
+        item.key = row[1].stringValue ?? ""
+        item.name = row[2].stringValue ?? ""
+        item.serialNumber = row[3].stringValue ?? ""
+        item.valueInDollars = row[4].int64Value ?? 0
+        item.createdAtMs = row[5].int64Value ?? 0
+        item.updatedAtMs = row[6].int64Value ?? 0
+        item.version = row[7].int64Value ?? 0
+        let photos = row[8].stringValue ?? ""
+        item.photoKeys = photos.isEmpty ? [] : photos.split(separator: " ").map(String.init)
+        item.primaryPhotoKey = row[9].stringValue ?? ""
+        return item
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Synchronization
+
+/// The serial owner of an `ItemStore`: one dedicated thread that opens the store and runs
+/// jobs one at a time, so SQLite's blocking work (fsync included) never holds a thread of the
+/// Swift concurrency pool. Callers `await perform { store in … }`.
+public final class ItemStoreQueue: Sendable {
+    /// A job: runs on the store's thread, then resumes its caller.
+    typealias Job = @Sendable (ItemStore?) -> Void
+
+    private struct State {
+        var jobs: [Job] = []
+        var closing = false
+    }
+
+    private let state = Mutex(State())
+    private let signal = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Opens the store at `path` on a new thread; throws what opening threw.
+    ///
+    /// - Parameter seedPath: A database copied to `path` when none exists yet.
+    public init(path: String, seedPath: String? = nil) throws {
+        let opened = DispatchSemaphore(value: 0)
+        let openError = Mutex<(any Error)?>(nil)
+        let thread = Thread { [self] in
+            let store: ItemStore
+            do {
+                store = try ItemStore(path: path, seedPath: seedPath)
+            } catch {
+                openError.withLock { $0 = error }
+                opened.signal()
+                finished.signal()
+                return
+            }
+            opened.signal()
+            var closing = false
+            while !closing {
+                signal.wait()
+                // Drain until empty: one wake-up may stand for many jobs.
+                while true {
+                    let (jobs, stop) = state.withLock { state in
+                        defer { state.jobs.removeAll() }
+                        return (state.jobs, state.closing)
+                    }
+                    for job in jobs { job(store) }
+                    if jobs.isEmpty {
+                        closing = stop
+                        break
+                    }
+                }
+            }
+            try? store.close()
+            finished.signal()
+        }
+        thread.name = "item-store"
+        thread.start()
+        opened.wait()
+        if let error = openError.withLock({ $0 }) {
+            state.withLock { $0.closing = true }
+            throw error
+        }
+    }
+
+    /// Runs `body` on the store's thread and returns its result; throws `ItemStoreError.closed`
+    /// once the queue is closing.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable (ItemStore) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            let job: Job = { store in
+                guard let store else { return continuation.resume(throwing: ItemStoreError.closed) }
+                continuation.resume(with: Result { try body(store) })
+            }
+            let accepted = state.withLock { state -> Bool in
+                guard !state.closing else { return false }
+                state.jobs.append(job)
+                return true
+            }
+            if accepted {
+                signal.signal()
+            } else {
+                continuation.resume(throwing: ItemStoreError.closed)
+            }
+        }
+    }
+
+    /// Runs the jobs already queued, closes the database and ends the thread; safe to call twice.
+    public func close() {
+        let first = state.withLock { state -> Bool in
+            defer { state.closing = true }
+            return !state.closing
+        }
+        guard first else { return }
+        signal.signal()
+        finished.wait()
+        // Let a second close() return at once too.
+        finished.signal()
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import ItemService
+import Proto
+import RPC
+import Runtime
+import ZMQ
+
+/// One context for the tests of this target; sockets are per test.
+let testContext = try! Context(ioThreads: 1)
+
+/// Logs go nowhere unless HOMEPWNER_TEST_LOGS is set.
+let testLogger = Logger(
+    label: "test", level: ProcessInfo.processInfo.environment["HOMEPWNER_TEST_LOGS"] == nil ? .critical : .debug)
+
+/// A fresh temporary folder, removed by `remove()`.
+struct TemporaryFolder {
+    let path: String
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("hp-items-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+
+    /// An ipc endpoint inside the folder.
+    func endpoint(_ name: String) -> String { "ipc://\(path)/\(name).sock" }
+}
+
+/// An item-service host on ipc endpoints in `folder`, started.
+func startItemService(
+    in folder: TemporaryFolder, imageEndpoint: String? = nil, clock: any WallClock = SystemClock(),
+    backoff: CascadeDispatcher.Backoff = .init(initialMilliseconds: 50, maxMilliseconds: 300)
+) throws -> ServiceHost {
+    let configuration = ItemServiceConfiguration(
+        rpcEndpoint: folder.endpoint("item"), eventsEndpoint: folder.endpoint("item-events"),
+        dataDirectory: folder.path + "/data", imageServiceEndpoint: imageEndpoint ?? folder.endpoint("image"))
+    let host = try ItemServiceHost.make(configuration, context: testContext, logger: testLogger, clock: clock, cascadeBackoff: backoff)
+    try host.start()
+    return host
+}
+
+/// A client of the item service in `folder`.
+func itemClient(_ folder: TemporaryFolder) throws -> RPCClient {
+    try RPCClient(context: testContext, endpoint: folder.endpoint("item"))
+}
+
+/// The RPCError a call threw, or nil when it succeeded (a helper: `catch let e as RPCError`
+/// inside async tests crashes the 6.3 compiler).
+func rpcError<T>(_ body: () async throws -> T) async -> RPCError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch let error as RPCError {
+        return error
+    } catch {
+        return RPCError(.unknown, "not an RPCError: \(error)")
+    }
+}
+
+/// The ItemStoreError a store call threw, or nil.
+func storeError<T>(_ body: () throws -> T) -> ItemStoreError? {
+    do {
+        _ = try body()
+        return nil
+    } catch let error as ItemStoreError {
+        return error
+    } catch {
+        return .failedPrecondition("not an ItemStoreError: \(error)")
+    }
+}
+
+func createRequest(_ name: String, serial: String = "", value: Int64 = 0, key: String = "") -> CreateItemRequest {
+    var request = CreateItemRequest()
+    request.name = name
+    request.serialNumber = serial
+    request.valueInDollars = value
+    request.key = key
+    return request
+}
+
+/// Every item in manual order, following page tokens.
+func allItems(_ store: ItemStore, pageSize: Int32 = 1000) throws -> [Item] {
+    var items: [Item] = []
+    var request = ListItemsRequest()
+    request.pageSize = pageSize
+    repeat {
+        let page = try store.list(request)
+        items += page.items
+        request.pageToken = page.nextPageToken
+    } while !request.pageToken.isEmpty
+    return items
+}
