@@ -1,0 +1,111 @@
+import Foundation
+import ItemService
+import Proto
+import RPC
+import Runtime
+import Synchronization
+import Testing
+
+/// The delete cascade against a small fake image service that records what it was asked.
+@Suite struct CascadeTests {
+    /// Images per owner; DeleteImagesForOwner removes them and records the call.
+    final class FakeImageService: Sendable {
+        let images: Mutex<[String: Int64]>
+        let calls = Mutex<[String]>([])
+        let deleted = Mutex<[String: Int64]>([:])
+
+        init(images: [String: Int64]) { self.images = Mutex(images) }
+
+        func start(_ endpoint: String) throws -> RPCServer {
+            let server = try RPCServer(
+                context: testContext, configuration: .init(endpoints: [endpoint], processName: "image-service"), logger: testLogger)
+            server.register(ImageServiceRPC.deleteImagesForOwner) { [self] request, _ in
+                calls.withLock { $0.append(request.ownerKey) }
+                let count = images.withLock { $0.removeValue(forKey: request.ownerKey) ?? 0 }
+                deleted.withLock { $0[request.ownerKey, default: 0] += count }
+                var response = DeleteImagesForOwnerResponse()
+                response.deletedCount = count
+                return response
+            }
+            try server.start()
+            return server
+        }
+    }
+
+    func pending(_ client: RPCClient) async throws -> Int64 {
+        try await client.call(ItemServiceRPC.stats, ItemStatsRequest(), options: .init(timeoutMilliseconds: 10_000)).pendingCascades
+    }
+
+    @Test func deleteAnswersWhileImagesAreDownAndTheCascadeArrivesOnceAfterRestarts() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var host = try startItemService(in: folder)
+        defer { host.stop() }
+        let client = try itemClient(folder)
+        defer { client.close() }
+        let doomed = try await client.call(ItemServiceRPC.createItem, createRequest("Rusty Spork"))
+        let kept = try await client.call(ItemServiceRPC.createItem, createRequest("Shiny Mac"))
+        let fake = FakeImageService(images: [doomed.key: 3, kept.key: 2])
+
+        var delete = DeleteItemRequest()
+        delete.key = doomed.key
+        _ = try await client.call(ItemServiceRPC.deleteItem, delete)
+        #expect(try await pending(client) == 1)
+
+        // The item service restarts with the cascade still owed: the outbox is on disk.
+        host.stop()
+        host = try startItemService(in: folder)
+        #expect(try await pending(client) == 1)
+
+        let images = try fake.start(folder.endpoint("image"))
+        defer { images.stop() }
+        let end = ContinuousClock.now + .seconds(30)
+        while try await pending(client) > 0 && ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(try await pending(client) == 0)
+        #expect(fake.deleted.withLock { $0 } == [doomed.key: 3])
+        #expect(fake.images.withLock { $0 } == [kept.key: 2])
+        #expect(fake.calls.withLock { $0 }.allSatisfy { $0 == doomed.key })
+
+        // Once confirmed, a restart owes nothing and asks nothing more.
+        let callsBefore = fake.calls.withLock { $0.count }
+        host.stop()
+        host = try startItemService(in: folder)
+        #expect(try await pending(client) == 0)
+        #expect(fake.calls.withLock { $0.count } == callsBefore)
+    }
+
+    @Test func cascadeSurvivesTheImageServiceGoingDownBetweenDeletes() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let host = try startItemService(in: folder)
+        defer { host.stop() }
+        let client = try itemClient(folder)
+        defer { client.close() }
+        var keys: [String] = []
+        for index in 0..<6 { keys.append(try await client.call(ItemServiceRPC.createItem, createRequest("Item \(index)")).key) }
+        let fake = FakeImageService(images: Dictionary(uniqueKeysWithValues: keys.map { ($0, 1) }))
+        var images = try fake.start(folder.endpoint("image"))
+        var delete = DeleteItemRequest()
+        for key in keys.prefix(3) {
+            delete.key = key
+            _ = try await client.call(ItemServiceRPC.deleteItem, delete)
+        }
+        var end = ContinuousClock.now + .seconds(30)
+        while try await pending(client) > 0 && ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(try await pending(client) == 0)
+
+        images.stop()
+        for key in keys.suffix(3) {
+            delete.key = key
+            _ = try await client.call(ItemServiceRPC.deleteItem, delete)
+        }
+        #expect(try await pending(client) == 3)
+        images = try fake.start(folder.endpoint("image"))
+        defer { images.stop() }
+        end = ContinuousClock.now + .seconds(30)
+        while try await pending(client) > 0 && ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(try await pending(client) == 0)
+        #expect(fake.deleted.withLock { $0 } == Dictionary(uniqueKeysWithValues: keys.map { ($0, 1) }))
+        #expect(fake.images.withLock { $0 }.isEmpty)
+    }
+}
