@@ -10,17 +10,40 @@ public struct ImageServiceConfiguration: Sendable {
     public var dataDirectory: String
     /// The frame size limit.
     public var maxMessageBytes: Int
+    /// The cache's byte budget; 0 = an eighth of the memory limit of the machine or cgroup (at most 2 GiB).
+    public var cacheBudgetBytes: Int
+    /// Largest width × height of a JPEG accepted.
+    public var maxPixels: Int
+    /// Largest chunked upload.
+    public var maxUploadBytes: Int64
+    /// Idle uploads are dropped after this many seconds.
+    public var uploadExpirySeconds: Int
+    /// Whether PSI and cgroup monitors feed the cache (tests drive it themselves).
+    public var watchMemoryPressure: Bool
 
     /// A configuration; every value has the protocol's default.
     public init(
         rpcEndpoint: String = Defaults.imageRPC, eventsEndpoint: String = Defaults.imageEvents,
         dataDirectory: String = Defaults.dataDir,
-        maxMessageBytes: Int = Defaults.maxMessageBytes
+        maxMessageBytes: Int = Defaults.maxMessageBytes,
+        cacheBudgetBytes: Int = 0, maxPixels: Int = 100_000_000, maxUploadBytes: Int64 = 4 << 30,
+        uploadExpirySeconds: Int = 900, watchMemoryPressure: Bool = true
     ) {
         self.rpcEndpoint = rpcEndpoint
         self.eventsEndpoint = eventsEndpoint
         self.dataDirectory = dataDirectory
         self.maxMessageBytes = maxMessageBytes
+        self.cacheBudgetBytes = cacheBudgetBytes
+        self.maxPixels = maxPixels
+        self.maxUploadBytes = maxUploadBytes
+        self.uploadExpirySeconds = uploadExpirySeconds
+        self.watchMemoryPressure = watchMemoryPressure
+    }
+
+    /// The cache budget in force: the configured one, or the default share of the memory limit.
+    public var effectiveCacheBudgetBytes: Int {
+        if cacheBudgetBytes > 0 { return cacheBudgetBytes }
+        return Int(min(memoryLimitBytes() / 8, 2 << 30))
     }
 
     /// The flags of the image-service executable.
@@ -33,6 +56,14 @@ public struct ImageServiceConfiguration: Sendable {
                    help: "data root; images live in DIR/images", valueName: "DIR"),
         OptionSpec(name: "max-message-bytes", env: EnvironmentNames.maxMessageBytes,
                    defaultValue: String(Defaults.maxMessageBytes), help: "largest frame accepted", valueName: "BYTES"),
+        OptionSpec(name: "cache-bytes", env: "HOMEPWNER_IMAGE_CACHE_BYTES", defaultValue: "0",
+                   help: "image cache budget (0 = 1/8 of the memory limit, at most 2 GiB)", valueName: "BYTES"),
+        OptionSpec(name: "max-pixels", env: "HOMEPWNER_IMAGE_MAX_PIXELS", defaultValue: "100000000",
+                   help: "largest width × height of a JPEG accepted", valueName: "PIXELS"),
+        OptionSpec(name: "max-upload-bytes", env: "HOMEPWNER_IMAGE_MAX_UPLOAD_BYTES", defaultValue: String(4 << 30),
+                   help: "largest chunked upload", valueName: "BYTES"),
+        OptionSpec(name: "upload-expiry", env: "HOMEPWNER_IMAGE_UPLOAD_EXPIRY_SECONDS", defaultValue: "900",
+                   help: "seconds an idle upload is kept", valueName: "SECONDS"),
     ]
 
     /// Reads the parsed flags.
@@ -40,6 +71,9 @@ public struct ImageServiceConfiguration: Sendable {
         self.init(
             rpcEndpoint: try options.string("rpc"), eventsEndpoint: try options.string("events"),
             dataDirectory: try options.string("data-dir"),
-            maxMessageBytes: try options.int("max-message-bytes"))
+            maxMessageBytes: try options.int("max-message-bytes"),
+            cacheBudgetBytes: try options.int("cache-bytes"), maxPixels: try options.int("max-pixels"),
+            maxUploadBytes: Int64(try options.int("max-upload-bytes")),
+            uploadExpirySeconds: try options.int("upload-expiry"))
     }
 }

@@ -1,24 +1,69 @@
+import Dispatch
 import Foundation
 import RPC
 import Runtime
+import Synchronization
 import ZMQ
 
-/// Composes image-service: its data folder, RPC server and event publisher.
+/// Composes image-service: its data folder, store, cache, pressure watcher, RPC server and events.
 public enum ImageServiceHost {
     /// The folder under the data root that only image-service touches.
     public static func dataFolder(_ configuration: ImageServiceConfiguration) -> String {
         (configuration.dataDirectory as NSString).appendingPathComponent("images")
     }
 
-    /// A host serving Health (and, as they land, the ImageService and capture JobQueue methods).
+    /// A host serving Health and the ImageService methods.
     public static func make(
         _ configuration: ImageServiceConfiguration, context: Context, logger: Logger
     ) throws -> ServiceHost {
-        try FileManager.default.createDirectory(
-            atPath: dataFolder(configuration), withIntermediateDirectories: true)
-        return try ServiceHost(
+        let host = try ServiceHost(
             name: "image-service", context: context, rpcEndpoints: [configuration.rpcEndpoint],
             eventEndpoints: [configuration.eventsEndpoint], maxMessageBytes: configuration.maxMessageBytes,
             logger: logger)
+        let cache = ImageCache(budgetBytes: configuration.effectiveCacheBudgetBytes)
+        let limits = ImageStoreLimits(
+            maxPixels: configuration.maxPixels, maxUploadBytes: configuration.maxUploadBytes,
+            maxChunkBytes: min(16 << 20, configuration.maxMessageBytes - (64 << 10)),
+            uploadExpiryMilliseconds: Int64(configuration.uploadExpirySeconds) * 1000)
+        let store = try ImageStore(folder: dataFolder(configuration), cache: cache, limits: limits, logger: logger)
+        // A reply carries the data plus ImageInfo and framing; keep a margin under the frame limit.
+        ImageServiceHandlers.register(on: host, store: store, replyLimit: configuration.maxMessageBytes - (64 << 10))
+
+        let reaper = UploadReaper(store: store, everyMilliseconds: max(1000, configuration.uploadExpirySeconds * 250))
+        reaper.start()
+        var monitors: [any MemoryPressureMonitor] = []
+        if configuration.watchMemoryPressure {
+            if FileManager.default.fileExists(atPath: "/proc/pressure/memory") { monitors.append(PSIMonitor()) }
+            if let cgroup = CgroupMemoryMonitor.detect() { monitors.append(cgroup) }
+        }
+        let watcher = PressureWatcher(monitors: monitors, cache: cache, logger: logger)
+        watcher.start()
+        host.addStopAction {
+            watcher.stop()
+            reaper.stop()
+            store.close()
+        }
+        return host
+    }
+}
+
+/// Drops expired uploads on a timer.
+final class UploadReaper: Sendable {
+    private let timer: Mutex<(any DispatchSourceTimer)?>
+
+    init(store: ImageStore, everyMilliseconds: Int) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "homepwner.images.reaper"))
+        timer.schedule(deadline: .now() + .milliseconds(everyMilliseconds), repeating: .milliseconds(everyMilliseconds))
+        timer.setEventHandler { store.expireUploads() }
+        self.timer = Mutex(timer)
+    }
+
+    func start() { timer.withLock { $0?.resume() } }
+
+    func stop() {
+        timer.withLock { timer in
+            timer?.cancel()
+            timer = nil
+        }
     }
 }

@@ -1,0 +1,213 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a blob file operation failed: the operation, the path and errno.
+struct BlobIOError: Error, CustomStringConvertible {
+    let operation: String
+    let path: String
+    let code: Int32
+
+    var description: String { "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))" }
+}
+
+/// One file per blob under `blobs/` in two levels of fan-out folders (`ab/cd/<key>`).
+///
+/// A write goes to `tmp/`, is fsynced, renamed into place and its folder fsynced, so a blob
+/// is either whole on disk or absent. Every method blocks: callers run them on their own threads.
+final class BlobStore: Sendable {
+    /// `<root>/blobs`.
+    let blobsFolder: String
+    /// `<root>/tmp`: writes in progress; anything here at start is a leftover of a crash.
+    let temporaryFolder: String
+
+    init(root: String) throws {
+        blobsFolder = root + "/blobs"
+        temporaryFolder = root + "/tmp"
+        for folder in [root, blobsFolder, temporaryFolder] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+    }
+
+    /// The final path of a blob.
+    func path(of key: String) -> String {
+        let hex = key.replacingOccurrences(of: "-", with: "")
+        let a = hex.prefix(2), b = hex.dropFirst(2).prefix(2)
+        return "\(blobsFolder)/\(a)/\(b)/\(key)"
+    }
+
+    /// Writes `bytes` durably as blob `key`: temporary file, fsync, rename, folder fsync.
+    func write(_ bytes: [UInt8], key: String) throws {
+        let temporary = try writeTemporary(bytes, key: key)
+        try publish(temporary: temporary, key: key)
+    }
+
+    /// Step one of `write`: the bytes in a fsynced temporary file; returns its path.
+    func writeTemporary(_ bytes: [UInt8], key: String) throws -> String {
+        let path = newTemporaryPath(key: key)
+        let fd = try Self.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
+        do {
+            try bytes.withUnsafeBytes { try Self.writeAll(fd, $0, path: path) }
+            try Self.check(fsync(fd), "fsync", path)
+            close(fd)
+        } catch {
+            close(fd)
+            unlink(path)
+            throw error
+        }
+        return path
+    }
+
+    /// A fresh path in `tmp/` for a write of `key`.
+    func newTemporaryPath(key: String) -> String {
+        "\(temporaryFolder)/\(key).\(UInt32.random(in: 0...UInt32.max)).tmp"
+    }
+
+    /// Step two of `write`: renames a fsynced temporary file into place and fsyncs the folders.
+    func publish(temporary: String, key: String) throws {
+        let final = path(of: key)
+        let folder = (final as NSString).deletingLastPathComponent
+        if !FileManager.default.fileExists(atPath: folder) {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            // The new fan-out folders must themselves survive a crash.
+            try Self.fsyncFolder((folder as NSString).deletingLastPathComponent)
+            try Self.fsyncFolder(blobsFolder)
+        }
+        try Self.check(rename(temporary, final), "rename to", final)
+        try Self.fsyncFolder(folder)
+    }
+
+    /// Reads the whole blob and checks its size and checksum; a mismatch is `BlobDamage`.
+    func read(key: String, size: Int64, checksum: String) throws -> [UInt8] {
+        let path = path(of: key)
+        let fd = try Self.open(path, O_RDONLY | O_CLOEXEC)
+        defer { close(fd) }
+        let actualSize = try Self.size(fd, path)
+        guard actualSize == size else {
+            throw BlobDamage(key: key, detail: "file is \(actualSize) bytes, the index says \(size)")
+        }
+        let bytes = try [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, count in
+            try Self.readAll(fd, UnsafeMutableRawBufferPointer(buffer), offset: 0, path: path)
+            count = Int(size)
+        }
+        let actual = SHA256.checksum(bytes)
+        guard actual == checksum else {
+            throw BlobDamage(key: key, detail: "content checksum \(actual) does not match the stored \(checksum)")
+        }
+        return bytes
+    }
+
+    /// Reads `length` bytes at `offset`, verifying the whole file's checksum on the way (streamed).
+    func read(key: String, size: Int64, checksum: String, offset: Int64, length: Int64) throws -> [UInt8] {
+        let path = path(of: key)
+        let fd = try Self.open(path, O_RDONLY | O_CLOEXEC)
+        defer { close(fd) }
+        let actualSize = try Self.size(fd, path)
+        guard actualSize == size else {
+            throw BlobDamage(key: key, detail: "file is \(actualSize) bytes, the index says \(size)")
+        }
+        var hash = SHA256()
+        var result = [UInt8]()
+        result.reserveCapacity(Int(length))
+        let chunk = 1 << 20
+        var buffer = [UInt8](repeating: 0, count: chunk)
+        var position: Int64 = 0
+        let end = offset + length
+        while position < size {
+            let count = Int(min(Int64(chunk), size - position))
+            try buffer.withUnsafeMutableBytes {
+                try Self.readAll(fd, UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]), offset: position, path: path)
+            }
+            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            let from = max(position, offset), to = min(position + Int64(count), end)
+            if from < to { result += buffer[Int(from - position)..<Int(to - position)] }
+            position += Int64(count)
+        }
+        let actual = hash.checksum()
+        guard actual == checksum else {
+            throw BlobDamage(key: key, detail: "content checksum \(actual) does not match the stored \(checksum)")
+        }
+        return result
+    }
+
+    /// Removes a blob; a missing file is not an error (deletes are idempotent).
+    func remove(key: String) {
+        unlink(path(of: key))
+    }
+
+    /// Deletes every leftover in `tmp/` (interrupted writes and uploads); returns how many.
+    @discardableResult
+    func removeTemporaryLeftovers() -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: temporaryFolder)) ?? []
+        for name in names { unlink("\(temporaryFolder)/\(name)") }
+        return names.count
+    }
+
+    /// Every blob key on disk.
+    func allKeys() -> [String] {
+        guard let walker = FileManager.default.enumerator(atPath: blobsFolder) else { return [] }
+        var keys: [String] = []
+        while let relative = walker.nextObject() as? String {
+            let parts = relative.split(separator: "/")
+            if parts.count == 3 { keys.append(String(parts[2])) }
+        }
+        return keys
+    }
+
+    // MARK: POSIX helpers
+
+    static func open(_ path: String, _ flags: Int32) throws -> Int32 {
+        let fd = Glibc.open(path, flags, 0o644)
+        guard fd >= 0 else { throw BlobIOError(operation: "open", path: path, code: errno) }
+        return fd
+    }
+
+    static func check(_ rc: Int32, _ operation: String, _ path: String) throws {
+        guard rc == 0 else { throw BlobIOError(operation: operation, path: path, code: errno) }
+    }
+
+    static func size(_ fd: Int32, _ path: String) throws -> Int64 {
+        var info = stat()
+        try check(fstat(fd, &info), "fstat", path)
+        return Int64(info.st_size)
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw BlobIOError(operation: "write", path: path, code: errno)
+            }
+            done += n
+        }
+    }
+
+    static func readAll(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int64, path: String) throws {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw BlobIOError(operation: "read", path: path, code: errno)
+            }
+            if n == 0 { throw BlobIOError(operation: "read (file shorter than expected)", path: path, code: EIO) }
+            done += n
+        }
+    }
+
+    static func fsyncFolder(_ path: String) throws {
+        let fd = try open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        defer { close(fd) }
+        try check(fsync(fd), "fsync", path)
+    }
+}
+
+/// A stored blob that no longer matches its index entry: DATA_LOSS on the wire.
+struct BlobDamage: Error, CustomStringConvertible {
+    let key: String
+    let detail: String
+    var description: String { "image \(key) is damaged on disk: \(detail)" }
+}

@@ -1,0 +1,145 @@
+import Proto
+import SQLite
+
+/// The filter and page of a `ListImages` call.
+struct ImageQuery: Sendable {
+    var ownerKey = ""
+    var kind: ImageKind = .unspecified
+    var mediaType: MediaType = .unspecified
+    /// Only rows after this sequence number (the page token).
+    var afterSequence: Int64 = 0
+    var limit = 100
+}
+
+/// images.db: one row per blob. Not Sendable: `ImageStore` owns it on one serial queue.
+final class ImageIndex {
+    private let db: Database
+
+    static let migrator = Migrator([
+        (1, """
+            CREATE TABLE images (
+              seq INTEGER PRIMARY KEY AUTOINCREMENT,
+              key TEXT NOT NULL UNIQUE,
+              owner_key TEXT NOT NULL,
+              kind INTEGER NOT NULL,
+              parent_key TEXT NOT NULL,
+              media_type INTEGER NOT NULL,
+              content_type TEXT NOT NULL,
+              size_bytes INTEGER NOT NULL,
+              width INTEGER NOT NULL,
+              height INTEGER NOT NULL,
+              orientation INTEGER NOT NULL,
+              checksum TEXT NOT NULL,
+              created_at_ms INTEGER NOT NULL
+            );
+            CREATE INDEX images_owner ON images(owner_key, seq);
+            CREATE INDEX images_parent ON images(parent_key);
+            """),
+    ])
+
+    private static let columns =
+        "seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms"
+
+    init(path: String) throws {
+        db = try Database(path: path)
+        // WAL lets readers run beside the writer; FULL makes each commit durable before a put is acknowledged.
+        try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
+        try db.setBusyTimeout(milliseconds: 5000)
+        _ = try Self.migrator.migrate(db)
+    }
+
+    func close() { try? db.close() }
+
+    var isOpen: Bool { db.isOpen }
+
+    func insert(_ info: ImageInfo) throws {
+        try db.execute(
+            "INSERT INTO images (key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            [.text(info.key), .text(info.ownerKey), .integer(Int64(info.kind.rawValue)), .text(info.parentKey),
+             .integer(Int64(info.mediaType.rawValue)), .text(info.contentType), .integer(info.sizeBytes),
+             .integer(Int64(info.width)), .integer(Int64(info.height)), .integer(Int64(info.orientation)),
+             .text(info.checksum), .integer(info.createdAtMs)])
+    }
+
+    func get(_ key: String) throws -> ImageInfo? {
+        try db.query("SELECT \(Self.columns) FROM images WHERE key = ?", [.text(key)]).first.map { Self.info($0).info }
+    }
+
+    /// A page in created order, and the sequence number of its last row.
+    func list(_ query: ImageQuery) throws -> (images: [ImageInfo], last: Int64, more: Bool) {
+        var sql = "SELECT \(Self.columns) FROM images WHERE seq > ?"
+        var params: [SQLiteValue] = [.integer(query.afterSequence)]
+        if !query.ownerKey.isEmpty { sql += " AND owner_key = ?"; params.append(.text(query.ownerKey)) }
+        if query.kind != .unspecified { sql += " AND kind = ?"; params.append(.integer(Int64(query.kind.rawValue))) }
+        if query.mediaType != .unspecified {
+            sql += " AND media_type = ?"; params.append(.integer(Int64(query.mediaType.rawValue)))
+        }
+        sql += " ORDER BY seq LIMIT ?"
+        params.append(.integer(Int64(query.limit + 1)))
+        let rows = try db.query(sql, params).map(Self.info)
+        let page = rows.prefix(query.limit)
+        return (page.map(\.info), page.last?.seq ?? query.afterSequence, rows.count > query.limit)
+    }
+
+    /// The images made from `parentKey` (thumbnails, edits).
+    func children(of parentKey: String) throws -> [ImageInfo] {
+        try db.query("SELECT \(Self.columns) FROM images WHERE parent_key = ? ORDER BY seq", [.text(parentKey)])
+            .map { Self.info($0).info }
+    }
+
+    /// Deletes an image and everything made from it; returns the rows removed.
+    func delete(_ key: String) throws -> [ImageInfo] {
+        try db.inTransaction {
+            guard let info = try get(key) else { return [] }
+            let removed = [info] + (try children(of: key))
+            for image in removed { try db.execute("DELETE FROM images WHERE key = ?", [.text(image.key)]) }
+            return removed
+        }
+    }
+
+    /// Deletes every image of an owner (and what was made from them); returns the rows removed.
+    func deleteOwner(_ ownerKey: String) throws -> [ImageInfo] {
+        try db.inTransaction {
+            let owned = try db.query("SELECT \(Self.columns) FROM images WHERE owner_key = ? ORDER BY seq", [.text(ownerKey)])
+                .map { Self.info($0).info }
+            var removed: [ImageInfo] = []
+            var seen = Set<String>()
+            for image in owned {
+                for row in [image] + (try children(of: image.key)) where seen.insert(row.key).inserted {
+                    removed.append(row)
+                }
+            }
+            for image in removed { try db.execute("DELETE FROM images WHERE key = ?", [.text(image.key)]) }
+            return removed
+        }
+    }
+
+    /// Every key in the index.
+    func allKeys() throws -> Set<String> {
+        Set(try db.query("SELECT key FROM images").compactMap { $0[0].stringValue })
+    }
+
+    /// Removes rows whose blob is missing (reconciliation).
+    func remove(keys: [String]) throws {
+        try db.inTransaction {
+            for key in keys { try db.execute("DELETE FROM images WHERE key = ?", [.text(key)]) }
+        }
+    }
+
+    private static func info(_ row: Row) -> (seq: Int64, info: ImageInfo) {
+        var info = ImageInfo()
+        info.key = row[1].stringValue ?? ""
+        info.ownerKey = row[2].stringValue ?? ""
+        info.kind = ImageKind(rawValue: Int32(row[3].int64Value ?? 0))
+        info.parentKey = row[4].stringValue ?? ""
+        info.mediaType = MediaType(rawValue: Int32(row[5].int64Value ?? 0))
+        info.contentType = row[6].stringValue ?? ""
+        info.sizeBytes = row[7].int64Value ?? 0
+        info.width = Int32(row[8].int64Value ?? 0)
+        info.height = Int32(row[9].int64Value ?? 0)
+        info.orientation = Int32(row[10].int64Value ?? 0)
+        info.checksum = row[11].stringValue ?? ""
+        info.createdAtMs = row[12].int64Value ?? 0
+        return (row[0].int64Value ?? 0, info)
+    }
+}

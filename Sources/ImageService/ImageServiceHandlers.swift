@@ -1,0 +1,176 @@
+import Proto
+import RPC
+import Runtime
+
+/// The ImageService methods: decode → store → reply, with events for stored and deleted images.
+enum ImageServiceHandlers {
+    /// Registers every implemented ImageService method on `host`.
+    static func register(on host: ServiceHost, store: ImageStore, replyLimit: Int) {
+        let server = host.server
+        let clock = store.clock
+
+        @Sendable func publish(_ topic: String, _ info: ImageInfo) {
+            var event = ImageEvent()
+            event.key = info.key
+            event.info = info
+            event.atMs = clock.nowMilliseconds()
+            host.publish(topic: topic, event)
+        }
+
+        server.register(ImageServiceRPC.putImage) { request, _ in
+            try await mapped {
+                let (info, created) = try await store.put(
+                    request.data,
+                    NewImage(
+                        ownerKey: request.ownerKey, contentType: request.contentType, kind: request.kind,
+                        parentKey: request.parentKey, key: request.key))
+                if created { publish(EventTopic.imageStored, info) }
+                return info
+            }
+        }
+        server.register(ImageServiceRPC.beginUpload) { request, _ in
+            try await mapped {
+                let ticket = try await store.beginUpload(
+                    NewImage(
+                        ownerKey: request.ownerKey, contentType: request.contentType, kind: request.kind,
+                        parentKey: request.parentKey, key: request.key, mediaType: request.mediaType),
+                    totalSize: request.totalSize, checksum: request.checksum)
+                var response = BeginUploadResponse()
+                response.uploadId = ticket.uploadID
+                response.expiresAtMs = ticket.expiresAtMs
+                response.maxChunkBytes = Int32(clamping: ticket.maxChunkBytes)
+                return response
+            }
+        }
+        server.register(ImageServiceRPC.appendUpload) { request, _ in
+            try await mapped {
+                var response = AppendUploadResponse()
+                response.receivedBytes = try await store.appendUpload(
+                    request.uploadId, offset: request.offset, data: request.data)
+                return response
+            }
+        }
+        server.register(ImageServiceRPC.commitUpload) { request, _ in
+            try await mapped {
+                let info = try await store.commitUpload(request.uploadId, checksum: request.checksum)
+                publish(EventTopic.imageStored, info)
+                return info
+            }
+        }
+        server.register(ImageServiceRPC.abortUpload) { request, _ in
+            try await mapped {
+                try await store.abortUpload(request.uploadId)
+                return AbortUploadResponse()
+            }
+        }
+        server.register(ImageServiceRPC.getImage) { request, _ in
+            try await mapped {
+                let info = try await store.info(request.key)
+                let length = request.length == 0 ? info.sizeBytes - request.offset : request.length
+                if length > Int64(replyLimit) {
+                    throw ImageStoreError.tooLarge(
+                        "image \(info.key) is \(info.sizeBytes) bytes; a reply holds at most \(replyLimit): read it in ranges (offset, length ≤ \(replyLimit))")
+                }
+                var response = GetImageResponse()
+                response.data = try await store.read(info, offset: request.offset, length: request.length)
+                response.info = info
+                return response
+            }
+        }
+        server.register(ImageServiceRPC.statImage) { request, _ in
+            try await mapped { try await store.info(request.key) }
+        }
+        server.register(ImageServiceRPC.listImages) { request, _ in
+            try await mapped {
+                let page = try await store.list(
+                    ownerKey: request.ownerKey, kind: request.kind, mediaType: request.mediaType,
+                    pageSize: Int(request.pageSize), pageToken: request.pageToken)
+                var response = ListImagesResponse()
+                response.images = page.images
+                response.nextPageToken = page.next
+                return response
+            }
+        }
+        server.register(ImageServiceRPC.deleteImage) { request, _ in
+            try await mapped {
+                for info in try await store.delete(request.key) { publish(EventTopic.imageDeleted, info) }
+                return DeleteImageResponse()
+            }
+        }
+        server.register(ImageServiceRPC.deleteImagesForOwner) { request, _ in
+            try await mapped {
+                let removed = try await store.deleteOwner(request.ownerKey)
+                for info in removed { publish(EventTopic.imageDeleted, info) }
+                var response = DeleteImagesForOwnerResponse()
+                response.deletedCount = Int64(removed.count)
+                return response
+            }
+        }
+        server.register(ImageServiceRPC.getRendition) { request, _ in
+            try await mapped {
+                let (info, data) = try await store.rendition(
+                    request.key, width: Int(request.width), height: Int(request.height), mode: request.mode)
+                var response = GetRenditionResponse()
+                response.info = info
+                response.data = data
+                return response
+            }
+        }
+        server.register(ImageServiceRPC.cacheStats) { _, _ in
+            cacheStatsResponse(store.cache.statistics)
+        }
+        server.register(ImageServiceRPC.purgeCache) { request, _ in
+            let level: PressureLevel
+            switch request.level {
+            case .warning: level = .warning
+            case .critical, .unspecified: level = .critical
+            default: throw RPCError.invalidArgument("level \(request.level.rawValue) is not WARNING or CRITICAL")
+            }
+            let result = store.cache.purge(level, reason: "manual")
+            var response = PurgeCacheResponse()
+            response.freedBytes = Int64(result.freedBytes)
+            response.entries = Int64(result.entries)
+            response.bytes = Int64(result.bytes)
+            return response
+        }
+    }
+
+    static func cacheStatsResponse(_ stats: CacheStatistics) -> CacheStatsResponse {
+        var response = CacheStatsResponse()
+        response.entries = Int64(stats.entries)
+        response.bytes = Int64(stats.bytes)
+        response.budgetBytes = Int64(stats.budgetBytes)
+        response.hits = stats.hits
+        response.misses = stats.misses
+        response.evictions = stats.evictions
+        response.purges = stats.purges.sorted { $0.key < $1.key }.map {
+            var count = PurgeCount()
+            count.reason = $0.key
+            count.count = $0.value
+            return count
+        }
+        return response
+    }
+
+    /// Runs a handler body, turning store refusals into their status codes.
+    static func mapped<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as ImageStoreError {
+            throw rpcError(error)
+        }
+    }
+
+    static func rpcError(_ error: ImageStoreError) -> RPCError {
+        switch error {
+        case .invalid(let message): .invalidArgument(message)
+        case .notFound(let message): .notFound(message)
+        case .outOfRange(let message): .outOfRange(message)
+        case .failedPrecondition(let message): .failedPrecondition(message)
+        case .alreadyExists(let message): .alreadyExists(message)
+        case .aborted(let message): .aborted(message)
+        case .tooLarge(let message): .resourceExhausted(message)
+        case .damaged(let message): .dataLoss(message)
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import JPEG
+import Proto
+
+extension ImageStore {
+    /// Largest rendition edge.
+    public static let maxRenditionEdge = 8192
+
+    /// The image at `width` × `height` (FIT: inside the box, aspect kept, never enlarged; FILL:
+    /// exactly the box, centre-cropped): a stored thumbnail of that size when there is one, else
+    /// rendered with TurboJPEG (DCT scaling, EXIF orientation applied) and cached.
+    public func rendition(
+        _ key: String, width: Int, height: Int, mode: RenditionMode
+    ) async throws -> (info: ImageInfo, data: [UInt8]) {
+        for (name, value) in [("width", width), ("height", height)] where !(1...Self.maxRenditionEdge).contains(value) {
+            throw ImageStoreError.invalid("\(name) must be in 1...\(Self.maxRenditionEdge) (got \(value))")
+        }
+        let mode: RenditionMode = mode == .unspecified ? .fit : mode
+        guard mode == .fit || mode == .fill else {
+            throw ImageStoreError.invalid("mode \(mode.rawValue) is not FIT or FILL")
+        }
+        let original = try await info(key)
+        guard original.mediaType == .image, original.contentType == "image/jpeg", original.width > 0, original.height > 0 else {
+            throw ImageStoreError.failedPrecondition(
+                "image \(original.key) is \(original.contentType); renditions are made from JPEG images only")
+        }
+        let orientation = Int(original.orientation)
+        let swapped = orientation >= 5
+        let orientedWidth = Int(swapped ? original.height : original.width)
+        let orientedHeight = Int(swapped ? original.width : original.height)
+        let target = Self.targetSize(
+            of: (orientedWidth, orientedHeight), box: (width, height), mode: mode)
+
+        let parentKey = original.key
+        let children = try await onIndex { try $0.children(of: parentKey) }
+        if let stored = children.first(where: {
+            $0.kind == .thumbnail && $0.contentType == "image/jpeg" && $0.orientation <= 1
+                && abs(Int($0.width) - target.width) <= 1 && abs(Int($0.height) - target.height) <= 1
+        }) {
+            return (stored, try await read(stored))
+        }
+
+        let cacheKey = "\(original.key)/r/\(target.width)x\(target.height)/\(mode == .fill ? "fill" : "fit")"
+        if let cached = cache.get(cacheKey) { return (Self.renditionInfo(original, target, cached), cached) }
+
+        let source = try await read(original)
+        let maxPixels = limits.maxPixels
+        let decodeTarget = Self.decodeTarget(of: (orientedWidth, orientedHeight), box: (width, height), mode: mode)
+        let data = try await onIO { () throws -> [UInt8] in
+            let storedTarget = swapped ? (decodeTarget.height, decodeTarget.width) : decodeTarget
+            let image = try JPEG.decode(source, targetSize: storedTarget, options: DecodeOptions(maxPixels: maxPixels))
+                .oriented(orientation)
+            let sized = mode == .fill ? image.filled(to: target.width, target.height) : image.fitted(within: target.width, target.height)
+            return try JPEG.encode(sized, quality: 85)
+        }
+        cache.insert(cacheKey, data)
+        return (Self.renditionInfo(original, target, data), data)
+    }
+
+    /// The output size: FIT scales down (never up) into the box; FILL is the box.
+    static func targetSize(
+        of size: (width: Int, height: Int), box: (width: Int, height: Int), mode: RenditionMode
+    ) -> (width: Int, height: Int) {
+        if mode == .fill { return box }
+        let scale = min(1, min(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height)))
+        return (max(1, Int((Double(size.width) * scale).rounded())), max(1, Int((Double(size.height) * scale).rounded())))
+    }
+
+    /// The smallest oriented size the decoder must produce so resizing only ever scales down.
+    static func decodeTarget(
+        of size: (width: Int, height: Int), box: (width: Int, height: Int), mode: RenditionMode
+    ) -> (width: Int, height: Int) {
+        let fit = min(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height))
+        let cover = max(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height))
+        let scale = min(1, mode == .fill ? cover : fit)
+        return (max(1, Int((Double(size.width) * scale).rounded(.up))), max(1, Int((Double(size.height) * scale).rounded(.up))))
+    }
+
+    private static func renditionInfo(_ original: ImageInfo, _ size: (width: Int, height: Int), _ data: [UInt8]) -> ImageInfo {
+        var info = original
+        info.kind = .thumbnail
+        info.parentKey = original.key
+        info.contentType = "image/jpeg"
+        info.sizeBytes = Int64(data.count)
+        info.width = Int32(size.width)
+        info.height = Int32(size.height)
+        info.orientation = 1
+        info.checksum = SHA256.checksum(data)
+        return info
+    }
+}

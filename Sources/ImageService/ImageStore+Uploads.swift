@@ -1,0 +1,244 @@
+import Foundation
+import Proto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A chunked upload in progress: its staging file in `tmp/` and the running checksum.
+struct Upload: Sendable {
+    let id: String
+    var new: NewImage
+    let totalSize: Int64
+    let checksum: String
+    let path: String
+    let fd: Int32
+    var received: Int64 = 0
+    var hash = SHA256()
+    var expiresAtMs: Int64
+    /// An Append or Commit is running; a second one waits its turn by retrying.
+    var busy = false
+
+    /// Closes and removes the staging file.
+    func discard() {
+        close(fd)
+        unlink(path)
+    }
+}
+
+/// What BeginUpload answers.
+public struct UploadTicket: Sendable, Equatable {
+    public var uploadID: String
+    public var expiresAtMs: Int64
+    public var maxChunkBytes: Int
+}
+
+extension ImageStore {
+    /// Opens an upload of `totalSize` bytes; `checksum` ("sha256:<hex>", optional) is checked at commit.
+    public func beginUpload(_ new: NewImage, totalSize: Int64, checksum: String) async throws -> UploadTicket {
+        expireUploads()
+        guard totalSize > 0 else { throw ImageStoreError.invalid("total_size must be > 0 (got \(totalSize))") }
+        guard totalSize <= limits.maxUploadBytes else {
+            throw ImageStoreError.tooLarge("total_size \(totalSize) is over the upload limit of \(limits.maxUploadBytes) bytes")
+        }
+        if !checksum.isEmpty { try Self.checkFormat(checksum, field: "checksum") }
+        let new = try await validate(new)
+        if !new.key.isEmpty, try await onIndex({ try $0.get(new.key) }) != nil {
+            throw ImageStoreError.alreadyExists("key \(new.key): an image with this key exists already")
+        }
+        let id = UUID().uuidString.lowercased()
+        let path = "\(blobs.temporaryFolder)/upload-\(id).part"
+        let fd = try BlobStore.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC)
+        let upload = Upload(
+            id: id, new: new, totalSize: totalSize, checksum: checksum, path: path, fd: fd,
+            expiresAtMs: clock.nowMilliseconds() + limits.uploadExpiryMilliseconds)
+        let limit = limits.maxOpenUploads
+        let added = uploads.withLock { uploads in
+            guard uploads.count < limit else { return false }
+            uploads[id] = upload
+            return true
+        }
+        guard added else {
+            upload.discard()
+            throw ImageStoreError.tooLarge("\(limit) uploads are in progress already; commit or abort one first")
+        }
+        return UploadTicket(uploadID: id, expiresAtMs: upload.expiresAtMs, maxChunkBytes: limits.maxChunkBytes)
+    }
+
+    /// Appends `data` at `offset`, which must equal the bytes received so far; returns the new total.
+    public func appendUpload(_ id: String, offset: Int64, data: [UInt8]) async throws -> Int64 {
+        expireUploads()
+        guard !data.isEmpty else { throw ImageStoreError.invalid("data is empty") }
+        guard data.count <= limits.maxChunkBytes else {
+            throw ImageStoreError.invalid("data is \(data.count) bytes, over max_chunk_bytes \(limits.maxChunkBytes)")
+        }
+        var upload = try claimUpload(id)
+        do {
+            guard offset == upload.received else {
+                if offset >= 0, offset + Int64(data.count) > upload.totalSize {
+                    throw ImageStoreError.outOfRange(
+                        "offset \(offset) + \(data.count) bytes is past the declared total_size \(upload.totalSize)")
+                }
+                throw ImageStoreError.failedPrecondition(
+                    "offset \(offset) does not match the \(upload.received) bytes received so far; append at offset \(upload.received)")
+            }
+            guard offset + Int64(data.count) <= upload.totalSize else {
+                throw ImageStoreError.outOfRange(
+                    "offset \(offset) + \(data.count) bytes = \(offset + Int64(data.count)) is past the declared total_size \(upload.totalSize)")
+            }
+            let staged = upload
+            upload.hash = try await onIO { () throws -> SHA256 in
+                try data.withUnsafeBytes { bytes in
+                    var done = 0
+                    while done < bytes.count {
+                        let n = pwrite(staged.fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                        if n < 0 {
+                            if errno == EINTR { continue }
+                            throw BlobIOError(operation: "write", path: staged.path, code: errno)
+                        }
+                        done += n
+                    }
+                }
+                var hash = staged.hash
+                hash.update(data)
+                return hash
+            }
+            upload.received += Int64(data.count)
+        } catch {
+            releaseUpload(upload)
+            throw error
+        }
+        releaseUpload(upload)
+        return upload.received
+    }
+
+    /// Verifies size, checksum and media of a complete upload and stores it as an image.
+    public func commitUpload(_ id: String, checksum: String) async throws -> ImageInfo {
+        expireUploads()
+        if !checksum.isEmpty { try Self.checkFormat(checksum, field: "checksum") }
+        let upload = try claimUpload(id)
+        guard upload.received == upload.totalSize else {
+            releaseUpload(upload)
+            throw ImageStoreError.failedPrecondition(
+                "received \(upload.received) of the declared total_size \(upload.totalSize) bytes; append the rest before committing")
+        }
+        // From here the upload ends either as an image or discarded: nothing partial stays.
+        uploads.withLock { _ = $0.removeValue(forKey: id) }
+        var hash = upload.hash
+        let actual = hash.checksum()
+        for (given, when) in [(upload.checksum, "at begin"), (checksum, "at commit")] where !given.isEmpty && given != actual {
+            upload.discard()
+            throw ImageStoreError.invalid(
+                "checksum \(given) given \(when) does not match the received data (\(actual)); the upload is discarded")
+        }
+        var new = upload.new
+        if new.key.isEmpty { new.key = UUID().uuidString.lowercased() }
+        do {
+            try claim(new.key)
+        } catch {
+            upload.discard()
+            throw error
+        }
+        defer { release(new.key) }
+        let blobs = blobs, limits = limits, key = new.key, declared = new
+        let media: SniffedMedia
+        do {
+            media = try await onIO { () throws -> SniffedMedia in
+                defer { Glibc.close(upload.fd) }
+                let media = try Self.sniff(upload, maxPixels: limits.maxPixels)
+                try Self.check(media, against: declared)
+                try BlobStore.check(fsync(upload.fd), "fsync", upload.path)
+                try blobs.publish(temporary: upload.path, key: key)
+                return media
+            }
+        } catch {
+            unlink(upload.path)
+            if let error = error as? ImageStoreError, case .invalid(let message) = error {
+                throw ImageStoreError.invalid(message + "; the upload is discarded")
+            }
+            throw error
+        }
+        let info = makeInfo(new, media: media, size: upload.totalSize, checksum: actual)
+        try await insert(info)
+        return info
+    }
+
+    /// Drops an upload and its staged bytes.
+    public func abortUpload(_ id: String) async throws {
+        guard let upload = uploads.withLock({ $0.removeValue(forKey: id) }) else {
+            throw ImageStoreError.notFound("upload_id \(id): no such upload (committed, aborted or expired)")
+        }
+        upload.discard()
+    }
+
+    /// Drops uploads idle past their expiry; returns how many.
+    @discardableResult
+    public func expireUploads() -> Int {
+        let now = clock.nowMilliseconds()
+        let expired = uploads.withLock { uploads in
+            let ids = uploads.values.filter { !$0.busy && $0.expiresAtMs <= now }.map(\.id)
+            return ids.compactMap { uploads.removeValue(forKey: $0) }
+        }
+        for upload in expired {
+            upload.discard()
+            logger.info("upload \(upload.id) expired after \(upload.received) of \(upload.totalSize) bytes")
+        }
+        return expired.count
+    }
+
+    /// Uploads in progress.
+    public var openUploads: Int { uploads.withLock { $0.count } }
+
+    private func claimUpload(_ id: String) throws -> Upload {
+        let result: Result<Upload, ImageStoreError> = uploads.withLock { uploads in
+            guard var upload = uploads[id] else {
+                return .failure(.notFound("upload_id \"\(id)\": no such upload (committed, aborted or expired)"))
+            }
+            guard !upload.busy else {
+                return .failure(.aborted("another call on upload \(id) is in progress; retry after it"))
+            }
+            upload.busy = true
+            uploads[id] = upload
+            return .success(upload)
+        }
+        return try result.get()
+    }
+
+    private func releaseUpload(_ upload: Upload) {
+        var upload = upload
+        upload.busy = false
+        upload.expiresAtMs = clock.nowMilliseconds() + limits.uploadExpiryMilliseconds
+        let stored = upload
+        uploads.withLock { uploads in
+            if uploads[stored.id] != nil { uploads[stored.id] = stored }
+        }
+    }
+
+    static func checkFormat(_ checksum: String, field: String) throws(ImageStoreError) {
+        let hex = checksum.dropFirst(7)
+        guard checksum.hasPrefix("sha256:"), hex.count == 64, hex.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) else {
+            throw .invalid("\(field) \"\(checksum)\" is not \"sha256:\" followed by 64 lower-case hex digits")
+        }
+    }
+
+    /// Classifies a staged upload from its first and last bytes (reading it whole only for an unusual JPEG end).
+    private static func sniff(_ upload: Upload, maxPixels: Int) throws -> SniffedMedia {
+        let headCount = Int(min(upload.totalSize, 4 << 20))
+        let head = try readStaged(upload, offset: 0, count: headCount)
+        if head.starts(with: [0xFF, 0xD8, 0xFF]) {
+            let tailCount = Int(min(upload.totalSize, 2048))
+            let tail = try readStaged(upload, offset: upload.totalSize - Int64(tailCount), count: tailCount)
+            return try MediaSniffer.jpeg(
+                head: head, tail: tail[...], whole: { try readStaged(upload, offset: 0, count: Int(upload.totalSize)) },
+                maxPixels: maxPixels)
+        }
+        if let media = MediaSniffer.container(head[...]) { return media }
+        throw MediaSniffer.unrecognised(head[...])
+    }
+
+    private static func readStaged(_ upload: Upload, offset: Int64, count: Int) throws -> [UInt8] {
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            try BlobStore.readAll(upload.fd, UnsafeMutableRawBufferPointer(buffer), offset: offset, path: upload.path)
+            initialized = count
+        }
+    }
+}

@@ -1,0 +1,318 @@
+import Dispatch
+import Foundation
+import Proto
+import Runtime
+import SQLite
+import Synchronization
+
+/// Where images are stored: blob files under `blobs/`, their metadata in `images.db`, hot bytes in
+/// the cache.
+///
+/// Every method is async and never blocks the caller's thread: SQLite runs on one serial queue
+/// (one connection, one owner) and file I/O on a concurrent queue of its own.
+public final class ImageStore: Sendable {
+    let blobs: BlobStore
+    /// The memory cache over blob and rendition bytes.
+    public let cache: ImageCache
+    let limits: ImageStoreLimits
+    let clock: any WallClock
+    let logger: Logger
+    private let index: Mutex<ImageIndex>
+    private let indexQueue = DispatchQueue(label: "homepwner.images.index")
+    let ioQueue = DispatchQueue(label: "homepwner.images.io", attributes: .concurrent)
+    let uploads = Mutex<[String: Upload]>([:])
+    private let keysInFlight = Mutex<Set<String>>([])
+
+    /// Opens (or creates) the store in `folder`, removes leftovers of interrupted writes and
+    /// reconciles the index with the files.
+    public init(
+        folder: String, cache: ImageCache, limits: ImageStoreLimits = .init(), clock: any WallClock = SystemClock(),
+        logger: Logger
+    ) throws {
+        blobs = try BlobStore(root: folder)
+        self.cache = cache
+        self.limits = limits
+        self.clock = clock
+        self.logger = logger
+        let index = try ImageIndex(path: folder + "/images.db")
+        let report = try Self.reconcile(index: index, blobs: blobs)
+        self.index = Mutex(index)
+        if report.leftovers + report.orphanFiles + report.missingFiles.count > 0 {
+            logger.warning(
+                "image store recovered: \(report.leftovers) interrupted writes removed, \(report.orphanFiles) unindexed blobs removed, \(report.missingFiles.count) indexed images without a file",
+                ["missing": report.missingFiles.prefix(10).joined(separator: ",")])
+        }
+    }
+
+    /// Closes the database and drops open uploads.
+    public func close() {
+        for upload in uploads.withLock({ uploads in defer { uploads.removeAll() }; return Array(uploads.values) }) {
+            upload.discard()
+        }
+        indexQueue.sync { index.withLock { $0.close() } }
+    }
+
+    /// What start-up found.
+    struct RecoveryReport {
+        var leftovers = 0
+        var orphanFiles = 0
+        /// Images whose blob file is gone: kept, so reading them says DATA_LOSS instead of NOT_FOUND.
+        var missingFiles: [String] = []
+    }
+
+    private static func reconcile(index: ImageIndex, blobs: BlobStore) throws -> RecoveryReport {
+        var report = RecoveryReport()
+        report.leftovers = blobs.removeTemporaryLeftovers()
+        let indexed = try index.allKeys()
+        let onDisk = Set(blobs.allKeys())
+        // A file without a row is a put that crashed between rename and insert, or a delete
+        // that crashed between the row and the file: never acknowledged, so never visible.
+        for key in onDisk.subtracting(indexed) {
+            blobs.remove(key: key)
+            report.orphanFiles += 1
+        }
+        report.missingFiles = indexed.subtracting(onDisk).sorted()
+        return report
+    }
+
+    // MARK: Queues
+
+    func onIndex<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            indexQueue.async {
+                continuation.resume(with: Result {
+                    try self.index.withLock { index throws -> T in
+                        guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
+                        return try body(index)
+                    }
+                })
+            }
+        }
+    }
+
+    func onIO<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            ioQueue.async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    // MARK: Put
+
+    /// Stores `data` as a new image and returns its metadata; with a client key that exists,
+    /// returns the existing image and `created` false. On disk before it returns.
+    public func put(_ data: [UInt8], _ new: NewImage) async throws -> (info: ImageInfo, created: Bool) {
+        guard !data.isEmpty else { throw ImageStoreError.invalid("data is empty") }
+        var validated = try await validate(new)
+        let requestedKey = validated.key
+        if !requestedKey.isEmpty, let existing = try await onIndex({ try $0.get(requestedKey) }) {
+            return (existing, false)
+        }
+        if validated.key.isEmpty { validated.key = UUID().uuidString.lowercased() }
+        let new = validated
+        try claim(new.key)
+        defer { release(new.key) }
+        let key = new.key
+        let limits = limits, blobs = blobs
+        let (media, checksum) = try await onIO { () throws -> (SniffedMedia, String) in
+            let media = try MediaSniffer.classify(data, maxPixels: limits.maxPixels)
+            try Self.check(media, against: new)
+            let checksum = SHA256.checksum(data)
+            try blobs.write(data, key: key)
+            return (media, checksum)
+        }
+        let info = makeInfo(new, media: media, size: Int64(data.count), checksum: checksum)
+        try await insert(info)
+        cache.insert(key, data)
+        return (info, true)
+    }
+
+    /// Checks key, kind and parent of a new image; fills the owner of a derived image from its parent.
+    func validate(_ new: NewImage) async throws -> NewImage {
+        var new = new
+        if !new.key.isEmpty {
+            guard let canonical = Self.canonicalKey(new.key) else {
+                throw ImageStoreError.invalid("key \"\(new.key)\" is not a UUID")
+            }
+            new.key = canonical
+        }
+        if new.kind == .unspecified { new.kind = .original }
+        guard ImageKind.allCases.contains(new.kind) else {
+            throw ImageStoreError.invalid("kind \(new.kind.rawValue) is not an ImageKind")
+        }
+        guard new.ownerKey.utf8.count <= 256 else {
+            throw ImageStoreError.invalid("owner_key is \(new.ownerKey.utf8.count) bytes, over the limit of 256")
+        }
+        if new.kind == .original {
+            guard new.parentKey.isEmpty else {
+                throw ImageStoreError.invalid("parent_key is only for EDITED and THUMBNAIL images (kind is ORIGINAL)")
+            }
+        } else {
+            guard !new.parentKey.isEmpty else {
+                throw ImageStoreError.invalid("parent_key is required for kind \(new.kind)")
+            }
+            guard let parentKey = Self.canonicalKey(new.parentKey) else {
+                throw ImageStoreError.invalid("parent_key \"\(new.parentKey)\" is not a UUID")
+            }
+            guard let parent = try await onIndex({ try $0.get(parentKey) }) else {
+                throw ImageStoreError.notFound("parent_key \(parentKey): no such image")
+            }
+            new.parentKey = parentKey
+            if new.ownerKey.isEmpty { new.ownerKey = parent.ownerKey }
+        }
+        return new
+    }
+
+    /// Refuses a declared content or media type that the data contradicts.
+    static func check(_ media: SniffedMedia, against new: NewImage) throws(ImageStoreError) {
+        let declared = new.contentType.lowercased()
+        let aliases: Set<String> = media.contentType == "image/jpeg" ? ["image/jpeg", "image/jpg", "image/pjpeg"] : [media.contentType]
+        if !declared.isEmpty, !aliases.contains(declared) {
+            throw .invalid("content_type \"\(new.contentType)\" does not match the data, which is \(media.contentType)")
+        }
+        if new.mediaType != .unspecified, new.mediaType != media.mediaType {
+            throw .invalid("media_type \(new.mediaType) does not match the data, which is \(media.mediaType) (\(media.contentType))")
+        }
+    }
+
+    func makeInfo(_ new: NewImage, media: SniffedMedia, size: Int64, checksum: String) -> ImageInfo {
+        var info = ImageInfo()
+        info.key = new.key
+        info.ownerKey = new.ownerKey
+        info.kind = new.kind
+        info.parentKey = new.parentKey
+        info.mediaType = media.mediaType
+        info.contentType = media.contentType
+        info.sizeBytes = size
+        info.width = Int32(clamping: media.width)
+        info.height = Int32(clamping: media.height)
+        info.orientation = Int32(media.orientation)
+        info.checksum = checksum
+        info.createdAtMs = clock.nowMilliseconds()
+        return info
+    }
+
+    /// Adds the row of a blob already on disk; removes the blob when the row cannot be added.
+    func insert(_ info: ImageInfo) async throws {
+        do {
+            try await onIndex { try $0.insert(info) }
+        } catch {
+            blobs.remove(key: info.key)
+            throw error
+        }
+    }
+
+    func claim(_ key: String) throws {
+        let claimed = keysInFlight.withLock { $0.insert(key).inserted }
+        guard claimed else { throw ImageStoreError.aborted("another put of key \(key) is in progress; retry") }
+    }
+
+    func release(_ key: String) { _ = keysInFlight.withLock { $0.remove(key) } }
+
+    /// The lower-case canonical form of a UUID, or nil.
+    public static func canonicalKey(_ text: String) -> String? {
+        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else { return nil }
+        return uuid.uuidString.lowercased()
+    }
+
+    // MARK: Read
+
+    /// The metadata of an image; NOT_FOUND when there is none.
+    public func info(_ key: String, field: String = "key") async throws -> ImageInfo {
+        guard let canonical = Self.canonicalKey(key) else {
+            throw ImageStoreError.invalid("\(field) \"\(key)\" is not a UUID")
+        }
+        guard let info = try await onIndex({ try $0.get(canonical) }) else {
+            throw ImageStoreError.notFound("\(field) \(canonical): no such image")
+        }
+        return info
+    }
+
+    /// Bytes of an image: all of them, or `length` bytes at `offset` (0 = to the end), verified
+    /// against the stored checksum (DATA_LOSS when they differ).
+    public func read(_ info: ImageInfo, offset: Int64 = 0, length: Int64 = 0) async throws -> [UInt8] {
+        let size = info.sizeBytes
+        guard offset >= 0 else { throw ImageStoreError.invalid("offset must be ≥ 0 (got \(offset))") }
+        guard length >= 0 else { throw ImageStoreError.invalid("length must be ≥ 0 (got \(length))") }
+        guard offset < size else {
+            throw ImageStoreError.outOfRange("offset \(offset) is past the end of image \(info.key) (\(size) bytes)")
+        }
+        let count = length == 0 ? size - offset : length
+        guard count <= size - offset else {
+            throw ImageStoreError.outOfRange(
+                "offset \(offset) + length \(length) = \(offset + length) is past the end of image \(info.key) (\(size) bytes)")
+        }
+        let whole = offset == 0 && count == size
+        if let cached = cache.get(info.key) {
+            return whole ? cached : Array(cached[Int(offset)..<Int(offset + count)])
+        }
+        let blobs = blobs, key = info.key, checksum = info.checksum
+        // Blobs small enough to cache are read whole (and cached); larger ones stream the checksum.
+        if size <= Int64(cache.budgetBytes / 4) || whole {
+            let bytes = try await readVerified { try blobs.read(key: key, size: size, checksum: checksum) }
+            cache.insert(key, bytes)
+            return whole ? bytes : Array(bytes[Int(offset)..<Int(offset + count)])
+        }
+        return try await readVerified {
+            try blobs.read(key: key, size: size, checksum: checksum, offset: offset, length: count)
+        }
+    }
+
+    private func readVerified(_ body: @escaping @Sendable () throws -> [UInt8]) async throws -> [UInt8] {
+        do {
+            return try await onIO(body)
+        } catch let damage as BlobDamage {
+            logger.error("\(damage)")
+            throw ImageStoreError.damaged(damage.description)
+        } catch let error as BlobIOError where error.code == ENOENT {
+            throw ImageStoreError.damaged("image \(error.path.split(separator: "/").last ?? "") is damaged on disk: its blob file is missing")
+        }
+    }
+
+    /// A page of images in created order; `pageToken` is the `next` of the previous page.
+    public func list(
+        ownerKey: String = "", kind: ImageKind = .unspecified, mediaType: MediaType = .unspecified,
+        pageSize: Int = 100, pageToken: String = ""
+    ) async throws -> (images: [ImageInfo], next: String) {
+        guard pageSize >= 0 else { throw ImageStoreError.invalid("page_size must be ≥ 0 (got \(pageSize))") }
+        guard ImageKind.allCases.contains(kind) else { throw ImageStoreError.invalid("kind \(kind.rawValue) is not an ImageKind") }
+        guard MediaType.allCases.contains(mediaType) else {
+            throw ImageStoreError.invalid("media_type \(mediaType.rawValue) is not a MediaType")
+        }
+        var query = ImageQuery(ownerKey: ownerKey, kind: kind, mediaType: mediaType)
+        query.limit = pageSize == 0 ? 100 : min(pageSize, 1000)
+        if !pageToken.isEmpty {
+            guard let after = Int64(pageToken), after > 0 else {
+                throw ImageStoreError.invalid("page_token \"\(pageToken)\" is not one this service issued")
+            }
+            query.afterSequence = after
+        }
+        let finalQuery = query
+        let page = try await onIndex { try $0.list(finalQuery) }
+        return (page.images, page.more ? String(page.last) : "")
+    }
+
+    // MARK: Delete
+
+    /// Deletes an image and the images made from it; NOT_FOUND when it does not exist.
+    public func delete(_ key: String) async throws -> [ImageInfo] {
+        let info = try await info(key)
+        let removed = try await onIndex { try $0.delete(info.key) }
+        try await removeFiles(removed)
+        return removed
+    }
+
+    /// Deletes every image of `ownerKey`; none is not an error (it is the item delete's cascade).
+    public func deleteOwner(_ ownerKey: String) async throws -> [ImageInfo] {
+        guard !ownerKey.isEmpty else { throw ImageStoreError.invalid("owner_key must not be empty") }
+        let removed = try await onIndex { try $0.deleteOwner(ownerKey) }
+        try await removeFiles(removed)
+        return removed
+    }
+
+    private func removeFiles(_ removed: [ImageInfo]) async throws {
+        let blobs = blobs
+        // The rows are gone first: a crash before the unlink leaves an orphan file that start-up removes.
+        try await onIO { for image in removed { blobs.remove(key: image.key) } }
+        for image in removed { cache.remove(prefix: image.key) }
+    }
+}

@@ -1,0 +1,26 @@
+/// Why a store operation was refused; the handlers map each case to its status code.
+public enum ImageStoreError: Error, Equatable, CustomStringConvertible {
+    /// INVALID_ARGUMENT.
+    case invalid(String)
+    /// NOT_FOUND.
+    case notFound(String)
+    /// OUT_OF_RANGE.
+    case outOfRange(String)
+    /// FAILED_PRECONDITION.
+    case failedPrecondition(String)
+    /// ALREADY_EXISTS.
+    case alreadyExists(String)
+    /// ABORTED.
+    case aborted(String)
+    /// RESOURCE_EXHAUSTED.
+    case tooLarge(String)
+    /// DATA_LOSS.
+    case damaged(String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let m), .notFound(let m), .outOfRange(let m), .failedPrecondition(let m),
+             .alreadyExists(let m), .aborted(let m), .tooLarge(let m), .damaged(let m): m
+        }
+    }
+}

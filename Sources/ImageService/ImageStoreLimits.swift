@@ -1,0 +1,52 @@
+import Proto
+
+/// The limits the store enforces on what clients send.
+public struct ImageStoreLimits: Sendable {
+    /// Largest width × height a JPEG header may declare (checked before anything is decoded).
+    public var maxPixels: Int
+    /// Largest blob accepted through a chunked upload.
+    public var maxUploadBytes: Int64
+    /// Largest AppendUpload chunk.
+    public var maxChunkBytes: Int
+    /// An upload with no call for this long is dropped with its staged bytes.
+    public var uploadExpiryMilliseconds: Int64
+    /// Uploads in progress at once.
+    public var maxOpenUploads: Int
+
+    /// Limits; every value has a default suited to phone photos and short videos.
+    public init(
+        maxPixels: Int = 100_000_000, maxUploadBytes: Int64 = 4 << 30, maxChunkBytes: Int = 16 << 20,
+        uploadExpiryMilliseconds: Int64 = 15 * 60 * 1000, maxOpenUploads: Int = 256
+    ) {
+        self.maxPixels = maxPixels
+        self.maxUploadBytes = maxUploadBytes
+        self.maxChunkBytes = maxChunkBytes
+        self.uploadExpiryMilliseconds = uploadExpiryMilliseconds
+        self.maxOpenUploads = maxOpenUploads
+    }
+}
+
+/// What a new image is, apart from its bytes (PutImage and BeginUpload fields).
+public struct NewImage: Sendable {
+    public var ownerKey = ""
+    /// Empty = sniffed.
+    public var contentType = ""
+    public var kind: ImageKind = .original
+    public var parentKey = ""
+    /// Empty = a new UUID.
+    public var key = ""
+    /// For uploads: what the client says it sends; unspecified = sniffed.
+    public var mediaType: MediaType = .unspecified
+
+    public init(
+        ownerKey: String = "", contentType: String = "", kind: ImageKind = .original, parentKey: String = "",
+        key: String = "", mediaType: MediaType = .unspecified
+    ) {
+        self.ownerKey = ownerKey
+        self.contentType = contentType
+        self.kind = kind
+        self.parentKey = parentKey
+        self.key = key
+        self.mediaType = mediaType
+    }
+}

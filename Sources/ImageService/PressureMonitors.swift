@@ -1,0 +1,120 @@
+import Foundation
+
+/// A source of memory-pressure readings for the cache.
+public protocol MemoryPressureMonitor: Sendable {
+    /// The name counted in CacheStats purges ("psi", "cgroup").
+    var source: String { get }
+    /// The level now; nil when the files cannot be read.
+    func read() -> PressureLevel?
+}
+
+/// Linux pressure stall information: `/proc/pressure/memory` or a cgroup v2 `memory.pressure`.
+///
+/// Warning when tasks were stalled on memory for `warningPercent` of the last 10 s ("some"),
+/// critical when all tasks were stalled for `criticalPercent` of it ("full").
+public struct PSIMonitor: MemoryPressureMonitor {
+    public let path: String
+    public var warningPercent: Double
+    public var criticalPercent: Double
+    public var source: String { "psi" }
+
+    public init(path: String = "/proc/pressure/memory", warningPercent: Double = 10, criticalPercent: Double = 10) {
+        self.path = path
+        self.warningPercent = warningPercent
+        self.criticalPercent = criticalPercent
+    }
+
+    /// The (some, full) avg10 percentages of a PSI file's text.
+    public static func parse(_ text: String) -> (some: Double, full: Double)? {
+        var some: Double?, full = 0.0
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard let kind = fields.first,
+                  let avg10 = fields.first(where: { $0.hasPrefix("avg10=") }).flatMap({ Double($0.dropFirst(6)) })
+            else { continue }
+            if kind == "some" { some = avg10 } else if kind == "full" { full = avg10 }
+        }
+        return some.map { ($0, full) }
+    }
+
+    public func read() -> PressureLevel? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8), let psi = Self.parse(text) else { return nil }
+        if psi.full >= criticalPercent { return .critical }
+        if psi.some >= warningPercent { return .warning }
+        return .normal
+    }
+}
+
+/// Memory used by a cgroup against its limit (v2 `memory.current`/`memory.max`, v1
+/// `memory.usage_in_bytes`/`memory.limit_in_bytes`), not counting reclaimable inactive file pages.
+public struct CgroupMemoryMonitor: MemoryPressureMonitor {
+    public let usagePath: String
+    public let limitPath: String
+    public let statPath: String
+    /// The memory.stat line of reclaimable page cache ("inactive_file" v2, "total_inactive_file" v1).
+    public let inactiveKey: String
+    public var warningRatio: Double
+    public var criticalRatio: Double
+    public var source: String { "cgroup" }
+
+    public init(
+        usagePath: String, limitPath: String, statPath: String, inactiveKey: String,
+        warningRatio: Double = 0.85, criticalRatio: Double = 0.95
+    ) {
+        self.usagePath = usagePath
+        self.limitPath = limitPath
+        self.statPath = statPath
+        self.inactiveKey = inactiveKey
+        self.warningRatio = warningRatio
+        self.criticalRatio = criticalRatio
+    }
+
+    /// The monitor for this process's memory cgroup (v2 first, then v1), if the files exist.
+    public static func detect(root: String = "/sys/fs/cgroup") -> CgroupMemoryMonitor? {
+        let fm = FileManager.default
+        if fm.fileExists(atPath: root + "/memory.max") {
+            return CgroupMemoryMonitor(
+                usagePath: root + "/memory.current", limitPath: root + "/memory.max",
+                statPath: root + "/memory.stat", inactiveKey: "inactive_file")
+        }
+        if fm.fileExists(atPath: root + "/memory/memory.limit_in_bytes") {
+            return CgroupMemoryMonitor(
+                usagePath: root + "/memory/memory.usage_in_bytes", limitPath: root + "/memory/memory.limit_in_bytes",
+                statPath: root + "/memory/memory.stat", inactiveKey: "total_inactive_file")
+        }
+        return nil
+    }
+
+    /// The limit in bytes; nil when unlimited ("max", or v1's huge sentinel) or unreadable.
+    public func limit() -> Int64? {
+        guard let text = Self.text(limitPath), let value = Int64(text), value < Int64(1) << 60 else { return nil }
+        return value
+    }
+
+    public func read() -> PressureLevel? {
+        guard let usageText = Self.text(usagePath), let usage = Int64(usageText) else { return nil }
+        guard let limit = limit(), limit > 0 else { return .normal }
+        var inactive: Int64 = 0
+        if let stat = Self.text(statPath) {
+            for line in stat.split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                if parts.count == 2, parts[0] == inactiveKey { inactive = Int64(parts[1]) ?? 0 }
+            }
+        }
+        let ratio = Double(max(0, usage - inactive)) / Double(limit)
+        if ratio >= criticalRatio { return .critical }
+        if ratio >= warningRatio { return .warning }
+        return .normal
+    }
+
+    private static func text(_ path: String) -> String? {
+        (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// The memory the cache may plan with: the cgroup limit when there is one, else the machine's RAM.
+public func memoryLimitBytes() -> Int64 {
+    let physical = Int64(ProcessInfo.processInfo.physicalMemory)
+    if let cgroup = CgroupMemoryMonitor.detect()?.limit() { return min(cgroup, physical) }
+    return physical
+}

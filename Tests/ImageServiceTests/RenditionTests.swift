@@ -1,0 +1,63 @@
+import Foundation
+import JPEG
+import Proto
+import Testing
+@testable import ImageService
+
+@Suite struct RenditionTests {
+    @Test(arguments: 1...8)
+    func fitAppliesEXIFOrientationForEveryValue(orientation: Int) async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let landscape = try await store.put(try Samples.photo("Landscape_\(orientation).jpg"), NewImage()).info
+        let portrait = try await store.put(try Samples.photo("Portrait_\(orientation).jpg"), NewImage()).info
+        let wide = try await store.rendition(landscape.key, width: 120, height: 120, mode: .fit)
+        let tall = try await store.rendition(portrait.key, width: 120, height: 120, mode: .fit)
+        let wideImage = try JPEG.decode(wide.data)
+        let tallImage = try JPEG.decode(tall.data)
+        #expect(wideImage.width == 120 && wideImage.height < 120, "landscape \(orientation): \(wideImage.width)×\(wideImage.height)")
+        #expect(tallImage.height == 120 && tallImage.width < 120, "portrait \(orientation): \(tallImage.width)×\(tallImage.height)")
+        #expect(wide.info.width == Int32(wideImage.width) && wide.info.height == Int32(wideImage.height))
+        #expect(wide.info.checksum == SHA256.checksum(wide.data) && wide.info.orientation == 1)
+    }
+
+    @Test func fillCoversTheBoxAndRenditionsAreCached() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let photo = try await store.put(try Samples.photo("Landscape_1.jpg"), NewImage()).info
+        let filled = try await store.rendition(photo.key, width: 50, height: 80, mode: .fill)
+        let image = try JPEG.decode(filled.data)
+        #expect(image.width == 50 && image.height == 80)
+        let hitsBefore = store.cache.statistics.hits
+        let again = try await store.rendition(photo.key, width: 50, height: 80, mode: .fill)
+        #expect(again.data == filled.data)
+        #expect(store.cache.statistics.hits > hitsBefore)
+    }
+
+    @Test func storedThumbnailThatFitsIsServed() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let original = try await store.put(try Samples.jpeg(width: 400, height: 200), NewImage()).info
+        let thumbBytes = try Samples.jpeg(width: 100, height: 50)
+        let thumb = try await store.put(thumbBytes, NewImage(kind: .thumbnail, parentKey: original.key)).info
+        let served = try await store.rendition(original.key, width: 100, height: 100, mode: .fit)
+        #expect(served.info == thumb && served.data == thumbBytes)
+        let rendered = try await store.rendition(original.key, width: 60, height: 60, mode: .fit)
+        #expect(rendered.info.width == 60 && rendered.info.height == 30 && rendered.info.key == original.key)
+        // FIT never enlarges.
+        let big = try await store.rendition(original.key, width: 4000, height: 4000, mode: .fit)
+        #expect(big.info.width == 400 && big.info.height == 200)
+    }
+
+    @Test func renditionRefusesBadSizesAndMovies() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let movie = try await store.put(Samples.mp4(), NewImage()).info
+        #expect(await storeError { try await store.rendition(movie.key, width: 10, height: 10, mode: .fit) }
+            == .failedPrecondition("image \(movie.key) is video/mp4; renditions are made from JPEG images only"))
+        #expect(await storeError { try await store.rendition(movie.key, width: 0, height: 10, mode: .fit) }
+            == .invalid("width must be in 1...8192 (got 0)"))
+        #expect(await storeError { try await store.rendition(movie.key, width: 10, height: 9000, mode: .fill) }
+            == .invalid("height must be in 1...8192 (got 9000)"))
+    }
+}
