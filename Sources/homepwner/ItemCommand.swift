@@ -1,7 +1,273 @@
-/// `homepwner item …`: the item service's subcommands (issue: item service).
+import Foundation
+import Proto
+import RPC
+import Runtime
+import ZMQ
+
+/// `homepwner item add|ls|show|edit|rm|mv`: the item service for people (tables) and scripts (`--json`).
 enum ItemCommand {
+    static let subcommands: [(name: String, usage: String)] = [
+        ("add", "item add NAME [--serial S] [--value N] [--key UUID] | item add --random [--count N]"),
+        ("ls", "item ls [--query Q] [--sort manual|name|value|created] [--desc] [--limit N]"),
+        ("show", "item show KEY"),
+        ("edit", "item edit KEY [--name N] [--serial S] [--value V] [--expect-version N]"),
+        ("rm", "item rm KEY"),
+        ("mv", "item mv FROM TO  (indexes in the manual order, as 'item ls' numbers them)"),
+    ]
+
+    static var overview: String {
+        "OVERVIEW: Adds, lists, shows, edits, removes and moves items.\n\nUSAGE:\n"
+            + subcommands.map { "  homepwner \($0.usage)" }.joined(separator: "\n")
+            + "\n\nEvery subcommand takes --item ENDPOINT, --timeout MS and --json; see 'homepwner item SUBCOMMAND --help'.\n"
+            + "Exit codes: 0 ok, 2 usage, 3 invalid input, 4 not found, 5 unavailable, 6 conflict."
+    }
+
     static func run(_ arguments: [String]) async -> Int32 {
-        printError("homepwner item: not available yet (the item service is being built)")
-        return ExitCode.failure
+        guard let subcommand = arguments.first else {
+            print(overview)
+            return ExitCode.usage
+        }
+        let rest = Array(arguments.dropFirst())
+        switch subcommand {
+        case "-h", "--help", "help":
+            print(overview)
+            return ExitCode.ok
+        case "add": return await add(rest)
+        case "ls", "list": return await ItemListCommand.run(rest)
+        case "show", "get": return await show(rest)
+        case "edit": return await edit(rest)
+        case "rm", "delete": return await remove(rest)
+        case "mv", "move": return await move(rest)
+        default:
+            let hint = subcommands.map(\.name).min { editDistance($0, subcommand) < editDistance($1, subcommand) }
+                .flatMap { editDistance($0, subcommand) <= 2 ? "; did you mean '\($0)'?" : nil } ?? ""
+            printError("homepwner item: unknown subcommand '\(subcommand)'\(hint) (see homepwner item --help)")
+            return ExitCode.usage
+        }
+    }
+
+    // MARK: Subcommands
+
+    static let addParser = OptionParser(
+        command: "item add", summary: "Creates an item, or --count random items like the seed's +randomItem.",
+        usage: "homepwner item add NAME [--serial S] [--value N] [--key UUID] | homepwner item add --random [--count N]",
+        options: CommonOptions.endpoints + [
+            OptionSpec(name: "serial", help: "serial number", valueName: "S"),
+            OptionSpec(name: "value", help: "value in dollars", valueName: "N"),
+            OptionSpec(name: "key", help: "a UUID of your choosing: adding it again returns the first item", valueName: "UUID"),
+            OptionSpec(name: "random", help: "a random item: {Fluffy, Rusty, Shiny} × {Bear, Spork, Mac}", isFlag: true),
+            OptionSpec(name: "count", help: "how many random items (with --random)", valueName: "N"),
+        ],
+        allowsPositionals: true)
+
+    static func add(_ arguments: [String]) async -> Int32 {
+        guard let options = HomepwnerCLI.parse(addParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        let random = options.bool("random")
+        var request = CreateItemRequest()
+        var count = 1
+        do {
+            if random {
+                guard options.positionals.isEmpty, options["serial"] == nil, options["value"] == nil else {
+                    throw usage("--random makes up the name, serial and value; give none of them")
+                }
+                request.random = true
+                if options["count"] != nil {
+                    count = try options.int("count")
+                    guard (1...100_000).contains(count) else {
+                        throw OptionError.invalidValue(option: "--count", value: String(count), reason: "must be 1…100000")
+                    }
+                }
+            } else {
+                guard options.positionals.count == 1 else { throw usage("expected one NAME (quote a name with spaces), or --random") }
+                guard options["count"] == nil else { throw usage("--count needs --random") }
+                request.name = options.positionals[0]
+                request.serialNumber = options["serial"] ?? ""
+                if options["value"] != nil { request.valueInDollars = Int64(try options.int("value")) }
+            }
+            request.key = options["key"] ?? ""
+            if !request.key.isEmpty && count > 1 { throw usage("--key creates one item; leave out --count") }
+        } catch {
+            printError("homepwner item add: \(error)")
+            return ExitCode.usage
+        }
+        return await withClient(options) { client, timeout in
+            var items: [Item] = []
+            let showProgress = count > 1 && !options.bool("json") && isatty(STDERR_FILENO) == 1
+            for index in 0..<count {
+                items.append(try await client.call(ItemServiceRPC.createItem, request, options: .init(timeoutMilliseconds: timeout)))
+                if showProgress && (index + 1) % 100 == 0 { FileHandle.standardError.write(Data("\radded \(index + 1)/\(count)".utf8)) }
+            }
+            if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
+            if options.bool("json") {
+                let texts = try items.map { try itemJSON($0) }
+                print(options["count"] == nil ? texts[0] : "[\n" + texts.joined(separator: ",\n") + "\n]")
+            } else {
+                ItemListCommand.printTable(items, firstIndex: nil)
+            }
+        }
+    }
+
+    static let showParser = OptionParser(
+        command: "item show", summary: "Prints an item as the seed described it, then its details.",
+        usage: "homepwner item show KEY", options: CommonOptions.endpoints, allowsPositionals: true)
+
+    static func show(_ arguments: [String]) async -> Int32 {
+        guard let options = HomepwnerCLI.parse(showParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        guard options.positionals.count == 1 else { return usageError("item show", "expected one KEY") }
+        return await withClient(options) { client, timeout in
+            var request = GetItemRequest()
+            request.key = options.positionals[0]
+            let item = try await client.call(ItemServiceRPC.getItem, request, options: .init(timeoutMilliseconds: timeout))
+            if options.bool("json") {
+                print(try itemJSON(item))
+                return
+            }
+            print(description(of: item))
+            printColumns([
+                ["key", item.key], ["version", String(item.version)],
+                ["updated", timestamp(item.updatedAtMs)],
+                ["photos", item.photoKeys.isEmpty ? "none" : item.photoKeys.map { $0 == item.primaryPhotoKey ? $0 + " (primary)" : $0 }
+                    .joined(separator: "\n         ")],
+            ])
+        }
+    }
+
+    static let editParser = OptionParser(
+        command: "item edit", summary: "Changes the given fields of an item (the others stay).",
+        usage: "homepwner item edit KEY [--name N] [--serial S] [--value V] [--expect-version N]",
+        options: CommonOptions.endpoints + [
+            OptionSpec(name: "name", help: "new name", valueName: "NAME"),
+            OptionSpec(name: "serial", help: "new serial number (\"\" clears it)", valueName: "S"),
+            OptionSpec(name: "value", help: "new value in dollars", valueName: "N"),
+            OptionSpec(name: "expect-version", help: "refuse (exit 6) unless the item is at this version", valueName: "N"),
+        ],
+        allowsPositionals: true)
+
+    static func edit(_ arguments: [String]) async -> Int32 {
+        guard let options = HomepwnerCLI.parse(editParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        var request = UpdateItemRequest()
+        do {
+            guard options.positionals.count == 1 else { throw usage("expected one KEY") }
+            request.key = options.positionals[0]
+            if let name = options["name"] {
+                request.updateMask.append("name")
+                request.name = name
+            }
+            if let serial = options["serial"] {
+                request.updateMask.append("serial_number")
+                request.serialNumber = serial
+            }
+            if options["value"] != nil {
+                request.updateMask.append("value_in_dollars")
+                request.valueInDollars = Int64(try options.int("value"))
+            }
+            if options["expect-version"] != nil { request.expectedVersion = Int64(try options.int("expect-version")) }
+            guard !request.updateMask.isEmpty else { throw usage("nothing to change: give --name, --serial or --value") }
+        } catch {
+            printError("homepwner item edit: \(error)")
+            return ExitCode.usage
+        }
+        return await withClient(options) { client, timeout in
+            let item = try await client.call(ItemServiceRPC.updateItem, request, options: .init(timeoutMilliseconds: timeout))
+            print(options.bool("json") ? try itemJSON(item) : description(of: item) + " (version \(item.version))")
+        }
+    }
+
+    static let removeParser = OptionParser(
+        command: "item rm", summary: "Deletes an item; its images are deleted by the image service (the cascade).",
+        usage: "homepwner item rm KEY", options: CommonOptions.endpoints, allowsPositionals: true)
+
+    static func remove(_ arguments: [String]) async -> Int32 {
+        guard let options = HomepwnerCLI.parse(removeParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        guard options.positionals.count == 1 else { return usageError("item rm", "expected one KEY") }
+        return await withClient(options) { client, timeout in
+            var request = DeleteItemRequest()
+            request.key = options.positionals[0]
+            _ = try await client.call(ItemServiceRPC.deleteItem, request, options: .init(timeoutMilliseconds: timeout))
+            print(options.bool("json") ? "{\"deleted\": \(jsonString(request.key))}" : "deleted \(request.key)")
+        }
+    }
+
+    static let moveParser = OptionParser(
+        command: "item mv", summary: "Moves the item at index FROM to index TO in the manual order (0 is the first).",
+        usage: "homepwner item mv FROM TO", options: CommonOptions.endpoints, allowsPositionals: true)
+
+    static func move(_ arguments: [String]) async -> Int32 {
+        guard let options = HomepwnerCLI.parse(moveParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        guard options.positionals.count == 2, let from = Int32(options.positionals[0]), let to = Int32(options.positionals[1]) else {
+            return usageError("item mv", "expected two indexes FROM TO, e.g. 'homepwner item mv 3 0'")
+        }
+        return await withClient(options) { client, timeout in
+            var request = MoveItemRequest()
+            request.fromIndex = from
+            request.toIndex = to
+            _ = try await client.call(ItemServiceRPC.moveItem, request, options: .init(timeoutMilliseconds: timeout))
+            print(options.bool("json") ? "{\"from_index\": \(from), \"to_index\": \(to)}" : "moved \(from) → \(to)")
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Connects to the item service and runs `body`; turns failures into exit codes.
+    static func withClient(
+        _ options: ParsedOptions, _ body: (RPCClient, UInt32) async throws -> Void
+    ) async -> Int32 {
+        let timeout: UInt32
+        let endpoint: String
+        do {
+            timeout = try CommonOptions.timeout(options)
+            endpoint = try options.string("item")
+        } catch {
+            printError("homepwner item: \(error)")
+            return ExitCode.usage
+        }
+        do {
+            let context = try Context()
+            let client = try RPCClient(context: context, endpoint: endpoint)
+            defer { client.close() }
+            try await body(client, timeout)
+            return ExitCode.ok
+        } catch let error as RPCError {
+            return report(error, json: options.bool("json"))
+        } catch {
+            printError("homepwner item: \(error)")
+            return ExitCode.failure
+        }
+    }
+
+    /// A usage mistake in the arguments, printed as it is.
+    struct UsageMistake: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func usage(_ message: String) -> UsageMistake {
+        UsageMistake(description: message)
+    }
+
+    static func usageError(_ command: String, _ message: String) -> Int32 {
+        printError("homepwner \(command): \(message) (see 'homepwner \(command) --help')")
+        return ExitCode.usage
+    }
+
+    /// The seed's description: "Rusty Spork (4X7B): Worth $42, recorded on Nov 29, 2026".
+    static func description(of item: Item) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "MMM d, yyyy"
+        let date = Date(timeIntervalSince1970: Double(item.createdAtMs) / 1000)
+        return "\(item.name) (\(item.serialNumber)): Worth $\(item.valueInDollars), recorded on \(formatter.string(from: date))"
+    }
+
+    /// "2026-11-29 16:27:10".
+    static func timestamp(_ milliseconds: Int64) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+
+    /// An item as proto3 JSON with the .proto field names.
+    static func itemJSON(_ item: Item) throws -> String {
+        try ProtoJSON.decode(item.serializedBytes(), as: Item.protoName, options: .init(useProtoNames: true))
     }
 }
