@@ -1,9 +1,291 @@
 import Foundation
+import ItemService
+import Proto
+import RPC
+import Runtime
+import SQLite
+import Synchronization
+import ZMQ
 
-/// `homepwner-bench items` (issue: item service).
+/// `homepwner-bench items`: the item service (RPC → store thread → SQLite) next to the same
+/// SQL statements on a bare SQLite connection with the same pragmas, in the same run.
+///
+/// Creates are durable on both sides (WAL, synchronous=FULL, one commit per item). Get and
+/// list run at `--items` items (default 100,000). Each figure is the median of interleaved rounds.
 enum ItemsBenchmark {
+    struct Result {
+        let name: String
+        let operations: Int
+        let seconds: Double
+        /// Microseconds, sorted.
+        let latencies: [Double]
+
+        var perSecond: Double { Double(operations) / seconds }
+        func percentile(_ p: Double) -> Double {
+            latencies.isEmpty ? 0 : latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))]
+        }
+    }
+
     static func run(_ arguments: [String]) async {
-        FileHandle.standardError.write(Data("items benchmark: not written yet\n".utf8))
-        exit(1)
+        func option(_ name: String, _ fallback: Double) -> Double {
+            guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let value = Double(arguments[index + 1])
+            else { return fallback }
+            return value
+        }
+        let seconds = option("--seconds", 5)
+        let itemCount = Int(option("--items", 100_000))
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hp-bench-items-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let bench = try Bench(folder: folder)
+            defer { bench.stop() }
+            let rounds = 5
+            let slice = seconds / Double(rounds)
+
+            var results: [[Result]] = Array(repeating: [], count: 7)
+            print("creates (durable), \(rounds) interleaved rounds…")
+            for _ in 0..<rounds {
+                results[0].append(try bench.bareCreates(seconds: slice))
+                results[1].append(try await bench.serviceCreates(seconds: slice, inFlight: 1))
+                results[2].append(try await bench.serviceCreates(seconds: slice, inFlight: 16))
+            }
+            print("filling both databases to \(itemCount) items…")
+            try await bench.fill(to: itemCount)
+            print("get and list at \(itemCount) items…")
+            for _ in 0..<rounds {
+                results[3].append(try bench.bareGets(seconds: slice))
+                results[4].append(try await bench.serviceGets(seconds: slice))
+                results[5].append(try bench.bareLists(seconds: slice))
+                results[6].append(try await bench.serviceLists(seconds: slice))
+            }
+            let moves = try await bench.serviceMoves(seconds: seconds / 2)
+            let medians = results.map(median)
+            print("""
+
+                | operation | what | ops/s | p50 µs | p99 µs | ratio to bare |
+                |---|---|---|---|---|---|
+                """)
+            let rows: [(String, Result, Result?)] = [
+                ("create (durable)", medians[0], nil), ("create (durable)", medians[1], medians[0]),
+                ("create (durable)", medians[2], medians[0]),
+                ("get at \(itemCount)", medians[3], nil), ("get at \(itemCount)", medians[4], medians[3]),
+                ("list page 50 at \(itemCount)", medians[5], nil), ("list page 50 at \(itemCount)", medians[6], medians[5]),
+                ("move at \(itemCount)", moves, nil),
+            ]
+            for (operation, result, bare) in rows {
+                let ratio = bare.map { String(format: "%.2f", result.perSecond / $0.perSecond) } ?? (result.name.hasPrefix("bare") ? "1.00" : "–")
+                print(String(
+                    format: "| %@ | %@ | %.0f | %.1f | %.1f | %@ |", operation, result.name, result.perSecond,
+                    result.percentile(0.5), result.percentile(0.99), ratio))
+            }
+        } catch {
+            FileHandle.standardError.write(Data("items benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func median(_ rounds: [Result]) -> Result {
+        let sorted = rounds.sorted { $0.perSecond < $1.perSecond }
+        return sorted[sorted.count / 2]
+    }
+
+    /// The two sides: an item-service host with a client, and a bare connection on its own file.
+    final class Bench {
+        let folder: String
+        let context: Context
+        let logger = Logger(label: "bench", level: .error)
+        var host: ServiceHost
+        let client: RPCClient
+        let bare: Database
+        let bareInsert: Statement
+        var keys: [String] = []
+        var bareKeys: [String] = []
+
+        init(folder: String) throws {
+            self.folder = folder
+            context = try Context(ioThreads: 1)
+            host = try Self.startHost(folder: folder, context: context, logger: logger)
+            client = try RPCClient(context: context, endpoint: "ipc://\(folder)/item.sock")
+            // The same schema and pragmas as the store: ItemStore creates the file, then it is used bare.
+            try ItemStore(path: folder + "/bare.db").close()
+            bare = try Database(path: folder + "/bare.db")
+            try bare.execute("PRAGMA journal_mode=WAL")
+            try bare.execute("PRAGMA synchronous=FULL")
+            bareInsert = try bare.prepare("""
+                INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position)
+                VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+                """)
+        }
+
+        static func startHost(folder: String, context: Context, logger: Logger) throws -> ServiceHost {
+            let host = try ItemServiceHost.make(
+                ItemServiceConfiguration(
+                    rpcEndpoint: "ipc://\(folder)/item.sock", eventsEndpoint: "ipc://\(folder)/events.sock",
+                    dataDirectory: folder + "/data", imageServiceEndpoint: "ipc://\(folder)/image.sock"),
+                context: context, logger: logger)
+            try host.start()
+            return host
+        }
+
+        func stop() {
+            client.close()
+            host.stop()
+        }
+
+        var bareCount = 0
+
+        func insertBare(_ random: (name: String, serialNumber: String, valueInDollars: Int64)) throws {
+            let key = UUID().uuidString.lowercased()
+            let now = SystemClock().nowMilliseconds()
+            bareCount += 1
+            try bareInsert.bind([
+                .text(key), .text(random.name), .text(random.serialNumber), .integer(random.valueInDollars), .integer(now),
+                .integer(now), .integer(Int64(bareCount) << 20),
+            ])
+            while try bareInsert.step() {}
+            bareKeys.append(key)
+        }
+
+        func bareCreates(seconds: Double) throws -> Result {
+            try measure("bare SQLite INSERT, 1 commit each", seconds: seconds) { try insertBare(RandomItem.make()) }
+        }
+
+        func serviceCreates(seconds: Double, inFlight: Int) async throws -> Result {
+            var random = CreateItemRequest()
+            random.random = true
+            let request = random, client = client
+            return try await measureConcurrently("item service CreateItem, \(inFlight) in flight", seconds: seconds, inFlight: inFlight) {
+                _ = try await client.call(ItemServiceRPC.createItem, request)
+            }
+        }
+
+        /// Brings both databases to `count` items with bulk transactions (setup, not measured).
+        func fill(to count: Int) async throws {
+            host.stop()
+            let service = try Database(path: folder + "/data/items/items.db")
+            for db in [service, bare] {
+                let existing = Int(try db.scalar("SELECT count(*) FROM items")?.int64Value ?? 0)
+                let maxPosition = try db.scalar("SELECT max(position) FROM items")?.int64Value ?? 0
+                let insert = try db.prepare("""
+                    INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position)
+                    VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+                    """)
+                try db.inTransaction {
+                    for index in 0..<max(0, count - existing) {
+                        let random = RandomItem.make()
+                        let now = SystemClock().nowMilliseconds()
+                        try insert.bind([
+                            .text(UUID().uuidString.lowercased()), .text(random.name), .text(random.serialNumber),
+                            .integer(random.valueInDollars), .integer(now), .integer(now), .integer(maxPosition + Int64(index + 1) << 20),
+                        ])
+                        while try insert.step() {}
+                    }
+                }
+            }
+            keys = try service.query("SELECT key FROM items ORDER BY random() LIMIT 10000").compactMap { $0[0].stringValue }
+            bareKeys = try bare.query("SELECT key FROM items ORDER BY random() LIMIT 10000").compactMap { $0[0].stringValue }
+            try service.close()
+            host = try Self.startHost(folder: folder, context: context, logger: logger)
+        }
+
+        func bareGets(seconds: Double) throws -> Result {
+            let select = try bare.prepare("SELECT \(Self.columns) FROM items WHERE key = ?")
+            return try measure("bare SQLite SELECT by key", seconds: seconds) {
+                try select.bind([.text(bareKeys.randomElement()!)])
+                _ = try select.rows()
+            }
+        }
+
+        func serviceGets(seconds: Double) async throws -> Result {
+            let client = client, keys = keys
+            return try await measureConcurrently("item service GetItem, 1 in flight", seconds: seconds, inFlight: 1) {
+                var request = GetItemRequest()
+                request.key = keys.randomElement()!
+                _ = try await client.call(ItemServiceRPC.getItem, request)
+            }
+        }
+
+        static let columns =
+            "id, key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, photo_keys, primary_photo_key, position"
+
+        func bareLists(seconds: Double) throws -> Result {
+            let first = try bare.prepare("SELECT \(Self.columns) FROM items ORDER BY position, id LIMIT 51")
+            let next = try bare.prepare("SELECT \(Self.columns) FROM items WHERE (position, id) > (?, ?) ORDER BY position, id LIMIT 51")
+            var last: (Int64, Int64)?
+            return try measure("bare SQLite keyset SELECT, 51 rows", seconds: seconds) {
+                let rows: [Row]
+                if let (position, id) = last {
+                    try next.bind([.integer(position), .integer(id)])
+                    rows = try next.rows()
+                } else {
+                    try first.bind([])
+                    rows = try first.rows()
+                }
+                last = rows.count == 51 ? (rows[49][10].int64Value!, rows[49][0].int64Value!) : nil
+            }
+        }
+
+        func serviceLists(seconds: Double) async throws -> Result {
+            let client = client
+            let token = Mutex("")
+            return try await measureConcurrently("item service ListItems page 50, 1 in flight", seconds: seconds, inFlight: 1) {
+                var request = ListItemsRequest()
+                request.pageSize = 50
+                request.pageToken = token.withLock { $0 }
+                let page = try await client.call(ItemServiceRPC.listItems, request)
+                token.withLock { $0 = page.nextPageToken }
+            }
+        }
+
+        func serviceMoves(seconds: Double) async throws -> Result {
+            let client = client
+            let count = Int32(try await client.call(ItemServiceRPC.stats, ItemStatsRequest()).itemCount)
+            return try await measureConcurrently("item service MoveItem, 1 in flight", seconds: seconds, inFlight: 1) {
+                var request = MoveItemRequest()
+                request.fromIndex = Int32.random(in: 0..<count)
+                request.toIndex = Int32.random(in: 0..<count)
+                _ = try await client.call(ItemServiceRPC.moveItem, request)
+            }
+        }
+    }
+
+    static func measure(_ name: String, seconds: Double, _ body: () throws -> Void) throws -> Result {
+        var latencies: [Double] = []
+        let start = DispatchTime.now().uptimeNanoseconds
+        let end = start + UInt64(seconds * 1e9)
+        var now = start
+        while now < end {
+            try body()
+            let after = DispatchTime.now().uptimeNanoseconds
+            latencies.append(Double(after - now) / 1000)
+            now = after
+        }
+        return Result(name: name, operations: latencies.count, seconds: Double(now - start) / 1e9, latencies: latencies.sorted())
+    }
+
+    static func measureConcurrently(
+        _ name: String, seconds: Double, inFlight: Int, _ body: @escaping @Sendable () async throws -> Void
+    ) async throws -> Result {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let end = start + UInt64(seconds * 1e9)
+        let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for _ in 0..<inFlight {
+                group.addTask {
+                    var mine: [Double] = []
+                    var now = DispatchTime.now().uptimeNanoseconds
+                    while now < end {
+                        try await body()
+                        let after = DispatchTime.now().uptimeNanoseconds
+                        mine.append(Double(after - now) / 1000)
+                        now = after
+                    }
+                    return mine
+                }
+            }
+            return try await group.reduce(into: [Double]()) { $0 += $1 }
+        }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return Result(name: name, operations: latencies.count, seconds: elapsed, latencies: latencies.sorted())
     }
 }
