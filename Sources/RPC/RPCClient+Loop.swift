@@ -40,15 +40,23 @@ extension RPCClient {
         // down is lost without a trace. inproc has no monitor events and no handshake to wait for.
         var connected = endpoint.hasPrefix("inproc://")
         if connected { shared.withLock { $0.connected = true } }
+        // As in the server: poll (a syscall) only after a pass that found nothing to do.
+        var busy = false
         loop: while true {
-            let idle = unsent.isEmpty && shared.withLock { $0.pending.isEmpty }
-            do {
-                _ = try poller.poll(timeoutMilliseconds: unsent.isEmpty ? (idle ? 1000 : 10) : 5)
-            } catch {
-                // ETERM: the context is shutting down; pending calls end as cancelled below.
-                break loop
+            var socketReadable = true
+            var monitorReadable = true
+            if !busy {
+                let idle = unsent.isEmpty && shared.withLock { $0.pending.isEmpty }
+                do {
+                    _ = try poller.poll(timeoutMilliseconds: unsent.isEmpty ? (idle ? 1000 : 10) : 5)
+                } catch {
+                    // ETERM: the context is shutting down; pending calls end as cancelled below.
+                    break loop
+                }
+                if poller.revents(wakeIndex).contains(.in) { wakeUp.drain() }
+                socketReadable = poller.revents(socketIndex).contains(.in)
+                monitorReadable = poller.revents(monitorIndex).contains(.in)
             }
-            if poller.revents(wakeIndex).contains(.in) { wakeUp.drain() }
 
             let (closing, cancelled, queued) = shared.withLock { state -> (Bool, [UInt64], [Outgoing]) in
                 defer {
@@ -66,14 +74,14 @@ extension RPCClient {
             }
 
             // Replies first: they free the server's slots.
-            if poller.revents(socketIndex).contains(.in) {
-                var replies: [(UInt64, Outcome)] = []
+            var replies: [(UInt64, Outcome)] = []
+            if socketReadable {
                 while let frames = try? socket.receive(dontWait: true) {
                     if let reply = parseReply(frames) { replies.append(reply) }
                 }
                 resolve(replies)
             }
-            if poller.revents(monitorIndex).contains(.in) {
+            if monitorReadable {
                 while let frames = try? monitor.receive(dontWait: true) {
                     guard let event = MonitorEvent(frames: frames) else { continue }
                     if event.event == .handshakeSucceeded {
@@ -99,6 +107,7 @@ extension RPCClient {
                 }
                 unsent.removeFirst(sentCount)
             }
+            busy = !replies.isEmpty || sentCount > 0 || !queued.isEmpty
 
             let now = monotonicMilliseconds()
             if now - lastScan >= 5 {

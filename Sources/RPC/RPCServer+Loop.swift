@@ -58,19 +58,27 @@ extension RPCServer {
         let socketIndex = poller.add(socket, events: .in)
         let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
         let state = LoopState(configuration, methods: shared.withLock { $0.methods })
+        // While requests or completions keep coming, go round without zmq_poll: each poll is a
+        // syscall, and under load the next request is usually queued already. Only a pass
+        // that found nothing to do sleeps in poll (the wake-up pipe ends that sleep).
+        var busy = false
         while !shared.withLock({ $0.stopping }) {
-            let timeout = state.inFlight.isEmpty ? 1000 : 10
-            do {
-                _ = try poller.poll(timeoutMilliseconds: timeout)
-            } catch {
-                logger.error("poll failed; stopping", ["error": "\(error)"])
-                break
+            var socketReadable = true
+            if !busy {
+                do {
+                    _ = try poller.poll(timeoutMilliseconds: state.inFlight.isEmpty ? 1000 : 10)
+                } catch {
+                    logger.error("poll failed; stopping", ["error": "\(error)"])
+                    break
+                }
+                if poller.revents(wakeIndex).contains(.in) { wakeUp.drain() }
+                socketReadable = poller.revents(socketIndex).contains(.in)
             }
-            if poller.revents(wakeIndex).contains(.in) { wakeUp.drain() }
-            sendCompletions(socket, state)
-            if poller.revents(socketIndex).contains(.in) {
+            let completed = sendCompletions(socket, state)
+            var received = 0
+            if socketReadable {
                 // Bounded batch so completions and deadlines get their turn under load.
-                for _ in 0..<256 {
+                while received < 256 {
                     let frames: [[UInt8]]?
                     do {
                         frames = try socket.receive(dontWait: true)
@@ -80,9 +88,11 @@ extension RPCServer {
                     }
                     guard let frames else { break }
                     handle(frames, socket, state)
+                    received += 1
                 }
             }
             expireDeadlines(socket, state)
+            busy = received > 0 || completed > 0
         }
         for call in state.inFlight.values { call.task?.cancel() }
         socket.close()
@@ -208,18 +218,20 @@ extension RPCServer {
     }
 
     /// Sends what the handlers finished; drops answers whose call already timed out.
-    private func sendCompletions(_ socket: Socket, _ state: LoopState) {
+    /// Returns how many completions it found.
+    private func sendCompletions(_ socket: Socket, _ state: LoopState) -> Int {
         let completions = shared.withLock { state -> [Completion] in
             defer { state.replies.removeAll(keepingCapacity: true) }
             return state.replies
         }
-        guard !completions.isEmpty else { return }
+        guard !completions.isEmpty else { return 0 }
         let now = monotonicMilliseconds()
         for completion in completions {
             guard let call = state.inFlight.removeValue(forKey: completion.ticket) else { continue }
             finish(call, completion, socket, state, now: now)
         }
         counters.inFlight.store(state.inFlight.count, ordering: .relaxed)
+        return completions.count
     }
 
     /// Answers one finished call (and callers waiting on its idempotency key).

@@ -31,6 +31,22 @@ enum RPCBenchmark {
             request.requestId = 1
             let frames: [[UInt8]] = [[], request.serializedBytes(), HealthCheckRequest().serializedBytes()]
 
+            // `--only inline32` (bare1, inline1, pooled1, bare32, …) runs one variant once, for profilers.
+            if let index = arguments.firstIndex(of: "--only"), index + 1 < arguments.count {
+                let only = arguments[index + 1]
+                let inFlight = only.hasSuffix("32") ? 32 : 1
+                let result: Result
+                switch only.dropLast(inFlight == 32 ? 2 : 1) {
+                case "bare": result = try bareEcho(context: context, frames: frames, inFlight: inFlight, seconds: seconds)
+                case "inline": result = try await rpc(context: context, inFlight: inFlight, seconds: seconds, pooled: false)
+                case "pooled": result = try await rpc(context: context, inFlight: inFlight, seconds: seconds, pooled: true)
+                default:
+                    FileHandle.standardError.write(Data("--only: one of bare1, inline1, pooled1, bare32, inline32, pooled32\n".utf8))
+                    exit(2)
+                }
+                print("\(result.name), \(inFlight) in flight: \(result.calls) calls, \(Int(result.perSecond)) calls/s")
+                return
+            }
             // Short interleaved rounds, so the baseline and the runtime see the same machine
             // (this box is shared and noisy); each figure is the median round.
             var results: [Result] = []

@@ -43,9 +43,13 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("\"status\": \"SERVING\""))
         #expect(run.stdout.contains("\"process\": \"item-service\""))
-        let image = try await Self.homepwner(["call", "ImageService/CacheStats", "--to", "image"], harness: harness)
-        #expect(image.status == 1)  // UNIMPLEMENTED until the image service lands
-        #expect(image.stderr.contains("UNIMPLEMENTED"))
+        let image = try await Self.homepwner(["call", "Health/Check", "--to", "image", "--compact"], harness: harness)
+        #expect(image.status == 0)
+        #expect(image.stdout.contains("\"process\":\"image-service\""))
+        // A method no part serves yet: the server's status comes back as exit code 1.
+        let unserved = try await Self.homepwner(["call", "CaptureService/ListSources"], harness: harness)
+        #expect(unserved.status == 1)
+        #expect(unserved.stderr.contains("UNIMPLEMENTED"))
     }
 
     @Test func callExitCodesTellScriptsWhatWentWrong() async throws {

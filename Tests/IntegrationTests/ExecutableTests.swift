@@ -65,7 +65,7 @@ import ZMQ
         defer { client.close() }
         let response = try await client.call(
             HealthRPC.check, HealthCheckRequest(),
-            options: .init(timeoutMilliseconds: 10_000, retry: RetryPolicy(maxAttempts: 20, initialBackoffMilliseconds: 100)))
+            options: patient)
         #expect(response.status == .serving)
         #expect(response.process == name)
 
@@ -115,7 +115,7 @@ import ZMQ
         defer { client.close() }
         _ = try await client.call(
             HealthRPC.check, HealthCheckRequest(),
-            options: .init(timeoutMilliseconds: 10_000, retry: RetryPolicy(maxAttempts: 20, initialBackoffMilliseconds: 100)))
+            options: patient)
 
         let health = try await CLITests.homepwner([
             "health", "all", "--json", "--item", endpoints[0], "--image", endpoints[2],

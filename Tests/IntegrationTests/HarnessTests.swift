@@ -42,7 +42,7 @@ import Testing
         #expect(try await items.call(HealthRPC.check, HealthCheckRequest()).status == .serving)
 
         try harness.start(.imageService)
-        let response = try await client.call(HealthRPC.check, HealthCheckRequest(), options: .init(timeoutMilliseconds: 5000))
+        let response = try await client.call(HealthRPC.check, HealthCheckRequest(), options: patient)
         #expect(response.status == .serving)
     }
 
@@ -56,7 +56,7 @@ import Testing
         #expect(FileManager.default.contents(atPath: marker) == Data("kept".utf8))
         let client = try harness.client(.thumbnailWorker)
         defer { client.close() }
-        #expect(try await client.call(HealthRPC.check, HealthCheckRequest(), options: .init(timeoutMilliseconds: 5000)).status == .serving)
+        #expect(try await client.call(HealthRPC.check, HealthCheckRequest(), options: patient).status == .serving)
     }
 
     @Test func startingARunningPartIsRefused() throws {
@@ -87,3 +87,9 @@ func rpcError<T>(_ body: () async throws -> T) async -> RPCError? {
         return RPCError(.unknown, "not an RPCError: \(error)")
     }
 }
+
+/// For calls right after a (re)start: libzmq reconnects with backoff, and a loaded test run
+/// may delay everything; these options ride over both without bounding how fast it must be.
+let patient = CallOptions(
+    timeoutMilliseconds: 60_000,
+    retry: RetryPolicy(maxAttempts: 200, initialBackoffMilliseconds: 50, maxBackoffMilliseconds: 300))

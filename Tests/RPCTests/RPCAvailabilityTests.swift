@@ -1,6 +1,7 @@
 import Foundation
 import Proto
 import RPC
+import Synchronization
 import Runtime
 import Testing
 import ZMQ
@@ -37,7 +38,10 @@ import ZMQ
         defer { second.stop() }
         // libzmq reconnects in the background; the default retry policy rides over that.
         let response = try await client.call(
-            HealthRPC.check, HealthCheckRequest(), options: .init(timeoutMilliseconds: 5000))
+            HealthRPC.check, HealthCheckRequest(),
+            options: .init(
+                timeoutMilliseconds: 60_000,
+                retry: RetryPolicy(maxAttempts: 200, initialBackoffMilliseconds: 50, maxBackoffMilliseconds: 300)))
         #expect(response.status == .serving)
     }
 
@@ -67,17 +71,36 @@ import ZMQ
         let client = try RPCClient(
             context: testContext, endpoint: endpoint, configuration: .init(connectWaitMilliseconds: 100))
         defer { client.close() }
-        let late = Task {
-            try await Task.sleep(for: .milliseconds(150))
-            return try makeServer(endpoint: endpoint)
-        }
+        // Started from a plain thread: under a loaded test run the task pool may be busy.
+        let late = LateServer(endpoint: endpoint, afterMilliseconds: 150)
         var request = CreateItemRequest()
         request.name = "Shiny Spork"
         // Never sent while the server is absent, so even a mutating call may retry.
         let item = try await client.call(
             ItemServiceRPC.createItem, request,
-            options: .init(timeoutMilliseconds: 5000, retry: RetryPolicy(maxAttempts: 10, initialBackoffMilliseconds: 50)))
+            options: .init(
+                timeoutMilliseconds: 60_000,
+                retry: RetryPolicy(maxAttempts: 200, initialBackoffMilliseconds: 50, maxBackoffMilliseconds: 300)))
         #expect(item.name == "Shiny Spork")
-        try await late.value.stop()
+        late.stop()
+    }
+}
+
+/// A server started on its own thread after a delay.
+final class LateServer: Sendable {
+    private let server = Mutex<RPCServer?>(nil)
+    private let done = Mutex(false)
+
+    init(endpoint: String, afterMilliseconds: UInt32) {
+        Thread { [self] in
+            usleep(afterMilliseconds * 1000)
+            server.withLock { $0 = try? makeServer(endpoint: endpoint) }
+            done.withLock { $0 = true }
+        }.start()
+    }
+
+    func stop() {
+        while !done.withLock({ $0 }) { usleep(1000) }
+        server.withLock { $0?.stop() }
     }
 }

@@ -86,7 +86,7 @@ final class RawPeer {
     /// The next reply's header, or nil when none came within `timeoutMilliseconds`.
     /// Polls without blocking: a blocked thread would starve the 2-thread cooperative pool
     /// that also runs the server's handlers.
-    func receiveHeader(timeoutMilliseconds: Int = 5000) async throws -> (ResponseHeader, [[UInt8]])? {
+    func receiveHeader(timeoutMilliseconds: Int = 30_000) async throws -> (ResponseHeader, [[UInt8]])? {
         let deadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds)
         var received: [[UInt8]]?
         while received == nil && ContinuousClock.now < deadline {
