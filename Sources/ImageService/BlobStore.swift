@@ -98,14 +98,25 @@ final class BlobStore: Sendable {
         return bytes
     }
 
-    /// Reads `length` bytes at `offset`, verifying the whole file's checksum on the way (streamed).
-    func read(key: String, size: Int64, checksum: String, offset: Int64, length: Int64) throws -> [UInt8] {
+    /// Reads `length` bytes at `offset`. Unless the file still has the identity and modification
+    /// time of `verified` (checked whole before), it streams the whole file through the checksum
+    /// on the way; returns the bytes and the stamp of the file it verified.
+    func read(
+        key: String, size: Int64, checksum: String, offset: Int64, length: Int64, verified: FileStamp?
+    ) throws -> (bytes: [UInt8], stamp: FileStamp) {
         let path = path(of: key)
         let fd = try Self.open(path, O_RDONLY | O_CLOEXEC)
         defer { close(fd) }
-        let actualSize = try Self.size(fd, path)
-        guard actualSize == size else {
-            throw BlobDamage(key: key, detail: "file is \(actualSize) bytes, the index says \(size)")
+        let stamp = try Self.stamp(fd, path)
+        guard stamp.size == size else {
+            throw BlobDamage(key: key, detail: "file is \(stamp.size) bytes, the index says \(size)")
+        }
+        if let verified, verified == stamp {
+            let bytes = try [UInt8](unsafeUninitializedCapacity: Int(length)) { buffer, count in
+                try Self.readAll(fd, UnsafeMutableRawBufferPointer(buffer), offset: offset, path: path)
+                count = Int(length)
+            }
+            return (bytes, stamp)
         }
         var hash = SHA256()
         var result = [UInt8]()
@@ -128,7 +139,7 @@ final class BlobStore: Sendable {
         guard actual == checksum else {
             throw BlobDamage(key: key, detail: "content checksum \(actual) does not match the stored \(checksum)")
         }
-        return result
+        return (result, stamp)
     }
 
     /// Removes a blob; a missing file is not an error (deletes are idempotent).
@@ -165,6 +176,14 @@ final class BlobStore: Sendable {
 
     static func check(_ rc: Int32, _ operation: String, _ path: String) throws {
         guard rc == 0 else { throw BlobIOError(operation: operation, path: path, code: errno) }
+    }
+
+    static func stamp(_ fd: Int32, _ path: String) throws -> FileStamp {
+        var info = stat()
+        try check(fstat(fd, &info), "fstat", path)
+        return FileStamp(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            modifiedSeconds: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: Int64(info.st_mtim.tv_nsec))
     }
 
     static func size(_ fd: Int32, _ path: String) throws -> Int64 {
@@ -210,4 +229,13 @@ struct BlobDamage: Error, CustomStringConvertible {
     let key: String
     let detail: String
     var description: String { "image \(key) is damaged on disk: \(detail)" }
+}
+
+/// A file's identity and last modification: any write through the file system changes it.
+struct FileStamp: Sendable, Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modifiedSeconds: Int64
+    var modifiedNanoseconds: Int64
 }

@@ -22,6 +22,9 @@ public final class ImageStore: Sendable {
     let ioQueue = DispatchQueue(label: "homepwner.images.io", attributes: .concurrent)
     let uploads = Mutex<[String: Upload]>([:])
     private let keysInFlight = Mutex<Set<String>>([])
+    /// Blobs too large to cache whose whole checksum was verified, by key: ranged reads of an
+    /// unchanged file (same inode and mtime) skip re-hashing it.
+    private let verifiedFiles = Mutex<[String: FileStamp]>([:])
 
     /// Opens (or creates) the store in `folder`, removes leftovers of interrupted writes and
     /// reconciles the index with the files.
@@ -252,12 +255,15 @@ public final class ImageStore: Sendable {
             cache.insert(key, bytes)
             return whole ? bytes : Array(bytes[Int(offset)..<Int(offset + count)])
         }
-        return try await readVerified {
-            try blobs.read(key: key, size: size, checksum: checksum, offset: offset, length: count)
+        let known = verifiedFiles.withLock { $0[key] }
+        let (bytes, stamp) = try await readVerified {
+            try blobs.read(key: key, size: size, checksum: checksum, offset: offset, length: count, verified: known)
         }
+        if stamp != known { verifiedFiles.withLock { $0[key] = stamp } }
+        return bytes
     }
 
-    private func readVerified(_ body: @escaping @Sendable () throws -> [UInt8]) async throws -> [UInt8] {
+    private func readVerified<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
             return try await onIO(body)
         } catch let damage as BlobDamage {
@@ -314,5 +320,6 @@ public final class ImageStore: Sendable {
         // The rows are gone first: a crash before the unlink leaves an orphan file that start-up removes.
         try await onIO { for image in removed { blobs.remove(key: image.key) } }
         for image in removed { cache.remove(prefix: image.key) }
+        verifiedFiles.withLock { files in for image in removed { files[image.key] = nil } }
     }
 }

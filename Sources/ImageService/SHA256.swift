@@ -2,31 +2,37 @@
 ///
 /// Written here because the toolchain's Foundation on Linux has no digest API and the
 /// project takes no outside packages.
-struct SHA256: Sendable {
+public struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19)
     private var buffer = [UInt8](repeating: 0, count: 64)
     private var buffered = 0
     private var length: UInt64 = 0
 
-    init() {}
+    /// A fresh digest.
+    public init() {}
 
     /// The digest of `bytes` as "sha256:<64 hex digits>".
-    static func checksum(_ bytes: [UInt8]) -> String {
+    public static func checksum(_ bytes: [UInt8]) -> String {
         var hash = SHA256()
         hash.update(bytes)
         return hash.checksum()
     }
 
-    mutating func update(_ bytes: [UInt8]) {
+    /// Adds bytes.
+    public mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBufferPointer { update(UnsafeRawBufferPointer($0)) }
     }
 
-    mutating func update(_ bytes: ArraySlice<UInt8>) {
+    /// Adds bytes.
+    public mutating func update(_ bytes: ArraySlice<UInt8>) {
         bytes.withUnsafeBufferPointer { update(UnsafeRawBufferPointer($0)) }
     }
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    /// Adds bytes.
+    // Optimised even in debug builds (the tests hash hundreds of MiB).
+    @_optimize(speed)
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard var base = bytes.baseAddress else { return }
         var count = bytes.count
         length &+= UInt64(count)
@@ -52,7 +58,7 @@ struct SHA256: Sendable {
     }
 
     /// Pads, finishes and returns the 32-byte digest; the value must not be updated afterwards.
-    mutating func finalize() -> [UInt8] {
+    public mutating func finalize() -> [UInt8] {
         let bitLength = length &* 8
         var padding: [UInt8] = [0x80]
         let padCount = (buffered < 56 ? 55 - buffered : 119 - buffered)
@@ -67,7 +73,7 @@ struct SHA256: Sendable {
     }
 
     /// Finishes and returns "sha256:<hex>".
-    mutating func checksum() -> String {
+    public mutating func checksum() -> String {
         "sha256:" + finalize().map { byte in
             let digits: [Character] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f"]
             return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
@@ -85,6 +91,7 @@ struct SHA256: Sendable {
         0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
     ]
 
+    @_optimize(speed)
     private mutating func compress(_ block: UnsafeRawPointer) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             for i in 0..<16 {
@@ -115,5 +122,5 @@ struct SHA256: Sendable {
 }
 
 extension UInt32 {
-    @inline(__always) fileprivate func rotr(_ n: UInt32) -> UInt32 { (self >> n) | (self << (32 - n)) }
+    @_transparent fileprivate func rotr(_ n: UInt32) -> UInt32 { (self >> n) | (self << (32 - n)) }
 }

@@ -58,6 +58,21 @@ import Testing
         #expect(missing.map { if case .damaged = $0 { true } else { false } } == true)
     }
 
+    @Test func largeBlobVerifiedOnceIsStillCheckedAfterTheFileChanges() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder, budget: 1024)  // nothing fits: ranges stream from disk
+        let data = Samples.mp4(50_000)
+        let info = try await store.put(data, NewImage()).info
+        #expect(try await store.read(info, offset: 10, length: 5) == Array(data[10..<15]))
+        #expect(try await store.read(info, offset: 20, length: 5) == Array(data[20..<25]))
+        let path = store.blobs.path(of: info.key)
+        var bytes = data
+        bytes[40_000] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let error = await storeError { try await store.read(info, offset: 10, length: 5) }
+        #expect(error.map { if case .damaged = $0 { true } else { false } } == true)
+    }
+
     @Test func crashBetweenTemporaryWriteAndRenameLeavesNothingVisible() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder)

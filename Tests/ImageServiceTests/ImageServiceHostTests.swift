@@ -1,0 +1,102 @@
+import Foundation
+import Proto
+import RPC
+import Runtime
+import Testing
+import ZMQ
+@testable import ImageService
+
+/// A ZeroMQ context for the host tests of this target.
+let hostTestContext = try! Context(ioThreads: 1)
+
+@Suite struct ImageServiceHostTests {
+    static func start(_ folder: TemporaryFolder) throws -> ServiceHost {
+        let configuration = ImageServiceConfiguration(
+            rpcEndpoint: "ipc://\(folder.path)/rpc.sock", eventsEndpoint: "ipc://\(folder.path)/events.sock",
+            dataDirectory: folder.path + "/data", cacheBudgetBytes: 8 << 20, watchMemoryPressure: false)
+        let host = try ImageServiceHost.make(configuration, context: hostTestContext, logger: testLogger)
+        try host.start()
+        return host
+    }
+
+    @Test func storedAndDeletedImagesArePublishedAsEvents() async throws {
+        let folder = try TemporaryFolder()
+        let host = try Self.start(folder)
+        defer { host.stop() }
+        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        defer { client.close() }
+        let subscriber = try Socket(hostTestContext, .sub)
+        defer { subscriber.close() }
+        try subscriber.subscribe(Array("image.".utf8))
+        try subscriber.connect("ipc://\(folder.path)/events.sock")
+
+        var received: [(String, ImageEvent)] = []
+        func drain() throws {
+            while let frames = try subscriber.receive(dontWait: true) {
+                received.append((String(decoding: frames[0], as: UTF8.self), try ImageEvent(serializedBytes: frames[1])))
+            }
+        }
+        // A subscription takes effect asynchronously: put until the first event arrives.
+        var stored: [ImageInfo] = []
+        while received.isEmpty && stored.count < 200 {
+            var put = PutImageRequest()
+            put.data = try Samples.jpeg(width: 16 + stored.count, height: 16)
+            put.ownerKey = "owner"
+            stored.append(try await client.call(ImageServiceRPC.putImage, put))
+            try await Task.sleep(for: .milliseconds(20))
+            try drain()
+        }
+        let last = try #require(stored.last)
+        var delete = DeleteImageRequest()
+        delete.key = last.key
+        _ = try await client.call(ImageServiceRPC.deleteImage, delete)
+        let end = ContinuousClock.now + .seconds(10)
+        while received.last?.0 != EventTopic.imageDeleted && ContinuousClock.now < end {
+            try drain()
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let mine = received.filter { $0.1.key == last.key }
+        #expect(mine.map(\.0) == [EventTopic.imageStored, EventTopic.imageDeleted])
+        #expect(mine.first?.1.info == last && mine.last?.1.info == last)
+    }
+
+    @Test func restartRecoversAndServesWhatWasAcknowledged() async throws {
+        let folder = try TemporaryFolder()
+        var host = try Self.start(folder)
+        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        defer { client.close() }
+        var put = PutImageRequest()
+        put.data = try Samples.photo("Landscape_8.jpg")
+        let info = try await client.call(ImageServiceRPC.putImage, put)
+        // A chunked upload in flight when the process stops is dropped at the next start.
+        var begin = BeginUploadRequest()
+        begin.totalSize = 1000
+        let upload = try await client.call(ImageServiceRPC.beginUpload, begin)
+        host.stop()
+        host = try Self.start(folder)
+        defer { host.stop() }
+        var get = GetImageRequest()
+        get.key = info.key
+        #expect(try await client.call(ImageServiceRPC.getImage, get, options: .init(timeoutMilliseconds: 5000)).data == put.data)
+        var append = AppendUploadRequest()
+        append.uploadId = upload.uploadId
+        append.data = [1, 2, 3]
+        let gone = await rpcError { try await client.call(ImageServiceRPC.appendUpload, append) }
+        #expect(gone?.code == .notFound)
+        let temporary = (try FileManager.default.contentsOfDirectory(atPath: folder.path + "/data/images/tmp"))
+        #expect(temporary.isEmpty)
+    }
+}
+
+/// The RPCError a call threw, or nil when it succeeded (a helper: `catch let e as RPCError`
+/// inside async tests crashes the 6.3 compiler).
+func rpcError<T>(_ body: () async throws -> T) async -> RPCError? {
+    do {
+        _ = try await body()
+        return nil
+    } catch let error as RPCError {
+        return error
+    } catch {
+        return RPCError(.unknown, "not an RPCError: \(error)")
+    }
+}
