@@ -55,6 +55,8 @@ public final class ItemStore {
     let db: Database
     /// The manual order, mirrored in memory so MoveItem finds an index in O(1).
     var order: ManualOrder
+    /// True between `beginBatch()` and `commitBatch()`.
+    private(set) var inBatch = false
     private let selectByKey: Statement
     private let insert: Statement
 
@@ -104,11 +106,46 @@ public final class ItemStore {
         order = ManualOrder(entries: rows.map { ManualOrder.Entry(id: $0[0].int64Value!, position: $0[1].int64Value!) })
     }
 
-    /// Runs `body` in a write transaction; on failure the in-memory order is read back from disk.
+    /// Runs `body` in a write transaction (a savepoint inside a batch); on failure the
+    /// in-memory order is read back from the database.
     func write<T>(_ body: () throws -> T) throws -> T {
+        guard inBatch else {
+            do {
+                return try db.inTransaction(.immediate, body)
+            } catch {
+                try? reloadOrder()
+                throw error
+            }
+        }
+        try db.execute("SAVEPOINT job")
         do {
-            return try db.inTransaction(.immediate, body)
+            let result = try body()
+            try db.execute("RELEASE job")
+            return result
         } catch {
+            // Undo this job only; the batch's other jobs stay.
+            try? db.execute("ROLLBACK TO job")
+            try? db.execute("RELEASE job")
+            try? reloadOrder()
+            throw error
+        }
+    }
+
+    /// Group commit: the jobs between `beginBatch()` and `commitBatch()` share one transaction
+    /// (one fsync), each in its own savepoint. Their callers hear back only after the commit.
+    func beginBatch() throws {
+        precondition(!inBatch, "batches do not nest")
+        try db.execute("BEGIN IMMEDIATE")
+        inBatch = true
+    }
+
+    /// Commits the batch; on failure nothing of it is kept and the order is read back.
+    func commitBatch() throws {
+        inBatch = false
+        do {
+            try db.execute("COMMIT")
+        } catch {
+            if !db.isAutocommit { try? db.execute("ROLLBACK") }
             try? reloadOrder()
             throw error
         }

@@ -5,8 +5,13 @@ import Synchronization
 /// jobs one at a time, so SQLite's blocking work (fsync included) never holds a thread of the
 /// Swift concurrency pool. Callers `await perform { store in … }`.
 public final class ItemStoreQueue: Sendable {
-    /// A job: runs on the store's thread, then resumes its caller.
-    typealias Job = @Sendable (ItemStore?) -> Void
+    /// A job: runs on the store's thread and returns how to resume its caller once the
+    /// transaction it ran in has committed (or, given an error, failed to).
+    typealias Job = @Sendable (ItemStore?) -> Completion
+    typealias Completion = @Sendable ((any Error)?) -> Void
+
+    /// The most jobs that share one commit.
+    static let maxBatch = 64
 
     private struct State {
         var jobs: [Job] = []
@@ -43,7 +48,9 @@ public final class ItemStoreQueue: Sendable {
                         defer { state.jobs.removeAll() }
                         return (state.jobs, state.closing)
                     }
-                    for job in jobs { job(store) }
+                    for start in stride(from: 0, to: jobs.count, by: Self.maxBatch) {
+                        Self.runBatch(jobs[start..<min(jobs.count, start + Self.maxBatch)], on: store)
+                    }
                     if jobs.isEmpty {
                         closing = stop
                         break
@@ -67,8 +74,11 @@ public final class ItemStoreQueue: Sendable {
     public func perform<T: Sendable>(_ body: @escaping @Sendable (ItemStore) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let job: Job = { store in
-                guard let store else { return continuation.resume(throwing: ItemStoreError.closed) }
-                continuation.resume(with: Result { try body(store) })
+                guard let store else { return { _ in continuation.resume(throwing: ItemStoreError.closed) } }
+                let result = Result { try body(store) }
+                return { commitError in
+                    if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(with: result) }
+                }
             }
             let accepted = state.withLock { state -> Bool in
                 guard !state.closing else { return false }
@@ -94,5 +104,18 @@ public final class ItemStoreQueue: Sendable {
         finished.wait()
         // Let a second close() return at once too.
         finished.signal()
+    }
+
+    /// Runs jobs that queued up together in one transaction, so concurrent writes share an
+    /// fsync; a single job runs in its own. Callers are resumed after the commit.
+    private static func runBatch(_ jobs: ArraySlice<Job>, on store: ItemStore) {
+        guard jobs.count > 1, (try? store.beginBatch()) != nil else {
+            for job in jobs { job(store)(nil) }
+            return
+        }
+        let completions = jobs.map { $0(store) }
+        var commitError: (any Error)?
+        do { try store.commitBatch() } catch { commitError = error }
+        for completion in completions { completion(commitError) }
     }
 }
