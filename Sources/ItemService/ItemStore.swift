@@ -70,8 +70,17 @@ public final class ItemStore {
                 throw ItemStoreError.invalidArgument("--seed-db \(seedPath): no such file")
             }
             // Copy beside the target, then rename: a crash mid-copy leaves no half database.
+            // VACUUM INTO takes a consistent snapshot, commits still in the seed's WAL included;
+            // a plain file copy is the fallback (e.g. a seed in a read-only folder).
             let staging = path + ".seed-\(UUID().uuidString.prefix(8))"
-            try files.copyItem(atPath: seedPath, toPath: staging)
+            do {
+                let seed = try Database(path: seedPath, mode: .readOnly)
+                try seed.execute("VACUUM INTO ?", [.text(staging)])
+                try seed.close()
+            } catch {
+                try? files.removeItem(atPath: staging)
+                try files.copyItem(atPath: seedPath, toPath: staging)
+            }
             try files.moveItem(atPath: staging, toPath: path)
         }
         db = try Database(path: path)

@@ -155,12 +155,10 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let seedPath = folder.path + "/seed.db"
-        let seeded: Item
-        do {
-            let seed = try ItemStore(path: seedPath)
-            seeded = try seed.create(createRequest("Seeded Bear", serial: "1A2B", value: 3), now: 1).item
-            try seed.close()
-        }
+        // The seed stays open: its last commit is still in its WAL file, not in seed.db itself.
+        let seed = try ItemStore(path: seedPath)
+        let seeded = try seed.create(createRequest("Seeded Bear", serial: "1A2B", value: 3), now: 1).item
+        defer { try? seed.close() }
         let path = folder.path + "/items.db"
         do {
             let store = try ItemStore(path: path, seedPath: seedPath)
