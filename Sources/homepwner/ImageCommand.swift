@@ -1,15 +1,198 @@
-/// `homepwner image …`: the image service's subcommands (issue: image service).
-enum ImageCommand {
-    static func run(_ arguments: [String]) async -> Int32 {
-        printError("homepwner image: not available yet (the image service is being built)")
-        return ExitCode.failure
-    }
-}
+import Foundation
+import Proto
+import RPC
+import Runtime
+import ZMQ
 
-/// `homepwner cache …`: the image cache's subcommands (issue: image service).
-enum CacheCommand {
+/// `homepwner image put|get|ls|stat|rm`: the image service for people (tables) and scripts (`--json`).
+enum ImageCommand {
+    static let subcommands: [(name: String, usage: String)] = [
+        ("put", "image put FILE [--owner KEY] [--kind original|edited|thumbnail] [--parent KEY] [--key UUID]"),
+        ("get", "image get KEY -o FILE [--range A-B]   (bytes A through B, inclusive; A- = to the end)"),
+        ("ls", "image ls [--owner KEY] [--kind K] [--media image|movie] [--limit N]"),
+        ("stat", "image stat KEY"),
+        ("rm", "image rm KEY"),
+    ]
+
+    static var overview: String {
+        "OVERVIEW: Puts, gets, lists, describes and removes images and videos.\n\nUSAGE:\n"
+            + subcommands.map { "  homepwner \($0.usage)" }.joined(separator: "\n")
+            + "\n\nEvery subcommand takes --image ENDPOINT, --timeout MS and --json; see 'homepwner image SUBCOMMAND --help'.\n"
+            + "Exit codes: 0 ok, 2 usage, 3 invalid input, 4 not found, 5 unavailable, 6 conflict."
+    }
+
     static func run(_ arguments: [String]) async -> Int32 {
-        printError("homepwner cache: not available yet (the image service is being built)")
-        return ExitCode.failure
+        guard let subcommand = arguments.first else {
+            print(overview)
+            return ExitCode.usage
+        }
+        // The one short option: -o FILE.
+        let rest = arguments.dropFirst().map { $0 == "-o" ? "--output" : $0 }
+        switch subcommand {
+        case "-h", "--help", "help":
+            print(overview)
+            return ExitCode.ok
+        case "put", "add": return await ImagePutCommand.run(rest)
+        case "get": return await ImageGetCommand.run(rest)
+        case "ls", "list": return await list(rest)
+        case "stat", "show": return await stat(rest)
+        case "rm", "delete": return await remove(rest)
+        default:
+            let hint = subcommands.map(\.name).min { editDistance($0, subcommand) < editDistance($1, subcommand) }
+                .flatMap { editDistance($0, subcommand) <= 2 ? "; did you mean '\($0)'?" : nil } ?? ""
+            printError("homepwner image: unknown subcommand '\(subcommand)'\(hint) (see homepwner image --help)")
+            return ExitCode.usage
+        }
+    }
+
+    // MARK: ls, stat, rm
+
+    static let listParser = OptionParser(
+        command: "image ls", summary: "Lists images in the order they were stored.",
+        usage: "homepwner image ls [--owner KEY] [--kind original|edited|thumbnail] [--media image|movie] [--limit N]",
+        options: CommonOptions.endpoints + [
+            OptionSpec(name: "owner", help: "only this owner's images (an item key)", valueName: "KEY"),
+            OptionSpec(name: "kind", help: "original, edited or thumbnail", valueName: "KIND"),
+            OptionSpec(name: "media", help: "image or movie", valueName: "TYPE"),
+            OptionSpec(name: "limit", defaultValue: "1000", help: "at most this many", valueName: "N"),
+        ])
+
+    static func list(_ arguments: [String]) async -> Int32 {
+        guard let options = HomepwnerCLI.parse(listParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        var request = ListImagesRequest()
+        let limit: Int
+        do {
+            request.ownerKey = options["owner"] ?? ""
+            if let kind = options["kind"] { request.kind = try parseKind(kind) }
+            if let media = options["media"] {
+                guard let value = ["image": MediaType.image, "movie": .movie, "video": .movie][media.lowercased()] else {
+                    throw OptionError.invalidValue(option: "--media", value: media, reason: "image or movie")
+                }
+                request.mediaType = value
+            }
+            limit = try options.int("limit")
+            guard limit > 0 else { throw OptionError.invalidValue(option: "--limit", value: String(limit), reason: "must be ≥ 1") }
+        } catch {
+            return ItemCommand.usageError("image ls", "\(error)")
+        }
+        return await withClient(options) { client, timeout in
+            var images: [ImageInfo] = []
+            repeat {
+                request.pageSize = Int32(min(1000, limit - images.count))
+                let page = try await client.call(ImageServiceRPC.listImages, request, options: .init(timeoutMilliseconds: timeout))
+                images += page.images
+                request.pageToken = page.nextPageToken
+            } while !request.pageToken.isEmpty && images.count < limit
+            if options.bool("json") {
+                print("[" + (try images.map(infoJSON).joined(separator: ",\n")) + "]")
+                return
+            }
+            guard !images.isEmpty else {
+                print("no images")
+                return
+            }
+            printColumns([["KEY", "KIND", "TYPE", "SIZE", "PIXELS", "OWNER", "CREATED"]] + images.map { info in
+                [info.key, info.kind.description, info.contentType, byteCount(info.sizeBytes),
+                 info.width > 0 ? "\(info.width)×\(info.height)" : "-", info.ownerKey.isEmpty ? "-" : info.ownerKey,
+                 ItemCommand.timestamp(info.createdAtMs)]
+            })
+        }
+    }
+
+    static let statParser = OptionParser(
+        command: "image stat", summary: "Shows one image's metadata (StatImage).", usage: "homepwner image stat KEY",
+        options: CommonOptions.endpoints, allowsPositionals: true)
+
+    static func stat(_ arguments: [String]) async -> Int32 {
+        guard let options = HomepwnerCLI.parse(statParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        guard options.positionals.count == 1 else { return ItemCommand.usageError("image stat", "give exactly one KEY") }
+        var request = StatImageRequest()
+        request.key = options.positionals[0]
+        return await withClient(options) { client, timeout in
+            let info = try await client.call(ImageServiceRPC.statImage, request, options: .init(timeoutMilliseconds: timeout))
+            print(options.bool("json") ? try infoJSON(info) : describe(info))
+        }
+    }
+
+    static let removeParser = OptionParser(
+        command: "image rm", summary: "Deletes an image and the images made from it (DeleteImage).",
+        usage: "homepwner image rm KEY", options: CommonOptions.endpoints, allowsPositionals: true)
+
+    static func remove(_ arguments: [String]) async -> Int32 {
+        guard let options = HomepwnerCLI.parse(removeParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        guard options.positionals.count == 1 else { return ItemCommand.usageError("image rm", "give exactly one KEY") }
+        var request = DeleteImageRequest()
+        request.key = options.positionals[0]
+        return await withClient(options) { client, timeout in
+            _ = try await client.call(
+                ImageServiceRPC.deleteImage, request,
+                options: .init(timeoutMilliseconds: timeout, idempotencyKey: UUID().uuidString.lowercased()))
+            print(options.bool("json") ? "{\"deleted\": \(jsonString(request.key))}" : "deleted \(request.key)")
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Connects to the image service and runs `body`; turns failures into exit codes.
+    static func withClient(_ options: ParsedOptions, _ body: (RPCClient, UInt32) async throws -> Void) async -> Int32 {
+        let timeout: UInt32
+        let endpoint: String
+        do {
+            timeout = try CommonOptions.timeout(options)
+            endpoint = try options.string("image")
+        } catch {
+            printError("homepwner image: \(error)")
+            return ExitCode.usage
+        }
+        do {
+            let context = try Context()
+            let client = try RPCClient(context: context, endpoint: endpoint)
+            defer { client.close() }
+            try await body(client, timeout)
+            return ExitCode.ok
+        } catch let error as RPCError {
+            return report(error, json: options.bool("json"))
+        } catch {
+            printError("homepwner image: \(error)")
+            return ExitCode.failure
+        }
+    }
+
+    static func parseKind(_ text: String) throws -> ImageKind {
+        guard let kind = ["original": ImageKind.original, "edited": .edited, "thumbnail": .thumbnail][text.lowercased()] else {
+            throw OptionError.invalidValue(option: "--kind", value: text, reason: "original, edited or thumbnail")
+        }
+        return kind
+    }
+
+    /// ImageInfo as proto3 JSON with the .proto field names.
+    static func infoJSON(_ info: ImageInfo) throws -> String {
+        try ProtoJSON.decode(info.serializedBytes(), as: ImageInfo.protoName, options: .init(useProtoNames: true))
+    }
+
+    /// A few lines for people.
+    static func describe(_ info: ImageInfo) -> String {
+        var lines = [
+            "key          \(info.key)",
+            "kind         \(info.kind)\(info.parentKey.isEmpty ? "" : " of \(info.parentKey)")",
+            "owner        \(info.ownerKey.isEmpty ? "-" : info.ownerKey)",
+            "type         \(info.mediaType) \(info.contentType)",
+            "size         \(byteCount(info.sizeBytes)) (\(info.sizeBytes) bytes)",
+        ]
+        if info.width > 0 { lines.append("pixels       \(info.width)×\(info.height), EXIF orientation \(info.orientation)") }
+        lines.append("checksum     \(info.checksum)")
+        lines.append("created      \(ItemCommand.timestamp(info.createdAtMs))")
+        return lines.joined(separator: "\n")
+    }
+
+    /// "1.5 MB".
+    static func byteCount(_ bytes: Int64) -> String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(bytes), unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
     }
 }
