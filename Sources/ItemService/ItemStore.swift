@@ -59,6 +59,7 @@ public final class ItemStore {
     private(set) var inBatch = false
     private let selectByKey: Statement
     private let insert: Statement
+    private let selectDeleted: Statement
 
     /// Opens (creating or migrating) the database at `path`.
     ///
@@ -100,6 +101,7 @@ public final class ItemStore {
             INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position)
             VALUES (?, ?, ?, ?, ?, ?, 1, ?)
             """)
+        selectDeleted = try db.prepare("SELECT deleted_at_ms FROM deleted_items WHERE key = ?")
         order = ManualOrder()
         try reloadOrder()
     }
@@ -181,10 +183,14 @@ public final class ItemStore {
         value = try ItemInput.value(value)
         let key = request.key.isEmpty ? UUID().uuidString.lowercased() : try ItemInput.key(request.key, field: "key")
         return try write {
-            if let existing = try find(key: key) { return (existing, false) }
-            if let deletedAt = try db.scalar("SELECT deleted_at_ms FROM deleted_items WHERE key = ?", [.text(key)])?.int64Value {
-                throw ItemStoreError.failedPrecondition(
-                    "key \(key) belonged to an item deleted at \(deletedAt) ms; create with a new key")
+            // A key made here is new; only a client's key can name an item that exists or existed.
+            if !request.key.isEmpty {
+                if let existing = try find(key: key) { return (existing, false) }
+                try selectDeleted.bind([.text(key)])
+                if let deletedAt = try selectDeleted.rows().first?[0].int64Value {
+                    throw ItemStoreError.failedPrecondition(
+                        "key \(key) belonged to an item deleted at \(deletedAt) ms; create with a new key")
+                }
             }
             let position = order.nextPosition()
             try insert.bind([.text(key), .text(name), .text(serial), .integer(value), .integer(now), .integer(now), .integer(position)])
