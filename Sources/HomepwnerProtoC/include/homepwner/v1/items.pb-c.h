@@ -83,11 +83,12 @@ struct  Homepwner__V1__CreateItemRequest
   char *serial_number;
   int64_t value_in_dollars;
   /*
-   * Fill name, serial and value like the seed's +randomItem.
+   * Fill name, serial and value like the seed's +randomItem (leave those three unset).
    */
   protobuf_c_boolean random;
   /*
-   * Optional client-chosen UUID: creating the same key twice returns the first item.
+   * Optional client-chosen UUID: creating the same key twice returns the first item, also
+   * across restarts; the key of a deleted item is refused (FAILED_PRECONDITION).
    */
   char *key;
 };
