@@ -58,7 +58,9 @@ public final class RPCClient: Sendable {
     }
 
     struct Pending {
-        let continuation: CheckedContinuation<Outcome, Never>
+        // Unsafe: the I/O thread resumes each exactly once (resolve removes it first), and the
+        // checked variant costs an allocation per call on the hot path.
+        let continuation: UnsafeContinuation<Outcome, Never>
         let deadline: Int64
         var sent = false
     }
@@ -205,7 +207,7 @@ public final class RPCClient: Sendable {
         let id = header.requestId
         let frames = Envelope.request(header, body)
         return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
                 let closing = shared.withLock { state -> Bool in
                     if state.closing { return true }
                     state.pending[id] = Pending(continuation: continuation, deadline: deadline)
