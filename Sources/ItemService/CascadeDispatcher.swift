@@ -110,9 +110,13 @@ public final class CascadeDispatcher: Sendable {
                 retryAt.withLock { $0[cascade.id] = due }
                 nextAttempt = min(nextAttempt ?? .max, due)
                 try? await store.perform { try $0.failCascade(id: cascade.id, error: "\(error)") }
-                logger.warning("cascade not delivered; will retry", [
-                    "owner": cascade.ownerKey, "attempts": String(attempts), "error": "\(error)",
-                ])
+                // The first failure and every tenth after it: a long outage should not flood the log.
+                let details = ["owner": cascade.ownerKey, "attempts": String(attempts), "error": "\(error)"]
+                if attempts % 10 == 1 {
+                    logger.warning("cascade not delivered; will retry", details)
+                } else {
+                    logger.debug("cascade not delivered; will retry", details)
+                }
                 // The image service is down or slow: the other rows would only wait for the same answer.
                 if let error = error as? RPCError, error.code == .unavailable || error.code == .deadlineExceeded {
                     for other in pending where other.id != cascade.id {
