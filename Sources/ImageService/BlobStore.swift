@@ -91,7 +91,7 @@ final class BlobStore: Sendable {
             try Self.readAll(fd, UnsafeMutableRawBufferPointer(buffer), offset: 0, path: path)
             count = Int(size)
         }
-        let actual = SHA256.checksum(bytes)
+        let actual = ContentDigest.of(bytes, like: checksum)
         guard actual == checksum else {
             throw BlobDamage(key: key, detail: "content checksum \(actual) does not match the stored \(checksum)")
         }
@@ -118,7 +118,7 @@ final class BlobStore: Sendable {
             }
             return (bytes, stamp)
         }
-        var hash = SHA256()
+        var hash = ContentDigest(like: checksum)
         var result = [UInt8]()
         result.reserveCapacity(Int(length))
         let chunk = 1 << 20
@@ -135,7 +135,7 @@ final class BlobStore: Sendable {
             if from < to { result += buffer[Int(from - position)..<Int(to - position)] }
             position += Int64(count)
         }
-        let actual = hash.checksum()
+        let actual = hash.finish()
         guard actual == checksum else {
             throw BlobDamage(key: key, detail: "content checksum \(actual) does not match the stored \(checksum)")
         }
@@ -238,4 +238,30 @@ struct FileStamp: Sendable, Equatable {
     var size: Int64
     var modifiedSeconds: Int64
     var modifiedNanoseconds: Int64
+}
+
+/// The digest named by a stored check's prefix: "xxh64:" or "sha256:".
+struct ContentDigest {
+    private var sha: SHA256?
+    private var xxh: XXHash64?
+
+    init(like check: String) {
+        if check.hasPrefix("xxh64:") { xxh = XXHash64() } else { sha = SHA256() }
+    }
+
+    static func of(_ bytes: [UInt8], like check: String) -> String {
+        var digest = ContentDigest(like: check)
+        bytes.withUnsafeBytes { digest.update($0) }
+        return digest.finish()
+    }
+
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        sha?.update(bytes)
+        xxh?.update(bytes)
+    }
+
+    mutating func finish() -> String {
+        if var sha { return sha.checksum() }
+        return xxh?.checksum() ?? ""
+    }
 }

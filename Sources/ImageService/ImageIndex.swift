@@ -11,6 +11,16 @@ struct ImageQuery: Sendable {
     var limit = 100
 }
 
+/// An index row: the public metadata and the check its bytes are verified against on reads.
+public struct StoredImage: Sendable, Equatable {
+    public var info: ImageInfo
+    /// "xxh64:<hex>", or "" for rows written before it existed (then `info.checksum` is verified).
+    var contentCheck: String
+
+    /// What a read verifies the blob against.
+    var verification: String { contentCheck.isEmpty ? info.checksum : contentCheck }
+}
+
 /// images.db: one row per blob. Not Sendable: `ImageStore` owns it on one serial queue.
 final class ImageIndex {
     private let db: Database
@@ -35,10 +45,12 @@ final class ImageIndex {
             CREATE INDEX images_owner ON images(owner_key, seq);
             CREATE INDEX images_parent ON images(parent_key);
             """),
+        // The fast content check verified on reads ("" for rows from version 1: SHA-256 is used).
+        (2, "ALTER TABLE images ADD COLUMN content_check TEXT NOT NULL DEFAULT ''"),
     ])
 
     private static let columns =
-        "seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms"
+        "seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check"
 
     init(path: String) throws {
         db = try Database(path: path)
@@ -52,17 +64,24 @@ final class ImageIndex {
 
     var isOpen: Bool { db.isOpen }
 
-    func insert(_ info: ImageInfo) throws {
+    func insert(_ info: ImageInfo, contentCheck: String) throws {
         try db.execute(
-            "INSERT INTO images (key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO images (key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [.text(info.key), .text(info.ownerKey), .integer(Int64(info.kind.rawValue)), .text(info.parentKey),
              .integer(Int64(info.mediaType.rawValue)), .text(info.contentType), .integer(info.sizeBytes),
              .integer(Int64(info.width)), .integer(Int64(info.height)), .integer(Int64(info.orientation)),
-             .text(info.checksum), .integer(info.createdAtMs)])
+             .text(info.checksum), .integer(info.createdAtMs), .text(contentCheck)])
     }
 
     func get(_ key: String) throws -> ImageInfo? {
-        try db.query("SELECT \(Self.columns) FROM images WHERE key = ?", [.text(key)]).first.map { Self.info($0).info }
+        try stored(key)?.info
+    }
+
+    /// The row with its content check.
+    func stored(_ key: String) throws -> StoredImage? {
+        try db.query("SELECT \(Self.columns) FROM images WHERE key = ?", [.text(key)]).first.map {
+            StoredImage(info: Self.info($0).info, contentCheck: $0[13].stringValue ?? "")
+        }
     }
 
     /// A page in created order, and the sequence number of its last row.

@@ -65,14 +65,15 @@ enum ImageServiceHandlers {
         }
         server.register(ImageServiceRPC.getImage) { request, _ in
             try await mapped {
-                let info = try await store.info(request.key)
+                let image = try await store.image(request.key)
+                let info = image.info
                 let length = request.length == 0 ? info.sizeBytes - request.offset : request.length
                 if length > Int64(replyLimit) {
                     throw ImageStoreError.tooLarge(
                         "image \(info.key) is \(info.sizeBytes) bytes; a reply holds at most \(replyLimit): read it in ranges (offset, length ≤ \(replyLimit))")
                 }
                 var response = GetImageResponse()
-                response.data = try await store.read(info, offset: request.offset, length: request.length)
+                response.data = try await store.read(image, offset: request.offset, length: request.length)
                 response.info = info
                 return response
             }

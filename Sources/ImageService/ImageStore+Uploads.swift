@@ -14,6 +14,7 @@ struct Upload: Sendable {
     let fd: Int32
     var received: Int64 = 0
     var hash = SHA256()
+    var check = XXHash64()
     var expiresAtMs: Int64
     /// An Append or Commit is running; a second one waits its turn by retrying.
     var busy = false
@@ -86,7 +87,7 @@ extension ImageStore {
                     "offset \(offset) + \(data.count) bytes = \(offset + Int64(data.count)) is past the declared total_size \(upload.totalSize)")
             }
             let staged = upload
-            upload.hash = try await onIO { () throws -> SHA256 in
+            (upload.hash, upload.check) = try await onIO { () throws -> (SHA256, XXHash64) in
                 try data.withUnsafeBytes { bytes in
                     var done = 0
                     while done < bytes.count {
@@ -98,9 +99,10 @@ extension ImageStore {
                         done += n
                     }
                 }
-                var hash = staged.hash
+                var hash = staged.hash, check = staged.check
                 hash.update(data)
-                return hash
+                check.update(data)
+                return (hash, check)
             }
             upload.received += Int64(data.count)
         } catch {
@@ -158,7 +160,7 @@ extension ImageStore {
             throw error
         }
         let info = makeInfo(new, media: media, size: upload.totalSize, checksum: actual)
-        try await insert(info)
+        try await insert(info, contentCheck: upload.check.checksum())
         return info
     }
 

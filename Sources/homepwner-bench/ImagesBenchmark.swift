@@ -1,9 +1,275 @@
 import Foundation
+import ImageService
+import Proto
+import RPC
+import Runtime
+import Synchronization
+import ZMQ
 
-/// `homepwner-bench images` (issue: image service).
+/// `homepwner-bench images`: PutImage and GetImage throughput (cold from disk, cached) for
+/// 100 KB, 2 MB and 20 MB blobs, next to raw fsynced file writes and reads and a bare
+/// ZeroMQ transfer of the same bytes, interleaved in rounds in one run.
 enum ImagesBenchmark {
+    struct Measure {
+        var bytes = 0
+        var seconds = 0.0
+        var megabytesPerSecond: Double { seconds > 0 ? Double(bytes) / seconds / 1e6 : 0 }
+    }
+
+    static let sizes: [(label: String, bytes: Int, count: Int)] = [
+        ("100 KB", 100_000, 200), ("2 MB", 2_000_000, 25), ("20 MB", 20_000_000, 5),
+    ]
+    static let what = [
+        "raw file write + fsync", "PutImage (durable)", "raw file read, cold", "GetImage, cold (disk)",
+        "bare ZeroMQ transfer", "GetImage, cached",
+    ]
+
     static func run(_ arguments: [String]) async {
-        FileHandle.standardError.write(Data("images benchmark: not written yet\n".utf8))
-        exit(1)
+        let rounds = arguments.firstIndex(of: "--rounds").flatMap { Int(arguments[$0 + 1]) } ?? 3
+        do {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hp-bench-images-\(UUID().uuidString.prefix(8))").path
+            try FileManager.default.createDirectory(atPath: folder + "/raw", withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let context = try Context(ioThreads: 1)
+            let logger = Logger(label: "bench", level: .warning)
+            let configuration = ImageServiceConfiguration(
+                rpcEndpoint: "tcp://127.0.0.1:*", eventsEndpoint: "tcp://127.0.0.1:*", dataDirectory: folder + "/data",
+                cacheBudgetBytes: 1 << 30, watchMemoryPressure: false)
+            let host = try ImageServiceHost.make(configuration, context: context, logger: logger)
+            try host.start()
+            defer { host.stop() }
+            let client = try RPCClient(context: context, endpoint: host.rpcEndpoints[0])
+            defer { client.close() }
+            let echo = try BlobEcho(context: context)
+            defer { echo.stop() }
+
+            var results: [String: [String: [Measure]]] = [:]
+            for round in 0..<rounds {
+                for size in sizes {
+                    FileHandle.standardError.write(Data("round \(round + 1)/\(rounds): \(size.label)\n".utf8))
+                    let blobs = (0..<size.count).map { i in payload(size.bytes, seed: round * 1000 + i) }
+                    var r: [String: Measure] = [:]
+                    r[what[0]] = try rawWrites(blobs, folder: folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))")
+                    let (put, keys) = try await puts(blobs, client: client)
+                    r[what[1]] = put
+                    r[what[2]] = try rawReads(folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))", count: blobs.count)
+                    _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
+                    for key in keys { evict(blobPath(folder + "/data/images/blobs", key)) }
+                    r[what[3]] = try await gets(keys, client: client)
+                    r[what[4]] = try echo.transfer(size.bytes, times: blobs.count)
+                    r[what[5]] = try await gets(keys, client: client)
+                    for (name, measure) in r { results[size.label, default: [:]][name, default: []].append(measure) }
+                    for key in keys {
+                        var delete = DeleteImageRequest()
+                        delete.key = key
+                        _ = try await client.call(ImageServiceRPC.deleteImage, delete)
+                    }
+                }
+            }
+            report(results, rounds: rounds)
+            try await memoryAfterPurge(client: client)
+        } catch {
+            FileHandle.standardError.write(Data("images benchmark failed: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    /// An MP4-looking blob (the service recognises the container), distinct per seed.
+    static func payload(_ count: Int, seed: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var state = UInt64(seed + 1) &* 0x9E37_79B9_7F4A_7C15
+        bytes.withUnsafeMutableBytes { raw in
+            let words = raw.bindMemory(to: UInt64.self)
+            for i in 0..<words.count {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                words[i] = state
+            }
+        }
+        let header: [UInt8] = [0, 0, 0, 16] + Array("ftypisom".utf8) + [0, 0, 0, 0]
+        bytes.replaceSubrange(0..<header.count, with: header)
+        return bytes
+    }
+
+    static func timed(_ bytes: Int, _ body: () throws -> Void) rethrows -> Measure {
+        let start = monotonicSeconds()
+        try body()
+        return Measure(bytes: bytes, seconds: monotonicSeconds() - start)
+    }
+
+    /// The baseline for puts: one file per blob, written and fsynced (open, write, fsync, close).
+    static func rawWrites(_ blobs: [[UInt8]], folder: String) throws -> Measure {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return try timed(blobs.reduce(0) { $0 + $1.count }) {
+            for (i, blob) in blobs.enumerated() {
+                let fd = open("\(folder)/\(i)", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                guard fd >= 0 else { throw RPCError.internal("open: errno \(errno)") }
+                _ = blob.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                fsync(fd)
+                close(fd)
+            }
+        }
+    }
+
+    /// The baseline for cold gets: the same files read back after evicting them from the page cache.
+    static func rawReads(_ folder: String, count: Int) throws -> Measure {
+        for i in 0..<count { evict("\(folder)/\(i)") }
+        var total = 0
+        let measure = try timed(0) {
+            for i in 0..<count {
+                let data = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(i)"))
+                total += data.count
+            }
+        }
+        return Measure(bytes: total, seconds: measure.seconds)
+    }
+
+    static func puts(_ blobs: [[UInt8]], client: RPCClient) async throws -> (Measure, [String]) {
+        var keys: [String] = []
+        let start = monotonicSeconds()
+        for blob in blobs {
+            var request = PutImageRequest()
+            request.data = blob
+            keys.append(try await client.call(ImageServiceRPC.putImage, request, options: .init(timeoutMilliseconds: 60_000)).key)
+        }
+        return (Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start), keys)
+    }
+
+    static func gets(_ keys: [String], client: RPCClient) async throws -> Measure {
+        var total = 0
+        let start = monotonicSeconds()
+        for key in keys {
+            var request = GetImageRequest()
+            request.key = key
+            total += try await client.call(ImageServiceRPC.getImage, request, options: .init(timeoutMilliseconds: 60_000)).data.count
+        }
+        return Measure(bytes: total, seconds: monotonicSeconds() - start)
+    }
+
+    static func blobPath(_ root: String, _ key: String) -> String {
+        let hex = key.replacingOccurrences(of: "-", with: "")
+        return "\(root)/\(hex.prefix(2))/\(hex.dropFirst(2).prefix(2))/\(key)"
+    }
+
+    /// Drops a file's pages from the page cache, so the next read goes to the disk.
+    static func evict(_ path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED))
+        close(fd)
+    }
+
+    static func report(_ results: [String: [String: [Measure]]], rounds: Int) {
+        print("| blob | what | MB/s (median of \(rounds)) | ratio | compared with |")
+        print("|---|---|---|---|---|")
+        let baseline = [what[1]: what[0], what[3]: what[2], what[5]: what[4]]
+        for size in sizes {
+            guard let table = results[size.label] else { continue }
+            func median(_ name: String) -> Double {
+                let values = (table[name] ?? []).map(\.megabytesPerSecond).sorted()
+                return values.isEmpty ? 0 : values[values.count / 2]
+            }
+            for name in what {
+                let value = median(name)
+                if let base = baseline[name] {
+                    print("| \(size.label) | \(name) | \(String(format: "%.0f", value)) | \(String(format: "%.2f", value / max(median(base), 0.001))) | \(base) |")
+                } else {
+                    print("| \(size.label) | \(name) | \(String(format: "%.0f", value)) | | |")
+                }
+            }
+        }
+    }
+
+    /// Fills the cache with 20 MB blobs, then PurgeCache: the resident set before and after.
+    static func memoryAfterPurge(client: RPCClient) async throws {
+        var keys: [String] = []
+        for i in 0..<25 {
+            var request = PutImageRequest()
+            request.data = payload(20_000_000, seed: 90_000 + i)
+            keys.append(try await client.call(ImageServiceRPC.putImage, request, options: .init(timeoutMilliseconds: 60_000)).key)
+        }
+        _ = try await gets(keys, client: client)
+        let stats = try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest())
+        let before = residentBytes()
+        let purge = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
+        let after = residentBytes()
+        print("")
+        print("Cache holding \(stats.entries) entries, \(stats.bytes / 1_000_000) MB: RSS \(before / 1_000_000) MB; "
+            + "after PurgeCache (freed \(purge.freedBytes / 1_000_000) MB, malloc_trim): RSS \(after / 1_000_000) MB.")
+    }
+
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kb = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kb * 1024
+    }
+}
+
+/// Bare ZeroMQ: a ROUTER thread answering each small request with the same three frames a
+/// GetImage reply has (`[empty][header][blob]`), over tcp loopback, one at a time.
+final class BlobEcho: Sendable {
+    private final class Shared: Sendable {
+        let stopping = Atomic<Bool>(false)
+        let finished = Atomic<Bool>(false)
+        let size = Atomic<Int>(0)
+        let endpoint = Mutex<String?>(nil)
+    }
+
+    private let endpoint: String
+    private let context: Context
+    private let shared = Shared()
+
+    init(context: Context) throws {
+        self.context = context
+        let shared = shared
+        let ready = DispatchSemaphore(value: 0)
+        Thread {
+            defer { shared.finished.store(true, ordering: .relaxed) }
+            guard let router = try? Socket(context, .router), (try? router.bind("tcp://127.0.0.1:*")) != nil else {
+                ready.signal()
+                return
+            }
+            shared.endpoint.withLock { $0 = try? router.lastEndpoint }
+            ready.signal()
+            let poller = Poller()
+            poller.add(router, events: .in)
+            var blob: [UInt8] = []
+            while !shared.stopping.load(ordering: .relaxed) {
+                guard (try? poller.poll(timeoutMilliseconds: 100)) ?? 0 > 0 else { continue }
+                while let message = try? router.receive(dontWait: true) {
+                    let wanted = shared.size.load(ordering: .relaxed)
+                    if blob.count != wanted { blob = ImagesBenchmark.payload(wanted, seed: 7) }
+                    _ = try? router.send([message[0], [], [8, 1], blob])
+                }
+            }
+            router.close()
+        }.start()
+        ready.wait()
+        guard let bound = shared.endpoint.withLock({ $0 }) else { throw RPCError.unavailable("echo server did not bind") }
+        endpoint = bound
+    }
+
+    /// MB/s of `times` request/reply exchanges carrying `bytes` each.
+    func transfer(_ bytes: Int, times: Int) throws -> ImagesBenchmark.Measure {
+        shared.size.store(bytes, ordering: .relaxed)
+        let dealer = try Socket(context, .dealer)
+        defer { dealer.close() }
+        try dealer.connect(endpoint)
+        let request: [[UInt8]] = [[], [10, 1, 0x2f], [10, 36] + Array(repeating: 0x61, count: 36)]
+        try dealer.send(request)
+        _ = try dealer.receive()  // connected, and the blob is made
+        var total = 0
+        let start = monotonicSeconds()
+        for _ in 0..<times {
+            try dealer.send(request)
+            total += try dealer.receive()?.last?.count ?? 0
+        }
+        return ImagesBenchmark.Measure(bytes: total, seconds: monotonicSeconds() - start)
+    }
+
+    func stop() {
+        shared.stopping.store(true, ordering: .relaxed)
+        while !shared.finished.load(ordering: .relaxed) { usleep(1000) }
     }
 }

@@ -29,6 +29,27 @@ import Testing
     }
 }
 
+@Suite struct XXHash64Tests {
+    @Test func knownDigestsAndStreamingMatch() {
+        #expect(XXHash64.checksum([]) == "xxh64:ef46db3751d8e999")
+        #expect(XXHash64.checksum(Array("a".utf8)) == "xxh64:d24ec4f1a98c6e5b")
+        #expect(XXHash64.checksum(Array("abc".utf8)) == "xxh64:44bc2cf5ad770999")
+        let data = (0..<10_007).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) }
+        var hash = XXHash64()
+        var start = 0
+        for piece in [1, 3, 31, 32, 33, 64, 1000] where start < data.count {
+            let end = min(data.count, start + piece)
+            data[start..<end].withUnsafeBytes { hash.update($0) }
+            start = end
+        }
+        data[start...].withUnsafeBytes { hash.update($0) }
+        #expect(hash.checksum() == XXHash64.checksum(data))
+        var changed = data
+        changed[5000] ^= 1
+        #expect(XXHash64.checksum(changed) != XXHash64.checksum(data))
+    }
+}
+
 @Suite struct LRUCacheTests {
     @Test func evictsTheLeastRecentlyUsedFirst() {
         var lru = LRUCache()
