@@ -67,8 +67,10 @@ enum ImageServiceHandlers {
             try await mapped {
                 let image = try await store.image(request.key)
                 let info = image.info
-                let length = request.length == 0 ? info.sizeBytes - request.offset : request.length
-                if length > Int64(replyLimit) {
+                // Offsets outside the blob are left to the store, which names the problem.
+                let inside = (0..<info.sizeBytes).contains(request.offset)
+                let length = request.length == 0 && inside ? info.sizeBytes - request.offset : request.length
+                if inside, length >= 0, length <= info.sizeBytes - request.offset, length > Int64(replyLimit) {
                     throw ImageStoreError.tooLarge(
                         "image \(info.key) is \(info.sizeBytes) bytes; a reply holds at most \(replyLimit): read it in ranges (offset, length ≤ \(replyLimit))")
                 }

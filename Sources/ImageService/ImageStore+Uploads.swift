@@ -75,14 +75,14 @@ extension ImageStore {
         var upload = try claimUpload(id)
         do {
             guard offset == upload.received else {
-                if offset >= 0, offset + Int64(data.count) > upload.totalSize {
+                if offset >= 0, offset > upload.totalSize - Int64(data.count) {
                     throw ImageStoreError.outOfRange(
                         "offset \(offset) + \(data.count) bytes is past the declared total_size \(upload.totalSize)")
                 }
                 throw ImageStoreError.failedPrecondition(
                     "offset \(offset) does not match the \(upload.received) bytes received so far; append at offset \(upload.received)")
             }
-            guard offset + Int64(data.count) <= upload.totalSize else {
+            guard Int64(data.count) <= upload.totalSize - offset else {
                 throw ImageStoreError.outOfRange(
                     "offset \(offset) + \(data.count) bytes = \(offset + Int64(data.count)) is past the declared total_size \(upload.totalSize)")
             }

@@ -269,8 +269,9 @@ public final class ImageStore: Sendable {
         }
         let count = length == 0 ? size - offset : length
         guard count <= size - offset else {
+            let end = offset.addingReportingOverflow(length)
             throw ImageStoreError.outOfRange(
-                "offset \(offset) + length \(length) = \(offset + length) is past the end of image \(info.key) (\(size) bytes)")
+                "offset \(offset) + length \(length) = \(end.overflow ? "more than \(Int64.max)" : String(end.partialValue)) is past the end of image \(info.key) (\(size) bytes)")
         }
         let whole = offset == 0 && count == size
         if let cached = cache.get(info.key) {

@@ -66,6 +66,21 @@ import Testing
         #expect(missing?.code == .notFound && missing?.message == "key \(ghost): no such image")
         let past = await rpcError { try await Self.get(client, info.key, offset: Int64(photo.count)) }
         #expect(past?.code == .outOfRange)
+        // Extreme values: precise codes, and the server keeps serving.
+        for (offset, length, code) in [
+            (Int64.max, Int64(0), StatusCode.outOfRange), (Int64.min, 0, .invalidArgument), (1, Int64.max, .outOfRange),
+            (10, Int64.max - 5, .outOfRange), (0, -1, .invalidArgument), (Int64(photo.count) - 1, 2, .outOfRange),
+        ] {
+            let error = await rpcError { try await Self.get(client, info.key, offset: offset, length: length) }
+            #expect(error?.code == code, "offset \(offset) length \(length): \(String(describing: error))")
+        }
+        var append = AppendUploadRequest()
+        var begin = BeginUploadRequest()
+        begin.totalSize = 100
+        append.uploadId = try await client.call(ImageServiceRPC.beginUpload, begin).uploadId
+        append.offset = Int64.max
+        append.data = [1, 2, 3]
+        #expect(await rpcError { try await client.call(ImageServiceRPC.appendUpload, append) }?.code == .outOfRange)
         var rendition = GetRenditionRequest()
         rendition.key = info.key
         rendition.width = 64
