@@ -32,11 +32,18 @@ public enum ImageServiceHost {
         let reaper = UploadReaper(store: store, everyMilliseconds: max(1000, configuration.uploadExpirySeconds * 250))
         reaper.start()
         var monitors: [any MemoryPressureMonitor] = []
+        var triggerPath: String?
         if configuration.watchMemoryPressure {
-            if FileManager.default.fileExists(atPath: "/proc/pressure/memory") { monitors.append(PSIMonitor()) }
+            // The cgroup's own PSI when there is one (what a container's limit feels), else the machine's.
+            let psi = PSIMonitor.cgroup()
+                ?? (FileManager.default.fileExists(atPath: "/proc/pressure/memory") ? PSIMonitor() : nil)
+            if let psi {
+                monitors.append(psi)
+                triggerPath = psi.path
+            }
             if let cgroup = CgroupMemoryMonitor.detect() { monitors.append(cgroup) }
         }
-        let watcher = PressureWatcher(monitors: monitors, cache: cache, logger: logger)
+        let watcher = PressureWatcher(monitors: monitors, cache: cache, triggerPath: triggerPath, logger: logger)
         watcher.start()
         host.addStopAction {
             watcher.stop()

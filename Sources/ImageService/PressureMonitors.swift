@@ -72,15 +72,16 @@ public struct CgroupMemoryMonitor: MemoryPressureMonitor {
     /// The monitor for this process's memory cgroup (v2 first, then v1), if the files exist.
     public static func detect(root: String = "/sys/fs/cgroup") -> CgroupMemoryMonitor? {
         let fm = FileManager.default
-        if fm.fileExists(atPath: root + "/memory.max") {
+        if let folder = CgroupPaths.folder(containing: "memory.max", mounts: [root, root + "/unified"], controller: "") {
             return CgroupMemoryMonitor(
-                usagePath: root + "/memory.current", limitPath: root + "/memory.max",
-                statPath: root + "/memory.stat", inactiveKey: "inactive_file")
+                usagePath: folder + "/memory.current", limitPath: folder + "/memory.max",
+                statPath: folder + "/memory.stat", inactiveKey: "inactive_file")
         }
-        if fm.fileExists(atPath: root + "/memory/memory.limit_in_bytes") {
+        if fm.fileExists(atPath: root + "/memory"),
+           let folder = CgroupPaths.folder(containing: "memory.limit_in_bytes", mounts: [root + "/memory"], controller: "memory") {
             return CgroupMemoryMonitor(
-                usagePath: root + "/memory/memory.usage_in_bytes", limitPath: root + "/memory/memory.limit_in_bytes",
-                statPath: root + "/memory/memory.stat", inactiveKey: "total_inactive_file")
+                usagePath: folder + "/memory.usage_in_bytes", limitPath: folder + "/memory.limit_in_bytes",
+                statPath: folder + "/memory.stat", inactiveKey: "total_inactive_file")
         }
         return nil
     }
@@ -109,6 +110,41 @@ public struct CgroupMemoryMonitor: MemoryPressureMonitor {
 
     private static func text(_ path: String) -> String? {
         (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Finds this process's cgroup folder from /proc/self/cgroup.
+enum CgroupPaths {
+    /// The path of `controller` ("" = the v2 unified hierarchy) in /proc/self/cgroup.
+    static func path(controller: String, cgroupFile: String = "/proc/self/cgroup") -> String? {
+        guard let text = try? String(contentsOfFile: cgroupFile, encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3 else { continue }
+            let controllers = parts[1].split(separator: ",").map(String.init)
+            if controller.isEmpty ? (parts[0] == "0" && parts[1].isEmpty) : controllers.contains(controller) {
+                return String(parts[2])
+            }
+        }
+        return nil
+    }
+
+    /// The process's own folder under one of `mounts` holding `file`; else the mount itself (a
+    /// container sees its own cgroup as the root), else nil.
+    static func folder(containing file: String, mounts: [String], controller: String) -> String? {
+        let fm = FileManager.default
+        let own = path(controller: controller).map { $0 == "/" ? "" : $0 } ?? ""
+        for mount in mounts where fm.fileExists(atPath: "\(mount)\(own)/\(file)") { return mount + own }
+        for mount in mounts where fm.fileExists(atPath: "\(mount)/\(file)") { return mount }
+        return nil
+    }
+}
+
+extension PSIMonitor {
+    /// PSI of this process's cgroup v2 (`memory.pressure`), if the unified hierarchy is mounted.
+    public static func cgroup(root: String = "/sys/fs/cgroup") -> PSIMonitor? {
+        CgroupPaths.folder(containing: "memory.pressure", mounts: [root, root + "/unified"], controller: "")
+            .map { PSIMonitor(path: $0 + "/memory.pressure") }
     }
 }
 

@@ -195,6 +195,23 @@ final class FakeMonitor: MemoryPressureMonitor {
         #expect(PSIMonitor.parse("garbage") == nil)
     }
 
+    @Test func cgroupPSIOfThisProcessIsFoundAndRead() throws {
+        // cgroup v1 with the v2 hierarchy mounted at /sys/fs/cgroup/unified on this machine.
+        let monitor = try #require(PSIMonitor.cgroup())
+        #expect(monitor.path.hasSuffix("/memory.pressure"))
+        #expect(monitor.read() != nil)
+    }
+
+    @Test func procSelfCgroupLinesAreParsed() throws {
+        let folder = try TemporaryFolder()
+        let file = folder.path + "/cgroup"
+        try "4:memory:/box/a\n3:cpu,cpuacct:/box\n0::/box/b\n".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(CgroupPaths.path(controller: "memory", cgroupFile: file) == "/box/a")
+        #expect(CgroupPaths.path(controller: "cpuacct", cgroupFile: file) == "/box")
+        #expect(CgroupPaths.path(controller: "", cgroupFile: file) == "/box/b")
+        #expect(CgroupPaths.path(controller: "pids", cgroupFile: file) == nil)
+    }
+
     @Test func realCgroupMonitorReadsThisMachine() throws {
         let monitor = try #require(CgroupMemoryMonitor.detect())
         #expect(monitor.read() != nil)
