@@ -66,8 +66,14 @@ public struct ImageServiceConfiguration: Sendable {
                    help: "seconds an idle upload is kept", valueName: "SECONDS"),
     ]
 
-    /// Reads the parsed flags.
+    /// Reads the parsed flags; refuses values outside their range.
     public init(_ options: ParsedOptions) throws {
+        for (name, minimum) in [("cache-bytes", 0), ("max-pixels", 1), ("max-upload-bytes", 1), ("upload-expiry", 1)] {
+            let value = try options.int(name)
+            guard value >= minimum else {
+                throw OptionError.invalidValue(option: "--\(name)", value: String(value), reason: "must be ≥ \(minimum)")
+            }
+        }
         self.init(
             rpcEndpoint: try options.string("rpc"), eventsEndpoint: try options.string("events"),
             dataDirectory: try options.string("data-dir"),

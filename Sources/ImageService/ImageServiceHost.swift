@@ -23,11 +23,11 @@ public enum ImageServiceHost {
         let cache = ImageCache(budgetBytes: configuration.effectiveCacheBudgetBytes)
         let limits = ImageStoreLimits(
             maxPixels: configuration.maxPixels, maxUploadBytes: configuration.maxUploadBytes,
-            maxChunkBytes: min(16 << 20, configuration.maxMessageBytes - (64 << 10)),
+            maxChunkBytes: max(4096, min(16 << 20, configuration.maxMessageBytes - (64 << 10))),
             uploadExpiryMilliseconds: Int64(configuration.uploadExpirySeconds) * 1000)
         let store = try ImageStore(folder: dataFolder(configuration), cache: cache, limits: limits, logger: logger)
         // A reply carries the data plus ImageInfo and framing; keep a margin under the frame limit.
-        ImageServiceHandlers.register(on: host, store: store, replyLimit: configuration.maxMessageBytes - (64 << 10))
+        ImageServiceHandlers.register(on: host, store: store, replyLimit: max(4096, configuration.maxMessageBytes - (64 << 10)))
 
         let reaper = UploadReaper(store: store, everyMilliseconds: max(1000, configuration.uploadExpirySeconds * 250))
         reaper.start()
