@@ -59,6 +59,49 @@ import Testing
         #expect(await ExecutableTests.waitForExit(second.process, seconds: 10))
     }
 
+    @Test func seedDatabaseIsCopiedOnFirstStartOnly() async throws {
+        let seedFolder = try ExecutableTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: seedFolder) }
+        // A seed made by a first item-service, then stopped.
+        let maker = try Self.launchItemService(seedFolder)
+        defer { if maker.process.isRunning { maker.process.terminate() } }
+        let makerClient = try RPCClient(context: ExecutableTests.context, endpoint: maker.endpoint)
+        defer { makerClient.close() }
+        var request = CreateItemRequest()
+        request.name = "Seeded Bear"
+        request.serialNumber = "1A2B"
+        let seeded = try await makerClient.call(ItemServiceRPC.createItem, request, options: Self.patient)
+        kill(maker.process.processIdentifier, SIGTERM)
+        #expect(await ExecutableTests.waitForExit(maker.process, seconds: 10))
+
+        let data = try ExecutableTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let arguments = [
+            "--rpc", "ipc://\(data)/rpc.sock", "--events", "ipc://\(data)/events.sock", "--data-dir", data,
+            "--image-service", "ipc://\(data)/image.sock", "--seed-db", seedFolder + "/items/items.db",
+        ]
+        let first = try ExecutableTests.launch("item-service", arguments, endpoint: "ipc://\(data)/rpc.sock")
+        defer { if first.process.isRunning { first.process.terminate() } }
+        let client = try RPCClient(context: ExecutableTests.context, endpoint: first.endpoint)
+        defer { client.close() }
+        var get = GetItemRequest()
+        get.key = seeded.key
+        #expect(try await client.call(ItemServiceRPC.getItem, get, options: Self.patient) == seeded)
+        var delete = DeleteItemRequest()
+        delete.key = seeded.key
+        _ = try await client.call(ItemServiceRPC.deleteItem, delete, options: Self.patient)
+        kill(first.process.processIdentifier, SIGTERM)
+        #expect(await ExecutableTests.waitForExit(first.process, seconds: 10))
+
+        // A database exists now: the seed is not copied over it again.
+        let second = try ExecutableTests.launch("item-service", arguments, endpoint: "ipc://\(data)/rpc.sock")
+        defer { if second.process.isRunning { second.process.terminate() } }
+        let stats = try await client.call(ItemServiceRPC.stats, ItemStatsRequest(), options: Self.patient)
+        #expect(stats.itemCount == 0)
+        kill(second.process.processIdentifier, SIGTERM)
+        #expect(await ExecutableTests.waitForExit(second.process, seconds: 10))
+    }
+
     @Test func itemsSurviveAnItemServiceRestartInTheHarness() async throws {
         let harness = try Harness()
         defer { harness.shutdown() }
