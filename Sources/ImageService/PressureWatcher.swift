@@ -62,11 +62,14 @@ public final class PressureWatcher: Sendable {
         thread.start()
     }
 
-    /// Stops the thread and waits (at most one interval) for it to end.
+    /// Asks the thread to end; it does within one interval. It holds nothing that needs closing
+    /// first, so stopping a service does not wait for it.
     public func stop() {
         stopping.withLock { $0 = true }
-        while !finished.withLock({ $0 }) { usleep(2000) }
     }
+
+    /// Whether the thread has ended (or never started).
+    public var isFinished: Bool { finished.withLock { $0 } }
 
     /// Opens the PSI file with a trigger; -1 when the kernel or permissions do not allow it.
     private func armTrigger() -> Int32 {

@@ -149,6 +149,23 @@ final class FakeMonitor: MemoryPressureMonitor {
         #expect(cache.statistics.budgetBytes == 1_000_000)
     }
 
+    @Test func watcherThreadFeedsTheCacheUntilStopped() async throws {
+        let cache = ImageCache(budgetBytes: 1_000_000)
+        Self.fill(cache, count: 10, size: 20_000)
+        let monitor = FakeMonitor()
+        monitor.set(.critical)
+        let watcher = PressureWatcher(
+            monitors: [monitor], cache: cache, intervalMilliseconds: 20, triggerPath: nil, logger: testLogger)
+        watcher.start()
+        // No timing assertion: wait (up to 10 s) for the thread to act.
+        for _ in 0..<1000 where cache.statistics.entries > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(cache.statistics.entries == 0)
+        #expect(cache.statistics.purges["critical"] == 1)
+        watcher.stop()
+        for _ in 0..<1000 where !watcher.isFinished { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(watcher.isFinished)
+    }
+
     @Test func manualPurgeCountsReasonAndFreesBytes() {
         let cache = ImageCache(budgetBytes: 1_000_000)
         Self.fill(cache, count: 40, size: 20_000)
