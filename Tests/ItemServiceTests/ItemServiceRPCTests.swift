@@ -103,11 +103,16 @@ import ZMQ
                 request.pageSize = 9
                 request.sort = sort
                 request.descending = descending
+                var pages = 0
                 repeat {
                     let page = try await client.call(ItemServiceRPC.listItems, request)
                     seen += page.items.map(\.key)
                     request.pageToken = page.nextPageToken
-                    await Task.yield()
+                    // Also adds between pages for sure: names and values on both sides of the cursor.
+                    pages += 1
+                    for name in ["A \(pages)", "Z \(pages)"] {
+                        _ = try await client.call(ItemServiceRPC.createItem, createRequest(name, value: Int64(pages % 7)))
+                    }
                 } while !request.pageToken.isEmpty
                 try await adder.value
                 #expect(Set(seen).count == seen.count, "a key repeated (sort \(sort.rawValue), descending \(descending))")

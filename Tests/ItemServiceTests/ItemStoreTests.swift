@@ -1,8 +1,9 @@
 import Foundation
-import ItemService
 import Proto
 import SQLite
 import Testing
+
+@testable import ItemService
 
 /// The store on a real SQLite file: fields, versions, bad input, persistence, seed and schema.
 @Suite struct ItemStoreTests {
@@ -144,6 +145,8 @@ import Testing
             try store.close()
         }
         let reopened = try ItemStore(path: path)
+        // FULL: in WAL mode an acknowledged commit is fsynced before the call returns.
+        #expect(try reopened.db.scalar("PRAGMA synchronous")?.int64Value == 2)
         #expect(try allItems(reopened).map(\.key) == [keys[4], keys[0], keys[1], keys[3]])
         #expect(try reopened.stats().pendingCascades == 1)
         let db = try Database(path: path)
