@@ -10,10 +10,11 @@ import ZMQ
 let hostTestContext = try! Context(ioThreads: 1)
 
 @Suite struct ImageServiceHostTests {
-    static func start(_ folder: TemporaryFolder) throws -> ServiceHost {
+    static func start(_ folder: TemporaryFolder, maxMessageBytes: Int = 64 << 20) throws -> ServiceHost {
         let configuration = ImageServiceConfiguration(
             rpcEndpoint: "ipc://\(folder.path)/rpc.sock", eventsEndpoint: "ipc://\(folder.path)/events.sock",
-            dataDirectory: folder.path + "/data", cacheBudgetBytes: 8 << 20, watchMemoryPressure: false)
+            dataDirectory: folder.path + "/data", maxMessageBytes: maxMessageBytes, cacheBudgetBytes: 8 << 20,
+            watchMemoryPressure: false)
         let host = try ImageServiceHost.make(configuration, context: hostTestContext, logger: testLogger)
         try host.start()
         return host
@@ -58,6 +59,37 @@ let hostTestContext = try! Context(ioThreads: 1)
         let mine = received.filter { $0.1.key == last.key }
         #expect(mine.map(\.0) == [EventTopic.imageStored, EventTopic.imageDeleted])
         #expect(mine.first?.1.info == last && mine.last?.1.info == last)
+    }
+
+    @Test func putOverTheMessageLimitIsRefusedAndLeavesNothing() async throws {
+        let folder = try TemporaryFolder()
+        let host = try Self.start(folder, maxMessageBytes: 1 << 20)
+        defer { host.stop() }
+        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        defer { client.close() }
+        var put = PutImageRequest()
+        put.data = Samples.mp4((1 << 20) + 1000)
+        let error = await rpcError { try await client.call(ImageServiceRPC.putImage, put, options: .init(retry: .none)) }
+        #expect(error?.code == .invalidArgument && error?.message.contains("over the limit of 1048576 bytes") == true)
+        // The chunked path takes it, in chunks the service names.
+        var begin = BeginUploadRequest()
+        begin.totalSize = Int64(put.data.count)
+        let ticket = try await client.call(ImageServiceRPC.beginUpload, begin)
+        #expect(ticket.maxChunkBytes == (1 << 20) - (64 << 10))
+        var offset = 0
+        while offset < put.data.count {
+            var append = AppendUploadRequest()
+            append.uploadId = ticket.uploadId
+            append.offset = Int64(offset)
+            append.data = Array(put.data[offset..<min(put.data.count, offset + Int(ticket.maxChunkBytes))])
+            offset = Int(try await client.call(ImageServiceRPC.appendUpload, append).receivedBytes)
+        }
+        var commit = CommitUploadRequest()
+        commit.uploadId = ticket.uploadId
+        let info = try await client.call(ImageServiceRPC.commitUpload, commit)
+        #expect(info.sizeBytes == Int64(put.data.count) && info.checksum == SHA256.checksum(put.data))
+        let list = try await client.call(ImageServiceRPC.listImages, ListImagesRequest())
+        #expect(list.images.map(\.key) == [info.key])
     }
 
     @Test func restartRecoversAndServesWhatWasAcknowledged() async throws {
