@@ -5,16 +5,23 @@ import Glibc
 
 /// What `CacheStats` reports.
 public struct CacheStatistics: Sendable, Equatable {
+    /// Blobs and renditions held.
     public var entries: Int
+    /// Their bytes (with a small per-entry overhead).
     public var bytes: Int
     /// The budget in force now (halved under warning, zero under critical pressure).
     public var budgetBytes: Int
+    /// The budget without pressure.
     public var configuredBudgetBytes: Int
+    /// Lookups answered from memory.
     public var hits: Int64
+    /// Lookups that went to disk.
     public var misses: Int64
+    /// Entries dropped to stay within the budget (LRU or purges).
     public var evictions: Int64
     /// Purges by reason: "warning", "critical" (the level) and "manual", "psi", "cgroup" (the source).
     public var purges: [String: Int64]
+    /// The memory-pressure level in force.
     public var level: PressureLevel
 }
 

@@ -13,6 +13,7 @@ struct ImageQuery: Sendable {
 
 /// An index row: the public metadata and the check its bytes are verified against on reads.
 public struct StoredImage: Sendable, Equatable {
+    /// The public metadata.
     public var info: ImageInfo
     /// "xxh64:<hex>", or "" for rows written before it existed (then `info.checksum` is verified).
     var contentCheck: String

@@ -28,8 +28,11 @@ struct Upload: Sendable {
 
 /// What BeginUpload answers.
 public struct UploadTicket: Sendable, Equatable {
+    /// Names the upload in Append/Commit/Abort.
     public var uploadID: String
+    /// When it expires unless used again (each call extends it).
     public var expiresAtMs: Int64
+    /// The largest AppendUpload chunk.
     public var maxChunkBytes: Int
 }
 

@@ -17,6 +17,7 @@ public enum ImageStoreError: Error, Equatable, CustomStringConvertible {
     /// DATA_LOSS.
     case damaged(String)
 
+    /// The message sent to the client.
     public var description: String {
         switch self {
         case .invalid(let m), .notFound(let m), .outOfRange(let m), .failedPrecondition(let m),

@@ -28,16 +28,20 @@ public struct ImageStoreLimits: Sendable {
 
 /// What a new image is, apart from its bytes (PutImage and BeginUpload fields).
 public struct NewImage: Sendable {
+    /// The owner (an item key); for derived images empty = the parent's owner.
     public var ownerKey = ""
     /// Empty = sniffed.
     public var contentType = ""
+    /// ORIGINAL, EDITED or THUMBNAIL.
     public var kind: ImageKind = .original
+    /// For EDITED and THUMBNAIL: the original.
     public var parentKey = ""
     /// Empty = a new UUID.
     public var key = ""
     /// For uploads: what the client says it sends; unspecified = sniffed.
     public var mediaType: MediaType = .unspecified
 
+    /// A description of a new image; every field optional.
     public init(
         ownerKey: String = "", contentType: String = "", kind: ImageKind = .original, parentKey: String = "",
         key: String = "", mediaType: MediaType = .unspecified

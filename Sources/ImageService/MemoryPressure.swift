@@ -1,11 +1,16 @@
 /// How hard the machine (or cgroup) is pressed for memory.
 public enum PressureLevel: Int, Comparable, Sendable, CustomStringConvertible {
+    /// No pressure: the whole budget.
     case normal = 0
+    /// Shrink to half the budget.
     case warning = 1
+    /// Hold nothing.
     case critical = 2
 
+    /// Ordered by severity.
     public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
 
+    /// "normal", "warning", "critical" (also the purge reasons).
     public var description: String {
         switch self {
         case .normal: "normal"
@@ -32,6 +37,7 @@ public struct PressureStateMachine: Sendable, Equatable {
     /// The last level reported by each source ("psi", "cgroup", …).
     public private(set) var levels: [String: PressureLevel] = [:]
 
+    /// Every source normal.
     public init() {}
 
     /// The highest level over all sources.

@@ -13,11 +13,16 @@ public protocol MemoryPressureMonitor: Sendable {
 /// Warning when tasks were stalled on memory for `warningPercent` of the last 10 s ("some"),
 /// critical when all tasks were stalled for `criticalPercent` of it ("full").
 public struct PSIMonitor: MemoryPressureMonitor {
+    /// The PSI file read.
     public let path: String
+    /// "some avg10" at or above this is a warning.
     public var warningPercent: Double
+    /// "full avg10" at or above this is critical.
     public var criticalPercent: Double
+    /// "psi".
     public var source: String { "psi" }
 
+    /// A monitor of `path` with the given thresholds (percent of the last 10 s).
     public init(path: String = "/proc/pressure/memory", warningPercent: Double = 10, criticalPercent: Double = 10) {
         self.path = path
         self.warningPercent = warningPercent
@@ -37,6 +42,7 @@ public struct PSIMonitor: MemoryPressureMonitor {
         return some.map { ($0, full) }
     }
 
+    /// The level from the file's avg10 values; nil when unreadable.
     public func read() -> PressureLevel? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8), let psi = Self.parse(text) else { return nil }
         if psi.full >= criticalPercent { return .critical }
@@ -48,15 +54,22 @@ public struct PSIMonitor: MemoryPressureMonitor {
 /// Memory used by a cgroup against its limit (v2 `memory.current`/`memory.max`, v1
 /// `memory.usage_in_bytes`/`memory.limit_in_bytes`), not counting reclaimable inactive file pages.
 public struct CgroupMemoryMonitor: MemoryPressureMonitor {
+    /// memory.current (v2) or memory.usage_in_bytes (v1).
     public let usagePath: String
+    /// memory.max (v2) or memory.limit_in_bytes (v1).
     public let limitPath: String
+    /// memory.stat.
     public let statPath: String
     /// The memory.stat line of reclaimable page cache ("inactive_file" v2, "total_inactive_file" v1).
     public let inactiveKey: String
+    /// Usage / limit at or above this is a warning.
     public var warningRatio: Double
+    /// Usage / limit at or above this is critical.
     public var criticalRatio: Double
+    /// "cgroup".
     public var source: String { "cgroup" }
 
+    /// A monitor of the given files.
     public init(
         usagePath: String, limitPath: String, statPath: String, inactiveKey: String,
         warningRatio: Double = 0.85, criticalRatio: Double = 0.95
@@ -92,6 +105,7 @@ public struct CgroupMemoryMonitor: MemoryPressureMonitor {
         return value
     }
 
+    /// The level from usage (less inactive file pages) against the limit; normal without a limit.
     public func read() -> PressureLevel? {
         guard let usageText = Self.text(usagePath), let usage = Int64(usageText) else { return nil }
         guard let limit = limit(), limit > 0 else { return .normal }
