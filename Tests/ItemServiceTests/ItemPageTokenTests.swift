@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+@testable import ItemService
+
+/// Page tokens round-trip and refuse what ListItems did not issue; the cascade backoff grows and is capped.
+@Suite struct ItemPageTokenTests {
+    @Test func aTokenRoundTripsWithTextAndIntegerCursors() throws {
+        for last in [ItemPageToken.Value.text("Rusty Spork ✓.%_"), .integer(-42)] {
+            let token = ItemPageToken(sort: 1, descending: true, query: "sp.ork", last: last, lastID: 77)
+            let text = token.encoded()
+            #expect(text.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+            #expect(try ItemPageToken(decoding: text) == token)
+        }
+    }
+
+    @Test func aDamagedOrInventedTokenIsRefusedNamingIt() throws {
+        let text = ItemPageToken(sort: 0, descending: false, query: "", last: .integer(1 << 20), lastID: 1).encoded()
+        var damaged = Array(text)
+        damaged[4] = damaged[4] == "A" ? "B" : "A"
+        for bad in [String(damaged), "hello", "", String(repeating: "A", count: 3000)] {
+            #expect(throws: ItemStoreError.self) { try ItemPageToken(decoding: bad) }
+        }
+        let error = storeError { try ItemPageToken(decoding: "hello") }
+        #expect(error?.description.contains("page_token \"hello\"") == true)
+    }
+
+    @Test func cascadeBackoffGrowsAndIsCapped() {
+        let backoff = CascadeDispatcher.Backoff(initialMilliseconds: 200, maxMilliseconds: 10_000)
+        #expect((150...200).contains(backoff.delay(afterAttempts: 1)))
+        #expect((600...800).contains(backoff.delay(afterAttempts: 3)))
+        #expect((7_500...10_000).contains(backoff.delay(afterAttempts: 40)))
+    }
+}
