@@ -94,8 +94,13 @@ public final class ImageStore: Sendable {
     }
 
     func onIO<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            ioQueue.async { continuation.resume(with: Result { try body() }) }
+        do {
+            return try await withCheckedThrowingContinuation { continuation in
+                ioQueue.async { continuation.resume(with: Result { try body() }) }
+            }
+        } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {
+            // A full disk is a limit the operator can act on, not a bug.
+            throw ImageStoreError.tooLarge("the image store's disk is full (\(error)); nothing was stored")
         }
     }
 
