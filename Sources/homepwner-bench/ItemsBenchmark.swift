@@ -61,6 +61,7 @@ enum ItemsBenchmark {
                 results[6].append(try await bench.serviceLists(seconds: slice))
             }
             let moves = try await bench.serviceMoves(seconds: seconds / 2)
+            let queried = try await bench.serviceQueries(seconds: seconds / 2)
             let medians = results.map(median)
             print("""
 
@@ -79,6 +80,7 @@ enum ItemsBenchmark {
                 ("get at \(itemCount)", medians[3], "1.00"), ("get at \(itemCount)", medians[4], ratio(4, 3)),
                 ("list page 50 at \(itemCount)", medians[5], "1.00"), ("list page 50 at \(itemCount)", medians[6], ratio(6, 5)),
                 ("move at \(itemCount)", moves, "–"),
+                ("list page 50 at \(itemCount), query", queried, "–"),
             ]
             for (operation, result, ratio) in rows {
                 print(String(
@@ -253,6 +255,17 @@ enum ItemsBenchmark {
                 request.pageToken = token.withLock { $0 }
                 let page = try await client.call(ItemServiceRPC.listItems, request)
                 token.withLock { $0 = page.nextPageToken }
+            }
+        }
+
+        /// ListItems with a query ("spork": a third of the random names), first pages only.
+        func serviceQueries(seconds: Double) async throws -> Result {
+            let client = client
+            return try await measureConcurrently("item service ListItems page 50, query \"spork\"", seconds: seconds, inFlight: 1) {
+                var request = ListItemsRequest()
+                request.pageSize = 50
+                request.query = "spork"
+                _ = try await client.call(ItemServiceRPC.listItems, request)
             }
         }
 
