@@ -144,6 +144,12 @@ extension ImageStore {
             throw error
         }
         defer { release(new.key) }
+        // The key may have been stored since BeginUpload; never rename over it.
+        let chosenKey = new.key
+        if try await onIndex({ try $0.get(chosenKey) }) != nil {
+            upload.discard()
+            throw ImageStoreError.alreadyExists("key \(chosenKey): an image with this key was stored during the upload; the upload is discarded")
+        }
         let blobs = blobs, limits = limits, key = new.key, declared = new
         let media: SniffedMedia
         do {

@@ -111,14 +111,16 @@ public final class ImageStore: Sendable {
     public func put(_ data: [UInt8], _ new: NewImage) async throws -> (info: ImageInfo, created: Bool) {
         guard !data.isEmpty else { throw ImageStoreError.invalid("data is empty") }
         var validated = try await validate(new)
-        let requestedKey = validated.key
-        if !requestedKey.isEmpty, let existing = try await onIndex({ try $0.get(requestedKey) }) {
-            return (existing, false)
-        }
         if validated.key.isEmpty { validated.key = UUID().uuidString.lowercased() }
         let new = validated
+        // Claim the key first, then look: every write of a key happens under its claim, so no
+        // other put or commit can slip in between the look and the rename.
         try claim(new.key)
         defer { release(new.key) }
+        let requestedKey = new.key
+        if let existing = try await onIndex({ try $0.get(requestedKey) }) {
+            return (existing, false)
+        }
         let key = new.key
         let limits = limits, blobs = blobs
         let (media, checksum, check) = try await onIO { () throws -> (SniffedMedia, String, String) in
@@ -285,25 +287,31 @@ public final class ImageStore: Sendable {
         let blobs = blobs, key = info.key, checksum = image.verification
         // Blobs small enough to cache are read whole (and cached); larger ones stream the checksum.
         if size <= Int64(cache.budgetBytes / 4) || whole {
-            let bytes = try await readVerified { try blobs.read(key: key, size: size, checksum: checksum) }
+            let bytes = try await readVerified(key: key) { try blobs.read(key: key, size: size, checksum: checksum) }
             cache.insert(key, bytes)
             return whole ? bytes : Array(bytes[Int(offset)..<Int(offset + count)])
         }
         let known = verifiedFiles.withLock { $0[key] }
-        let (bytes, stamp) = try await readVerified {
+        let (bytes, stamp) = try await readVerified(key: key) {
             try blobs.read(key: key, size: size, checksum: checksum, offset: offset, length: count, verified: known)
         }
         if stamp != known { verifiedFiles.withLock { $0[key] = stamp } }
         return bytes
     }
 
-    private func readVerified<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    private func readVerified<T: Sendable>(
+        key: String, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         do {
             return try await onIO(body)
         } catch let damage as BlobDamage {
             logger.error("\(damage)")
             throw ImageStoreError.damaged(damage.description)
         } catch let error as BlobIOError where error.code == ENOENT {
+            // Deleted while this read was on its way: gone, not damaged.
+            if try await onIndex({ try $0.get(key) }) == nil {
+                throw ImageStoreError.notFound("key \(key): no such image (deleted)")
+            }
             throw ImageStoreError.damaged("image \(error.path.split(separator: "/").last ?? "") is damaged on disk: its blob file is missing")
         }
     }

@@ -147,6 +147,41 @@ import Testing
         #expect((try FileManager.default.contentsOfDirectory(atPath: store.blobs.temporaryFolder)).isEmpty)
     }
 
+    @Test func readOfAnImageDeletedMeanwhileIsNotFoundNotDataLoss() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder, budget: 1024)  // not cached: the read goes to the file
+        let info = try await store.put(Samples.mp4(5000), NewImage()).info
+        let image = try await store.image(info.key)
+        _ = try await store.delete(info.key)
+        #expect(await storeError { try await store.read(image) } == .notFound("key \(info.key): no such image (deleted)"))
+    }
+
+    @Test func concurrentPutsOfOneClientKeyStoreOneImage() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let key = UUID().uuidString.lowercased()
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for i in 0..<8 {
+                group.addTask {
+                    do {
+                        return try await store.put(Samples.mp4(1000 + i), NewImage(key: key)).info.checksum
+                    } catch let error as ImageStoreError {
+                        return "refused: \(error)"
+                    } catch {
+                        return "error: \(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let stored = try await makeStore(folder).info(key)
+        // Every put either returned the one stored image or was told to retry (ABORTED).
+        for outcome in outcomes {
+            #expect(outcome == stored.checksum || outcome.hasPrefix("refused: another put of key"), "\(outcome)")
+        }
+        #expect(SHA256.checksum(try await makeStore(folder).read(stored)) == stored.checksum)
+    }
+
     @Test func clientKeyMakesPutsIdempotent() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder)

@@ -76,6 +76,21 @@ import Testing
         #expect(store.openUploads == 0)
     }
 
+    @Test func keyStoredDuringAnUploadIsNeverOverwritten() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let key = UUID().uuidString.lowercased()
+        let data = Samples.mp4(5000)
+        let id = try await store.beginUpload(NewImage(key: key), totalSize: Int64(data.count), checksum: "").uploadID
+        _ = try await store.appendUpload(id, offset: 0, data: data)
+        let first = try await store.put(try Samples.jpeg(), NewImage(key: key)).info
+        #expect(await storeError { try await store.commitUpload(id, checksum: "") } == .alreadyExists(
+            "key \(key): an image with this key was stored during the upload; the upload is discarded"))
+        let fresh = try makeStore(folder)
+        #expect(try await fresh.info(key) == first)
+        #expect(SHA256.checksum(try await fresh.read(first)) == first.checksum)
+    }
+
     @Test func beginRefusesBadDeclarations() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder, limits: ImageStoreLimits(maxUploadBytes: 1000))
