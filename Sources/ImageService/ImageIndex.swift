@@ -20,6 +20,10 @@ public struct StoredImage: Sendable, Equatable {
 
     /// What a read verifies the blob against.
     var verification: String { contentCheck.isEmpty ? info.checksum : contentCheck }
+
+    /// The cache key of its bytes: the image key (so deletes drop it by prefix) and its content,
+    /// so a read finishing after a delete can never serve old bytes for a re-used key.
+    var cacheKey: String { "\(info.key)@\(verification)" }
 }
 
 /// images.db: one row per blob. Not Sendable: `ImageStore` owns it on one serial queue.

@@ -19,7 +19,8 @@ extension ImageStore {
         guard mode == .fit || mode == .fill else {
             throw ImageStoreError.invalid("mode \(mode.rawValue) is not FIT or FILL")
         }
-        let original = try await info(key)
+        let stored = try await image(key)
+        let original = stored.info
         guard original.mediaType == .image, original.contentType == "image/jpeg", original.width > 0, original.height > 0 else {
             throw ImageStoreError.failedPrecondition(
                 "image \(original.key) is \(original.contentType); renditions are made from JPEG images only")
@@ -33,17 +34,17 @@ extension ImageStore {
 
         let parentKey = original.key
         let children = try await onIndex { try $0.children(of: parentKey) }
-        if let stored = children.first(where: {
+        if let thumbnail = children.first(where: {
             $0.kind == .thumbnail && $0.contentType == "image/jpeg" && $0.orientation <= 1
                 && abs(Int($0.width) - target.width) <= 1 && abs(Int($0.height) - target.height) <= 1
         }) {
-            return (stored, try await read(stored))
+            return (thumbnail, try await read(thumbnail))
         }
 
-        let cacheKey = "\(original.key)/r/\(target.width)x\(target.height)/\(mode == .fill ? "fill" : "fit")"
+        let cacheKey = "\(stored.cacheKey)/r/\(target.width)x\(target.height)/\(mode == .fill ? "fill" : "fit")"
         if let cached = cache.get(cacheKey) { return (Self.renditionInfo(original, target, cached), cached) }
 
-        let source = try await read(original)
+        let source = try await read(stored)
         let maxPixels = limits.maxPixels
         let decodeTarget = Self.decodeTarget(of: (orientedWidth, orientedHeight), box: (width, height), mode: mode)
         let data = try await onIO { () throws -> [UInt8] in

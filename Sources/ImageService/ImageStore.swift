@@ -145,7 +145,7 @@ public final class ImageStore: Sendable {
         }
         let info = makeInfo(new, media: media, size: Int64(data.count), checksum: checksum)
         try await insert(info, contentCheck: check)
-        cache.insert(key, data)
+        cache.insert(StoredImage(info: info, contentCheck: check).cacheKey, data)
         return (info, true)
     }
 
@@ -281,14 +281,14 @@ public final class ImageStore: Sendable {
                 "offset \(offset) + length \(length) = \(end.overflow ? "more than \(Int64.max)" : String(end.partialValue)) is past the end of image \(info.key) (\(size) bytes)")
         }
         let whole = offset == 0 && count == size
-        if let cached = cache.get(info.key) {
+        if let cached = cache.get(image.cacheKey) {
             return whole ? cached : Array(cached[Int(offset)..<Int(offset + count)])
         }
         let blobs = blobs, key = info.key, checksum = image.verification
         // Blobs small enough to cache are read whole (and cached); larger ones stream the checksum.
         if size <= Int64(cache.budgetBytes / 4) || whole {
             let bytes = try await readVerified(key: key) { try blobs.read(key: key, size: size, checksum: checksum) }
-            cache.insert(key, bytes)
+            cache.insert(image.cacheKey, bytes)
             return whole ? bytes : Array(bytes[Int(offset)..<Int(offset + count)])
         }
         let known = verifiedFiles.withLock { $0[key] }

@@ -156,6 +156,20 @@ import Testing
         #expect(await storeError { try await store.read(image) } == .notFound("key \(info.key): no such image (deleted)"))
     }
 
+    @Test func lateCacheFillOfADeletedImageNeverServesItForAReusedKey() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let key = UUID().uuidString.lowercased()
+        let old = Samples.mp4(3000), new = Samples.mp4(4000)
+        _ = try await store.put(old, NewImage(key: key))
+        let oldImage = try await store.image(key)
+        _ = try await store.delete(key)
+        let info = try await store.put(new, NewImage(key: key)).info
+        // A read of the old image that was still on its way fills the cache after the delete.
+        store.cache.insert(oldImage.cacheKey, old)
+        #expect(try await store.read(info) == new)
+    }
+
     @Test func concurrentPutsOfOneClientKeyStoreOneImage() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder)
