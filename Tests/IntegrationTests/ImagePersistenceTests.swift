@@ -1,0 +1,107 @@
+import Foundation
+import ImageService
+import Proto
+import RPC
+import Synchronization
+import Testing
+
+/// Acknowledged puts survive a SIGKILL of the real image-service executable, and nothing a
+/// killed put or upload left behind becomes visible.
+@Suite struct ImagePersistenceTests {
+    /// What the writers and the killer share.
+    final class Shared: Sendable {
+        let acknowledged = Mutex<[ImageInfo]>([])
+        let killed = Mutex(false)
+    }
+
+    static func launch(_ data: String) throws -> ExecutableTests.Launched {
+        try ExecutableTests.launch("image-service", [
+            "--rpc", "ipc://\(data)/rpc.sock", "--events", "ipc://\(data)/events.sock", "--data-dir", data,
+            "--cache-bytes", "1048576",
+        ], endpoint: "ipc://\(data)/rpc.sock")
+    }
+
+    /// Patient options: the executable may still be starting.
+    static let patient = CallOptions(timeoutMilliseconds: 20_000, retry: RetryPolicy(maxAttempts: 40, initialBackoffMilliseconds: 100))
+
+    static func blob(_ size: Int, seed: Int) -> [UInt8] {
+        var data: [UInt8] = [0, 0, 0, 16] + Array("ftypisom".utf8) + [0, 0, 0, 0]
+        data += (0..<size).map { UInt8(truncatingIfNeeded: ($0 &* 131) ^ seed) }
+        return data
+    }
+
+    @Test func acknowledgedPutsSurviveSIGKILLAndNothingPartialAppears() async throws {
+        let data = try ExecutableTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let first = try Self.launch(data)
+        defer { if first.process.isRunning { first.process.terminate() } }
+        let client = try RPCClient(context: ExecutableTests.context, endpoint: first.endpoint)
+        defer { client.close() }
+        _ = try await client.call(HealthRPC.check, HealthCheckRequest(), options: Self.patient)
+
+        // An upload left half done when the process dies.
+        var begin = BeginUploadRequest()
+        begin.totalSize = 100_000
+        let upload = try await client.call(ImageServiceRPC.beginUpload, begin, options: Self.patient)
+        var append = AppendUploadRequest()
+        append.uploadId = upload.uploadId
+        append.data = Array(Self.blob(100_000, seed: 1).prefix(50_000))
+        _ = try await client.call(ImageServiceRPC.appendUpload, append, options: Self.patient)
+
+        // Two writers put until the kill; every acknowledged put is recorded.
+        let shared = Shared()
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<2 {
+                group.addTask {
+                    var seed = writer * 1000
+                    while !shared.killed.withLock({ $0 }) {
+                        seed += 1
+                        var put = PutImageRequest()
+                        put.data = Self.blob(50_000 + (seed % 7) * 70_000, seed: seed)
+                        put.ownerKey = "writer-\(writer)"
+                        do {
+                            let info = try await client.call(
+                                ImageServiceRPC.putImage, put, options: .init(timeoutMilliseconds: 3000, retry: .none))
+                            shared.acknowledged.withLock { $0.append(info) }
+                        } catch {
+                            break  // the process is gone
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                while shared.acknowledged.withLock({ $0.count }) < 12 { try? await Task.sleep(for: .milliseconds(5)) }
+                shared.killed.withLock { $0 = true }
+                kill(first.process.processIdentifier, SIGKILL)
+            }
+        }
+        #expect(await ExecutableTests.waitForExit(first.process, seconds: 10))
+        #expect(first.process.terminationReason == .uncaughtSignal)
+        let before = shared.acknowledged.withLock { $0 }
+
+        let second = try Self.launch(data)
+        defer { if second.process.isRunning { second.process.terminate() } }
+        var list = ListImagesRequest()
+        list.pageSize = 1000
+        let images = try await client.call(ImageServiceRPC.listImages, list, options: Self.patient).images
+        let listed = Dictionary(uniqueKeysWithValues: images.map { ($0.key, $0) })
+        for info in before {
+            #expect(listed[info.key] == info, "acknowledged \(info.key) lost or changed")
+        }
+        // Whatever is visible (acknowledged, or completed just before the kill) is whole.
+        for info in images {
+            var get = GetImageRequest()
+            get.key = info.key
+            let reply = try await client.call(ImageServiceRPC.getImage, get, options: Self.patient)
+            #expect(SHA256.checksum(reply.data) == info.checksum)
+        }
+        #expect(images.count <= before.count + 2)
+        var resume = append
+        resume.offset = 50_000
+        let gone = await rpcError { try await client.call(ImageServiceRPC.appendUpload, resume, options: Self.patient) }
+        #expect(gone?.code == .notFound)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data + "/images/tmp").isEmpty)
+        kill(second.process.processIdentifier, SIGTERM)
+        #expect(await ExecutableTests.waitForExit(second.process, seconds: 10))
+    }
+}
