@@ -57,7 +57,14 @@ final class ImageIndex {
     private static let columns =
         "seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check"
 
-    init(path: String) throws {
+    /// The writer connection (creates and migrates the file), or with `readOnly` a reader
+    /// connection beside it.
+    init(path: String, readOnly: Bool = false) throws {
+        if readOnly {
+            db = try Database(path: path, mode: .readOnly)
+            try db.setBusyTimeout(milliseconds: 5000)
+            return
+        }
         db = try Database(path: path)
         // WAL lets readers run beside the writer; FULL makes each commit durable before a put is acknowledged.
         try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")

@@ -33,7 +33,7 @@ extension ImageStore {
             of: (orientedWidth, orientedHeight), box: (width, height), mode: mode)
 
         let parentKey = original.key
-        let children = try await onIndex { try $0.children(of: parentKey) }
+        let children = try await onReader { try $0.children(of: parentKey) }
         if let thumbnail = children.first(where: {
             $0.kind == .thumbnail && $0.contentType == "image/jpeg" && $0.orientation <= 1
                 && abs(Int($0.width) - target.width) <= 1 && abs(Int($0.height) - target.height) <= 1

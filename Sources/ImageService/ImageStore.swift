@@ -19,6 +19,9 @@ public final class ImageStore: Sendable {
     let logger: Logger
     private let index: Mutex<ImageIndex>
     private let indexQueue = DispatchQueue(label: "homepwner.images.index")
+    /// A second connection for lookups and lists, so reads never queue behind a commit's fsync.
+    private let reader: Mutex<ImageIndex>
+    private let readerQueue = DispatchQueue(label: "homepwner.images.reader")
     let ioQueue = DispatchQueue(label: "homepwner.images.io", attributes: .concurrent)
     let uploads = Mutex<[String: Upload]>([:])
     private let keysInFlight = Mutex<Set<String>>([])
@@ -40,6 +43,7 @@ public final class ImageStore: Sendable {
         let index = try ImageIndex(path: folder + "/images.db")
         let report = try Self.reconcile(index: index, blobs: blobs)
         self.index = Mutex(index)
+        reader = Mutex(try ImageIndex(path: folder + "/images.db", readOnly: true))
         if report.leftovers + report.orphanFiles + report.missingFiles.count > 0 {
             logger.warning(
                 "image store recovered: \(report.leftovers) interrupted writes removed, \(report.orphanFiles) unindexed blobs removed, \(report.missingFiles.count) indexed images without a file",
@@ -53,6 +57,7 @@ public final class ImageStore: Sendable {
             upload.discard()
         }
         indexQueue.sync { index.withLock { $0.close() } }
+        readerQueue.sync { reader.withLock { $0.close() } }
     }
 
     /// What start-up found.
@@ -87,6 +92,20 @@ public final class ImageStore: Sendable {
                     try self.index.withLock { index throws -> T in
                         guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
                         return try body(index)
+                    }
+                })
+            }
+        }
+    }
+
+    /// Runs a read-only lookup on the reader connection (sees every commit made before it starts).
+    func onReader<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            readerQueue.async {
+                continuation.resume(with: Result {
+                    try self.reader.withLock { reader throws -> T in
+                        guard reader.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
+                        return try body(reader)
                     }
                 })
             }
@@ -176,7 +195,7 @@ public final class ImageStore: Sendable {
             guard let parentKey = Self.canonicalKey(new.parentKey) else {
                 throw ImageStoreError.invalid("parent_key \"\(new.parentKey)\" is not a UUID")
             }
-            guard let parent = try await onIndex({ try $0.get(parentKey) }) else {
+            guard let parent = try await onReader({ try $0.get(parentKey) }) else {
                 throw ImageStoreError.notFound("parent_key \(parentKey): no such image")
             }
             new.parentKey = parentKey
@@ -249,7 +268,7 @@ public final class ImageStore: Sendable {
         guard let canonical = Self.canonicalKey(key) else {
             throw ImageStoreError.invalid("\(field) \"\(key)\" is not a UUID")
         }
-        guard let image = try await onIndex({ try $0.stored(canonical) }) else {
+        guard let image = try await onReader({ try $0.stored(canonical) }) else {
             throw ImageStoreError.notFound("\(field) \(canonical): no such image")
         }
         return image
@@ -258,7 +277,7 @@ public final class ImageStore: Sendable {
     /// Bytes of an image by its metadata (looks its content check up first).
     public func read(_ info: ImageInfo, offset: Int64 = 0, length: Int64 = 0) async throws -> [UInt8] {
         let key = info.key
-        guard let image = try await onIndex({ try $0.stored(key) }) else {
+        guard let image = try await onReader({ try $0.stored(key) }) else {
             throw ImageStoreError.notFound("key \(key): no such image")
         }
         return try await read(image, offset: offset, length: length)
@@ -309,7 +328,7 @@ public final class ImageStore: Sendable {
             throw ImageStoreError.damaged(damage.description)
         } catch let error as BlobIOError where error.code == ENOENT {
             // Deleted while this read was on its way: gone, not damaged.
-            if try await onIndex({ try $0.get(key) }) == nil {
+            if try await onReader({ try $0.get(key) }) == nil {
                 throw ImageStoreError.notFound("key \(key): no such image (deleted)")
             }
             throw ImageStoreError.damaged("image \(error.path.split(separator: "/").last ?? "") is damaged on disk: its blob file is missing")
@@ -335,7 +354,7 @@ public final class ImageStore: Sendable {
             query.afterSequence = after
         }
         let finalQuery = query
-        let page = try await onIndex { try $0.list(finalQuery) }
+        let page = try await onReader { try $0.list(finalQuery) }
         return (page.images, page.more ? String(page.last) : "")
     }
 
