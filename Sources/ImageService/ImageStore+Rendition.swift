@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import JPEG
 import Proto
@@ -5,6 +6,9 @@ import Proto
 extension ImageStore {
     /// Largest rendition edge.
     public static let maxRenditionEdge = 8192
+
+    /// Bounds concurrent renders (waited on I/O threads, never on the task pool).
+    static let renders = DispatchSemaphore(value: max(1, ProcessInfo.processInfo.activeProcessorCount))
 
     /// The image at `width` × `height` (FIT: inside the box, aspect kept, never enlarged; FILL:
     /// exactly the box, centre-cropped): a stored thumbnail of that size when there is one, else
@@ -47,7 +51,11 @@ extension ImageStore {
         let source = try await read(stored)
         let maxPixels = limits.maxPixels
         let decodeTarget = Self.decodeTarget(of: (orientedWidth, orientedHeight), box: (width, height), mode: mode)
+        let renders = Self.renders
         let data = try await onIO { () throws -> [UInt8] in
+            // At most one decode per core: each can hold a large pixel buffer.
+            renders.wait()
+            defer { renders.signal() }
             let storedTarget = swapped ? (decodeTarget.height, decodeTarget.width) : decodeTarget
             let image = try JPEG.decode(source, targetSize: storedTarget, options: DecodeOptions(maxPixels: maxPixels))
                 .oriented(orientation)

@@ -109,6 +109,10 @@ struct  Homepwner__V1__ImageInfo
   Homepwner__V1__MediaType media_type;
   char *content_type;
   int64_t size_bytes;
+  /*
+   * Pixels as stored, before EXIF orientation (orientation 5..8 swaps them for display);
+   * 0 for movies and HEIC.
+   */
   int32_t width;
   int32_t height;
   /*
