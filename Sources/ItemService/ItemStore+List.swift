@@ -30,7 +30,22 @@ extension ItemStore {
         let pageSize = Int(request.pageSize == 0 ? Self.defaultPageSize : request.pageSize)
         var conditions: [String] = []
         var params: [SQLiteValue] = []
-        if !request.query.isEmpty {
+        // The trigram index counts the matches of a query of 3 characters or more. The page
+        // comes from the index when matches are few; when they are many, scanning the sort
+        // order finds a page of them sooner than collecting them all (51 × total / matches
+        // rows scanned against `matches` collected). Shorter queries scan.
+        var searchCount: Int64?
+        var useIndex = false
+        let phrase = "\"" + request.query.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        if request.query.count >= 3 {
+            let count = try db.scalar("SELECT count(*) FROM items_search WHERE items_search MATCH ?", [.text(phrase)])?.int64Value ?? 0
+            searchCount = count
+            useIndex = count * count <= 64 * Int64(max(order.count, 1))
+        }
+        if useIndex {
+            conditions.append("id IN (SELECT rowid FROM items_search WHERE items_search MATCH ?)")
+            params.append(.text(phrase))
+        } else if !request.query.isEmpty {
             conditions.append("(name LIKE ? ESCAPE '\\' OR serial_number LIKE ? ESCAPE '\\')")
             let pattern = "%" + Self.escapeLike(request.query) + "%"
             params += [.text(pattern), .text(pattern)]
@@ -74,6 +89,8 @@ extension ItemStore {
         }
         if request.query.isEmpty {
             response.totalCount = Int64(order.count)
+        } else if let searchCount {
+            response.totalCount = searchCount
         } else {
             response.totalCount = try db.scalar("SELECT count(*) FROM items" + filter, filterParams)?.int64Value ?? 0
         }

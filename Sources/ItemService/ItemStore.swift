@@ -43,6 +43,25 @@ public final class ItemStore {
                 last_error TEXT NOT NULL DEFAULT ''
             );
             """),
+        // Substring search of name and serial through a trigram index, kept by triggers.
+        (2, """
+            CREATE VIRTUAL TABLE items_search USING fts5(
+                name, serial_number, content='items', content_rowid='id', tokenize='trigram'
+            );
+            INSERT INTO items_search(items_search) VALUES ('rebuild');
+            CREATE TRIGGER items_search_insert AFTER INSERT ON items BEGIN
+                INSERT INTO items_search(rowid, name, serial_number) VALUES (new.id, new.name, new.serial_number);
+            END;
+            CREATE TRIGGER items_search_delete AFTER DELETE ON items BEGIN
+                INSERT INTO items_search(items_search, rowid, name, serial_number)
+                VALUES ('delete', old.id, old.name, old.serial_number);
+            END;
+            CREATE TRIGGER items_search_update AFTER UPDATE OF name, serial_number ON items BEGIN
+                INSERT INTO items_search(items_search, rowid, name, serial_number)
+                VALUES ('delete', old.id, old.name, old.serial_number);
+                INSERT INTO items_search(rowid, name, serial_number) VALUES (new.id, new.name, new.serial_number);
+            END;
+            """),
     ])
 
     /// The schema version this build writes.
