@@ -104,4 +104,45 @@ import Testing
         kill(second.process.processIdentifier, SIGTERM)
         #expect(await ExecutableTests.waitForExit(second.process, seconds: 10))
     }
+
+    /// VmRSS of a process, from /proc.
+    static func residentBytes(_ pid: Int32) -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+              let kb = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
+        return kb * 1024
+    }
+
+    @Test func purgeCacheGivesTheMemoryBackSoTheServiceRSSFalls() async throws {
+        let data = try ExecutableTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: data) }
+        let service = try ExecutableTests.launch("image-service", [
+            "--rpc", "ipc://\(data)/rpc.sock", "--events", "ipc://\(data)/events.sock", "--data-dir", data,
+            "--cache-bytes", String(1 << 30),
+        ], endpoint: "ipc://\(data)/rpc.sock")
+        defer { if service.process.isRunning { service.process.terminate() } }
+        let client = try RPCClient(context: ExecutableTests.context, endpoint: service.endpoint)
+        defer { client.close() }
+        _ = try await client.call(HealthRPC.check, HealthCheckRequest(), options: Self.patient)
+        let base = Self.blob(5_000_000, seed: 0)
+        for seed in 0..<30 {
+            var put = PutImageRequest()
+            put.data = base
+            withUnsafeBytes(of: UInt64(seed).bigEndian) { put.data.replaceSubrange(16..<24, with: $0) }
+            _ = try await client.call(ImageServiceRPC.putImage, put, options: Self.patient)
+        }
+        let stats = try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest())
+        #expect(stats.bytes >= 150_000_000)
+        let pid = service.process.processIdentifier
+        let before = Self.residentBytes(pid)
+        let purge = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
+        #expect(purge.freedBytes == stats.bytes && purge.bytes == 0)
+        let after = Self.residentBytes(pid)
+        #expect(before > 0 && after > 0)
+        // Most of what the cache held goes back to the operating system.
+        #expect(before - after >= Int(stats.bytes) / 2, "RSS \(before) → \(after) after freeing \(stats.bytes) bytes")
+        kill(pid, SIGTERM)
+        #expect(await ExecutableTests.waitForExit(service.process, seconds: 10))
+    }
 }
