@@ -8,7 +8,7 @@ import Glibc
 /// Feeds memory-pressure readings into the cache from its own thread.
 ///
 /// It reads every monitor each `interval`; where the kernel allows it, a PSI poll trigger
-/// ("some 150 ms in 1 s") wakes it at once when pressure starts.
+/// ("some 150 ms in 2 s") wakes it at once when pressure starts.
 public final class PressureWatcher: Sendable {
     private let monitors: [any MemoryPressureMonitor]
     private let cache: ImageCache
@@ -72,11 +72,12 @@ public final class PressureWatcher: Sendable {
     public var isFinished: Bool { finished.withLock { $0 } }
 
     /// Opens the PSI file with a trigger; -1 when the kernel or permissions do not allow it.
-    private func armTrigger() -> Int32 {
+    func armTrigger() -> Int32 {
         guard let triggerPath else { return -1 }
         let fd = open(triggerPath, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return -1 }
-        let trigger = "some 150000 1000000"
+        // 150 ms of stall within 2 s; unprivileged triggers need a window that is a multiple of 2 s.
+        let trigger = "some 150000 2000000"
         let written = trigger.withCString { write(fd, $0, strlen($0) + 1) }
         guard written > 0 else {
             logger.debug("PSI trigger not available on \(triggerPath); sampling every \(intervalMilliseconds) ms")

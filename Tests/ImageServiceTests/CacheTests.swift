@@ -205,6 +205,16 @@ final class FakeMonitor: MemoryPressureMonitor {
         _ = level
     }
 
+    @Test func psiPollTriggerArmsOnThisMachinesFiles() throws {
+        let cache = ImageCache(budgetBytes: 1000)
+        for path in ["/proc/pressure/memory", try #require(PSIMonitor.cgroup()).path] {
+            let watcher = PressureWatcher(monitors: [PSIMonitor(path: path)], cache: cache, triggerPath: path, logger: testLogger)
+            let fd = watcher.armTrigger()
+            #expect(fd >= 0, "no PSI trigger on \(path)")
+            if fd >= 0 { close(fd) }
+        }
+    }
+
     @Test func psiTextParsesSomeAndFull() {
         let text = "some avg10=12.50 avg60=3.00 avg300=0.50 total=123\nfull avg10=4.25 avg60=1.00 avg300=0.10 total=45\n"
         let parsed = PSIMonitor.parse(text)
