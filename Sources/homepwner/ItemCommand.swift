@@ -13,6 +13,7 @@ enum ItemCommand {
         ("edit", "item edit KEY [--name N] [--serial S] [--value V] [--expect-version N]"),
         ("rm", "item rm KEY"),
         ("mv", "item mv FROM TO  (indexes in the manual order, as 'item ls' numbers them)"),
+        ("stats", "item stats  (item count, deletes whose image cascade is still pending)"),
     ]
 
     static var overview: String {
@@ -38,6 +39,7 @@ enum ItemCommand {
         case "edit": return await edit(rest)
         case "rm", "delete": return await remove(rest)
         case "mv", "move": return await move(rest)
+        case "stats": return await stats(rest)
         default:
             let hint = subcommands.map(\.name).min { editDistance($0, subcommand) < editDistance($1, subcommand) }
                 .flatMap { editDistance($0, subcommand) <= 2 ? "; did you mean '\($0)'?" : nil } ?? ""
@@ -203,6 +205,22 @@ enum ItemCommand {
             request.toIndex = to
             _ = try await client.call(ItemServiceRPC.moveItem, request, options: .init(timeoutMilliseconds: timeout))
             print(options.bool("json") ? "{\"from_index\": \(from), \"to_index\": \(to)}" : "moved \(from) → \(to)")
+        }
+    }
+
+    static let statsParser = OptionParser(
+        command: "item stats", summary: "Counts items and the deletes whose images the image service has not confirmed deleting.",
+        usage: "homepwner item stats", options: CommonOptions.endpoints)
+
+    static func stats(_ arguments: [String]) async -> Int32 {
+        guard let options = HomepwnerCLI.parse(statsParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        return await withClient(options) { client, timeout in
+            let stats = try await client.call(ItemServiceRPC.stats, ItemStatsRequest(), options: .init(timeoutMilliseconds: timeout))
+            if options.bool("json") {
+                print("{\"item_count\": \(stats.itemCount), \"pending_cascades\": \(stats.pendingCascades)}")
+            } else {
+                printColumns([["items", String(stats.itemCount)], ["pending cascades", String(stats.pendingCascades)]])
+            }
         }
     }
 

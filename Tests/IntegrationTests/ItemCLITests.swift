@@ -77,6 +77,8 @@ import Testing
 
         let removed = try await Self.homepwner(["item", "rm", key], harness: harness)
         #expect(removed.status == 0)
+        let stats = try await Self.homepwner(["item", "stats", "--json"], harness: harness)
+        #expect(stats.status == 0 && stats.stdout.hasPrefix("{\"item_count\": 3, \"pending_cascades\": "), "\(stats.stdout)")
         let gone = try await Self.homepwner(["item", "show", key, "--json"], harness: harness)
         #expect(gone.status == 4 && gone.stdout.contains("NOT_FOUND"))
     }
