@@ -63,7 +63,10 @@ enum ImageServiceHandlers {
                 return AbortUploadResponse()
             }
         }
-        server.register(ImageServiceRPC.getImage) { request, _ in
+        // GetImage answers with its encoding written directly: the data is copied once, not three times.
+        let getImage = ProtoMethod<GetImageRequest, EncodedReply<GetImageResponse>>(
+            service: ImageServiceRPC.serviceName, name: "GetImage")
+        server.register(getImage) { request, _ in
             try await mapped {
                 let image = try await store.image(request.key)
                 let info = image.info
@@ -74,10 +77,8 @@ enum ImageServiceHandlers {
                     throw ImageStoreError.tooLarge(
                         "image \(info.key) is \(info.sizeBytes) bytes; a reply holds at most \(replyLimit): read it in ranges (offset, length ≤ \(replyLimit))")
                 }
-                var response = GetImageResponse()
-                response.data = try await store.read(image, offset: request.offset, length: request.length)
-                response.info = info
-                return response
+                let data = try await store.read(image, offset: request.offset, length: request.length)
+                return EncodedReply(message: info.serializedBytes(), data: data)
             }
         }
         server.register(ImageServiceRPC.statImage) { request, _ in

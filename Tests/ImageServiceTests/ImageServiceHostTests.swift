@@ -132,3 +132,20 @@ func rpcError<T>(_ body: () async throws -> T) async -> RPCError? {
         return RPCError(.unknown, "not an RPCError: \(error)")
     }
 }
+
+@Suite struct EncodedReplyTests {
+    @Test func directEncodingDecodesAsTheMessageProtobufCWouldWrite() throws {
+        var info = ImageInfo()
+        info.key = UUID().uuidString.lowercased()
+        info.sizeBytes = 300_000
+        info.checksum = "sha256:" + String(repeating: "a", count: 64)
+        for data in [[UInt8](), [7], (0..<300_000).map { UInt8(truncatingIfNeeded: $0) }] {
+            let encoded = EncodedReply<GetImageResponse>(message: info.serializedBytes(), data: data)
+            var expected = GetImageResponse()
+            expected.info = info
+            expected.data = data
+            #expect(try GetImageResponse(serializedBytes: encoded.serializedBytes()) == expected)
+            #expect(encoded.serializedBytes() == expected.serializedBytes())
+        }
+    }
+}
