@@ -4,6 +4,9 @@ import Runtime
 
 /// The ItemService methods: decode → store (on its own thread) → events.
 enum ItemServiceHandlers {
+    /// Publishes an item event on a topic.
+    typealias Publish = @Sendable (String, ItemEvent) -> Void
+
     /// Registers every ItemService method on `host`.
     ///
     /// - Parameter deleted: Called after each committed delete (wakes the cascade dispatcher).
@@ -11,6 +14,8 @@ enum ItemServiceHandlers {
         on host: ServiceHost, store: ItemStoreQueue, clock: any WallClock, deleted: @escaping @Sendable () -> Void
     ) {
         let server = host.server
+        // Weak: the handlers live in the host's server, and must not keep the host alive.
+        let host: Publish = { [weak host] topic, event in host?.publish(topic: topic, event) }
         server.register(ItemServiceRPC.createItem) { request, _ in
             let now = clock.nowMilliseconds()
             let (item, created) = try await run(store) { try $0.create(request, now: now) }
@@ -59,7 +64,7 @@ enum ItemServiceHandlers {
 
     /// A photo change; publishes item.updated only when the version moved.
     private static func photoChange(
-        _ host: ServiceHost, _ store: ItemStoreQueue, _ clock: any WallClock,
+        _ host: @escaping Publish, _ store: ItemStoreQueue, _ clock: any WallClock,
         _ body: @escaping @Sendable (ItemStore, Int64) throws -> Item
     ) async throws -> Item {
         let now = clock.nowMilliseconds()
@@ -88,11 +93,11 @@ enum ItemServiceHandlers {
         }
     }
 
-    private static func publish(_ host: ServiceHost, _ topic: String, _ item: Item, _ now: Int64) {
+    private static func publish(_ host: Publish, _ topic: String, _ item: Item, _ now: Int64) {
         var event = ItemEvent()
         event.key = item.key
         event.item = item
         event.atMs = now
-        host.publish(topic: topic, event)
+        host(topic, event)
     }
 }

@@ -42,10 +42,27 @@ public enum ItemServiceHost {
             store: store, client: imageClient, logger: logger.with(["part": "cascade"]), backoff: cascadeBackoff)
         ItemServiceHandlers.register(on: host, store: store, clock: clock, deleted: { cascade.kick() })
         cascade.start()
-        host.addStopAction {
+        let resources = Resources(store: store, cascade: cascade)
+        host.addStopAction { resources.close() }
+        return host
+    }
+
+    /// The store and the cascade, closed once: when the host stops, or when a host that
+    /// never started (a failed bind) is released.
+    final class Resources: Sendable {
+        let store: ItemStoreQueue
+        let cascade: CascadeDispatcher
+
+        init(store: ItemStoreQueue, cascade: CascadeDispatcher) {
+            self.store = store
+            self.cascade = cascade
+        }
+
+        func close() {
             cascade.stop()
             store.close()
         }
-        return host
+
+        deinit { close() }
     }
 }

@@ -121,6 +121,26 @@ import ZMQ
         }
     }
 
+    @Test func aHostThatFailsToStartClosesItsStoreWhenReleased() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        do {
+            let configuration = ItemServiceConfiguration(
+                rpcEndpoint: "tcp://256.0.0.1:1", eventsEndpoint: folder.endpoint("item-events"),
+                dataDirectory: folder.path + "/data", imageServiceEndpoint: folder.endpoint("image"))
+            let host = try ItemServiceHost.make(configuration, context: testContext, logger: testLogger)
+            #expect(throws: (any Error).self) { try host.start() }
+        }
+        // The last connection to close checkpoints and removes the WAL file.
+        let wal = folder.path + "/data/items/items.db-wal"
+        let end = ContinuousClock.now + .seconds(10)
+        while FileManager.default.fileExists(atPath: wal) && ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(!FileManager.default.fileExists(atPath: wal))
+        #expect(FileManager.default.fileExists(atPath: folder.path + "/data/items/items.db"))
+    }
+
     @Test func listSortsQueriesAndCounts() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
