@@ -63,7 +63,7 @@ enum ImageServiceHandlers {
                 return AbortUploadResponse()
             }
         }
-        // GetImage answers with its encoding written directly: the data is copied once, not three times.
+        // GetImage answers with its encoding written directly: the data is copied once, not twice.
         let getImage = ProtoMethod<GetImageRequest, EncodedReply<GetImageResponse>>(
             service: ImageServiceRPC.serviceName, name: "GetImage")
         server.register(getImage) { request, _ in
