@@ -95,9 +95,19 @@ enum ItemCommand {
         return await withClient(options) { client, timeout in
             var items: [Item] = []
             let showProgress = count > 1 && !options.bool("json") && isatty(STDERR_FILENO) == 1
-            for index in 0..<count {
-                items.append(try await client.call(ItemServiceRPC.createItem, request, options: .init(timeoutMilliseconds: timeout)))
-                if showProgress && (index + 1) % 100 == 0 { FileHandle.standardError.write(Data("\radded \(index + 1)/\(count)".utf8)) }
+            // 16 in flight: creates that arrive together share one commit on the server.
+            let request = request
+            for start in stride(from: 0, to: count, by: 16) {
+                let chunk = try await withThrowingTaskGroup(of: (Int, Item).self) { group in
+                    for index in start..<min(count, start + 16) {
+                        group.addTask {
+                            (index, try await client.call(ItemServiceRPC.createItem, request, options: .init(timeoutMilliseconds: timeout)))
+                        }
+                    }
+                    return try await group.reduce(into: [(Int, Item)]()) { $0.append($1) }
+                }
+                items += chunk.sorted { $0.0 < $1.0 }.map(\.1)
+                if showProgress { FileHandle.standardError.write(Data("\radded \(items.count)/\(count)".utf8)) }
             }
             if showProgress { FileHandle.standardError.write(Data("\n".utf8)) }
             if options.bool("json") {
