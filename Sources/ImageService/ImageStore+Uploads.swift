@@ -219,9 +219,13 @@ extension ImageStore {
         upload.busy = false
         upload.expiresAtMs = clock.nowMilliseconds() + limits.uploadExpiryMilliseconds
         let stored = upload
-        uploads.withLock { uploads in
-            if uploads[stored.id] != nil { uploads[stored.id] = stored }
+        let dropped = uploads.withLock { uploads -> Upload? in
+            guard uploads[stored.id] != nil else { return nil }
+            if closing.withLock({ $0 }) { return uploads.removeValue(forKey: stored.id) }
+            uploads[stored.id] = stored
+            return nil
         }
+        dropped?.discard()
     }
 
     static func checkFormat(_ checksum: String, field: String) throws(ImageStoreError) {

@@ -24,6 +24,9 @@ public final class ImageStore: Sendable {
     private let readerQueue = DispatchQueue(label: "homepwner.images.reader")
     let ioQueue = DispatchQueue(label: "homepwner.images.io", attributes: .concurrent)
     let uploads = Mutex<[String: Upload]>([:])
+    /// Set by `close()` while it holds the uploads lock (always taken first): uploads ending
+    /// their call are then dropped.
+    let closing = Mutex(false)
     private let keysInFlight = Mutex<Set<String>>([])
     /// Blobs too large to cache whose whole checksum was verified, by key: ranged reads of an
     /// unchanged file (same inode and mtime) skip re-hashing it.
@@ -53,9 +56,14 @@ public final class ImageStore: Sendable {
 
     /// Closes the database and drops open uploads.
     public func close() {
-        for upload in uploads.withLock({ uploads in defer { uploads.removeAll() }; return Array(uploads.values) }) {
-            upload.discard()
+        // Idle uploads go now; one with a call in flight is dropped when that call ends, so its
+        // file descriptor is never closed under a running write (and reused by another file).
+        let idle = uploads.withLock { uploads in
+            closing.withLock { $0 = true }
+            let ids = uploads.values.filter { !$0.busy }.map(\.id)
+            return ids.compactMap { uploads.removeValue(forKey: $0) }
         }
+        for upload in idle { upload.discard() }
         indexQueue.sync { index.withLock { $0.close() } }
         readerQueue.sync { reader.withLock { $0.close() } }
     }
