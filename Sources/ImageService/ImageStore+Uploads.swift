@@ -175,10 +175,16 @@ extension ImageStore {
 
     /// Drops an upload and its staged bytes.
     public func abortUpload(_ id: String) async throws {
-        guard let upload = uploads.withLock({ $0.removeValue(forKey: id) }) else {
-            throw ImageStoreError.notFound("upload_id \(id): no such upload (committed, aborted or expired)")
+        let result: Result<Upload, ImageStoreError> = uploads.withLock { uploads in
+            guard let upload = uploads[id] else {
+                return .failure(.notFound("upload_id \(id): no such upload (committed, aborted or expired)"))
+            }
+            // Its descriptor must not close under a running write.
+            guard !upload.busy else { return .failure(.aborted("another call on upload \(id) is in progress; retry after it")) }
+            uploads[id] = nil
+            return .success(upload)
         }
-        upload.discard()
+        try result.get().discard()
     }
 
     /// Drops uploads idle past their expiry; returns how many.
