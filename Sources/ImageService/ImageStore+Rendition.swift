@@ -29,7 +29,8 @@ extension ImageStore {
             throw ImageStoreError.failedPrecondition(
                 "image \(original.key) is \(original.contentType); renditions are made from JPEG images only")
         }
-        let orientation = Int(original.orientation)
+        // Stored rows hold 1...8 for JPEG; anything else would trap in `oriented`, so treat it as 1.
+        let orientation = (1...8).contains(Int(original.orientation)) ? Int(original.orientation) : 1
         let swapped = orientation >= 5
         let orientedWidth = Int(swapped ? original.height : original.width)
         let orientedHeight = Int(swapped ? original.width : original.height)
