@@ -11,7 +11,7 @@ struct SniffedMedia: Sendable, Equatable {
     var orientation = 0
 }
 
-/// Recognises JPEG (header validated with TurboJPEG under a pixel limit), HEIC, and movies by
+/// Recognises JPEG (header validated with TurboJPEG under a pixel limit), HEIC/AVIF, and movies by
 /// their container signature (ISO BMFF/QuickTime, Matroska/WebM, AVI).
 enum MediaSniffer {
     /// Bytes needed to classify by signature.
@@ -29,6 +29,8 @@ enum MediaSniffer {
             switch brand {
             case "heic", "heix", "heim", "heis", "mif1", "msf1":
                 return SniffedMedia(mediaType: .image, contentType: "image/heic")
+            case "avif", "avis":
+                return SniffedMedia(mediaType: .image, contentType: "image/avif")
             case "qt  ":
                 return SniffedMedia(mediaType: .movie, contentType: "video/quicktime")
             case "3gp4", "3gp5", "3gp6", "3g2a":
