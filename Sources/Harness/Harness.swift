@@ -65,7 +65,12 @@ public final class Harness: Sendable {
     public func start(_ part: Part) throws {
         guard !isRunning(part) else { throw HarnessError("\(part.rawValue) is running already") }
         let host = try makeHost(part)
-        try host.start()
+        do {
+            try host.start()
+        } catch {
+            host.stop()  // release what a half-started part holds (sockets, files)
+            throw error
+        }
         hosts.withLock { $0[part] = host }
     }
 

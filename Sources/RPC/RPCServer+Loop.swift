@@ -33,6 +33,7 @@ extension RPCServer {
 
     func runLoop(ready: DispatchSemaphore) {
         let socket: Socket
+        var publisher: Socket?
         do {
             socket = try Socket(context, .router)
             try socket.setRouterMandatory(true)
@@ -46,8 +47,22 @@ extension RPCServer {
                 try socket.bind(endpoint)
                 bound.append(endpoint.contains("*") || endpoint.hasSuffix(":0") ? try socket.lastEndpoint : endpoint)
             }
-            shared.withLock { $0.boundEndpoints = bound }
+            var boundEvents: [String] = []
+            if !configuration.eventEndpoints.isEmpty {
+                let pub = try Socket(context, .pub)
+                publisher = pub
+                try pub.setSendHighWaterMark(10_000)
+                for endpoint in configuration.eventEndpoints {
+                    try pub.bind(endpoint)
+                    boundEvents.append(endpoint.contains("*") || endpoint.hasSuffix(":0") ? try pub.lastEndpoint : endpoint)
+                }
+            }
+            shared.withLock {
+                $0.boundEndpoints = bound
+                $0.boundEventEndpoints = boundEvents
+            }
         } catch {
+            publisher?.close()
             shared.withLock { $0.startError = error }
             ready.signal()
             return
@@ -74,6 +89,7 @@ extension RPCServer {
                 if poller.revents(wakeIndex).contains(.in) { wakeUp.drain() }
                 socketReadable = poller.revents(socketIndex).contains(.in)
             }
+            if let publisher { sendEvents(publisher) }
             let completed = sendCompletions(socket, state)
             var received = 0
             if socketReadable {
@@ -95,6 +111,10 @@ extension RPCServer {
             busy = received > 0 || completed > 0
         }
         for call in state.inFlight.values { call.task?.cancel() }
+        if let publisher {
+            sendEvents(publisher)
+            publisher.close()
+        }
         socket.close()
         logger.info("stopped", ["rpc": configuration.endpoints.joined(separator: ",")])
     }
@@ -218,6 +238,15 @@ extension RPCServer {
     }
 
     /// Sends what the handlers finished; drops answers whose call already timed out.
+    /// Sends the queued events; PUB never blocks, and drops at its high-water mark.
+    private func sendEvents(_ publisher: Socket) {
+        let events = shared.withLock { state -> [[[UInt8]]] in
+            defer { state.events.removeAll(keepingCapacity: true) }
+            return state.events
+        }
+        for event in events { _ = try? publisher.send(event, dontWait: true) }
+    }
+
     /// Returns how many completions it found.
     private func sendCompletions(_ socket: Socket, _ state: LoopState) -> Int {
         let completions = shared.withLock { state -> [Completion] in

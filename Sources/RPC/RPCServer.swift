@@ -28,6 +28,8 @@ public final class RPCServer: Sendable {
         public var idempotencyTimeToLiveMilliseconds: Int64
         /// The process name reported by Health/Check, e.g. "item-service".
         public var processName: String
+        /// PUB endpoints for events, owned by the same I/O thread (empty: no events).
+        public var eventEndpoints: [String]
 
         /// A configuration with the protocol's defaults.
         public init(
@@ -37,9 +39,11 @@ public final class RPCServer: Sendable {
             defaultTimeoutMilliseconds: UInt32 = 30_000,
             maxInFlight: Int = 1024,
             idempotencyCapacity: Int = 10_000,
-            idempotencyTimeToLiveMilliseconds: Int64 = 10 * 60 * 1000
+            idempotencyTimeToLiveMilliseconds: Int64 = 10 * 60 * 1000,
+            eventEndpoints: [String] = []
         ) {
             self.endpoints = endpoints
+            self.eventEndpoints = eventEndpoints
             self.processName = processName
             self.maxMessageBytes = maxMessageBytes
             self.defaultTimeoutMilliseconds = defaultTimeoutMilliseconds
@@ -64,6 +68,8 @@ public final class RPCServer: Sendable {
         var started = false
         var stopping = false
         var boundEndpoints: [String] = []
+        var boundEventEndpoints: [String] = []
+        var events: [[[UInt8]]] = []
         var startError: (any Error)?
         var replies: [Completion] = []
         var servingStatus: HealthCheckResponse.ServingStatus = .serving
@@ -166,6 +172,20 @@ public final class RPCServer: Sendable {
 
     /// The endpoints actually bound (wildcard ports resolved), after `start()`.
     public var boundEndpoints: [String] { shared.withLock { $0.boundEndpoints } }
+
+    /// The event endpoints actually bound, after `start()`.
+    public var boundEventEndpoints: [String] { shared.withLock { $0.boundEventEndpoints } }
+
+    /// Queues an event for the PUB socket; never blocks. The I/O thread sends it before the
+    /// replies it sends next, so a subscriber sees a change's event before its caller's reply
+    /// can lead anywhere. Events are best effort: a slow subscriber loses them (PUB at HWM).
+    public func publish(topic: String, _ event: some ProtoMessage) {
+        guard !configuration.eventEndpoints.isEmpty else { return }
+        let frames = [Array(topic.utf8), event.serializedBytes()]
+        shared.withLock { $0.events.append(frames) }
+        // Coalesced: a handler that publishes and then returns costs one wake-up, not two.
+        wakeUp.signal()
+    }
 
     /// Counters since start.
     public var stats: RPCServerStats { counters.snapshot() }

@@ -3,7 +3,8 @@ import Runtime
 import Synchronization
 import ZMQ
 
-/// One process's serving parts: an RPC server (with Health) and, for services, an event publisher.
+/// One process's serving parts: an RPC server (with Health) and, for services, its event
+/// socket (owned by the server's I/O thread, so a publish costs no extra thread wake-up).
 ///
 /// Service modules register their handlers on `server` before `start()`; the host is a
 /// `Service`, so a `ServiceGroup` runs it and stops it on SIGTERM/SIGINT.
@@ -11,10 +12,6 @@ public final class ServiceHost: Service {
     public let name: String
     /// The RPC server; register methods before `start()`.
     public let server: RPCServer
-    private let context: Context
-    private let eventEndpoints: [String]
-    private let logger: Logger
-    private let publisher = Mutex<EventPublisher?>(nil)
     private let onStop = Mutex<[@Sendable () -> Void]>([])
 
     /// A host for `name` serving RPC on `rpcEndpoints` and events on `eventEndpoints` (may be empty).
@@ -23,26 +20,19 @@ public final class ServiceHost: Service {
         maxMessageBytes: Int = Defaults.maxMessageBytes, logger: Logger
     ) throws {
         self.name = name
-        self.context = context
-        self.eventEndpoints = eventEndpoints
-        self.logger = logger
         server = try RPCServer(
             context: context,
-            configuration: .init(endpoints: rpcEndpoints, processName: name, maxMessageBytes: maxMessageBytes),
+            configuration: .init(
+                endpoints: rpcEndpoints, processName: name, maxMessageBytes: maxMessageBytes,
+                eventEndpoints: eventEndpoints),
             logger: logger)
     }
 
     /// Binds RPC and events; throws when an endpoint is taken or invalid.
     public func start() throws {
-        if !eventEndpoints.isEmpty {
-            let events = try EventPublisher(context: context, endpoints: eventEndpoints, logger: logger)
-            publisher.withLock { $0 = events }
-        }
-        do {
-            try server.start()
-        } catch {
-            publisher.withLock { $0?.stop() }
-            throw error
+        try server.start()
+        if !server.boundEventEndpoints.isEmpty {
+            server.logger.info("publishing events", ["events": server.boundEventEndpoints.joined(separator: ",")])
         }
     }
 
@@ -60,22 +50,17 @@ public final class ServiceHost: Service {
         }
         for action in actions { action() }
         server.stop()
-        let events = publisher.withLock { publisher in
-            defer { publisher = nil }
-            return publisher
-        }
-        events?.stop()
     }
 
     /// The RPC endpoints bound, wildcards resolved.
     public var rpcEndpoints: [String] { server.boundEndpoints }
 
     /// The event endpoints bound, wildcards resolved.
-    public var eventEndpointsBound: [String] { publisher.withLock { $0?.boundEndpoints ?? [] } }
+    public var eventEndpointsBound: [String] { server.boundEventEndpoints }
 
     /// Publishes an event if this host has an event socket.
     public func publish(topic: String, _ event: some ProtoMessage) {
-        publisher.withLock { $0 }?.publish(topic: topic, event)
+        server.publish(topic: topic, event)
     }
 
     /// Starts, serves until cancelled, then stops.

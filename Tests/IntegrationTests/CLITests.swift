@@ -24,15 +24,23 @@ import Testing
         process.standardOutput = out
         process.standardError = err
         try process.run()
-        // Read on other threads: a full pipe would block the child, and a blocking read here
-        // would hold one of the two cooperative threads.
-        async let stdout = Task.detached { out.fileHandleForReading.readDataToEndOfFile() }.value
-        async let stderr = Task.detached { err.fileHandleForReading.readDataToEndOfFile() }.value
+        // Read on plain threads: a full pipe would block the child, and a blocking read on the
+        // task pool (even in a detached task) holds one of its two threads, starving the
+        // service handlers that run there.
+        async let stdout = readOnThread(out.fileHandleForReading)
+        async let stderr = readOnThread(err.fileHandleForReading)
         let (o, e) = await (stdout, stderr)
         while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
         return Run(
             status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
             stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// Reads a pipe to its end on a dedicated thread.
+    static func readOnThread(_ handle: FileHandle) async -> Data {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: handle.readDataToEndOfFile()) }.start()
+        }
     }
 
     @Test func callPrintsTheJSONResponse() async throws {

@@ -4,34 +4,8 @@ import Testing
 
 /// `homepwner item …` through the real executable against the harness.
 @Suite struct ItemCLITests {
-    /// Runs `homepwner` like `CLITests.homepwner`, but reads its pipes on dedicated threads:
-    /// a blocking read in a detached task still holds one of the two cooperative threads, and
-    /// two of them starve the item service's handlers, which run on the same pool.
     static func homepwner(_ arguments: [String], harness: Harness) async throws -> CLITests.Run {
-        let process = Process()
-        process.executableURL = ExecutableTests.binDirectory.appendingPathComponent("homepwner")
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOMEPWNER_ITEM_RPC"] = harness.endpoints.itemRPC
-        environment["HOMEPWNER_IMAGE_RPC"] = harness.endpoints.imageRPC
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        async let stdout = readOnThread(out.fileHandleForReading)
-        async let stderr = readOnThread(err.fileHandleForReading)
-        let (o, e) = await (stdout, stderr)
-        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
-        return CLITests.Run(
-            status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-            stderr: String(decoding: e, as: UTF8.self))
-    }
-
-    static func readOnThread(_ handle: FileHandle) async -> Data {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: handle.readDataToEndOfFile()) }.start()
-        }
+        try await CLITests.homepwner(arguments, harness: harness)
     }
 
     /// The keys in `item ls --json` output, in order.
