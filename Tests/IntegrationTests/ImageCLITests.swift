@@ -5,35 +5,6 @@ import Testing
 
 /// `homepwner image …` and `homepwner cache …` through the real executable against the harness.
 @Suite struct ImageCLITests {
-    /// Runs the real executable against the harness. Pipes are drained on threads of their own:
-    /// a blocking read on the 2-thread cooperative pool would starve the in-process server.
-    static func homepwner(_ arguments: [String], harness: Harness) async throws -> CLITests.Run {
-        let process = Process()
-        process.executableURL = ExecutableTests.binDirectory.appendingPathComponent("homepwner")
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOMEPWNER_ITEM_RPC"] = harness.endpoints.itemRPC
-        environment["HOMEPWNER_IMAGE_RPC"] = harness.endpoints.imageRPC
-        process.environment = environment
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        async let stdout = drain(out)
-        async let stderr = drain(err)
-        let (o, e) = await (stdout, stderr)
-        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
-        return CLITests.Run(
-            status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-            stderr: String(decoding: e, as: UTF8.self))
-    }
-
-    static func drain(_ pipe: Pipe) async -> Data {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile()) }.start()
-        }
-    }
-
     static func temporaryFile(_ bytes: [UInt8], suffix: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("hp-cli-\(UUID().uuidString.prefix(8))\(suffix)").path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -53,33 +24,33 @@ import Testing
         let input = try Self.temporaryFile(photo, suffix: ".jpg")
         defer { try? FileManager.default.removeItem(atPath: input) }
 
-        let put = try await Self.homepwner(["image", "put", input, "--owner", "item-42", "--json"], harness: harness)
+        let put = try await CLITests.homepwner(["image", "put", input, "--owner", "item-42", "--json"], harness: harness)
         #expect(put.status == 0, "\(put.stderr)")
         let key = try #require(Self.field("key", in: put.stdout))
         #expect(Self.field("checksum", in: put.stdout) == SHA256.checksum(photo))
 
-        let stat = try await Self.homepwner(["image", "stat", key], harness: harness)
+        let stat = try await CLITests.homepwner(["image", "stat", key], harness: harness)
         #expect(stat.status == 0 && stat.stdout.contains("image/jpeg") && stat.stdout.contains("orientation 3"))
 
         let output = input + ".out"
         defer { try? FileManager.default.removeItem(atPath: output) }
-        let get = try await Self.homepwner(["image", "get", key, "-o", output], harness: harness)
+        let get = try await CLITests.homepwner(["image", "get", key, "-o", output], harness: harness)
         #expect(get.status == 0, "\(get.stderr)")
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: output))) == photo)
-        let ranged = try await Self.homepwner(["image", "get", key, "-o", output, "--range", "10-19"], harness: harness)
+        let ranged = try await CLITests.homepwner(["image", "get", key, "-o", output, "--range", "10-19"], harness: harness)
         #expect(ranged.status == 0)
         #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: output))) == Array(photo[10...19]))
-        let past = try await Self.homepwner(["image", "get", key, "-o", output, "--range", "\(photo.count)-"], harness: harness)
+        let past = try await CLITests.homepwner(["image", "get", key, "-o", output, "--range", "\(photo.count)-"], harness: harness)
         #expect(past.status == 3 && past.stderr.contains("OUT_OF_RANGE"))
-        let badRange = try await Self.homepwner(["image", "get", key, "-o", output, "--range", "9-3"], harness: harness)
+        let badRange = try await CLITests.homepwner(["image", "get", key, "-o", output, "--range", "9-3"], harness: harness)
         #expect(badRange.status == 2)
 
-        let list = try await Self.homepwner(["image", "ls", "--owner", "item-42"], harness: harness)
+        let list = try await CLITests.homepwner(["image", "ls", "--owner", "item-42"], harness: harness)
         #expect(list.status == 0 && list.stdout.contains(key) && list.stdout.contains("ORIGINAL"))
 
-        let remove = try await Self.homepwner(["image", "rm", key], harness: harness)
+        let remove = try await CLITests.homepwner(["image", "rm", key], harness: harness)
         #expect(remove.status == 0)
-        let gone = try await Self.homepwner(["image", "stat", key], harness: harness)
+        let gone = try await CLITests.homepwner(["image", "stat", key], harness: harness)
         #expect(gone.status == 4 && gone.stderr.contains("NOT_FOUND"))
     }
 
@@ -91,7 +62,7 @@ import Testing
         movie += (0..<(20 << 20)).map { UInt8(truncatingIfNeeded: $0 >> 5 &+ $0) }
         let input = try Self.temporaryFile(movie, suffix: ".mov")
         defer { try? FileManager.default.removeItem(atPath: input) }
-        let put = try await Self.homepwner(["image", "put", input, "--json"], harness: harness)
+        let put = try await CLITests.homepwner(["image", "put", input, "--json"], harness: harness)
         #expect(put.status == 0, "\(put.stderr)")
         #expect(put.stderr.contains("100%"))
         #expect(Self.field("content_type", in: put.stdout) == "video/quicktime")
@@ -105,18 +76,18 @@ import Testing
         try harness.start(.imageService)
         let text = try Self.temporaryFile(Array("just some text".utf8), suffix: ".txt")
         defer { try? FileManager.default.removeItem(atPath: text) }
-        let refused = try await Self.homepwner(["image", "put", text], harness: harness)
+        let refused = try await CLITests.homepwner(["image", "put", text], harness: harness)
         #expect(refused.status == 3 && refused.stderr.contains("not a JPEG"))
-        let missing = try await Self.homepwner(["image", "put", "/nonexistent/file.jpg"], harness: harness)
+        let missing = try await CLITests.homepwner(["image", "put", "/nonexistent/file.jpg"], harness: harness)
         #expect(missing.status == 2)
-        let unknown = try await Self.homepwner(["image", "stat", UUID().uuidString.lowercased()], harness: harness)
+        let unknown = try await CLITests.homepwner(["image", "stat", UUID().uuidString.lowercased()], harness: harness)
         #expect(unknown.status == 4)
 
-        let stats = try await Self.homepwner(["cache", "stats", "--json"], harness: harness)
+        let stats = try await CLITests.homepwner(["cache", "stats", "--json"], harness: harness)
         #expect(stats.status == 0 && Self.field("budget_bytes", in: stats.stdout) != nil)
-        let purge = try await Self.homepwner(["cache", "purge", "--critical"], harness: harness)
+        let purge = try await CLITests.homepwner(["cache", "purge", "--critical"], harness: harness)
         #expect(purge.status == 0 && purge.stdout.contains("0 entries"))
-        let after = try await Self.homepwner(["cache", "stats"], harness: harness)
+        let after = try await CLITests.homepwner(["cache", "stats"], harness: harness)
         #expect(after.status == 0 && after.stdout.contains("manual 1"))
     }
 }
