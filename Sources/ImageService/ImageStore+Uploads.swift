@@ -1,5 +1,7 @@
+import Dispatch
 import Foundation
 import Proto
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -91,6 +93,15 @@ extension ImageStore {
             }
             let staged = upload
             (upload.hash, upload.check) = try await onIO { () throws -> (SHA256, XXHash64) in
+                // SHA-256 of the chunk on a second core while this one writes it.
+                let digest = Mutex(staged.hash)
+                let group = DispatchGroup()
+                DispatchQueue.global().async(group: group) {
+                    var hash = staged.hash
+                    hash.update(data)
+                    digest.withLock { $0 = hash }
+                }
+                defer { group.wait() }
                 try data.withUnsafeBytes { bytes in
                     var done = 0
                     while done < bytes.count {
@@ -102,10 +113,10 @@ extension ImageStore {
                         done += n
                     }
                 }
-                var hash = staged.hash, check = staged.check
-                hash.update(data)
+                var check = staged.check
                 check.update(data)
-                return (hash, check)
+                group.wait()
+                return (digest.withLock { $0 }, check)
             }
             upload.received += Int64(data.count)
         } catch {
