@@ -137,30 +137,37 @@ extension ImageStore {
             throw ImageStoreError.failedPrecondition(
                 "received \(upload.received) of the declared total_size \(upload.totalSize) bytes; append the rest before committing")
         }
-        // From here the upload ends either as an image or discarded: nothing partial stays.
-        uploads.withLock { _ = $0.removeValue(forKey: id) }
         var hash = upload.hash
         let actual = hash.checksum()
         for (given, when) in [(upload.checksum, "at begin"), (checksum, "at commit")] where !given.isEmpty && given != actual {
-            upload.discard()
+            drop(upload)
             throw ImageStoreError.invalid(
                 "checksum \(given) given \(when) does not match the received data (\(actual)); the upload is discarded")
         }
         var new = upload.new
         if new.key.isEmpty { new.key = UUID().uuidString.lowercased() }
+        let chosenKey = new.key
+        let exists: Bool
         do {
-            try claim(new.key)
+            try claim(chosenKey)
         } catch {
-            upload.discard()
+            releaseUpload(upload)  // ABORTED: the upload stays, so a retry of the commit can succeed
             throw error
         }
-        defer { release(new.key) }
+        defer { release(chosenKey) }
+        do {
+            exists = try await onIndex({ try $0.get(chosenKey) }) != nil
+        } catch {
+            releaseUpload(upload)
+            throw error
+        }
         // The key may have been stored since BeginUpload; never rename over it.
-        let chosenKey = new.key
-        if try await onIndex({ try $0.get(chosenKey) }) != nil {
-            upload.discard()
+        if exists {
+            drop(upload)
             throw ImageStoreError.alreadyExists("key \(chosenKey): an image with this key was stored during the upload; the upload is discarded")
         }
+        // From here the upload ends either as an image or discarded: nothing partial stays.
+        uploads.withLock { _ = $0.removeValue(forKey: id) }
         let blobs = blobs, limits = limits, key = new.key, declared = new
         let media: SniffedMedia
         do {
@@ -182,6 +189,12 @@ extension ImageStore {
         let info = makeInfo(new, media: media, size: upload.totalSize, checksum: actual)
         try await insert(info, contentCheck: upload.check.checksum())
         return info
+    }
+
+    /// Removes a claimed upload from the table and deletes its staged bytes.
+    private func drop(_ upload: Upload) {
+        uploads.withLock { _ = $0.removeValue(forKey: upload.id) }
+        upload.discard()
     }
 
     /// Drops an upload and its staged bytes.
