@@ -85,6 +85,13 @@ final class ImageIndex {
              .text(info.checksum), .integer(info.createdAtMs), .text(contentCheck)])
     }
 
+    /// Inserts several rows in one transaction: one commit (one fsync) for the lot.
+    func insertAll(_ rows: [(info: ImageInfo, contentCheck: String)]) throws {
+        try db.inTransaction {
+            for row in rows { try insert(row.info, contentCheck: row.contentCheck) }
+        }
+    }
+
     func get(_ key: String) throws -> ImageInfo? {
         try stored(key)?.info
     }

@@ -28,6 +28,8 @@ public final class ImageStore: Sendable {
     /// their call are then dropped.
     let closing = Mutex(false)
     private let keysInFlight = Mutex<Set<String>>([])
+    /// Rows waiting for the next group commit.
+    private let pendingInserts = Mutex<(rows: [PendingInsert], scheduled: Bool)>(([], false))
     /// Blobs too large to cache whose whole checksum was verified, by key: ranged reads of an
     /// unchanged file (same inode and mtime) skip re-hashing it.
     private let verifiedFiles = Mutex<[String: FileStamp]>([:])
@@ -242,13 +244,54 @@ public final class ImageStore: Sendable {
     }
 
     /// Adds the row of a blob already on disk; removes the blob when the row cannot be added.
+    ///
+    /// Rows that arrive while a commit is running are committed together by the next one (group
+    /// commit): concurrent puts share fsyncs instead of queueing one fsync each.
     func insert(_ info: ImageInfo, contentCheck: String) async throws {
         do {
-            try await onIndex { try $0.insert(info, contentCheck: contentCheck) }
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let schedule = pendingInserts.withLock { state -> Bool in
+                    state.rows.append(PendingInsert(info: info, contentCheck: contentCheck, done: continuation))
+                    defer { state.scheduled = true }
+                    return !state.scheduled
+                }
+                if schedule { indexQueue.async { self.commitPendingInserts() } }
+            }
         } catch {
             blobs.remove(key: info.key)
             throw error
         }
+    }
+
+    /// Commits every waiting row in one transaction (on the index queue).
+    private func commitPendingInserts() {
+        let batch = pendingInserts.withLock { state in
+            defer {
+                state.rows = []
+                state.scheduled = false
+            }
+            return state.rows
+        }
+        guard !batch.isEmpty else { return }
+        let outcome = Result {
+            try index.withLock { index in
+                guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
+                try index.insertAll(batch.map { ($0.info, $0.contentCheck) })
+            }
+        }
+        if case .failure = outcome, batch.count > 1 {
+            // One bad row must not fail the others: each on its own.
+            for row in batch {
+                row.done.resume(with: Result {
+                    try index.withLock { index in
+                        guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
+                        try index.insert(row.info, contentCheck: row.contentCheck)
+                    }
+                })
+            }
+            return
+        }
+        for row in batch { row.done.resume(with: outcome) }
     }
 
     func claim(_ key: String) throws {
@@ -391,4 +434,11 @@ public final class ImageStore: Sendable {
         for image in removed { cache.remove(prefix: image.key) }
         verifiedFiles.withLock { files in for image in removed { files[image.key] = nil } }
     }
+}
+
+/// A row waiting for its group commit, and the put waiting for it.
+struct PendingInsert: Sendable {
+    let info: ImageInfo
+    let contentCheck: String
+    let done: CheckedContinuation<Void, any Error>
 }

@@ -196,6 +196,35 @@ import Testing
         #expect(SHA256.checksum(try await makeStore(folder).read(stored)) == stored.checksum)
     }
 
+    @Test func groupCommitIsolatesARowThatFails() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let existing = try await store.put(Samples.mp4(100), NewImage()).info
+        var fresh = existing
+        fresh.key = UUID().uuidString.lowercased()
+        // A duplicate key (which claims normally prevent) and a good row, committed together.
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for row in [existing, fresh, existing] {
+                group.addTask { (try? await store.insert(row, contentCheck: "")) != nil }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(outcomes.filter { $0 }.count == 1)
+        #expect(try await store.list().images.map(\.key).sorted() == [existing.key, fresh.key].sorted())
+    }
+
+    @Test func manyConcurrentPutsShareCommitsAndAllLand() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let keys = try await withThrowingTaskGroup(of: String.self) { group in
+            for i in 0..<60 { group.addTask { try await store.put(Samples.mp4(200 + i), NewImage(ownerKey: "o")).info.key } }
+            return try await group.reduce(into: Set<String>()) { $0.insert($1) }
+        }
+        #expect(keys.count == 60)
+        let reopened = try makeStore(folder)
+        #expect(Set(try await reopened.list(ownerKey: "o", pageSize: 100).images.map(\.key)) == keys)
+    }
+
     @Test func clientKeyMakesPutsIdempotent() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder)
