@@ -8,8 +8,9 @@ import Synchronization
 /// Where images are stored: blob files under `blobs/`, their metadata in `images.db`, hot bytes in
 /// the cache.
 ///
-/// Every method is async and never blocks the caller's thread: SQLite runs on one serial queue
-/// (one connection, one owner) and file I/O on a concurrent queue of its own.
+/// Every method is async and never blocks the caller's thread: each SQLite connection (the
+/// writer, with group commit, and a reader) has its own serial queue, and file I/O runs on a
+/// concurrent queue of its own.
 public final class ImageStore: Sendable {
     let blobs: BlobStore
     /// The memory cache over blob and rendition bytes.
