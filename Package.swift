@@ -57,7 +57,7 @@ let package = Package(
         .executableTarget(name: "thumbnail-worker", dependencies: ["ThumbnailWorker", "RPC", "Runtime"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "homepwner",
-            dependencies: ["Harness", "Clients", "RPC", "Proto", "Runtime"],
+            dependencies: ["Harness", "Clients", "ImageService", "RPC", "Proto", "Runtime"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -81,7 +81,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Harness", "Clients", "RPC", "Proto", "Runtime"],
+            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "RPC", "Proto", "Runtime", "ZMQ"],
             swiftSettings: swiftSettings
         ),
     ]

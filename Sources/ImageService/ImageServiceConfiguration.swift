@@ -56,13 +56,13 @@ public struct ImageServiceConfiguration: Sendable {
                    help: "data root; images live in DIR/images", valueName: "DIR"),
         OptionSpec(name: "max-message-bytes", env: EnvironmentNames.maxMessageBytes,
                    defaultValue: String(Defaults.maxMessageBytes), help: "largest frame accepted", valueName: "BYTES"),
-        OptionSpec(name: "cache-bytes", env: "HOMEPWNER_IMAGE_CACHE_BYTES", defaultValue: "0",
+        OptionSpec(name: "cache-bytes", env: EnvironmentNames.imageCacheBytes, defaultValue: "0",
                    help: "image cache budget (0 = 1/8 of the memory limit, at most 2 GiB)", valueName: "BYTES"),
-        OptionSpec(name: "max-pixels", env: "HOMEPWNER_IMAGE_MAX_PIXELS", defaultValue: "100000000",
+        OptionSpec(name: "max-pixels", env: EnvironmentNames.imageMaxPixels, defaultValue: "100000000",
                    help: "largest width × height of a JPEG accepted", valueName: "PIXELS"),
-        OptionSpec(name: "max-upload-bytes", env: "HOMEPWNER_IMAGE_MAX_UPLOAD_BYTES", defaultValue: String(4 << 30),
+        OptionSpec(name: "max-upload-bytes", env: EnvironmentNames.imageMaxUploadBytes, defaultValue: String(4 << 30),
                    help: "largest chunked upload", valueName: "BYTES"),
-        OptionSpec(name: "upload-expiry", env: "HOMEPWNER_IMAGE_UPLOAD_EXPIRY_SECONDS", defaultValue: "900",
+        OptionSpec(name: "upload-expiry", env: EnvironmentNames.imageUploadExpirySeconds, defaultValue: "900",
                    help: "seconds an idle upload is kept", valueName: "SECONDS"),
     ]
 

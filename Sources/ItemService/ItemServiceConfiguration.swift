@@ -41,7 +41,7 @@ public struct ItemServiceConfiguration: Sendable {
                    help: "image service RPC endpoint (delete cascades go there)", valueName: "ENDPOINT"),
         OptionSpec(name: "max-message-bytes", env: EnvironmentNames.maxMessageBytes,
                    defaultValue: String(Defaults.maxMessageBytes), help: "largest frame accepted", valueName: "BYTES"),
-        OptionSpec(name: "seed-db", env: "HOMEPWNER_ITEM_SEED_DB", defaultValue: nil,
+        OptionSpec(name: "seed-db", env: EnvironmentNames.itemSeedDB, defaultValue: nil,
                    help: "SQLite file copied to DIR/items/items.db when that does not exist yet", valueName: "FILE"),
     ]
 

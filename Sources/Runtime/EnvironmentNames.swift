@@ -18,4 +18,14 @@ public enum EnvironmentNames {
     public static let captureWorkerHealth = "HOMEPWNER_CAPTURE_WORKER_RPC"
     /// Overrides ``Defaults/thumbnailWorkerHealth``.
     public static let thumbnailWorkerHealth = "HOMEPWNER_THUMBNAIL_WORKER_RPC"
+    /// item-service: a database to copy when none exists yet (`--seed-db`).
+    public static let itemSeedDB = "HOMEPWNER_ITEM_SEED_DB"
+    /// image-service: the cache budget in bytes; 0 = a fraction of the memory limit.
+    public static let imageCacheBytes = "HOMEPWNER_IMAGE_CACHE_BYTES"
+    /// image-service: the largest width × height accepted in an image header.
+    public static let imageMaxPixels = "HOMEPWNER_IMAGE_MAX_PIXELS"
+    /// image-service: the largest chunked upload in bytes.
+    public static let imageMaxUploadBytes = "HOMEPWNER_IMAGE_MAX_UPLOAD_BYTES"
+    /// image-service: seconds before an idle chunked upload is dropped.
+    public static let imageUploadExpirySeconds = "HOMEPWNER_IMAGE_UPLOAD_EXPIRY_SECONDS"
 }
