@@ -17,7 +17,7 @@ let package = Package(
         .executable(name: "thumbnail-worker", targets: ["thumbnail-worker"]),
         .executable(name: "homepwner", targets: ["homepwner"]),
         .executable(name: "homepwner-bench", targets: ["homepwner-bench"]),
-        .executable(name: "proto-gen-swift", targets: ["proto-gen-swift"]),
+        .executable(name: "proto-gen-swift", targets: ["ProtoGenSwift"]),
     ],
     targets: [
         // C libraries from Debian: module map + shim only.
@@ -64,7 +64,7 @@ let package = Package(
             name: "homepwner-bench", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "SQLite", "ItemService", "ImageService", "Harness", "Clients"],
             swiftSettings: swiftSettings),
         // Reads the protoc-c descriptors and writes Sources/Proto/Generated (ops/gen-proto).
-        .executableTarget(name: "proto-gen-swift", dependencies: ["CProtobufC", "HomepwnerProtoC"], swiftSettings: swiftSettings),
+        .executableTarget(name: "ProtoGenSwift", dependencies: ["CProtobufC", "HomepwnerProtoC"], swiftSettings: swiftSettings),
 
         // Tests: one target per module, plus the integration tests on the harness.
         .testTarget(name: "ZMQTests", dependencies: ["ZMQ"], swiftSettings: swiftSettings),

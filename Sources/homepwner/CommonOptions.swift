@@ -1,5 +1,7 @@
 import Clients
+import RPC
 import Runtime
+import ZMQ
 
 /// Options shared by the commands that talk to the services.
 enum CommonOptions {
@@ -19,5 +21,34 @@ enum CommonOptions {
             throw OptionError.invalidValue(option: "--timeout", value: String(value), reason: "must be 1…3600000 ms")
         }
         return UInt32(value)
+    }
+
+    /// Connects to the endpoint in option `service` ("item" or "image") and runs `body` with
+    /// the client and the --timeout; turns failures into exit codes (usage, status, failure).
+    static func withClient(
+        _ options: ParsedOptions, service: String, command: String,
+        _ body: (RPCClient, UInt32) async throws -> Void
+    ) async -> Int32 {
+        let timeout: UInt32
+        let endpoint: String
+        do {
+            timeout = try CommonOptions.timeout(options)
+            endpoint = try options.string(service)
+        } catch {
+            printError("homepwner \(command): \(error)")
+            return ExitCode.usage
+        }
+        do {
+            let context = try Context()
+            let client = try RPCClient(context: context, endpoint: endpoint)
+            defer { client.close() }
+            try await body(client, timeout)
+            return ExitCode.ok
+        } catch let error as RPCError {
+            return report(error, json: options.bool("json"))
+        } catch {
+            printError("homepwner \(command): \(error)")
+            return ExitCode.failure
+        }
     }
 }

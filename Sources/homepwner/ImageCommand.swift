@@ -133,29 +133,10 @@ enum ImageCommand {
 
     // MARK: Helpers
 
-    /// Connects to the image service and runs `body`; turns failures into exit codes.
-    static func withClient(_ options: ParsedOptions, _ body: (RPCClient, UInt32) async throws -> Void) async -> Int32 {
-        let timeout: UInt32
-        let endpoint: String
-        do {
-            timeout = try CommonOptions.timeout(options)
-            endpoint = try options.string("image")
-        } catch {
-            printError("homepwner image: \(error)")
-            return ExitCode.usage
-        }
-        do {
-            let context = try Context()
-            let client = try RPCClient(context: context, endpoint: endpoint)
-            defer { client.close() }
-            try await body(client, timeout)
-            return ExitCode.ok
-        } catch let error as RPCError {
-            return report(error, json: options.bool("json"))
-        } catch {
-            printError("homepwner image: \(error)")
-            return ExitCode.failure
-        }
+    static func withClient(
+        _ options: ParsedOptions, _ body: (RPCClient, UInt32) async throws -> Void
+    ) async -> Int32 {
+        await CommonOptions.withClient(options, service: "image", command: "image", body)
     }
 
     static func parseKind(_ text: String) throws -> ImageKind {

@@ -236,31 +236,10 @@ enum ItemCommand {
 
     // MARK: Helpers
 
-    /// Connects to the item service and runs `body`; turns failures into exit codes.
     static func withClient(
         _ options: ParsedOptions, _ body: (RPCClient, UInt32) async throws -> Void
     ) async -> Int32 {
-        let timeout: UInt32
-        let endpoint: String
-        do {
-            timeout = try CommonOptions.timeout(options)
-            endpoint = try options.string("item")
-        } catch {
-            printError("homepwner item: \(error)")
-            return ExitCode.usage
-        }
-        do {
-            let context = try Context()
-            let client = try RPCClient(context: context, endpoint: endpoint)
-            defer { client.close() }
-            try await body(client, timeout)
-            return ExitCode.ok
-        } catch let error as RPCError {
-            return report(error, json: options.bool("json"))
-        } catch {
-            printError("homepwner item: \(error)")
-            return ExitCode.failure
-        }
+        await CommonOptions.withClient(options, service: "item", command: "item", body)
     }
 
     /// A usage mistake in the arguments, printed as it is.
