@@ -213,7 +213,7 @@ extension RPCServer {
         let task = Task { [self] in
             let completion: Completion
             do {
-                let response = try await handler(body, context)
+                let response = try await Self.$insideHandler.withValue(true) { try await handler(body, context) }
                 completion = Completion(ticket: ticket, code: .ok, message: "", retryAfter: 0, body: response)
             } catch let error as RPCError {
                 completion = Completion(

@@ -179,13 +179,19 @@ public final class RPCServer: Sendable {
     /// Queues an event for the PUB socket; never blocks. The I/O thread sends it before the
     /// replies it sends next, so a subscriber sees a change's event before its caller's reply
     /// can lead anywhere. Events are best effort: a slow subscriber loses them (PUB at HWM).
+    /// Published from a handler, an event leaves with that handler's reply; from a task the
+    /// handler spawned (which inherits the handler's task-locals), with the server's next turn.
     public func publish(topic: String, _ event: some ProtoMessage) {
         guard !configuration.eventEndpoints.isEmpty else { return }
         let frames = [Array(topic.utf8), event.serializedBytes()]
         shared.withLock { $0.events.append(frames) }
-        // Coalesced: a handler that publishes and then returns costs one wake-up, not two.
-        wakeUp.signal()
+        // Inside a handler the I/O thread is woken by the handler's completion anyway, and
+        // sends queued events before the reply: no wake-up of its own.
+        if !Self.insideHandler { wakeUp.signal() }
     }
+
+    /// True in the task of a pooled handler (set by the I/O loop).
+    @TaskLocal static var insideHandler = false
 
     /// Counters since start.
     public var stats: RPCServerStats { counters.snapshot() }
