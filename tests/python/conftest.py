@@ -1,4 +1,4 @@
-"""Fixtures: the generated protobuf modules and a real item-service process."""
+"""Fixtures: the generated protobuf modules and real item-service and image-service processes."""
 
 from __future__ import annotations
 
@@ -48,24 +48,27 @@ def zmq_context():
     context.term()
 
 
-@pytest.fixture(scope="session")
-def item_service(pb, zmq_context, tmp_path_factory):
-    """item-service on free loopback ports, stopped with SIGTERM at the end (must exit 0 within 5 s)."""
+def _executable(name: str) -> Path:
     bin_dir = Path(os.environ.get("HOMEPWNER_BIN", ".build/debug"))
     if not bin_dir.is_absolute():
         bin_dir = REPO_ROOT / bin_dir
-    executable = bin_dir / "item-service"
+    executable = bin_dir / name
     if not os.access(executable, os.X_OK):
         pytest.fail(f"{executable} is missing; build it first (swift build) or set HOMEPWNER_BIN")
+    return executable
 
-    work = tmp_path_factory.mktemp("item-service")
+
+def _start(name: str, extra_args: list[str], pb, zmq_context, tmp_path_factory) -> RunningService:
+    """Starts `name` on free loopback ports with its own data dir; returns once Health/Check answers."""
+    executable = _executable(name)
+    work = tmp_path_factory.mktemp(name)
     rpc = f"tcp://127.0.0.1:{free_port()}"
     events = f"tcp://127.0.0.1:{free_port()}"
-    log_path = work / "item-service.log"
+    log_path = work / f"{name}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [str(executable), "--rpc", rpc, "--events", events, "--data-dir", str(work / "data")],
+            [str(executable), "--rpc", rpc, "--events", events, "--data-dir", str(work / "data"), *extra_args],
             stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work,
         )
     service = RunningService(process, rpc, events, log_path)
@@ -74,7 +77,7 @@ def item_service(pb, zmq_context, tmp_path_factory):
     deadline = time.monotonic() + 15
     while True:
         if process.poll() is not None:
-            pytest.fail(f"item-service exited with {process.returncode} at start:\n{service.log()}")
+            pytest.fail(f"{name} exited with {process.returncode} at start:\n{service.log()}")
         try:
             with Client(rpc, pb, context=zmq_context) as probe:
                 probe.health_check(timeout_ms=500)
@@ -82,23 +85,50 @@ def item_service(pb, zmq_context, tmp_path_factory):
         except (TimeoutError, NotSent):
             if time.monotonic() > deadline:
                 process.kill()
-                pytest.fail(f"item-service did not answer Health/Check within 15 s:\n{service.log()}")
+                pytest.fail(f"{name} did not answer Health/Check within 15 s:\n{service.log()}")
             time.sleep(0.1)
+    return service
 
-    yield service
 
+def _stop(name: str, service: RunningService) -> None:
+    """SIGTERM; the process must exit 0 within 5 s."""
+    process = service.process
     process.send_signal(signal.SIGTERM)
     try:
         code = process.wait(timeout=5)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-        pytest.fail(f"item-service did not exit within 5 s of SIGTERM:\n{service.log()}")
-    assert code == 0, f"item-service exited with {code} after SIGTERM:\n{service.log()}"
+        pytest.fail(f"{name} did not exit within 5 s of SIGTERM:\n{service.log()}")
+    assert code == 0, f"{name} exited with {code} after SIGTERM:\n{service.log()}"
+
+
+@pytest.fixture(scope="session")
+def image_service(pb, zmq_context, tmp_path_factory):
+    """image-service on free loopback ports with a temp data dir, stopped with SIGTERM at the end (exit 0)."""
+    service = _start("image-service", [], pb, zmq_context, tmp_path_factory)
+    yield service
+    _stop("image-service", service)
+
+
+@pytest.fixture(scope="session")
+def item_service(image_service, pb, zmq_context, tmp_path_factory):
+    """item-service on free loopback ports, its --image-service pointing at image_service (the delete
+    cascade's target); stopped with SIGTERM at the end, before image_service (must exit 0 within 5 s)."""
+    service = _start("item-service", ["--image-service", image_service.rpc], pb, zmq_context, tmp_path_factory)
+    yield service
+    _stop("item-service", service)
 
 
 @pytest.fixture
 def client(item_service, pb, zmq_context):
     """A DEALER client connected to item_service."""
     with Client(item_service.rpc, pb, context=zmq_context) as dealer:
+        yield dealer
+
+
+@pytest.fixture
+def image_client(image_service, pb, zmq_context):
+    """A DEALER client connected to image_service."""
+    with Client(image_service.rpc, pb, context=zmq_context) as dealer:
         yield dealer

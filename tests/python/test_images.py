@@ -1,0 +1,286 @@
+"""ImageService as docs/protocol.md section 11 describes it, against a real image-service
+(and item-service for the delete cascade)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from homepwner_client import RpcError
+
+IMAGES = "/homepwner.v1.ImageService/"
+ITEMS = "/homepwner.v1.ItemService/"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# CI checks out shared/ beside the repository.
+PORTRAIT_6 = REPO_ROOT.parent / "shared" / "testdata" / "exif-orientation" / "Portrait_6.jpg"
+
+
+@pytest.fixture(scope="module")
+def jpeg() -> bytes:
+    if not PORTRAIT_6.exists():
+        pytest.fail(f"{PORTRAIT_6} is missing (shared/ must be a sibling of the repository)")
+    return PORTRAIT_6.read_bytes()
+
+
+def call(client, pb, method, request):
+    images = pb.images
+    response = {
+        "PutImage": images.ImageInfo, "BeginUpload": images.BeginUploadResponse,
+        "AppendUpload": images.AppendUploadResponse, "CommitUpload": images.ImageInfo,
+        "AbortUpload": images.AbortUploadResponse, "GetImage": images.GetImageResponse,
+        "StatImage": images.ImageInfo, "ListImages": images.ListImagesResponse,
+        "DeleteImage": images.DeleteImageResponse, "DeleteImagesForOwner": images.DeleteImagesForOwnerResponse,
+        "GetRendition": images.GetRenditionResponse, "CacheStats": images.CacheStatsResponse,
+        "PurgeCache": images.PurgeCacheResponse,
+    }[method]
+    return client.call(IMAGES + method, request, response, timeout_ms=15000)
+
+
+def error_of(client, pb, method, request) -> RpcError:
+    with pytest.raises(RpcError) as caught:
+        call(client, pb, method, request)
+    return caught.value
+
+
+def sha256(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def jpeg_size(data: bytes) -> tuple[int, int]:
+    """(width, height) from a JPEG's SOF marker."""
+    assert data[:3] == b"\xff\xd8\xff", "not a JPEG"
+    at = 2
+    while at < len(data):
+        assert data[at] == 0xFF
+        marker = data[at + 1]
+        length = struct.unpack(">H", data[at + 2:at + 4])[0]
+        if marker in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
+            height, width = struct.unpack(">HH", data[at + 5:at + 9])
+            return width, height
+        at += 2 + length
+    raise AssertionError("no SOF marker")
+
+
+def padded_jpeg(jpeg: bytes, total: int) -> bytes:
+    """The JPEG grown to `total` bytes with COM (comment) segments after its APPn segments: still a valid JPEG."""
+    at = 2
+    while jpeg[at] == 0xFF and 0xE0 <= jpeg[at + 1] <= 0xEF:
+        at += 2 + struct.unpack(">H", jpeg[at + 2:at + 4])[0]
+    padding = bytearray()
+    need = total - len(jpeg)
+    while need > 0:
+        body = min(need - 4, 65533)
+        assert body >= 0
+        padding += b"\xff\xfe" + struct.pack(">H", body + 2) + os.urandom(body)
+        need -= body + 4
+    data = jpeg[:at] + bytes(padding) + jpeg[at:]
+    assert len(data) == total
+    return data
+
+
+def test_put_and_get_a_real_jpeg_whole_and_in_a_range(image_client, pb, jpeg):
+    owner = str(uuid.uuid4())
+    info = call(image_client, pb, "PutImage", pb.images.PutImageRequest(owner_key=owner, data=jpeg))
+    assert info.key == str(uuid.UUID(info.key))
+    assert (info.owner_key, info.kind, info.parent_key) == (owner, pb.images.ORIGINAL, "")
+    assert (info.media_type, info.content_type) == (pb.images.IMAGE, "image/jpeg")
+    assert info.size_bytes == len(jpeg)
+    assert (info.width, info.height, info.orientation) == (1800, 1200, 6)  # as stored, before orientation
+    assert info.checksum == sha256(jpeg)
+
+    whole = call(image_client, pb, "GetImage", pb.images.GetImageRequest(key=info.key))
+    assert whole.data == jpeg and whole.info == info
+    assert sha256(whole.data) == info.checksum
+
+    part = call(image_client, pb, "GetImage", pb.images.GetImageRequest(key=info.key, offset=1000, length=4096))
+    assert part.data == jpeg[1000:5096] and part.info.size_bytes == len(jpeg)
+    tail = call(image_client, pb, "GetImage", pb.images.GetImageRequest(key=info.key, offset=len(jpeg) - 10))
+    assert tail.data == jpeg[-10:]  # length 0: to the end
+
+    assert call(image_client, pb, "StatImage", pb.images.StatImageRequest(key=info.key.upper())) == info
+
+    # The same client key again returns the stored image.
+    keyed = call(image_client, pb, "PutImage", pb.images.PutImageRequest(owner_key=owner, data=jpeg, key=info.key))
+    assert keyed == info
+
+
+def test_ranges_outside_the_image(image_client, pb, jpeg):
+    info = call(image_client, pb, "PutImage", pb.images.PutImageRequest(owner_key="ranges", data=jpeg))
+    size = len(jpeg)
+    for offset, length, code in [(size, 0, 11), (size - 10, 11, 11), (-1, 0, 3), (0, -1, 3)]:
+        error = error_of(image_client, pb, "GetImage", pb.images.GetImageRequest(key=info.key, offset=offset, length=length))
+        assert error.code == code, f"offset {offset} length {length}: {error.code} {error.message}"
+    missing = str(uuid.uuid4())
+    assert error_of(image_client, pb, "GetImage", pb.images.GetImageRequest(key=missing)).code == pb.rpc.NOT_FOUND
+    assert error_of(image_client, pb, "GetImage", pb.images.GetImageRequest(key="zz")).code == pb.rpc.INVALID_ARGUMENT
+
+
+def test_not_a_jpeg_is_invalid_argument(image_client, pb, jpeg):
+    images = pb.images
+    for request, fragment in [
+        (images.PutImageRequest(data=b"hello, I am plain text and no image at all"), "not a JPEG"),
+        (images.PutImageRequest(data=b""), "empty"),
+        (images.PutImageRequest(data=jpeg[: len(jpeg) // 2]), "truncated"),
+        (images.PutImageRequest(data=jpeg, content_type="image/png"), "content_type"),
+        (images.PutImageRequest(data=jpeg, kind=images.EDITED), "parent_key"),
+    ]:
+        error = error_of(image_client, pb, "PutImage", request)
+        assert error.code == pb.rpc.INVALID_ARGUMENT == 3
+        assert fragment in error.message, error.message
+
+
+def test_chunked_upload_of_three_chunks_with_checksum(image_client, pb, jpeg):
+    images = pb.images
+    data = padded_jpeg(jpeg, 3 * 1024 * 1024 + 17)
+    begun = call(image_client, pb, "BeginUpload", images.BeginUploadRequest(
+        owner_key="uploads", total_size=len(data), checksum=sha256(data)))
+    assert begun.upload_id and begun.max_chunk_bytes >= len(data) // 3 + 1
+    assert begun.expires_at_ms > time.time() * 1000
+
+    cut = [0, len(data) // 3, 2 * len(data) // 3, len(data)]
+    for n in range(3):
+        reply = call(image_client, pb, "AppendUpload", images.AppendUploadRequest(
+            upload_id=begun.upload_id, offset=cut[n], data=data[cut[n]:cut[n + 1]]))
+        assert reply.received_bytes == cut[n + 1]
+        if n == 0:
+            # A chunk at the wrong offset: 9, and the upload stays where it was.
+            wrong = error_of(image_client, pb, "AppendUpload", images.AppendUploadRequest(
+                upload_id=begun.upload_id, offset=0, data=data[: cut[1]]))
+            assert wrong.code == pb.rpc.FAILED_PRECONDITION == 9
+            assert f"append at offset {cut[1]}" in wrong.message
+            # Past the declared total_size: 11.
+            past = error_of(image_client, pb, "AppendUpload", images.AppendUploadRequest(
+                upload_id=begun.upload_id, offset=cut[1], data=data[cut[1]:] + b"xx"))
+            assert past.code == pb.rpc.OUT_OF_RANGE == 11
+
+    info = call(image_client, pb, "CommitUpload", images.CommitUploadRequest(upload_id=begun.upload_id, checksum=sha256(data)))
+    assert (info.size_bytes, info.checksum, info.content_type) == (len(data), sha256(data), "image/jpeg")
+    assert (info.width, info.height) == (1800, 1200)
+    stored = call(image_client, pb, "GetImage", images.GetImageRequest(key=info.key))
+    assert stored.data == data
+
+    gone = error_of(image_client, pb, "AppendUpload", images.AppendUploadRequest(
+        upload_id=begun.upload_id, offset=len(data), data=b"x"))
+    assert gone.code == pb.rpc.NOT_FOUND
+
+
+def test_upload_errors(image_client, pb, jpeg):
+    images = pb.images
+    assert error_of(image_client, pb, "BeginUpload", images.BeginUploadRequest(total_size=0)).code == 3
+    assert error_of(image_client, pb, "BeginUpload", images.BeginUploadRequest(total_size=10, checksum="md5:x")).code == 3
+    # A checksum that does not match at commit discards the upload.
+    begun = call(image_client, pb, "BeginUpload", images.BeginUploadRequest(
+        total_size=len(jpeg), checksum="sha256:" + "0" * 64))
+    early = error_of(image_client, pb, "CommitUpload", images.CommitUploadRequest(upload_id=begun.upload_id))
+    assert early.code == pb.rpc.FAILED_PRECONDITION  # nothing received yet
+    call(image_client, pb, "AppendUpload", images.AppendUploadRequest(upload_id=begun.upload_id, offset=0, data=jpeg))
+    mismatch = error_of(image_client, pb, "CommitUpload", images.CommitUploadRequest(upload_id=begun.upload_id))
+    assert mismatch.code == pb.rpc.INVALID_ARGUMENT and "discarded" in mismatch.message
+    again = error_of(image_client, pb, "CommitUpload", images.CommitUploadRequest(upload_id=begun.upload_id))
+    assert again.code == pb.rpc.NOT_FOUND
+    # Abort drops it; a second abort is 5.
+    begun = call(image_client, pb, "BeginUpload", images.BeginUploadRequest(total_size=5))
+    call(image_client, pb, "AbortUpload", images.AbortUploadRequest(upload_id=begun.upload_id))
+    assert error_of(image_client, pb, "AbortUpload", images.AbortUploadRequest(upload_id=begun.upload_id)).code == 5
+
+
+def test_rendition_fit_200_is_an_upright_jpeg_within_the_box(image_client, pb, jpeg):
+    images = pb.images
+    info = call(image_client, pb, "PutImage", images.PutImageRequest(owner_key="renditions", data=jpeg))
+    fit = call(image_client, pb, "GetRendition", images.GetRenditionRequest(
+        key=info.key, width=200, height=200, mode=images.FIT))
+    width, height = jpeg_size(fit.data)
+    assert width <= 200 and height <= 200
+    # Orientation 6 is applied: the 1800×1200 stored image displays as 1200×1800.
+    assert (width, height) == (133, 200)
+    assert (fit.info.width, fit.info.height, fit.info.orientation) == (width, height, 1)
+    assert (fit.info.kind, fit.info.parent_key, fit.info.content_type) == (images.THUMBNAIL, info.key, "image/jpeg")
+    assert fit.info.checksum == sha256(fit.data) and fit.info.size_bytes == len(fit.data)
+
+    fill = call(image_client, pb, "GetRendition", images.GetRenditionRequest(
+        key=info.key, width=200, height=100, mode=images.FILL))
+    assert jpeg_size(fill.data) == (200, 100)
+    big = call(image_client, pb, "GetRendition", images.GetRenditionRequest(key=info.key, width=5000, height=5000))
+    assert jpeg_size(big.data) == (1200, 1800)  # FIT never enlarges
+
+    bad = error_of(image_client, pb, "GetRendition", images.GetRenditionRequest(key=info.key, width=0, height=10))
+    assert bad.code == pb.rpc.INVALID_ARGUMENT
+    movie = call(image_client, pb, "PutImage", images.PutImageRequest(
+        owner_key="renditions", data=b"\x00\x00\x00\x18ftypisom" + bytes(200)))
+    assert (movie.media_type, movie.content_type) == (images.MOVIE, "video/mp4")
+    refused = error_of(image_client, pb, "GetRendition", images.GetRenditionRequest(key=movie.key, width=10, height=10))
+    assert refused.code == pb.rpc.FAILED_PRECONDITION == 9
+
+
+def test_list_filters_and_pages_in_created_order(image_client, pb, jpeg):
+    images = pb.images
+    owner = str(uuid.uuid4())
+    made = [call(image_client, pb, "PutImage", images.PutImageRequest(owner_key=owner, data=jpeg)) for _ in range(3)]
+    edited = call(image_client, pb, "PutImage", images.PutImageRequest(kind=images.EDITED, parent_key=made[0].key, data=jpeg))
+    assert edited.owner_key == owner  # copied from the parent
+    made.append(edited)
+    keys, token = [], ""
+    while True:
+        page = call(image_client, pb, "ListImages", images.ListImagesRequest(owner_key=owner, page_size=3, page_token=token))
+        keys += [image.key for image in page.images]
+        token = page.next_page_token
+        if not token:
+            break
+    assert keys == [image.key for image in made]
+    only_edited = call(image_client, pb, "ListImages", images.ListImagesRequest(owner_key=owner, kind=images.EDITED))
+    assert [image.key for image in only_edited.images] == [edited.key]
+    assert error_of(image_client, pb, "ListImages", images.ListImagesRequest(page_token="abc")).code == 3
+    assert error_of(image_client, pb, "ListImages", images.ListImagesRequest(page_size=-1)).code == 3
+
+    # DeleteImage takes the image's EDITED child with it.
+    call(image_client, pb, "DeleteImage", images.DeleteImageRequest(key=made[0].key))
+    assert error_of(image_client, pb, "StatImage", images.StatImageRequest(key=edited.key)).code == pb.rpc.NOT_FOUND
+    assert error_of(image_client, pb, "DeleteImage", images.DeleteImageRequest(key=made[0].key)).code == pb.rpc.NOT_FOUND
+    # DeleteImagesForOwner: the rest, then 0 on a repeat.
+    first = call(image_client, pb, "DeleteImagesForOwner", images.DeleteImagesForOwnerRequest(owner_key=owner))
+    assert first.deleted_count == 2
+    assert call(image_client, pb, "DeleteImagesForOwner", images.DeleteImagesForOwnerRequest(owner_key=owner)).deleted_count == 0
+    assert error_of(image_client, pb, "DeleteImagesForOwner", images.DeleteImagesForOwnerRequest()).code == 3
+
+
+def test_item_delete_cascades_to_the_items_images(client, image_client, pb, jpeg):
+    item = client.call(ITEMS + "CreateItem", pb.items.CreateItemRequest(name="Cascading Mac"), pb.items.Item)
+    image = call(image_client, pb, "PutImage", pb.images.PutImageRequest(owner_key=item.key, data=jpeg))
+    client.call(ITEMS + "AttachPhoto", pb.items.AttachPhotoRequest(item_key=item.key, image_key=image.key), pb.items.Item)
+    client.call(ITEMS + "DeleteItem", pb.items.DeleteItemRequest(key=item.key), pb.items.DeleteItemResponse)
+
+    deadline = time.monotonic() + 20
+    while call(image_client, pb, "ListImages", pb.images.ListImagesRequest(owner_key=item.key)).images:
+        assert time.monotonic() < deadline, "the item's images were not deleted within 20 s"
+        time.sleep(0.05)
+    assert error_of(image_client, pb, "StatImage", pb.images.StatImageRequest(key=image.key)).code == pb.rpc.NOT_FOUND
+    while client.call(ITEMS + "Stats", pb.items.ItemStatsRequest(), pb.items.ItemStatsResponse).pending_cascades:
+        assert time.monotonic() < deadline, "pending_cascades did not return to 0 within 20 s"
+        time.sleep(0.05)
+
+
+def test_cache_stats_and_purge(image_client, pb, jpeg):
+    images = pb.images
+    info = call(image_client, pb, "PutImage", images.PutImageRequest(owner_key="cache", data=jpeg))
+    call(image_client, pb, "GetImage", images.GetImageRequest(key=info.key))
+    stats = call(image_client, pb, "CacheStats", images.CacheStatsRequest())
+    assert stats.budget_bytes > 0 and stats.bytes <= stats.budget_bytes
+    purged = call(image_client, pb, "PurgeCache", images.PurgeCacheRequest())
+    assert (purged.entries, purged.bytes) == (0, 0)
+    reasons = {p.reason: p.count for p in call(image_client, pb, "CacheStats", images.CacheStatsRequest()).purges}
+    assert reasons.get("manual", 0) >= 1 and reasons.get("critical", 0) >= 1
+    # Reads still work after a purge.
+    assert call(image_client, pb, "GetImage", images.GetImageRequest(key=info.key)).data == jpeg
+    assert error_of(image_client, pb, "PurgeCache", images.PurgeCacheRequest(level=5)).code == 3
+
+
+def test_enqueue_thumbnails_is_not_implemented_yet(image_client, pb):
+    reply = image_client.call_raw(IMAGES + "EnqueueThumbnails", pb.images.EnqueueThumbnailsRequest(all=True))
+    assert reply.header.code == pb.rpc.UNIMPLEMENTED == 12
+    assert reply.body == b""
