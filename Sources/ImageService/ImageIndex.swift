@@ -125,11 +125,25 @@ final class ImageIndex {
             .map { Self.info($0).info }
     }
 
+    /// Everything made from an image, at any depth (an EDITED image's THUMBNAIL too), parents first.
+    func descendants(of key: String) throws -> [ImageInfo] {
+        var found: [ImageInfo] = []
+        var seen: Set<String> = [key]
+        var frontier = [key]
+        while let next = frontier.popLast() {
+            for child in try children(of: next) where seen.insert(child.key).inserted {
+                found.append(child)
+                frontier.append(child.key)
+            }
+        }
+        return found
+    }
+
     /// Deletes an image and everything made from it; returns the rows removed.
     func delete(_ key: String) throws -> [ImageInfo] {
         try db.inTransaction {
             guard let info = try get(key) else { return [] }
-            let removed = [info] + (try children(of: key))
+            let removed = [info] + (try descendants(of: key))
             for image in removed { try db.execute("DELETE FROM images WHERE key = ?", [.text(image.key)]) }
             return removed
         }
@@ -143,7 +157,7 @@ final class ImageIndex {
             var removed: [ImageInfo] = []
             var seen = Set<String>()
             for image in owned {
-                for row in [image] + (try children(of: image.key)) where seen.insert(row.key).inserted {
+                for row in [image] + (try descendants(of: image.key)) where seen.insert(row.key).inserted {
                     removed.append(row)
                 }
             }

@@ -392,13 +392,15 @@ public final class ImageStore: Sendable {
         ownerKey: String = "", kind: ImageKind = .unspecified, mediaType: MediaType = .unspecified,
         pageSize: Int = 100, pageToken: String = ""
     ) async throws -> (images: [ImageInfo], next: String) {
-        guard pageSize >= 0 else { throw ImageStoreError.invalid("page_size must be ≥ 0 (got \(pageSize))") }
+        guard (0...1000).contains(pageSize) else {
+            throw ImageStoreError.invalid("page_size must be 0…1000 (got \(pageSize)); 0 means 100")
+        }
         guard ImageKind.allCases.contains(kind) else { throw ImageStoreError.invalid("kind \(kind.rawValue) is not an ImageKind") }
         guard MediaType.allCases.contains(mediaType) else {
             throw ImageStoreError.invalid("media_type \(mediaType.rawValue) is not a MediaType")
         }
         var query = ImageQuery(ownerKey: ownerKey, kind: kind, mediaType: mediaType)
-        query.limit = pageSize == 0 ? 100 : min(pageSize, 1000)
+        query.limit = pageSize == 0 ? 100 : pageSize
         if !pageToken.isEmpty {
             guard let after = Int64(pageToken), after > 0 else {
                 throw ImageStoreError.invalid("page_token \"\(pageToken)\" is not one this service issued")

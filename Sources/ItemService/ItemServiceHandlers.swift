@@ -46,16 +46,16 @@ enum ItemServiceHandlers {
             return MoveItemResponse()
         }
         server.register(ItemServiceRPC.attachPhoto) { request, _ in
-            try await photoChange(host, store, clock) { try $0.attachPhoto(request, now: $1) }
+            try await photoChange(host, store, clock, key: request.itemKey) { try $0.attachPhoto(request, now: $1) }
         }
         server.register(ItemServiceRPC.detachPhoto) { request, _ in
-            try await photoChange(host, store, clock) { try $0.detachPhoto(request, now: $1) }
+            try await photoChange(host, store, clock, key: request.itemKey) { try $0.detachPhoto(request, now: $1) }
         }
         server.register(ItemServiceRPC.setPrimaryPhoto) { request, _ in
-            try await photoChange(host, store, clock) { try $0.setPrimaryPhoto(request, now: $1) }
+            try await photoChange(host, store, clock, key: request.itemKey) { try $0.setPrimaryPhoto(request, now: $1) }
         }
         server.register(ItemServiceRPC.reorderPhotos) { request, _ in
-            try await photoChange(host, store, clock) { try $0.reorderPhotos(request, now: $1) }
+            try await photoChange(host, store, clock, key: request.itemKey) { try $0.reorderPhotos(request, now: $1) }
         }
         server.register(ItemServiceRPC.stats) { _, _ in
             try await run(store) { try $0.stats() }
@@ -64,12 +64,17 @@ enum ItemServiceHandlers {
 
     /// A photo change; publishes item.updated only when the version moved.
     private static func photoChange(
-        _ host: @escaping Publish, _ store: ItemStoreQueue, _ clock: any WallClock,
+        _ host: @escaping Publish, _ store: ItemStoreQueue, _ clock: any WallClock, key: String,
         _ body: @escaping @Sendable (ItemStore, Int64) throws -> Item
     ) async throws -> Item {
         let now = clock.nowMilliseconds()
-        let item = try await run(store) { try body($0, now) }
-        if item.updatedAtMs == now { publish(host, EventTopic.itemUpdated, item, now) }
+        let (item, changed) = try await run(store) { store in
+            // Compared on the store's thread, so no other change can slip in between.
+            let before = try? store.get(key: key).version
+            let item = try body(store, now)
+            return (item, item.version != before)
+        }
+        if changed { publish(host, EventTopic.itemUpdated, item, now) }
         return item
     }
 

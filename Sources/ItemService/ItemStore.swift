@@ -292,6 +292,9 @@ public final class ItemStore {
         guard from >= 0 else { throw ItemStoreError.invalidArgument("from_index must be ≥ 0 (got \(from))") }
         guard to >= 0 else { throw ItemStoreError.invalidArgument("to_index must be ≥ 0 (got \(to))") }
         let count = order.count
+        guard count > 0 else {
+            throw ItemStoreError.outOfRange("there are no items to move (from_index \(from), to_index \(to))")
+        }
         guard Int(from) < count else {
             throw ItemStoreError.outOfRange("from_index \(from) is past the last item (there are \(count) items, indexes 0…\(count - 1))")
         }

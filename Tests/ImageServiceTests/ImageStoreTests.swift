@@ -257,7 +257,8 @@ import Testing
         #expect(try await store.list(ownerKey: "odd", mediaType: .image).images.map(\.key) == [keys[1], keys[3]])
         #expect(try await store.list(kind: .thumbnail).images.isEmpty)
         #expect(await storeError { try await store.list(pageToken: "abc") } == .invalid("page_token \"abc\" is not one this service issued"))
-        #expect(await storeError { try await store.list(pageSize: -1) } == .invalid("page_size must be ≥ 0 (got -1)"))
+        #expect(await storeError { try await store.list(pageSize: -1) } == .invalid("page_size must be 0…1000 (got -1); 0 means 100"))
+        #expect(await storeError { try await store.list(pageSize: 1001) } == .invalid("page_size must be 0…1000 (got 1001); 0 means 100"))
     }
 
     @Test func deletesCascadeToDerivedImagesAndOwnerDeleteIsIdempotent() async throws {
@@ -265,12 +266,17 @@ import Testing
         let store = try makeStore(folder)
         let original = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "item")).info
         let thumb = try await store.put(try Samples.jpeg(width: 8, height: 6), NewImage(kind: .thumbnail, parentKey: original.key)).info
+        // Two levels down: a thumbnail of an edited image goes with the original too.
+        let edited = try await store.put(try Samples.jpeg(width: 20, height: 20), NewImage(kind: .edited, parentKey: original.key)).info
+        let editedThumb = try await store.put(
+            try Samples.jpeg(width: 8, height: 8), NewImage(kind: .thumbnail, parentKey: edited.key)).info
         let other = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "item")).info
         let keep = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "someone-else")).info
 
         let removed = try await store.delete(original.key)
-        #expect(Set(removed.map(\.key)) == [original.key, thumb.key])
+        #expect(Set(removed.map(\.key)) == [original.key, thumb.key, edited.key, editedThumb.key])
         #expect(!FileManager.default.fileExists(atPath: store.blobs.path(of: thumb.key)))
+        #expect(!FileManager.default.fileExists(atPath: store.blobs.path(of: editedThumb.key)))
         #expect(try await store.deleteOwner("item").map(\.key) == [other.key])
         #expect(try await store.deleteOwner("item").isEmpty)
         #expect(try await store.list().images.map(\.key) == [keep.key])

@@ -60,6 +60,8 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let store = try ItemStore(path: folder.path + "/items.db")
+        guard case let .outOfRange(empty)? = storeError({ try store.move(from: 0, to: 0) }) else { Issue.record("accepted"); return }
+        #expect(empty == "there are no items to move (from_index 0, to_index 0)")
         for index in 0..<3 { _ = try store.create(createRequest("Item \(index)"), now: 1) }
         guard case let .outOfRange(message)? = storeError({ try store.move(from: 3, to: 0) }) else { Issue.record("accepted"); return }
         #expect(message.contains("from_index 3") && message.contains("3 items"))
