@@ -74,6 +74,7 @@ extension ImageStore {
     public func appendUpload(_ id: String, offset: Int64, data: [UInt8]) async throws -> Int64 {
         expireUploads()
         guard !data.isEmpty else { throw ImageStoreError.invalid("data is empty") }
+        guard offset >= 0 else { throw ImageStoreError.invalid("offset must be ≥ 0 (got \(offset))") }
         guard data.count <= limits.maxChunkBytes else {
             throw ImageStoreError.invalid("data is \(data.count) bytes, over max_chunk_bytes \(limits.maxChunkBytes)")
         }

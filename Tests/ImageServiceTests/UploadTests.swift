@@ -39,6 +39,7 @@ import Testing
         #expect(await storeError { try await store.appendUpload(id, offset: 100, data: Array(data[100...]) + [0]) }
             == .outOfRange("offset 100 + \(data.count - 99) bytes = \(data.count + 1) is past the declared total_size \(data.count)"))
         #expect(await storeError { try await store.appendUpload(id, offset: 100, data: []) } == .invalid("data is empty"))
+        #expect(await storeError { try await store.appendUpload(id, offset: -1, data: [1]) } == .invalid("offset must be ≥ 0 (got -1)"))
         #expect(await storeError { try await store.commitUpload(id, checksum: "") }
             == .failedPrecondition("received 100 of the declared total_size \(data.count) bytes; append the rest before committing"))
         _ = try await store.appendUpload(id, offset: 100, data: Array(data[100...]))
