@@ -13,6 +13,7 @@ enum HomepwnerCLI {
         ("item", "add, list, show, edit, remove and move items"),
         ("image", "put, get, list, stat and remove images and videos"),
         ("cache", "the image service's cache: stats, purge"),
+        ("watch", "print the services' events as they happen"),
     ]
 
     static var overview: String {
@@ -63,6 +64,8 @@ enum HomepwnerCLI {
             code = await ImageCommand.run(rest)
         case "cache":
             code = await CacheCommand.run(rest)
+        case "watch":
+            code = await WatchCommand.run(rest)
         default:
             let names = commands.map(\.name)
             let hint = names.min { editDistance($0, command) < editDistance($1, command) }

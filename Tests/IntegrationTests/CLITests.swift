@@ -92,10 +92,37 @@ import Testing
         #expect(down.stdout.contains("\"status\": \"SERVING\""))
     }
 
+    @Test func watchPrintsEventsAsTheyHappen() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start()
+        let watch = Process()
+        watch.executableURL = ExecutableTests.binDirectory.appendingPathComponent("homepwner")
+        watch.arguments = [
+            "watch", "item.created", "--count", "1", "--json",
+            "--item-events", harness.endpoints.itemEvents, "--image-events", harness.endpoints.imageEvents,
+        ]
+        let out = Pipe()
+        watch.standardOutput = out
+        try watch.run()
+        defer { if watch.isRunning { watch.terminate() } }
+        async let printed = Self.readOnThread(out.fileHandleForReading)
+        // A subscription takes effect asynchronously: add items until the watcher has seen one.
+        for attempt in 0..<200 where watch.isRunning {
+            _ = try await Self.homepwner(["item", "add", "Watched Spork \(attempt)"], harness: harness)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let text = String(decoding: await printed, as: UTF8.self)
+        #expect(text.hasPrefix("{\"topic\": \"item.created\", \"event\": {"), "\(text)")
+        #expect(text.contains("Watched Spork"))
+    }
+
     @Test func helpAndUnknownCommandsAreFriendly() async throws {
         let help = try await Self.homepwner(["--help"])
         #expect(help.status == 0)
-        for command in ["up", "health", "call", "methods"] { #expect(help.stdout.contains(command)) }
+        for command in ["up", "health", "call", "methods", "item", "image", "cache", "watch"] {
+            #expect(help.stdout.contains(command))
+        }
         let callHelp = try await Self.homepwner(["call", "--help"])
         #expect(callHelp.status == 0 && callHelp.stdout.contains("--idempotency-key"))
         let typo = try await Self.homepwner(["helth"])
