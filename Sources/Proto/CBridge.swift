@@ -4,8 +4,10 @@ import CProtobufC
 protocol CBridgedMessage: ProtoMessage {
     associatedtype CType
     static func cInit(_ m: UnsafeMutablePointer<CType>)
-    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>?
-    static func cFree(_ m: UnsafeMutablePointer<CType>)
+    /// Unpacks with `allocator` (the decode's arena, which frees everything at once).
+    static func cUnpack(
+        _ allocator: UnsafeMutablePointer<ProtobufCAllocator>?, _ count: Int, _ data: UnsafePointer<UInt8>
+    ) -> UnsafeMutablePointer<CType>?
     init(c m: UnsafePointer<CType>)
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena)
 }
@@ -29,18 +31,28 @@ enum CBridge {
         guard bytes.count <= options.maxBytes else {
             throw .tooLarge(type: M.protoName, size: bytes.count, limit: options.maxBytes)
         }
-        let decoded: M? = bytes.withUnsafeBufferPointer { buffer in
-            // protobuf-c wants a valid pointer even for zero bytes.
-            var empty: UInt8 = 0
-            let unpacked: UnsafeMutablePointer<M.CType>? =
-                if let base = buffer.baseAddress, buffer.count > 0 {
-                    M.cUnpack(buffer.count, base)
-                } else {
-                    M.cUnpack(0, &empty)
-                }
-            guard let unpacked else { return nil }
-            defer { M.cFree(unpacked) }
-            return M(c: unpacked)
+        // protobuf-c allocates the unpacked message piece by piece; an arena serves those
+        // pieces from one chunk and frees them together (its free is a no-op), so a decode costs
+        // one allocation instead of one per string and sub-message.
+        let arena = Arena()
+        var allocator = ProtobufCAllocator(
+            alloc: { data, size in
+                Unmanaged<Arena>.fromOpaque(data!).takeUnretainedValue().raw(bytes: size)
+            },
+            free: { _, _ in },
+            allocator_data: Unmanaged.passUnretained(arena).toOpaque())
+        let decoded: M? = withExtendedLifetime(arena) {
+            bytes.withUnsafeBufferPointer { buffer in
+                // protobuf-c wants a valid pointer even for zero bytes.
+                var empty: UInt8 = 0
+                let unpacked: UnsafeMutablePointer<M.CType>? =
+                    if let base = buffer.baseAddress, buffer.count > 0 {
+                        M.cUnpack(&allocator, buffer.count, base)
+                    } else {
+                        M.cUnpack(&allocator, 0, &empty)
+                    }
+                return unpacked.map { M(c: $0) }
+            }
         }
         guard let decoded else { throw .malformed(type: M.protoName, size: bytes.count) }
         return decoded
@@ -63,17 +75,45 @@ enum CBridge {
 }
 
 /// Memory for one encode: every C string, array and struct, freed together.
+///
+/// A bump allocator: small pieces come out of one chunk (most messages fit in it, so an
+/// encode costs one allocation here instead of one per string and struct); large pieces, such
+/// as a bytes field, get blocks of their own.
 final class Arena {
+    private static let chunkSize = 1024
+    private static let ownBlockOver = 256
+    private var chunk: UnsafeMutableRawPointer?
+    private var used = 0
     private var blocks: [UnsafeMutableRawPointer] = []
 
     deinit {
+        chunk?.deallocate()
         for block in blocks { block.deallocate() }
     }
 
     private func allocate(bytes: Int, alignment: Int) -> UnsafeMutableRawPointer {
-        let block = UnsafeMutableRawPointer.allocate(byteCount: max(bytes, 1), alignment: alignment)
+        let bytes = max(bytes, 1)
+        if bytes <= Self.ownBlockOver {
+            let start = (used + alignment - 1) & ~(alignment - 1)
+            if let chunk, start + bytes <= Self.chunkSize {
+                used = start + bytes
+                return chunk + start
+            }
+            if chunk == nil {
+                let fresh = UnsafeMutableRawPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
+                chunk = fresh
+                used = bytes
+                return fresh
+            }
+        }
+        let block = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: max(alignment, 16))
         blocks.append(block)
         return block
+    }
+
+    /// Memory for protobuf-c's unpack, aligned as malloc's.
+    func raw(bytes: Int) -> UnsafeMutableRawPointer {
+        allocate(bytes: bytes, alignment: 16)
     }
 
     func string(_ s: String) -> UnsafeMutablePointer<CChar> {

@@ -232,8 +232,10 @@ struct SwiftGenerator {
         var s = "extension \(name): CBridgedMessage {\n"
         s += "    typealias CType = \(m.cName)\n\n"
         s += "    static func cInit(_ m: UnsafeMutablePointer<CType>) { \(p)__init(m) }\n"
-        s += "    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? { \(p)__unpack(nil, count, data) }\n"
-        s += "    static func cFree(_ m: UnsafeMutablePointer<CType>) { \(p)__free_unpacked(m, nil) }\n\n"
+        s += "    static func cUnpack(_ allocator: UnsafeMutablePointer<ProtobufCAllocator>?, _ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? {\n"
+        s += "        \(p)__unpack(allocator, count, data)\n"
+        s += "    }\n"
+        s += "\n"
         s += "    init(c m: UnsafePointer<CType>) {\n"
         s += "        self.init()\n"
         for f in fs {

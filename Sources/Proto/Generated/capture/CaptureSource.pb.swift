@@ -33,8 +33,9 @@ extension CaptureSource: CBridgedMessage {
     typealias CType = Homepwner__V1__CaptureSource
 
     static func cInit(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__capture_source__init(m) }
-    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? { homepwner__v1__capture_source__unpack(nil, count, data) }
-    static func cFree(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__capture_source__free_unpacked(m, nil) }
+    static func cUnpack(_ allocator: UnsafeMutablePointer<ProtobufCAllocator>?, _ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? {
+        homepwner__v1__capture_source__unpack(allocator, count, data)
+    }
 
     init(c m: UnsafePointer<CType>) {
         self.init()

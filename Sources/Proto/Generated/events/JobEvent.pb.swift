@@ -35,8 +35,9 @@ extension JobEvent: CBridgedMessage {
     typealias CType = Homepwner__V1__JobEvent
 
     static func cInit(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__job_event__init(m) }
-    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? { homepwner__v1__job_event__unpack(nil, count, data) }
-    static func cFree(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__job_event__free_unpacked(m, nil) }
+    static func cUnpack(_ allocator: UnsafeMutablePointer<ProtobufCAllocator>?, _ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? {
+        homepwner__v1__job_event__unpack(allocator, count, data)
+    }
 
     init(c m: UnsafePointer<CType>) {
         self.init()

@@ -29,8 +29,9 @@ extension PurgeCount: CBridgedMessage {
     typealias CType = Homepwner__V1__PurgeCount
 
     static func cInit(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__purge_count__init(m) }
-    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? { homepwner__v1__purge_count__unpack(nil, count, data) }
-    static func cFree(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__purge_count__free_unpacked(m, nil) }
+    static func cUnpack(_ allocator: UnsafeMutablePointer<ProtobufCAllocator>?, _ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? {
+        homepwner__v1__purge_count__unpack(allocator, count, data)
+    }
 
     init(c m: UnsafePointer<CType>) {
         self.init()

@@ -27,8 +27,9 @@ extension StatImageRequest: CBridgedMessage {
     typealias CType = Homepwner__V1__StatImageRequest
 
     static func cInit(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__stat_image_request__init(m) }
-    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? { homepwner__v1__stat_image_request__unpack(nil, count, data) }
-    static func cFree(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__stat_image_request__free_unpacked(m, nil) }
+    static func cUnpack(_ allocator: UnsafeMutablePointer<ProtobufCAllocator>?, _ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? {
+        homepwner__v1__stat_image_request__unpack(allocator, count, data)
+    }
 
     init(c m: UnsafePointer<CType>) {
         self.init()

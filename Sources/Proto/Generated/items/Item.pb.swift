@@ -43,8 +43,9 @@ extension Item: CBridgedMessage {
     typealias CType = Homepwner__V1__Item
 
     static func cInit(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__item__init(m) }
-    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? { homepwner__v1__item__unpack(nil, count, data) }
-    static func cFree(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__item__free_unpacked(m, nil) }
+    static func cUnpack(_ allocator: UnsafeMutablePointer<ProtobufCAllocator>?, _ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? {
+        homepwner__v1__item__unpack(allocator, count, data)
+    }
 
     init(c m: UnsafePointer<CType>) {
         self.init()

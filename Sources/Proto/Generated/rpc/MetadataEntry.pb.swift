@@ -29,8 +29,9 @@ extension MetadataEntry: CBridgedMessage {
     typealias CType = Homepwner__V1__MetadataEntry
 
     static func cInit(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__metadata_entry__init(m) }
-    static func cUnpack(_ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? { homepwner__v1__metadata_entry__unpack(nil, count, data) }
-    static func cFree(_ m: UnsafeMutablePointer<CType>) { homepwner__v1__metadata_entry__free_unpacked(m, nil) }
+    static func cUnpack(_ allocator: UnsafeMutablePointer<ProtobufCAllocator>?, _ count: Int, _ data: UnsafePointer<UInt8>) -> UnsafeMutablePointer<CType>? {
+        homepwner__v1__metadata_entry__unpack(allocator, count, data)
+    }
 
     init(c m: UnsafePointer<CType>) {
         self.init()
