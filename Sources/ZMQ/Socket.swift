@@ -128,6 +128,7 @@ public final class Socket {
         return try withUnsafeTemporaryAllocation(of: zmq_msg_t.self, capacity: 1) { slot throws(ZMQError) -> [[UInt8]]? in
             let message = slot.baseAddress!
             var frames: [[UInt8]] = []
+            frames.reserveCapacity(4)  // the protocol's messages have 3 or 4 frames
             while true {
                 try check(zmq_msg_init(message), "zmq_msg_init")
                 defer { zmq_msg_close(message) }
