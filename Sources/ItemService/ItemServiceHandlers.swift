@@ -15,78 +15,91 @@ enum ItemServiceHandlers {
     ) {
         let server = host.server
         // Weak: the handlers live in the host's server, and must not keep the host alive.
-        let host: Publish = { [weak host] topic, event in host?.publish(topic: topic, event) }
-        server.register(ItemServiceRPC.createItem) { request, _ in
+        // Events are published on the store's thread right before the reply, which wakes the
+        // RPC I/O thread (it sends the event, then the reply): no wake-up of their own.
+        let host: Publish = { [weak host] topic, event in host?.publish(topic: topic, event, wakeIOThread: false) }
+        onStore(server, ItemServiceRPC.createItem, store) { request, store in
             let now = clock.nowMilliseconds()
-            let (item, created) = try await run(store) { try $0.create(request, now: now) }
+            return (try store.create(request, now: now), now)
+        } finish: { result in
+            let ((item, created), now) = result
             if created { publish(host, EventTopic.itemCreated, item, now) }
             return item
         }
-        server.register(ItemServiceRPC.getItem) { request, _ in
-            try await run(store) { try $0.get(key: request.key) }
-        }
-        server.register(ItemServiceRPC.listItems) { request, _ in
-            try await run(store) { try $0.list(request) }
-        }
-        server.register(ItemServiceRPC.updateItem) { request, _ in
+        onStore(server, ItemServiceRPC.getItem, store) { request, store in
+            try store.get(key: request.key)
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.listItems, store) { request, store in
+            try store.list(request)
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.updateItem, store) { request, store in
             let now = clock.nowMilliseconds()
-            let item = try await run(store) { try $0.update(request, now: now) }
+            return (try store.update(request, now: now), now)
+        } finish: { item, now in
             publish(host, EventTopic.itemUpdated, item, now)
             return item
         }
-        server.register(ItemServiceRPC.deleteItem) { request, _ in
+        onStore(server, ItemServiceRPC.deleteItem, store) { request, store in
             let now = clock.nowMilliseconds()
-            let item = try await run(store) { try $0.delete(key: request.key, now: now) }
+            return (try store.delete(key: request.key, now: now), now)
+        } finish: { item, now in
             deleted()
             publish(host, EventTopic.itemDeleted, item, now)
             return DeleteItemResponse()
         }
-        server.register(ItemServiceRPC.moveItem) { request, _ in
-            try await run(store) { try $0.move(from: request.fromIndex, to: request.toIndex) }
-            return MoveItemResponse()
+        onStore(server, ItemServiceRPC.moveItem, store) { request, store in
+            try store.move(from: request.fromIndex, to: request.toIndex)
+        } finish: { MoveItemResponse() }
+        photoChange(server, ItemServiceRPC.attachPhoto, host, store, clock, key: \.itemKey) { try $0.attachPhoto($1, now: $2) }
+        photoChange(server, ItemServiceRPC.detachPhoto, host, store, clock, key: \.itemKey) { try $0.detachPhoto($1, now: $2) }
+        photoChange(server, ItemServiceRPC.setPrimaryPhoto, host, store, clock, key: \.itemKey) {
+            try $0.setPrimaryPhoto($1, now: $2)
         }
-        server.register(ItemServiceRPC.attachPhoto) { request, _ in
-            try await photoChange(host, store, clock, key: request.itemKey) { try $0.attachPhoto(request, now: $1) }
+        photoChange(server, ItemServiceRPC.reorderPhotos, host, store, clock, key: \.itemKey) {
+            try $0.reorderPhotos($1, now: $2)
         }
-        server.register(ItemServiceRPC.detachPhoto) { request, _ in
-            try await photoChange(host, store, clock, key: request.itemKey) { try $0.detachPhoto(request, now: $1) }
-        }
-        server.register(ItemServiceRPC.setPrimaryPhoto) { request, _ in
-            try await photoChange(host, store, clock, key: request.itemKey) { try $0.setPrimaryPhoto(request, now: $1) }
-        }
-        server.register(ItemServiceRPC.reorderPhotos) { request, _ in
-            try await photoChange(host, store, clock, key: request.itemKey) { try $0.reorderPhotos(request, now: $1) }
-        }
-        server.register(ItemServiceRPC.stats) { _, _ in
-            try await run(store) { try $0.stats() }
+        onStore(server, ItemServiceRPC.stats, store) { _, store in
+            try store.stats()
+        } finish: { $0 }
+    }
+
+    /// Registers `method` to run on the store's thread and reply from there once its
+    /// transaction has committed: no hop through the task pool (two thread wake-ups fewer).
+    ///
+    /// - Parameters:
+    ///   - work: Runs in the store's transaction.
+    ///   - finish: Runs after the commit (events) and makes the response.
+    private static func onStore<Request, Response, T: Sendable>(
+        _ server: RPCServer, _ method: ProtoMethod<Request, Response>, _ store: ItemStoreQueue,
+        _ work: @escaping @Sendable (Request, ItemStore) throws -> T,
+        finish: @escaping @Sendable (T) -> Response
+    ) {
+        server.registerDeferred(method) { request, _, reply in
+            store.submit({ try work(request, $0) }) { result in
+                reply(result.map(finish).mapError { error in (error as? ItemStoreError).map(rpcError) ?? error })
+            }
         }
     }
 
     /// A photo change; publishes item.updated only when the version moved.
-    private static func photoChange(
-        _ host: @escaping Publish, _ store: ItemStoreQueue, _ clock: any WallClock, key: String,
-        _ body: @escaping @Sendable (ItemStore, Int64) throws -> Item
-    ) async throws -> Item {
-        let now = clock.nowMilliseconds()
-        let (item, changed) = try await run(store) { store in
-            // Compared on the store's thread, so no other change can slip in between.
-            let before = try? store.get(key: key).version
-            let item = try body(store, now)
-            return (item, item.version != before)
-        }
-        if changed { publish(host, EventTopic.itemUpdated, item, now) }
-        return item
-    }
-
-    /// Runs `body` on the store's thread and turns the store's refusals into status codes.
-    static func run<T: Sendable>(_ store: ItemStoreQueue, _ body: @escaping @Sendable (ItemStore) throws -> T) async throws -> T {
-        do {
-            return try await store.perform(body)
-        } catch let error as ItemStoreError {
-            throw rpcError(error)
+    private static func photoChange<Request: ProtoMessage>(
+        _ server: RPCServer, _ method: ProtoMethod<Request, Item>, _ host: @escaping Publish, _ store: ItemStoreQueue,
+        _ clock: any WallClock, key: any KeyPath<Request, String> & Sendable,
+        _ body: @escaping @Sendable (ItemStore, Request, Int64) throws -> Item
+    ) {
+        onStore(server, method, store) { request, store in
+            let now = clock.nowMilliseconds()
+            // Compared in the same job, so no other change can slip in between.
+            let before = try? store.get(key: request[keyPath: key]).version
+            let item = try body(store, request, now)
+            return (item, item.version != before, now)
+        } finish: { item, changed, now in
+            if changed { publish(host, EventTopic.itemUpdated, item, now) }
+            return item
         }
     }
 
+    /// The status code of a store's refusal.
     static func rpcError(_ error: ItemStoreError) -> RPCError {
         switch error {
         case let .invalidArgument(message): .invalidArgument(message)

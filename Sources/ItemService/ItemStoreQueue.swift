@@ -73,23 +73,31 @@ public final class ItemStoreQueue: Sendable {
     /// once the queue is closing.
     public func perform<T: Sendable>(_ body: @escaping @Sendable (ItemStore) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            let job: Job = { store in
-                guard let store else { return { _ in continuation.resume(throwing: ItemStoreError.closed) } }
-                let result = Result { try body(store) }
-                return { commitError in
-                    if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(with: result) }
-                }
-            }
-            let accepted = state.withLock { state -> Bool in
-                guard !state.closing else { return false }
-                state.jobs.append(job)
-                return true
-            }
-            if accepted {
-                signal.signal()
-            } else {
-                continuation.resume(throwing: ItemStoreError.closed)
-            }
+            submit(body) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Runs `body` on the store's thread, then calls `done` on that thread once the transaction
+    /// it ran in has committed (or with the error); `ItemStoreError.closed` once closing.
+    /// Never blocks the caller: the RPC server's I/O thread calls it directly.
+    public func submit<T: Sendable>(
+        _ body: @escaping @Sendable (ItemStore) throws -> T,
+        then done: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let job: Job = { store in
+            guard let store else { return { _ in done(.failure(ItemStoreError.closed)) } }
+            let result = Result { try body(store) }
+            return { commitError in done(commitError.map { .failure($0) } ?? result) }
+        }
+        let accepted = state.withLock { state -> Bool in
+            guard !state.closing else { return false }
+            state.jobs.append(job)
+            return true
+        }
+        if accepted {
+            signal.signal()
+        } else {
+            done(.failure(ItemStoreError.closed))
         }
     }
 

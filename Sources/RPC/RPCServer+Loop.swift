@@ -209,6 +209,18 @@ extension RPCServer {
             finish(call, completion, socket, state, now: monotonicMilliseconds())
             return
         }
+        if let deferred = method.deferredHandler {
+            // Registered before the work starts: its completion is read by this same thread.
+            state.inFlight[ticket] = InFlight(
+                identity: identity, requestID: header.requestId, deadline: deadline, method: header.method,
+                idempotencyKey: idempotencyKey, task: nil)
+            counters.inFlight.store(state.inFlight.count, ordering: .relaxed)
+            let path = header.method
+            deferred(body, context) { [self] result in
+                complete(Self.completion(ticket: ticket, method: path, context: context) { try result.get() })
+            }
+            return
+        }
         let handler = method.handler!
         let task = Task { [self] in
             let completion: Completion

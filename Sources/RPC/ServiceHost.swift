@@ -59,8 +59,8 @@ public final class ServiceHost: Service {
     public var eventEndpointsBound: [String] { server.boundEventEndpoints }
 
     /// Publishes an event if this host has an event socket.
-    public func publish(topic: String, _ event: some ProtoMessage) {
-        server.publish(topic: topic, event)
+    public func publish(topic: String, _ event: some ProtoMessage, wakeIOThread: Bool = true) {
+        server.publish(topic: topic, event, wakeIOThread: wakeIOThread)
     }
 
     /// Starts, serves until cancelled, then stops.
