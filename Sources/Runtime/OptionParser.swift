@@ -160,10 +160,15 @@ public struct OptionParser: Sendable {
     /// The declared option closest to `name` by edit distance, as `--name`, if it is close enough
     /// to be a plausible typo.
     func suggestion(for name: String) -> String? {
-        let candidates = options.map(\.name) + ["help"]
+        Self.closest(to: name, among: options.map(\.name) + ["help"]).map { "--\($0)" }
+    }
+
+    /// The candidate closest to `word` by edit distance, if it is close enough to be a plausible
+    /// typo (for "did you mean …?" messages of options, commands and subcommands alike).
+    public static func closest(to word: String, among candidates: [String]) -> String? {
         var best: (name: String, distance: Int)?
         for candidate in candidates {
-            let distance = Self.editDistance(name, candidate)
+            let distance = editDistance(word, candidate)
             if distance < (best?.distance ?? .max) {
                 best = (candidate, distance)
             }
@@ -171,7 +176,7 @@ public struct OptionParser: Sendable {
         guard let best, best.distance <= max(2, best.name.count / 3), best.distance < best.name.count else {
             return nil
         }
-        return "--\(best.name)"
+        return best.name
     }
 
     /// Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent

@@ -67,9 +67,7 @@ enum HomepwnerCLI {
         case "watch":
             code = await WatchCommand.run(rest)
         default:
-            let names = commands.map(\.name)
-            let hint = names.min { editDistance($0, command) < editDistance($1, command) }
-                .flatMap { editDistance($0, command) <= 2 ? "; did you mean '\($0)'?" : nil } ?? ""
+            let hint = didYouMean(command, among: commands.map(\.name))
             printError("homepwner: unknown command '\(command)'\(hint) (see homepwner --help)")
             code = ExitCode.usage
         }
@@ -159,17 +157,7 @@ func jsonString(_ s: String) -> String {
     return out + "\""
 }
 
-func editDistance(_ a: String, _ b: String) -> Int {
-    let a = Array(a), b = Array(b)
-    guard !a.isEmpty else { return b.count }
-    guard !b.isEmpty else { return a.count }
-    var previous = Array(0...b.count)
-    for i in 1...a.count {
-        var current = [i] + Array(repeating: 0, count: b.count)
-        for j in 1...b.count {
-            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-        }
-        previous = current
-    }
-    return previous[b.count]
+/// "; did you mean 'health'?" for a plausible typo of one of `names`, else "".
+func didYouMean(_ word: String, among names: [String]) -> String {
+    OptionParser.closest(to: word, among: names).map { "; did you mean '\($0)'?" } ?? ""
 }

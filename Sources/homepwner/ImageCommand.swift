@@ -38,8 +38,7 @@ enum ImageCommand {
         case "stat", "show": return await stat(rest)
         case "rm", "delete": return await remove(rest)
         default:
-            let hint = subcommands.map(\.name).min { editDistance($0, subcommand) < editDistance($1, subcommand) }
-                .flatMap { editDistance($0, subcommand) <= 2 ? "; did you mean '\($0)'?" : nil } ?? ""
+            let hint = didYouMean(subcommand, among: subcommands.map(\.name))
             printError("homepwner image: unknown subcommand '\(subcommand)'\(hint) (see homepwner image --help)")
             return ExitCode.usage
         }

@@ -41,8 +41,7 @@ enum ItemCommand {
         case "mv", "move": return await move(rest)
         case "stats": return await stats(rest)
         default:
-            let hint = subcommands.map(\.name).min { editDistance($0, subcommand) < editDistance($1, subcommand) }
-                .flatMap { editDistance($0, subcommand) <= 2 ? "; did you mean '\($0)'?" : nil } ?? ""
+            let hint = didYouMean(subcommand, among: subcommands.map(\.name))
             printError("homepwner item: unknown subcommand '\(subcommand)'\(hint) (see homepwner item --help)")
             return ExitCode.usage
         }

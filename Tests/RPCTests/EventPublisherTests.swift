@@ -5,10 +5,20 @@ import Runtime
 import Testing
 import ZMQ
 
+/// Events go out on the RPC server's own I/O thread (its PUB socket).
 @Suite struct EventPublisherTests {
+    func eventServer(_ events: [String]) throws -> RPCServer {
+        let server = try RPCServer(
+            context: testContext,
+            configuration: .init(endpoints: [uniqueEndpoint()], processName: "events", eventEndpoints: events),
+            logger: testLogger)
+        try server.start()
+        return server
+    }
+
     @Test func subscriberReceivesTopicAndProtobufEventByPrefix() async throws {
         let endpoint = uniqueEndpoint("ipc")
-        let publisher = try EventPublisher(context: testContext, endpoints: [endpoint], logger: testLogger)
+        let publisher = try eventServer([endpoint])
         defer { publisher.stop() }
         let subscriber = try Socket(testContext, .sub)
         defer { subscriber.close() }
@@ -36,9 +46,9 @@ import ZMQ
     }
 
     @Test func wildcardPortIsResolved() throws {
-        let publisher = try EventPublisher(context: testContext, endpoints: ["tcp://127.0.0.1:0"], logger: testLogger)
+        let publisher = try eventServer(["tcp://127.0.0.1:0"])
         defer { publisher.stop() }
-        let bound = try #require(publisher.boundEndpoints.first)
+        let bound = try #require(publisher.boundEventEndpoints.first)
         #expect(bound.hasPrefix("tcp://127.0.0.1:"))
         #expect(!bound.hasSuffix(":0"))
     }
