@@ -142,7 +142,8 @@ public final class RPCServer: Sendable {
     /// call than `register`.
     ///
     /// `handler` is called on the I/O thread: it must only hand the work over (enqueue it) and
-    /// return; `reply` may then be called from any thread, exactly once.
+    /// return; `reply` may then be called from any thread, exactly once. The request is decoded
+    /// (and the reply encoded) there too, so this suits small messages, not blob bodies.
     public func registerDeferred<Request, Response>(
         _ method: ProtoMethod<Request, Response>,
         mutating: Bool? = nil,
