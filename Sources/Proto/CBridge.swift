@@ -28,8 +28,17 @@ enum CBridge {
     static func decode<M: CBridgedMessage>(
         _ type: M.Type, _ bytes: [UInt8], options: DecodingOptions
     ) throws(ProtoDecodingError) -> M {
-        guard bytes.count <= options.maxBytes else {
-            throw .tooLarge(type: M.protoName, size: bytes.count, limit: options.maxBytes)
+        let result = bytes.withUnsafeBytes { input in
+            Result { () throws(ProtoDecodingError) -> M in try decode(type, input, options: options) }
+        }
+        return try result.get()
+    }
+
+    static func decode<M: CBridgedMessage>(
+        _ type: M.Type, _ input: UnsafeRawBufferPointer, options: DecodingOptions
+    ) throws(ProtoDecodingError) -> M {
+        guard input.count <= options.maxBytes else {
+            throw .tooLarge(type: M.protoName, size: input.count, limit: options.maxBytes)
         }
         // protobuf-c allocates the unpacked message piece by piece; an arena serves those
         // pieces from one chunk and frees them together (its free is a no-op), so a decode costs
@@ -41,20 +50,23 @@ enum CBridge {
             },
             free: { _, _ in },
             allocator_data: Unmanaged.passUnretained(arena).toOpaque())
+        let plan = ProtoRegistry.messageDescriptor(M.protoName).flatMap { LargeBytes.plan(input, descriptor: $0) }
         let decoded: M? = withExtendedLifetime(arena) {
-            bytes.withUnsafeBufferPointer { buffer in
+            func unpack(_ buffer: UnsafeRawBufferPointer) -> UnsafeMutablePointer<M.CType>? {
                 // protobuf-c wants a valid pointer even for zero bytes.
                 var empty: UInt8 = 0
-                let unpacked: UnsafeMutablePointer<M.CType>? =
-                    if let base = buffer.baseAddress, buffer.count > 0 {
-                        M.cUnpack(&allocator, buffer.count, base)
-                    } else {
-                        M.cUnpack(&allocator, 0, &empty)
-                    }
-                return unpacked.map { M(c: $0) }
+                if let base = buffer.baseAddress, buffer.count > 0 {
+                    return M.cUnpack(&allocator, buffer.count, base.assumingMemoryBound(to: UInt8.self))
+                }
+                return M.cUnpack(&allocator, 0, &empty)
             }
+            guard let plan else { return unpack(input).map { M(c: $0) } }
+            let unpacked = plan.reduced.withUnsafeBytes { unpack($0) }
+            guard let unpacked else { return nil }
+            LargeBytes.apply(plan.slices, to: UnsafeMutableRawPointer(unpacked), input: input)
+            return M(c: unpacked)
         }
-        guard let decoded else { throw .malformed(type: M.protoName, size: bytes.count) }
+        guard let decoded else { throw .malformed(type: M.protoName, size: input.count) }
         return decoded
     }
 
