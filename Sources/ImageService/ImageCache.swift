@@ -1,7 +1,5 @@
+import Runtime
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What `CacheStats` reports.
 public struct CacheStatistics: Sendable, Equatable {
@@ -36,6 +34,9 @@ public final class ImageCache: Sendable {
         var misses: Int64 = 0
         var evictions: Int64 = 0
         var purges: [String: Int64] = [:]
+        /// Bumped by every `remove(prefix:)`: an image row read before a removal must not be
+        /// attached to bytes cached after it (the image may be gone).
+        var removals: UInt64 = 0
     }
 
     /// The configured budget in bytes.
@@ -64,16 +65,37 @@ public final class ImageCache: Sendable {
 
     /// Caches `value` unless it is larger than a quarter of the budget in force.
     public func insert(_ key: String, _ value: [UInt8]) {
+        insert(key, value, image: nil, ticket: 0)
+    }
+
+    /// A ticket for `insert(_:_:image:ticket:)`, taken before the image's row is read.
+    func removalTicket() -> UInt64 { state.withLock { $0.removals } }
+
+    /// Caches `value`, the whole bytes of `image`, so that `image(_:)` finds them by the image key;
+    /// when anything was removed since `ticket`, the bytes are cached by `key` only.
+    func insert(_ key: String, _ value: [UInt8], image: StoredImage?, ticket: UInt64) {
         state.withLock { state in
             let budget = state.pressure.budget(of: budgetBytes)
             guard LRUCache.cost(key: key, value: value) <= budget / 4 else { return }
-            state.evictions += Int64(state.lru.insert(key, value, budget: budget))
+            let attached = state.removals == ticket ? image : nil
+            state.evictions += Int64(state.lru.insert(key, value, image: attached, budget: budget))
+        }
+    }
+
+    /// The row and whole bytes of image `imageKey` when cached (a hit); nil otherwise, without
+    /// counting a miss (the caller goes on to the index and `get`).
+    func image(_ imageKey: String) -> (image: StoredImage, bytes: [UInt8])? {
+        state.withLock { state in
+            guard let found = state.lru.image(imageKey) else { return nil }
+            state.hits += 1
+            return found
         }
     }
 
     /// Drops every entry whose key starts with `prefix` (an image and its renditions).
     public func remove(prefix: String) {
         state.withLock { state in
+            state.removals &+= 1
             for key in state.lru.keys(where: { $0.hasPrefix(prefix) }) { state.lru.remove(key) }
         }
     }
@@ -115,12 +137,6 @@ public final class ImageCache: Sendable {
 
     /// Returns freed heap pages to the operating system so the process's RSS falls.
     private func releaseFreedMemory() {
-        #if canImport(Glibc)
-        // SwiftGlibc does not import <malloc.h>, so look malloc_trim up in the C library.
-        if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") {
-            typealias MallocTrim = @convention(c) (Int) -> Int32
-            _ = unsafeBitCast(symbol, to: MallocTrim.self)(0)
-        }
-        #endif
+        MallocTuning.releaseFreedMemory()
     }
 }

@@ -18,6 +18,7 @@ public enum ProcessRunner {
         command: String, summary: String, options: [OptionSpec],
         makeServices: (ParsedOptions, Context, Logger) throws -> [any Service]
     ) async -> Never {
+        MallocTuning.forLargeMessages()
         let parser = OptionParser(command: command, summary: summary, options: options + commonOptions)
         let parsed: ParsedOptions
         do {

@@ -1,6 +1,10 @@
 // homepwner-bench: benchmarks run by ops/bench; each prints a Markdown table with its baseline.
 import Foundation
+import Runtime
 
+// The malloc settings every Homepwner process runs with (ProcessRunner): the services measured
+// here run in this process. The baselines run in it too, so they get the same settings.
+MallocTuning.forLargeMessages()
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "rpc":
