@@ -66,19 +66,21 @@ enum ImageServiceHandlers {
         // GetImage answers with its encoding written directly: the data is copied once, not twice.
         let getImage = ProtoMethod<GetImageRequest, EncodedReply<GetImageResponse>>(
             service: ImageServiceRPC.serviceName, name: "GetImage")
-        server.register(getImage) { request, _ in
-            try await mapped {
-                let image = try await store.image(request.key)
-                let info = image.info
-                // Offsets outside the blob are left to the store, which names the problem.
-                let inside = (0..<info.sizeBytes).contains(request.offset)
-                let length = request.length == 0 && inside ? info.sizeBytes - request.offset : request.length
-                if inside, length >= 0, length <= info.sizeBytes - request.offset, length > Int64(replyLimit) {
-                    throw ImageStoreError.tooLarge(
-                        "image \(info.key) is \(info.sizeBytes) bytes; a reply holds at most \(replyLimit): read it in ranges (offset, length ≤ \(replyLimit))")
+        // A cached image is answered on the server's I/O thread (no hop to the task pool and no
+        // index lookup) when its reply is small enough not to hold that thread up; the rest run
+        // as a task.
+        server.registerDeferred(getImage) { request, _, reply in
+            if let hit = store.cachedRead(request.key, offset: request.offset, length: request.length),
+               hit.bytes.count <= min(replyLimit, inlineReplyBytes) {
+                reply(.success(EncodedReply(message: hit.image.info.serializedBytes(), data: hit.bytes)))
+                return
+            }
+            Task {
+                do {
+                    reply(.success(try await mapped { try await Self.getImage(request, store: store, replyLimit: replyLimit) }))
+                } catch {
+                    reply(.failure(error))
                 }
-                let data = try await store.read(image, offset: request.offset, length: request.length)
-                return EncodedReply(message: info.serializedBytes(), data: data)
             }
         }
         server.register(ImageServiceRPC.statImage) { request, _ in
@@ -137,6 +139,31 @@ enum ImageServiceHandlers {
             response.bytes = Int64(result.bytes)
             return response
         }
+    }
+
+    /// The largest cached GetImage reply answered on the I/O thread itself (copying more would
+    /// hold up every other call).
+    static let inlineReplyBytes = 4 << 20
+
+    /// GetImage from the index and the store (cache or disk).
+    static func getImage(
+        _ request: GetImageRequest, store: ImageStore, replyLimit: Int
+    ) async throws -> EncodedReply<GetImageResponse> {
+        if let hit = store.cachedRead(request.key, offset: request.offset, length: request.length),
+           hit.bytes.count <= replyLimit {
+            return EncodedReply(message: hit.image.info.serializedBytes(), data: hit.bytes)
+        }
+        let image = try await store.image(request.key)
+        let info = image.info
+        // Offsets outside the blob are left to the store, which names the problem.
+        let inside = (0..<info.sizeBytes).contains(request.offset)
+        let length = request.length == 0 && inside ? info.sizeBytes - request.offset : request.length
+        if inside, length >= 0, length <= info.sizeBytes - request.offset, length > Int64(replyLimit) {
+            throw ImageStoreError.tooLarge(
+                "image \(info.key) is \(info.sizeBytes) bytes; a reply holds at most \(replyLimit): read it in ranges (offset, length ≤ \(replyLimit))")
+        }
+        let data = try await store.read(image, offset: request.offset, length: request.length)
+        return EncodedReply(message: info.serializedBytes(), data: data)
     }
 
     static func cacheStatsResponse(_ stats: CacheStatistics) -> CacheStatsResponse {

@@ -153,6 +153,7 @@ public final class ImageStore: Sendable {
         }
         let key = new.key
         let limits = limits, blobs = blobs
+        let ticket = cache.removalTicket()
         let (media, checksum, check) = try await onIO { () throws -> (SniffedMedia, String, String) in
             let media = try MediaSniffer.classify(data, maxPixels: limits.maxPixels)
             try Self.check(media, against: new)
@@ -175,7 +176,8 @@ public final class ImageStore: Sendable {
         }
         let info = makeInfo(new, media: media, size: Int64(data.count), checksum: checksum)
         try await insert(info, contentCheck: check)
-        cache.insert(StoredImage(info: info, contentCheck: check).cacheKey, data)
+        let stored = StoredImage(info: info, contentCheck: check)
+        cache.insert(stored.cacheKey, data, image: stored, ticket: ticket)
         return (info, true)
     }
 
@@ -326,6 +328,20 @@ public final class ImageStore: Sendable {
         return image
     }
 
+    /// The row and bytes of image `key` (all, or `length` at `offset`) when the cache holds
+    /// them, without asking the index; nil when not cached, or for a key or range a full read
+    /// must judge (it names the problem).
+    public func cachedRead(_ key: String, offset: Int64, length: Int64) -> (image: StoredImage, bytes: [UInt8])? {
+        guard let canonical = Self.canonicalKey(key), offset >= 0, length >= 0,
+              let (image, bytes) = cache.image(canonical)
+        else { return nil }
+        let size = Int64(bytes.count)
+        guard offset < size, length <= size - offset else { return nil }
+        if offset == 0 && (length == 0 || length == size) { return (image, bytes) }
+        let end = length == 0 ? size : offset + length
+        return (image, Array(bytes[Int(offset)..<Int(end)]))
+    }
+
     /// Bytes of an image by its metadata (looks its content check up first).
     public func read(_ info: ImageInfo, offset: Int64 = 0, length: Int64 = 0) async throws -> [UInt8] {
         let key = info.key
@@ -352,6 +368,7 @@ public final class ImageStore: Sendable {
                 "offset \(offset) + length \(length) = \(end.overflow ? "more than \(Int64.max)" : String(end.partialValue)) is past the end of image \(info.key) (\(size) bytes)")
         }
         let whole = offset == 0 && count == size
+        let ticket = cache.removalTicket()
         if let cached = cache.get(image.cacheKey) {
             return whole ? cached : Array(cached[Int(offset)..<Int(offset + count)])
         }
@@ -359,7 +376,7 @@ public final class ImageStore: Sendable {
         // Blobs small enough to cache are read whole (and cached); larger ones stream the checksum.
         if size <= Int64(cache.budgetBytes / 4) || whole {
             let bytes = try await readVerified(key: key) { try blobs.read(key: key, size: size, checksum: checksum) }
-            cache.insert(image.cacheKey, bytes)
+            cache.insert(image.cacheKey, bytes, image: image, ticket: ticket)
             return whole ? bytes : Array(bytes[Int(offset)..<Int(offset + count)])
         }
         let known = verifiedFiles.withLock { $0[key] }

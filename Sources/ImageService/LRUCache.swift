@@ -1,9 +1,14 @@
 /// A least-recently-used map from keys to byte arrays, counted in bytes; not thread-safe
 /// (`ImageCache` keeps it in a Mutex).
+///
+/// An entry may carry the index row of the image whose whole bytes it holds; such entries can
+/// also be found by the image key alone (`image(_:)`), which is how a cached GetImage is served
+/// without asking SQLite.
 struct LRUCache {
     private struct Slot {
         var key: String
         var value: [UInt8]
+        var image: StoredImage?
         var previous: Int
         var next: Int
     }
@@ -14,6 +19,8 @@ struct LRUCache {
     private var slots: [Slot] = []
     private var freeSlots: [Int] = []
     private var index: [String: Int] = [:]
+    /// Image key → slot, for entries that carry their image's row.
+    private var byImage: [String: Int] = [:]
     /// Most recently used, or -1.
     private var head = -1
     /// Least recently used, or -1.
@@ -32,14 +39,24 @@ struct LRUCache {
         return slots[slot].value
     }
 
+    /// The row and whole bytes of the image `imageKey`, now the most recently used.
+    mutating func image(_ imageKey: String) -> (image: StoredImage, bytes: [UInt8])? {
+        guard let slot = byImage[imageKey], let image = slots[slot].image else { return nil }
+        moveToFront(slot)
+        return (image, slots[slot].value)
+    }
+
     func contains(_ key: String) -> Bool { index[key] != nil }
 
-    /// Adds or replaces an entry as the most recently used, then evicts down to `budget`; returns evictions.
+    /// Adds or replaces an entry as the most recently used, then evicts down to `budget`; returns
+    /// evictions. With `image`, the entry holds that image's whole bytes and replaces any entry
+    /// found under the same image key.
     @discardableResult
-    mutating func insert(_ key: String, _ value: [UInt8], budget: Int) -> Int {
+    mutating func insert(_ key: String, _ value: [UInt8], image: StoredImage? = nil, budget: Int) -> Int {
         remove(key)
+        if let image, let previous = byImage[image.info.key] { remove(slots[previous].key) }
         let slot: Int
-        let entry = Slot(key: key, value: value, previous: -1, next: head)
+        let entry = Slot(key: key, value: value, image: image, previous: -1, next: head)
         if let reused = freeSlots.popLast() {
             slots[reused] = entry
             slot = reused
@@ -51,6 +68,7 @@ struct LRUCache {
         head = slot
         if tail < 0 { tail = slot }
         index[key] = slot
+        if let image { byImage[image.info.key] = slot }
         bytes += Self.cost(key: key, value: value)
         return trim(to: budget).evicted
     }
@@ -62,6 +80,8 @@ struct LRUCache {
         unlink(slot)
         let cost = Self.cost(key: slots[slot].key, value: slots[slot].value)
         bytes -= cost
+        if let image = slots[slot].image, byImage[image.info.key] == slot { byImage[image.info.key] = nil }
+        slots[slot].image = nil
         slots[slot].value = []
         slots[slot].key = ""
         freeSlots.append(slot)
@@ -83,6 +103,7 @@ struct LRUCache {
             // Give the slot array's memory back too.
             slots = []
             freeSlots = []
+            byImage = [:]
         }
         return (evicted, freed)
     }

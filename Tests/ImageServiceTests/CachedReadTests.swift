@@ -1,0 +1,87 @@
+import Foundation
+import Proto
+import RPC
+import Runtime
+import Testing
+@testable import ImageService
+
+/// Cached images found by their key alone: the fast path of GetImage.
+@Suite struct CachedReadTests {
+    static func stored(_ key: String, check: String = "xxh64:1") -> StoredImage {
+        var info = ImageInfo()
+        info.key = key
+        return StoredImage(info: info, contentCheck: check)
+    }
+
+    @Test func lruFindsAnEntryByItsImageKeyUntilItLeaves() {
+        var lru = LRUCache()
+        let a = Self.stored("a"), b = Self.stored("b")
+        let cost = LRUCache.cost(key: a.cacheKey, value: [UInt8](repeating: 0, count: 100))
+        lru.insert(a.cacheKey, [UInt8](repeating: 1, count: 100), image: a, budget: 2 * cost)
+        lru.insert(b.cacheKey, [UInt8](repeating: 2, count: 100), image: b, budget: 2 * cost)
+        lru.insert("a@xxh64:1/r/10x10/fit", [3], budget: 2 * cost)  // a rendition: no image attached
+        #expect(lru.image("a") == nil)  // evicted as the least recently used
+        #expect(lru.image("b")?.bytes == [UInt8](repeating: 2, count: 100))
+        lru.remove(b.cacheKey)
+        #expect(lru.image("b") == nil)
+        // Bytes of a re-used key under a new content check replace the old entry.
+        let old = Self.stored("c", check: "xxh64:old"), new = Self.stored("c", check: "xxh64:new")
+        lru.insert(old.cacheKey, [1], image: old, budget: 1 << 20)
+        lru.insert(new.cacheKey, [2], image: new, budget: 1 << 20)
+        #expect(lru.image("c")?.image == new && lru.image("c")?.bytes == [2])
+        #expect(!lru.contains(old.cacheKey))
+        lru.trim(to: 0)
+        #expect(lru.image("c") == nil && lru.count == 0)
+    }
+
+    @Test func bytesReadBeforeARemovalAreNotFoundByImageKey() {
+        let cache = ImageCache(budgetBytes: 1 << 20)
+        let image = Self.stored("d")
+        let ticket = cache.removalTicket()
+        cache.remove(prefix: "other")  // any delete between the ticket and the insert
+        cache.insert(image.cacheKey, [9, 9], image: image, ticket: ticket)
+        #expect(cache.image("d") == nil)
+        #expect(cache.get(image.cacheKey) == [9, 9])  // still there for a read that checked the index
+        cache.insert(image.cacheKey, [9, 9], image: image, ticket: cache.removalTicket())
+        #expect(cache.image("d")?.bytes == [9, 9])
+        #expect(cache.statistics.hits == 2)
+    }
+
+    @Test func getImageFromTheCacheMatchesTheDiskAndForgetsDeletedImages() async throws {
+        let folder = try TemporaryFolder()
+        let host = try ImageServiceHostTests.start(folder)
+        defer { host.stop() }
+        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        defer { client.close() }
+        var put = PutImageRequest()
+        put.data = try Samples.photo("Landscape_3.jpg")
+        put.ownerKey = "owner-1"
+        let info = try await client.call(ImageServiceRPC.putImage, put)
+
+        var get = GetImageRequest()
+        get.key = info.key.uppercased()  // any spelling of the UUID
+        let cached = try await client.call(ImageServiceRPC.getImage, get)
+        #expect(cached.data == put.data && cached.info == info)
+        get.offset = 10
+        get.length = 100
+        #expect(try await client.call(ImageServiceRPC.getImage, get).data == Array(put.data[10..<110]))
+        get.offset = Int64(put.data.count) - 1
+        get.length = 0
+        #expect(try await client.call(ImageServiceRPC.getImage, get).data == [put.data.last!])
+        get.offset = Int64(put.data.count)
+        #expect(await rpcError { try await client.call(ImageServiceRPC.getImage, get) }?.code == .outOfRange)
+        let stats = try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest())
+        #expect(stats.hits >= 3 && stats.misses == 0)
+
+        // From disk after a purge: the same reply.
+        _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
+        get.offset = 0
+        let fromDisk = try await client.call(ImageServiceRPC.getImage, get)
+        #expect(fromDisk.data == put.data && fromDisk.info == info)
+
+        var delete = DeleteImageRequest()
+        delete.key = info.key
+        _ = try await client.call(ImageServiceRPC.deleteImage, delete)
+        #expect(await rpcError { try await client.call(ImageServiceRPC.getImage, get) }?.code == .notFound)
+    }
+}
