@@ -36,7 +36,9 @@ let package = Package(
 
         // The runtime every process shares.
         .target(name: "Runtime", swiftSettings: swiftSettings),
-        // SHA-256 and XXH64.
+        // SHA-256 and XXH64; CDigest is the SHA-256 block function on the x86 SHA extensions,
+        // which only Digest imports.
+        .target(name: "CDigest"),
         .target(name: "Digest", swiftSettings: swiftSettings),
         .target(name: "RPC", dependencies: ["ZMQ", "Proto", "Runtime"], swiftSettings: swiftSettings),
 
