@@ -39,7 +39,7 @@ let package = Package(
         // SHA-256 and XXH64; CDigest is the SHA-256 block function on the x86 SHA extensions,
         // which only Digest imports.
         .target(name: "CDigest"),
-        .target(name: "Digest", swiftSettings: swiftSettings),
+        .target(name: "Digest", dependencies: ["CDigest"], swiftSettings: swiftSettings),
         .target(name: "RPC", dependencies: ["ZMQ", "Proto", "Runtime"], swiftSettings: swiftSettings),
 
         // The services and workers as libraries.
