@@ -36,11 +36,15 @@ let package = Package(
 
         // The runtime every process shares.
         .target(name: "Runtime", swiftSettings: swiftSettings),
+        // SHA-256 and XXH64; CDigest is the SHA-256 block function on the x86 SHA extensions,
+        // which only Digest imports.
+        .target(name: "CDigest"),
+        .target(name: "Digest", dependencies: ["CDigest"], swiftSettings: swiftSettings),
         .target(name: "RPC", dependencies: ["ZMQ", "Proto", "Runtime"], swiftSettings: swiftSettings),
 
         // The services and workers as libraries.
         .target(name: "ItemService", dependencies: ["RPC", "Proto", "Runtime", "SQLite"], swiftSettings: swiftSettings),
-        .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG"], swiftSettings: swiftSettings),
+        .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Digest"], swiftSettings: swiftSettings),
         .target(name: "CaptureWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG"], swiftSettings: swiftSettings),
         .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG"], swiftSettings: swiftSettings),
         .target(name: "Clients", dependencies: ["RPC", "Proto"], swiftSettings: swiftSettings),
@@ -57,7 +61,7 @@ let package = Package(
         .executableTarget(name: "thumbnail-worker", dependencies: ["ThumbnailWorker", "RPC", "Runtime"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "homepwner",
-            dependencies: ["Harness", "Clients", "ImageService", "RPC", "Proto", "Runtime"],
+            dependencies: ["Harness", "Clients", "ImageService", "RPC", "Proto", "Runtime", "Digest"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -72,16 +76,17 @@ let package = Package(
         .testTarget(name: "JPEGTests", dependencies: ["JPEG"], swiftSettings: swiftSettings),
         .testTarget(name: "ProtoTests", dependencies: ["Proto"], swiftSettings: swiftSettings),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime"], swiftSettings: swiftSettings),
+        .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: swiftSettings),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "ZMQ", "Proto", "Runtime"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ItemServiceTests", dependencies: ["ItemService", "RPC", "Proto", "Runtime", "SQLite", "ZMQ"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ImageServiceTests", dependencies: ["ImageService", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ"],
+            name: "ImageServiceTests", dependencies: ["ImageService", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ", "Digest"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "RPC", "Proto", "Runtime", "ZMQ"],
+            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "RPC", "Proto", "Runtime", "ZMQ", "Digest"],
             swiftSettings: swiftSettings
         ),
     ]

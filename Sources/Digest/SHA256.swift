@@ -1,20 +1,41 @@
+internal import CDigest
+
 /// SHA-256 (FIPS 180-4), streaming; the blob checksums ("sha256:<hex>").
 ///
 /// Written here because the toolchain's Foundation on Linux has no digest API and the
-/// project takes no outside packages.
+/// project takes no outside packages. Whole blocks go to the x86 SHA extensions (CDigest) when
+/// CPUID reports them, and to the Swift compression below otherwise.
 public struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19)
     private var buffer = [UInt8](repeating: 0, count: 64)
     private var buffered = 0
     private var length: UInt64 = 0
+    /// Whole blocks go to `hp_sha256_hw_blocks`.
+    private let hardware: Bool
+
+    /// Whether this CPU has the SHA extensions, so that digests use them (asked once).
+    public static var usesHardware: Bool { hp_sha256_hw_available() != 0 }
 
     /// A fresh digest.
-    public init() {}
+    public init() {
+        self.init(portable: false)
+    }
+
+    /// A fresh digest; `portable` keeps it on the Swift compression even where the SHA
+    /// extensions are available (for tests comparing the two).
+    public init(portable: Bool) {
+        hardware = !portable && Self.usesHardware
+    }
 
     /// The digest of `bytes` as "sha256:<64 hex digits>".
     public static func checksum(_ bytes: [UInt8]) -> String {
-        var hash = SHA256()
+        checksum(bytes, portable: false)
+    }
+
+    /// The digest of `bytes` as "sha256:<64 hex digits>", on the Swift compression if `portable`.
+    public static func checksum(_ bytes: [UInt8], portable: Bool) -> String {
+        var hash = SHA256(portable: portable)
         hash.update(bytes)
         return hash.checksum()
     }
@@ -43,13 +64,14 @@ public struct SHA256: Sendable {
             base += take
             count -= take
             if buffered < 64 { return }
-            buffer.withUnsafeBytes { compress($0.baseAddress!) }
+            buffer.withUnsafeBytes { compress($0.baseAddress!, blocks: 1) }
             buffered = 0
         }
-        while count >= 64 {
-            compress(base)
-            base += 64
-            count -= 64
+        if count >= 64 {
+            let blocks = count / 64
+            compress(base, blocks: blocks)
+            base += blocks * 64
+            count -= blocks * 64
         }
         if count > 0 {
             buffer.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: base, byteCount: count) }
@@ -91,8 +113,22 @@ public struct SHA256: Sendable {
         0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
     ]
 
+    /// Compresses `blocks` whole blocks at `data` into the state.
     @_optimize(speed)
-    private mutating func compress(_ block: UnsafeRawPointer) {
+    private mutating func compress(_ data: UnsafeRawPointer, blocks: Int) {
+        if hardware {
+            withUnsafeMutablePointer(to: &state) { tuple in
+                tuple.withMemoryRebound(to: UInt32.self, capacity: 8) { words in
+                    hp_sha256_hw_blocks(words, data.assumingMemoryBound(to: UInt8.self), blocks)
+                }
+            }
+        } else {
+            for offset in stride(from: 0, to: blocks * 64, by: 64) { compressPortable(data + offset) }
+        }
+    }
+
+    @_optimize(speed)
+    private mutating func compressPortable(_ block: UnsafeRawPointer) {
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             for i in 0..<16 {
                 w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))
