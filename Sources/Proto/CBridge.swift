@@ -12,6 +12,13 @@ protocol CBridgedMessage: ProtoMessage {
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena)
 }
 
+extension CBridgedMessage {
+    /// Decodes with protobuf-c straight from `buffer`: no copy of the input.
+    public init(serializedBuffer buffer: UnsafeRawBufferPointer, options: DecodingOptions) throws(ProtoDecodingError) {
+        self = try CBridge.decode(Self.self, buffer, options: options)
+    }
+}
+
 /// Conversions between Swift values and protobuf-c structs.
 enum CBridge {
     static func encode<M: CBridgedMessage>(_ message: M) -> [UInt8] {

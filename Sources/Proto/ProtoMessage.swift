@@ -8,9 +8,16 @@ public protocol ProtoMessage: Sendable, Hashable {
     func serializedBytes() -> [UInt8]
     /// Decodes wire bytes, refusing what is over the limits or does not parse.
     init(serializedBytes bytes: [UInt8], options: DecodingOptions) throws(ProtoDecodingError)
+    /// Decodes wire bytes read in place (a received frame), under the same rules.
+    init(serializedBuffer buffer: UnsafeRawBufferPointer, options: DecodingOptions) throws(ProtoDecodingError)
 }
 
 extension ProtoMessage {
+    /// Copies the buffer and decodes the copy (the generated messages decode in place).
+    public init(serializedBuffer buffer: UnsafeRawBufferPointer, options: DecodingOptions) throws(ProtoDecodingError) {
+        try self.init(serializedBytes: [UInt8](buffer), options: options)
+    }
+
     /// Decodes wire bytes under the default limits.
     public init(serializedBytes bytes: [UInt8]) throws(ProtoDecodingError) {
         try self.init(serializedBytes: bytes, options: .default)

@@ -76,7 +76,7 @@ extension RPCClient {
             // Replies first: they free the server's slots.
             var replies: [(UInt64, Outcome)] = []
             if socketReadable {
-                while let frames = try? socket.receive(dontWait: true) {
+                while let frames = try? socket.receiveFrames(dontWait: true) {
                     if let reply = parseReply(frames) { replies.append(reply) }
                 }
                 resolve(replies)
@@ -147,13 +147,15 @@ extension RPCClient {
     }
 
     /// The request id and outcome of a reply; nil for anything that is not a reply of this protocol.
-    private func parseReply(_ frames: [[UInt8]]) -> (UInt64, Outcome)? {
+    private func parseReply(_ frames: [Frame]) -> (UInt64, Outcome)? {
         guard frames.count == 3, frames[0].isEmpty,
-            let header = try? ResponseHeader(serializedBytes: frames[1], options: Envelope.headerLimit)
+            let header = try? frames[1].withUnsafeBytes({ buffer throws(ProtoDecodingError) in
+                try ResponseHeader(serializedBuffer: buffer, options: Envelope.headerLimit)
+            })
         else { return nil }
         return (header.requestId, .reply(RawReply(
             code: StatusCode(rawValue: header.code), message: header.message,
-            retryAfterMilliseconds: header.retryAfterMs, body: frames[2])))
+            retryAfterMilliseconds: header.retryAfterMs, bodyFrame: frames[2])))
     }
 
     private func failSent(_ why: String) {

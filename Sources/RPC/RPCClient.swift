@@ -43,7 +43,11 @@ public final class RPCClient: Sendable {
         public let code: StatusCode
         public let message: String
         public let retryAfterMilliseconds: UInt32
-        public let body: [UInt8]
+        /// The body as received (decoded in place by `call`).
+        public let bodyFrame: Frame
+
+        /// A copy of the body bytes.
+        public var body: [UInt8] { bodyFrame.bytes }
     }
 
     /// How an attempt ended, as the retry logic needs to know it.
@@ -137,8 +141,10 @@ public final class RPCClient: Sendable {
         let reply = try await callRaw(
             path: method.path, body: request.serializedBytes(), readOnly: method.isReadOnly, options: options)
         do {
-            return try Response(
-                serializedBytes: reply.body, options: DecodingOptions(maxBytes: configuration.maxMessageBytes))
+            let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
+            return try reply.bodyFrame.withUnsafeBytes { buffer throws(ProtoDecodingError) in
+                try Response(serializedBuffer: buffer, options: limit)
+            }
         } catch {
             throw RPCError(.internal, "reply of \(method.path) does not parse: \(error)")
         }

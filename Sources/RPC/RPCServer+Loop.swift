@@ -95,9 +95,9 @@ extension RPCServer {
             if socketReadable {
                 // Bounded batch so completions and deadlines get their turn under load.
                 while received < 256 {
-                    let frames: [[UInt8]]?
+                    let frames: [Frame]?
                     do {
-                        frames = try socket.receive(dontWait: true)
+                        frames = try socket.receiveFrames(dontWait: true)
                     } catch {
                         logger.warning("receive failed", ["error": "\(error)"])
                         break
@@ -120,7 +120,7 @@ extension RPCServer {
     }
 
     /// Reads one request and either answers it at once or starts its handler.
-    private func handle(_ frames: [[UInt8]], _ socket: Socket, _ state: LoopState) {
+    private func handle(_ frames: [Frame], _ socket: Socket, _ state: LoopState) {
         counters.received.bump()
         guard frames.count >= 2 else {
             // Only a routing id: nothing to answer.
@@ -130,7 +130,7 @@ extension RPCServer {
         // The envelope is every frame before the empty delimiter: the peer's routing id, plus
         // whatever a proxy or a REQ socket with ZMQ_REQ_CORRELATE put in front. It goes back as is.
         let delimiter = frames.firstIndex(where: \.isEmpty) ?? frames.count
-        let identity = Array(frames[0..<max(1, delimiter)])
+        let identity = frames[0..<max(1, delimiter)].map(\.bytes)
         guard delimiter >= 1, delimiter < frames.count, frames.count - delimiter == 3 else {
             counters.malformed.bump()
             let got = frames.count - 1
@@ -138,12 +138,14 @@ extension RPCServer {
             if delimiter != 1 && got > 0 {
                 why += "; frame 0 must be the empty delimiter (got \(frames[1].count) bytes)"
             }
-            send(socket, Envelope.reply(to: [frames[0]], requestID: 0, code: .invalidArgument, message: why))
+            send(socket, Envelope.reply(to: [frames[0].bytes], requestID: 0, code: .invalidArgument, message: why))
             return
         }
         let header: RequestHeader
         do {
-            header = try RequestHeader(serializedBytes: frames[delimiter + 1], options: Envelope.headerLimit)
+            header = try frames[delimiter + 1].withUnsafeBytes { buffer throws(ProtoDecodingError) in
+                try RequestHeader(serializedBuffer: buffer, options: Envelope.headerLimit)
+            }
         } catch {
             counters.malformed.bump()
             send(socket, Envelope.reply(

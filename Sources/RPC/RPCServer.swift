@@ -58,11 +58,11 @@ public final class RPCServer: Sendable {
         let path: String
         let mutating: Bool
         /// Runs as a task on the concurrency pool.
-        let handler: (@Sendable ([UInt8], RPCContext) async throws -> [UInt8])?
+        let handler: (@Sendable (Frame, RPCContext) async throws -> [UInt8])?
         /// Runs on the I/O thread itself: only for handlers that never block.
-        let inlineHandler: (@Sendable ([UInt8], RPCContext) throws -> [UInt8])?
+        let inlineHandler: (@Sendable (Frame, RPCContext) throws -> [UInt8])?
         /// Called on the I/O thread to hand the work to another thread, which replies later.
-        var deferredHandler: (@Sendable ([UInt8], RPCContext, @escaping @Sendable (Result<[UInt8], any Error>) -> Void) -> Void)?
+        var deferredHandler: (@Sendable (Frame, RPCContext, @escaping @Sendable (Result<[UInt8], any Error>) -> Void) -> Void)?
     }
 
     struct Shared {
@@ -173,11 +173,14 @@ public final class RPCServer: Sendable {
         }
     }
 
+    /// Decodes a request body where the socket received it (no copy of a large photo).
     private static func decode<Request: ProtoMessage>(
-        _ type: Request.Type, _ bytes: [UInt8], _ limit: DecodingOptions
+        _ type: Request.Type, _ body: Frame, _ limit: DecodingOptions
     ) throws(RPCError) -> Request {
         do {
-            return try Request(serializedBytes: bytes, options: limit)
+            return try body.withUnsafeBytes { buffer throws(ProtoDecodingError) in
+                try Request(serializedBuffer: buffer, options: limit)
+            }
         } catch {
             throw RPCError.invalidArgument("request body: \(error)")
         }

@@ -75,3 +75,26 @@ import Testing
         #expect(try GetImageResponse(serializedBytes: response.serializedBytes()) == response)
     }
 }
+
+@Suite struct DecodeInPlaceTests {
+    @Test func aBufferDecodesAsItsBytesDo() throws {
+        var request = PutImageRequest()
+        request.ownerKey = "o"
+        request.data = LargeBytesDecodeTests.blob(150_000, seed: 6)
+        let encoded = request.serializedBytes()
+        let fromBuffer = try encoded.withUnsafeBytes { buffer throws(ProtoDecodingError) in
+            try PutImageRequest(serializedBuffer: buffer, options: .default)
+        }
+        #expect(fromBuffer == request)
+        // The same limits apply.
+        #expect(throws: ProtoDecodingError.self) {
+            try encoded.withUnsafeBytes { buffer throws(ProtoDecodingError) in
+                try PutImageRequest(serializedBuffer: buffer, options: DecodingOptions(maxBytes: 1000))
+            }
+        }
+        let empty = try [UInt8]().withUnsafeBytes { buffer throws(ProtoDecodingError) in
+            try PutImageRequest(serializedBuffer: buffer, options: .default)
+        }
+        #expect(empty == PutImageRequest())
+    }
+}
