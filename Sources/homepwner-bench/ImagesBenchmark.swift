@@ -20,8 +20,8 @@ enum ImagesBenchmark {
         ("100 KB", 100_000, 200), ("2 MB", 2_000_000, 25), ("20 MB", 20_000_000, 5),
     ]
     static let what = [
-        "raw file write + fsync", "PutImage (durable)", "raw file read, cold", "GetImage, cold (disk)",
-        "bare ZeroMQ transfer", "GetImage, cached",
+        "raw file write + fsync", "PutImage (durable)", "ImageStore.put, no RPC", "raw file read, cold",
+        "GetImage, cold (disk)", "bare ZeroMQ transfer", "GetImage, cached",
     ]
 
     static func run(_ arguments: [String]) async {
@@ -42,7 +42,16 @@ enum ImagesBenchmark {
             defer { client.close() }
             let echo = try BlobEcho(context: context)
             defer { echo.stop() }
+            // The store alone, on a folder of its own: where a put's time goes without the RPC.
+            let bareStore = try ImageStore(
+                folder: folder + "/store-only", cache: ImageCache(budgetBytes: 1 << 30), logger: logger)
+            defer { bareStore.close() }
 
+            if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
+                // For profilers: one variant only, 20 MB blobs, round after round.
+                try await profile(arguments[index + 1], rounds: rounds, client: client, store: bareStore)
+                return
+            }
             var results: [String: [String: [Measure]]] = [:]
             for round in 0..<rounds {
                 for size in sizes {
@@ -52,12 +61,13 @@ enum ImagesBenchmark {
                     r[what[0]] = try rawWrites(blobs, folder: folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))")
                     let (put, keys) = try await puts(blobs, client: client)
                     r[what[1]] = put
-                    r[what[2]] = try rawReads(folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))", count: blobs.count)
+                    r[what[2]] = try await storePuts(blobs, store: bareStore)
+                    r[what[3]] = try rawReads(folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))", count: blobs.count)
                     _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
                     for key in keys { evict(blobPath(folder + "/data/images/blobs", key)) }
-                    r[what[3]] = try await gets(keys, client: client)
-                    r[what[4]] = try echo.transfer(size.bytes, times: blobs.count)
-                    r[what[5]] = try await gets(keys, client: client)
+                    r[what[4]] = try await gets(keys, client: client)
+                    r[what[5]] = try echo.transfer(size.bytes, times: blobs.count)
+                    r[what[6]] = try await gets(keys, client: client)
                     for (name, measure) in r { results[size.label, default: [:]][name, default: []].append(measure) }
                     for key in keys {
                         var delete = DeleteImageRequest()
@@ -134,6 +144,43 @@ enum ImagesBenchmark {
         return (Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start), keys)
     }
 
+    /// `--profile put|store-put|get-cached`: that variant alone with 20 MB blobs, printing MB/s per round.
+    static func profile(_ variant: String, rounds: Int, client: RPCClient, store: ImageStore) async throws {
+        let blobs = (0..<5).map { payload(20_000_000, seed: 500 + $0) }
+        var keys: [String] = []
+        for round in 0..<rounds {
+            let measure: Measure
+            switch variant {
+            case "put":
+                let (put, newKeys) = try await puts(blobs, client: client)
+                measure = put
+                for key in newKeys {
+                    var delete = DeleteImageRequest()
+                    delete.key = key
+                    _ = try await client.call(ImageServiceRPC.deleteImage, delete)
+                }
+            case "store-put":
+                measure = try await storePuts(blobs, store: store)
+            case "get-cached":
+                if keys.isEmpty { keys = try await puts(blobs, client: client).1 }
+                measure = try await gets(keys, client: client)
+            default:
+                throw RPCError.invalidArgument("--profile takes put, store-put or get-cached (got \(variant))")
+            }
+            print("round \(round + 1): \(variant) \(String(format: "%.0f", measure.megabytesPerSecond)) MB/s")
+        }
+    }
+
+    /// The same puts straight into an `ImageStore` (sniff, digests, durable write, index row), then deleted.
+    static func storePuts(_ blobs: [[UInt8]], store: ImageStore) async throws -> Measure {
+        var keys: [String] = []
+        let start = monotonicSeconds()
+        for blob in blobs { keys.append(try await store.put(blob, NewImage()).info.key) }
+        let measure = Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start)
+        for key in keys { _ = try await store.delete(key) }
+        return measure
+    }
+
     static func gets(_ keys: [String], client: RPCClient) async throws -> Measure {
         var total = 0
         let start = monotonicSeconds()
@@ -161,7 +208,7 @@ enum ImagesBenchmark {
     static func report(_ results: [String: [String: [Measure]]], rounds: Int) {
         print("| blob | what | MB/s (median of \(rounds)) | ratio | compared with |")
         print("|---|---|---|---|---|")
-        let baseline = [what[1]: what[0], what[3]: what[2], what[5]: what[4]]
+        let baseline = [what[1]: what[0], what[2]: what[0], what[4]: what[3], what[6]: what[5]]
         for size in sizes {
             guard let table = results[size.label] else { continue }
             func median(_ name: String) -> Double {
