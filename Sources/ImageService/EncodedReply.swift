@@ -3,20 +3,35 @@ import Proto
 /// A reply already in its protobuf wire encoding, for replies that carry large `bytes`.
 ///
 /// Encoding a `GetImageResponse` through protobuf-c copies its data twice (into the arena, then
-/// into the packed buffer) before the socket copies it again; writing the two fields directly
-/// copies the bytes once. Clients decode it as the message it encodes.
+/// into the packed buffer); this writes the two fields directly into the reply's frame, so the
+/// data is copied once between the cache and the socket. Clients decode it as the message it
+/// encodes.
 struct EncodedReply<Message: ProtoMessage>: ProtoMessage {
     static var protoName: String { Message.protoName }
 
-    let bytes: [UInt8]
+    /// Everything before the data: field 1 and the tag and length of field 2.
+    let head: [UInt8]
+    let data: [UInt8]
 
-    init() { bytes = [] }
-
-    init(serializedBytes bytes: [UInt8], options: DecodingOptions) throws(ProtoDecodingError) {
-        self.bytes = bytes
+    init() {
+        head = []
+        data = []
     }
 
-    func serializedBytes() -> [UInt8] { bytes }
+    init(serializedBytes bytes: [UInt8], options: DecodingOptions) throws(ProtoDecodingError) {
+        head = bytes
+        data = []
+    }
+
+    func serializedBytes() -> [UInt8] { head + data }
+
+    /// Head and data written once into the caller's memory (the reply's frame).
+    func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer) {
+        let target = allocate(head.count + data.count)
+        let base = target.baseAddress
+        head.withUnsafeBytes { if $0.count > 0 { base!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+        data.withUnsafeBytes { if $0.count > 0 { (base! + head.count).copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+    }
 
     /// `field` (a message, already encoded) as field 1 and `data` as field 2, both length-delimited:
     /// the shape of GetImageResponse and GetRenditionResponse.
@@ -28,15 +43,8 @@ struct EncodedReply<Message: ProtoMessage>: ProtoMessage {
             head.append(0x12)
             Self.appendVarint(UInt64(data.count), to: &head)
         }
-        let total = head.count + data.count
-        bytes = [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
-            let base = UnsafeMutableRawPointer(buffer.baseAddress!)
-            head.withUnsafeBytes { base.copyMemory(from: $0.baseAddress!, byteCount: head.count) }
-            data.withUnsafeBytes { source in
-                if source.count > 0 { (base + head.count).copyMemory(from: source.baseAddress!, byteCount: source.count) }
-            }
-            count = total
-        }
+        self.head = head
+        self.data = data
     }
 
     static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {

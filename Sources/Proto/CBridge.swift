@@ -13,6 +13,11 @@ protocol CBridgedMessage: ProtoMessage {
 }
 
 extension CBridgedMessage {
+    /// Packs with protobuf-c straight into the caller's memory.
+    public func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer) {
+        CBridge.encode(self, into: allocate)
+    }
+
     /// Decodes with protobuf-c straight from `buffer`: no copy of the input.
     public init(serializedBuffer buffer: UnsafeRawBufferPointer, options: DecodingOptions) throws(ProtoDecodingError) {
         self = try CBridge.decode(Self.self, buffer, options: options)
@@ -21,6 +26,18 @@ extension CBridgedMessage {
 
 /// Conversions between Swift values and protobuf-c structs.
 enum CBridge {
+    static func encode<M: CBridgedMessage>(_ message: M, into allocate: (Int) -> UnsafeMutableRawBufferPointer) {
+        let arena = Arena()
+        let c = arena.message(message)
+        let base = UnsafeMutableRawPointer(c).assumingMemoryBound(to: ProtobufCMessage.self)
+        let size = protobuf_c_message_get_packed_size(base)
+        let target = allocate(size)
+        precondition(target.count == size, "serialize(into:) was given \(target.count) bytes for \(size)")
+        guard size > 0 else { return }
+        let packed = protobuf_c_message_pack(base, target.baseAddress!.assumingMemoryBound(to: UInt8.self))
+        precondition(packed == size, "protobuf-c packed \(packed) bytes of \(size)")
+    }
+
     static func encode<M: CBridgedMessage>(_ message: M) -> [UInt8] {
         let arena = Arena()
         let c = arena.message(message)

@@ -8,11 +8,22 @@ public protocol ProtoMessage: Sendable, Hashable {
     func serializedBytes() -> [UInt8]
     /// Decodes wire bytes, refusing what is over the limits or does not parse.
     init(serializedBytes bytes: [UInt8], options: DecodingOptions) throws(ProtoDecodingError)
+    /// Writes the wire encoding into memory the caller provides: `allocate` is called once with
+    /// the exact size and returns where to write it (a message about to be sent, say).
+    func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer)
     /// Decodes wire bytes read in place (a received frame), under the same rules.
     init(serializedBuffer buffer: UnsafeRawBufferPointer, options: DecodingOptions) throws(ProtoDecodingError)
 }
 
 extension ProtoMessage {
+    /// Encodes, then copies the encoding into place (the generated messages pack in place).
+    public func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer) {
+        let bytes = serializedBytes()
+        let target = allocate(bytes.count)
+        precondition(target.count == bytes.count, "serialize(into:) was given \(target.count) bytes for \(bytes.count)")
+        if !bytes.isEmpty { bytes.withUnsafeBytes { target.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) } }
+    }
+
     /// Copies the buffer and decodes the copy (the generated messages decode in place).
     public init(serializedBuffer buffer: UnsafeRawBufferPointer, options: DecodingOptions) throws(ProtoDecodingError) {
         try self.init(serializedBytes: [UInt8](buffer), options: options)

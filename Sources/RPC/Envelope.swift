@@ -1,23 +1,40 @@
 import Proto
+import ZMQ
+
+/// A multipart message to send: small frames, then the body.
+struct OutgoingMessage: Sendable {
+    var head: [[UInt8]]
+    var body: MessageBody
+}
+
+extension Socket {
+    /// Sends the head frames and the body as one message; a frame body is not copied.
+    func send(_ message: OutgoingMessage, dontWait: Bool = false) throws -> Bool {
+        switch message.body.storage {
+        case .bytes(let bytes): try send(message.head + [bytes], dontWait: dontWait)
+        case .frame(let frame): try send(message.head, body: frame, dontWait: dontWait)
+        }
+    }
+}
 
 /// The frames of PROTOCOL.md: [empty delimiter][header][message].
 enum Envelope {
     /// Headers are small; anything bigger is garbage.
     static let headerLimit = DecodingOptions(maxBytes: 64 * 1024)
 
-    static func request(_ header: RequestHeader, _ body: [UInt8]) -> [[UInt8]] {
-        [[], header.serializedBytes(), body]
+    static func request(_ header: RequestHeader, _ body: MessageBody) -> OutgoingMessage {
+        OutgoingMessage(head: [[], header.serializedBytes()], body: body)
     }
 
     static func reply(
         to envelope: [[UInt8]], requestID: UInt64, code: StatusCode, message: String = "",
-        retryAfterMilliseconds: UInt32 = 0, body: [UInt8] = []
-    ) -> [[UInt8]] {
+        retryAfterMilliseconds: UInt32 = 0, body: MessageBody = .empty
+    ) -> OutgoingMessage {
         var header = ResponseHeader()
         header.requestId = requestID
         header.code = code.rawValue
         header.message = message
         header.retryAfterMs = retryAfterMilliseconds
-        return envelope + [[], header.serializedBytes(), code == .ok ? body : []]
+        return OutgoingMessage(head: envelope + [[], header.serializedBytes()], body: code == .ok ? body : .empty)
     }
 }

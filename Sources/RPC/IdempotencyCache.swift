@@ -7,7 +7,7 @@ struct IdempotencyCache {
     struct Outcome: Equatable {
         var code: Int32
         var message: String
-        var body: [UInt8]
+        var body: MessageBody
     }
 
     /// A caller waiting for the first call with its key to finish.

@@ -97,7 +97,7 @@ extension RPCClient {
             // Send in order; EAGAIN means no connected server (ZMQ_IMMEDIATE) or a full queue.
             var sentCount = 0
             for outgoing in unsent where connected {
-                guard (try? socket.send(outgoing.frames, dontWait: true)) == true else { break }
+                guard (try? socket.send(outgoing.message, dontWait: true)) == true else { break }
                 sentCount += 1
             }
             if sentCount > 0 {

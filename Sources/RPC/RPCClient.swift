@@ -72,7 +72,7 @@ public final class RPCClient: Sendable {
     /// A request waiting for the I/O thread to hand it to the socket.
     struct Outgoing {
         let id: UInt64
-        let frames: [[UInt8]]
+        let message: OutgoingMessage
         let sendBy: Int64
     }
 
@@ -139,7 +139,7 @@ public final class RPCClient: Sendable {
         _ method: ProtoMethod<Request, Response>, _ request: Request, options: CallOptions = .init()
     ) async throws(RPCError) -> Response {
         let reply = try await callRaw(
-            path: method.path, body: request.serializedBytes(), readOnly: method.isReadOnly, options: options)
+            path: method.path, body: MessageBody(encoding: request), readOnly: method.isReadOnly, options: options)
         do {
             let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
             return try reply.bodyFrame.withUnsafeBytes { buffer throws(ProtoDecodingError) in
@@ -153,6 +153,13 @@ public final class RPCClient: Sendable {
     /// Calls any method with encoded bytes (the CLI's `call`); throws `RPCError` unless OK.
     public func callRaw(
         path: String, body: [UInt8], readOnly: Bool, options: CallOptions = .init()
+    ) async throws(RPCError) -> RawReply {
+        try await callRaw(path: path, body: MessageBody(bytes: body), readOnly: readOnly, options: options)
+    }
+
+    /// Calls any method with an encoded body; throws `RPCError` unless OK.
+    public func callRaw(
+        path: String, body: MessageBody, readOnly: Bool, options: CallOptions = .init()
     ) async throws(RPCError) -> RawReply {
         let start = monotonicMilliseconds()
         let deadline = start + Int64(options.timeoutMilliseconds)
@@ -209,15 +216,15 @@ public final class RPCClient: Sendable {
         }
     }
 
-    private func attemptCall(header: RequestHeader, body: [UInt8], deadline: Int64, sendBy: Int64) async -> Outcome {
+    private func attemptCall(header: RequestHeader, body: MessageBody, deadline: Int64, sendBy: Int64) async -> Outcome {
         let id = header.requestId
-        let frames = Envelope.request(header, body)
+        let message = Envelope.request(header, body)
         return await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
                 let closing = shared.withLock { state -> Bool in
                     if state.closing { return true }
                     state.pending[id] = Pending(continuation: continuation, deadline: deadline)
-                    state.outbox.append(Outgoing(id: id, frames: frames, sendBy: sendBy))
+                    state.outbox.append(Outgoing(id: id, message: message, sendBy: sendBy))
                     return false
                 }
                 if closing {

@@ -232,16 +232,16 @@ extension RPCServer {
             } catch let error as RPCError {
                 completion = Completion(
                     ticket: ticket, code: error.code, message: error.message,
-                    retryAfter: error.retryAfterMilliseconds, body: [])
+                    retryAfter: error.retryAfterMilliseconds, body: .empty)
             } catch is CancellationError {
                 completion = Completion(
                     ticket: ticket, code: .deadlineExceeded, message: "deadline passed while serving \(header.method)",
-                    retryAfter: 0, body: [])
+                    retryAfter: 0, body: .empty)
             } catch {
                 context.logger.error("handler failed", ["error": "\(error)"])
                 completion = Completion(
                     ticket: ticket, code: .internal, message: "internal error in \(header.method): \(error)",
-                    retryAfter: 0, body: [])
+                    retryAfter: 0, body: .empty)
             }
             complete(completion)
         }
@@ -309,17 +309,17 @@ extension RPCServer {
 
     /// Runs a handler body and turns its result or error into a completion.
     static func completion(
-        ticket: UInt64, method: String, context: RPCContext, _ body: () throws -> [UInt8]
+        ticket: UInt64, method: String, context: RPCContext, _ body: () throws -> MessageBody
     ) -> Completion {
         do {
             return Completion(ticket: ticket, code: .ok, message: "", retryAfter: 0, body: try body())
         } catch let error as RPCError {
             return Completion(
-                ticket: ticket, code: error.code, message: error.message, retryAfter: error.retryAfterMilliseconds, body: [])
+                ticket: ticket, code: error.code, message: error.message, retryAfter: error.retryAfterMilliseconds, body: .empty)
         } catch {
             context.logger.error("handler failed", ["error": "\(error)"])
             return Completion(
-                ticket: ticket, code: .internal, message: "internal error in \(method): \(error)", retryAfter: 0, body: [])
+                ticket: ticket, code: .internal, message: "internal error in \(method): \(error)", retryAfter: 0, body: .empty)
         }
     }
 
@@ -343,10 +343,10 @@ extension RPCServer {
     }
 
     /// Sends a reply without blocking; a gone or slow peer loses its reply (counted), never the server.
-    private func send(_ socket: Socket, _ frames: [[UInt8]]) {
-        guard !frames[0].isEmpty else { return }  // the caller was answered already (empty envelope)
+    private func send(_ socket: Socket, _ message: OutgoingMessage) {
+        guard !message.head[0].isEmpty else { return }  // the caller was answered already (empty envelope)
         do {
-            if try socket.send(frames, dontWait: true) {
+            if try socket.send(message, dontWait: true) {
                 counters.replied.bump()
             } else {
                 counters.dropped.bump()

@@ -58,11 +58,11 @@ public final class RPCServer: Sendable {
         let path: String
         let mutating: Bool
         /// Runs as a task on the concurrency pool.
-        let handler: (@Sendable (Frame, RPCContext) async throws -> [UInt8])?
+        let handler: (@Sendable (Frame, RPCContext) async throws -> MessageBody)?
         /// Runs on the I/O thread itself: only for handlers that never block.
-        let inlineHandler: (@Sendable (Frame, RPCContext) throws -> [UInt8])?
+        let inlineHandler: (@Sendable (Frame, RPCContext) throws -> MessageBody)?
         /// Called on the I/O thread to hand the work to another thread, which replies later.
-        var deferredHandler: (@Sendable (Frame, RPCContext, @escaping @Sendable (Result<[UInt8], any Error>) -> Void) -> Void)?
+        var deferredHandler: (@Sendable (Frame, RPCContext, @escaping @Sendable (Result<MessageBody, any Error>) -> Void) -> Void)?
     }
 
     struct Shared {
@@ -84,7 +84,7 @@ public final class RPCServer: Sendable {
         let code: StatusCode
         let message: String
         let retryAfter: UInt32
-        let body: [UInt8]
+        let body: MessageBody
     }
 
     let configuration: Configuration
@@ -118,7 +118,7 @@ public final class RPCServer: Sendable {
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
         let entry = Method(path: method.path, mutating: mutating ?? !method.isReadOnly, handler: { bytes, context in
-            try await handler(try Self.decode(Request.self, bytes, limit), context).serializedBytes()
+            MessageBody(encoding: try await handler(try Self.decode(Request.self, bytes, limit), context))
         }, inlineHandler: nil)
         add(entry)
     }
@@ -133,7 +133,7 @@ public final class RPCServer: Sendable {
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
         add(Method(path: method.path, mutating: !method.isReadOnly, handler: nil, inlineHandler: { bytes, context in
-            try handler(try Self.decode(Request.self, bytes, limit), context).serializedBytes()
+            MessageBody(encoding: try handler(try Self.decode(Request.self, bytes, limit), context))
         }))
     }
 
@@ -161,7 +161,7 @@ public final class RPCServer: Sendable {
                 reply(.failure(error))
                 return
             }
-            handler(request, context) { result in reply(result.map { $0.serializedBytes() }) }
+            handler(request, context) { result in reply(result.map { MessageBody(encoding: $0) }) }
         }
         add(entry)
     }

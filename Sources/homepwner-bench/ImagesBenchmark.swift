@@ -49,7 +49,7 @@ enum ImagesBenchmark {
 
             if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
                 // For profilers: one variant only, 20 MB blobs, round after round.
-                try await profile(arguments[index + 1], rounds: rounds, client: client, store: bareStore)
+                try await profile(arguments[index + 1], rounds: rounds, arguments: arguments, client: client, store: bareStore)
                 return
             }
             var results: [String: [String: [Measure]]] = [:]
@@ -144,9 +144,13 @@ enum ImagesBenchmark {
         return (Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start), keys)
     }
 
-    /// `--profile put|store-put|get-cached`: that variant alone with 20 MB blobs, printing MB/s per round.
-    static func profile(_ variant: String, rounds: Int, client: RPCClient, store: ImageStore) async throws {
-        let blobs = (0..<5).map { payload(20_000_000, seed: 500 + $0) }
+    /// `--profile put|store-put|get-cached [--bytes N]`: that variant alone (20 MB blobs unless
+    /// `--bytes` says otherwise, 100 MB per round), printing MB/s per round.
+    static func profile(
+        _ variant: String, rounds: Int, arguments: [String], client: RPCClient, store: ImageStore
+    ) async throws {
+        let size = arguments.firstIndex(of: "--bytes").flatMap { Int(arguments[$0 + 1]) } ?? 20_000_000
+        let blobs = (0..<max(1, 100_000_000 / size)).map { payload(size, seed: 500 + $0) }
         var keys: [String] = []
         for round in 0..<rounds {
             let measure: Measure

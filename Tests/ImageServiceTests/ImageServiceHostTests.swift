@@ -147,6 +147,8 @@ func rpcError<T>(_ body: () async throws -> T) async -> RPCError? {
             expected.data = data
             #expect(try GetImageResponse(serializedBytes: encoded.serializedBytes()) == expected)
             #expect(encoded.serializedBytes() == expected.serializedBytes())
+            // Written straight into the reply's body (a frame when large): the same bytes.
+            #expect(MessageBody(encoding: encoded).bytes == expected.serializedBytes())
         }
     }
 }
