@@ -163,6 +163,16 @@ enum ImagesBenchmark {
                     delete.key = key
                     _ = try await client.call(ImageServiceRPC.deleteImage, delete)
                 }
+            case "put-refused":
+                // The transfer and decode of a put without the store: an invalid kind is refused first.
+                let start = monotonicSeconds()
+                for blob in blobs {
+                    var request = PutImageRequest()
+                    request.data = blob
+                    request.kind = ImageKind(rawValue: 99)
+                    _ = try? await client.call(ImageServiceRPC.putImage, request)
+                }
+                measure = Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start)
             case "store-put":
                 measure = try await storePuts(blobs, store: store)
             case "get-cached":
