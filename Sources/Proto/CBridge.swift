@@ -27,6 +27,20 @@ extension CBridgedMessage {
 /// Conversions between Swift values and protobuf-c structs.
 enum CBridge {
     static func encode<M: CBridgedMessage>(_ message: M, into allocate: (Int) -> UnsafeMutableRawBufferPointer) {
+        // Large top-level bytes fields are left out of protobuf-c's pack and spliced in as the
+        // packed output is written: their data is copied once, into `allocate`'s memory.
+        let deferring = Arena(deferLargeBytes: true)
+        let reduced = deferring.message(message)
+        if !deferring.deferred.isEmpty,
+           let fields = LargeBytes.deferredFields(deferring.deferred, in: UnsafeMutableRawPointer(reduced)) {
+            let base = UnsafeMutableRawPointer(reduced).assumingMemoryBound(to: ProtobufCMessage.self)
+            let size = protobuf_c_message_get_packed_size(base)
+            let packed = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                count = size > 0 ? protobuf_c_message_pack(base, buffer.baseAddress!) : 0
+            }
+            LargeBytes.splice(packed, fields, into: allocate)
+            return
+        }
         let arena = Arena()
         let c = arena.message(message)
         let base = UnsafeMutableRawPointer(c).assumingMemoryBound(to: ProtobufCMessage.self)
@@ -121,6 +135,17 @@ final class Arena {
     private var chunk: UnsafeMutableRawPointer?
     private var used = 0
     private var blocks: [UnsafeMutableRawPointer] = []
+    /// Whether large bytes of the top-level message are recorded instead of copied.
+    private let deferLargeBytes: Bool
+    /// Messages being filled (1 while the top-level message is) and arrays being converted.
+    private var depth = 0
+    private var arrayDepth = 0
+    /// Bytes left out of the C struct, each under a marker address stored in its field.
+    private(set) var deferred: [(marker: UnsafeMutableRawPointer, bytes: [UInt8])] = []
+
+    init(deferLargeBytes: Bool = false) {
+        self.deferLargeBytes = deferLargeBytes
+    }
 
     deinit {
         chunk?.deallocate()
@@ -166,6 +191,12 @@ final class Arena {
 
     func bytes(_ b: [UInt8]) -> ProtobufCBinaryData {
         guard !b.isEmpty else { return ProtobufCBinaryData(len: 0, data: nil) }
+        if deferLargeBytes && depth == 1 && arrayDepth == 0 && b.count >= LargeBytes.threshold {
+            // Length 0, so protobuf-c packs nothing for it; the marker says which bytes go there.
+            let marker = allocate(bytes: 1, alignment: 1)
+            deferred.append((marker, b))
+            return ProtobufCBinaryData(len: 0, data: marker.assumingMemoryBound(to: UInt8.self))
+        }
         let p = allocate(bytes: b.count, alignment: 1).bindMemory(to: UInt8.self, capacity: b.count)
         b.withUnsafeBufferPointer { p.update(from: $0.baseAddress!, count: b.count) }
         return ProtobufCBinaryData(len: b.count, data: p)
@@ -173,6 +204,8 @@ final class Arena {
 
     func array<V, T>(_ values: [V], _ convert: (V) -> T) -> UnsafeMutablePointer<T>? {
         guard !values.isEmpty else { return nil }
+        arrayDepth += 1
+        defer { arrayDepth -= 1 }
         let p = allocate(bytes: MemoryLayout<T>.stride * values.count, alignment: MemoryLayout<T>.alignment)
             .bindMemory(to: T.self, capacity: values.count)
         for (i, v) in values.enumerated() { (p + i).initialize(to: convert(v)) }
@@ -183,6 +216,8 @@ final class Arena {
         let p = allocate(bytes: MemoryLayout<M.CType>.size, alignment: MemoryLayout<M.CType>.alignment)
             .bindMemory(to: M.CType.self, capacity: 1)
         M.cInit(p)
+        depth += 1
+        defer { depth -= 1 }
         m.fill(p, self)
         return p
     }

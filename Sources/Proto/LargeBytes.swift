@@ -1,7 +1,12 @@
 import CProtobufC
 
-/// Decoding of messages that carry large `bytes` fields (a photo in PutImageRequest, in
-/// GetImageResponse) with one copy of those bytes instead of two.
+/// Decoding and encoding of messages that carry large `bytes` fields (a photo in
+/// PutImageRequest, in GetImageResponse) with one copy of those bytes instead of two.
+///
+/// Encoding: the top-level message is filled with its large bytes fields left empty (a
+/// marker in each says which bytes belong there), protobuf-c packs the rest, and the output
+/// is written with each field spliced in where protobuf-c would have put it (fields in
+/// ascending number), so the bytes are the same as protobuf-c's own.
 ///
 /// protobuf-c's unpack copies every `bytes` field out of the input, and the Swift value copies
 /// it again. For a top-level singular `bytes` field of at least `threshold` bytes, the input is
@@ -81,6 +86,91 @@ enum LargeBytes {
             (message + Int(slice.field.pointee.offset)).assumingMemoryBound(to: ProtobufCBinaryData.self).pointee =
                 ProtobufCBinaryData(len: slice.range.count, data: UnsafeMutablePointer(mutating: data))
         }
+    }
+
+    /// A deferred field found in its place: its number and bytes.
+    struct DeferredField {
+        let number: UInt32
+        let bytes: [UInt8]
+    }
+
+    /// The top-level fields holding `deferred` markers, in field order; nil when a marker is
+    /// anywhere else (the caller then encodes without deferring).
+    static func deferredFields(
+        _ deferred: [(marker: UnsafeMutableRawPointer, bytes: [UInt8])], in message: UnsafeMutableRawPointer
+    ) -> [DeferredField]? {
+        let descriptor = message.assumingMemoryBound(to: ProtobufCMessage.self).pointee.descriptor!
+        var found: [DeferredField] = []
+        for i in 0..<Int(descriptor.pointee.n_fields) {
+            let field = descriptor.pointee.fields[i]
+            guard field.type == PROTOBUF_C_TYPE_BYTES, field.label != PROTOBUF_C_LABEL_REPEATED else { continue }
+            let value = (message + Int(field.offset)).assumingMemoryBound(to: ProtobufCBinaryData.self).pointee
+            guard value.len == 0, let data = value.data,
+                  let entry = deferred.first(where: { $0.marker == UnsafeMutableRawPointer(data) })
+            else { continue }
+            guard field.label == PROTOBUF_C_LABEL_NONE, field.flags & UInt32(PROTOBUF_C_FIELD_FLAG_ONEOF.rawValue) == 0 else {
+                return nil
+            }
+            found.append(DeferredField(number: field.id, bytes: entry.bytes))
+        }
+        guard found.count == deferred.count else { return nil }
+        return found.sorted { $0.number < $1.number }
+    }
+
+    /// Writes `packed` (protobuf-c's output without the fields) with `fields` inserted before
+    /// the first packed field of a higher number.
+    static func splice(_ packed: [UInt8], _ fields: [DeferredField], into allocate: (Int) -> UnsafeMutableRawBufferPointer) {
+        func header(_ field: DeferredField) -> [UInt8] {
+            encodeVarint(UInt64(field.number) << 3 | 2) + encodeVarint(UInt64(field.bytes.count))
+        }
+        let total = packed.count + fields.reduce(0) { $0 + header($1).count + $1.bytes.count }
+        let target = allocate(total)
+        precondition(target.count == total, "serialize(into:) was given \(target.count) bytes for \(total)")
+        var written = 0
+        func write(_ bytes: UnsafeRawBufferPointer) {
+            guard bytes.count > 0 else { return }
+            (target.baseAddress! + written).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+            written += bytes.count
+        }
+        packed.withUnsafeBytes { input in
+            var position = 0, copied = 0
+            var pending = fields[...]
+            while position < input.count, !pending.isEmpty {
+                let start = position
+                guard let tag = varint(input, &position) else { break }
+                let number = UInt32(truncatingIfNeeded: tag >> 3)
+                while let next = pending.first, next.number < number {
+                    write(UnsafeRawBufferPointer(rebasing: input[copied..<start]))
+                    copied = start
+                    header(next).withUnsafeBytes { write($0) }
+                    next.bytes.withUnsafeBytes { write($0) }
+                    pending = pending.dropFirst()
+                }
+                switch tag & 7 {
+                case 0: _ = varint(input, &position)
+                case 1: position += 8
+                case 5: position += 4
+                case 2: position += Int(varint(input, &position) ?? 0)
+                default: position = input.count
+                }
+            }
+            write(UnsafeRawBufferPointer(rebasing: input[copied...]))
+            for next in pending {
+                header(next).withUnsafeBytes { write($0) }
+                next.bytes.withUnsafeBytes { write($0) }
+            }
+        }
+        precondition(written == total, "spliced \(written) bytes of \(total)")
+    }
+
+    static func encodeVarint(_ value: UInt64) -> [UInt8] {
+        var value = value, out: [UInt8] = []
+        while value >= 0x80 {
+            out.append(UInt8(value & 0x7F) | 0x80)
+            value >>= 7
+        }
+        out.append(UInt8(value))
+        return out
     }
 
     private static func varint(_ input: UnsafeRawBufferPointer, _ position: inout Int) -> UInt64? {

@@ -98,3 +98,59 @@ import Testing
         #expect(empty == PutImageRequest())
     }
 }
+
+/// Encoding with large bytes spliced in must write exactly what protobuf-c packs.
+@Suite struct LargeBytesEncodeTests {
+    /// Encodes `message` into memory it owns and returns a copy (the buffer must outlive the write).
+    static func written(_ message: some ProtoMessage) -> [UInt8] {
+        var buffer: UnsafeMutableRawBufferPointer?
+        message.serialize { size in
+            let b = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 1)
+            buffer = b
+            return b
+        }
+        defer { buffer?.deallocate() }
+        return buffer.map { [UInt8]($0) } ?? []
+    }
+
+    @Test func everyMessageWithBytesFieldsWritesProtobufCsBytes() throws {
+        let big = LargeBytesDecodeTests.blob(200_000, seed: 8), other = LargeBytesDecodeTests.blob(LargeBytes.threshold, seed: 9)
+        var put = PutImageRequest()
+        put.ownerKey = "owner"
+        put.data = big
+        put.contentType = "image/jpeg"
+        put.kind = .thumbnail
+        put.parentKey = "p"
+        put.key = "k"
+        var append = AppendUploadRequest()
+        append.uploadId = "u"
+        append.offset = 1 << 40
+        append.data = big
+        var info = ImageInfo()
+        info.key = "k"
+        info.sizeBytes = 200_000
+        var rendition = GetRenditionResponse()
+        rendition.info = info
+        rendition.data = big
+        var job = Job()
+        job.jobId = "j"
+        job.payload = big
+        job.attempts = 3
+        job.lastError = "e"
+        job.result = other  // two deferred fields, one at the threshold
+        var lease = LeaseResponse()
+        lease.jobs = [job, job]  // nested: not deferred, copied by protobuf-c as before
+        var smallJob = job
+        smallJob.payload = [1, 2]
+        smallJob.result = []
+        var onlyData = PutImageRequest()
+        onlyData.data = big
+        let cases: [any ProtoMessage] = [put, append, rendition, job, lease, smallJob, onlyData, PutImageRequest()]
+        for message in cases {
+            let expected = message.serializedBytes()
+            let got = Self.written(message)
+            #expect(got.count == expected.count && got == expected, "\(type(of: message))")
+        }
+        #expect(try Job(serializedBytes: Self.written(job)) == job)
+    }
+}
