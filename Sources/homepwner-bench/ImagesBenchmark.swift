@@ -21,7 +21,12 @@ enum ImagesBenchmark {
     ]
     static let what = [
         "raw file write + fsync", "PutImage (durable)", "ImageStore.put, no RPC", "raw file read, cold",
-        "GetImage, cold (disk)", "bare ZeroMQ transfer", "GetImage, cached",
+        "GetImage, cold (disk)", "bare ZeroMQ transfer", "GetImage, cached", "raw O_DIRECT write + fsync",
+    ]
+    /// Rows of the report: (variant, baseline); the variant's MB/s and the ratio to the baseline.
+    static let rows: [(String, String?)] = [
+        (what[0], nil), (what[7], nil), (what[1], what[0]), (what[1], what[7]), (what[2], what[0]), (what[2], what[7]),
+        (what[3], nil), (what[4], what[3]), (what[5], nil), (what[6], what[5]),
     ]
 
     static func run(_ arguments: [String]) async {
@@ -58,10 +63,11 @@ enum ImagesBenchmark {
                     FileHandle.standardError.write(Data("round \(round + 1)/\(rounds): \(size.label)\n".utf8))
                     let blobs = (0..<size.count).map { i in payload(size.bytes, seed: round * 1000 + i) }
                     var r: [String: Measure] = [:]
-                    r[what[0]] = try rawWrites(blobs, folder: folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))")
-                    let (put, keys) = try await puts(blobs, client: client)
-                    r[what[1]] = put
-                    r[what[2]] = try await storePuts(blobs, store: bareStore)
+                    let writes = try await interleavedWrites(
+                        blobs, folder: folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))",
+                        client: client, store: bareStore)
+                    let keys = writes.keys
+                    (r[what[0]], r[what[1]], r[what[2]], r[what[7]]) = (writes.raw, writes.put, writes.storePut, writes.direct)
                     r[what[3]] = try rawReads(folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))", count: blobs.count)
                     _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
                     for key in keys { evict(blobPath(folder + "/data/images/blobs", key)) }
@@ -131,6 +137,72 @@ enum ImagesBenchmark {
             }
         }
         return Measure(bytes: total, seconds: measure.seconds)
+    }
+
+    /// The three writers blob by blob (raw file, PutImage, ImageStore.put, each blob in turn), so
+    /// each meets the disk in the same state: the disk's speed drifts over seconds, and a
+    /// writer timed right after another's 100 MB would pay for its write-back.
+    static func interleavedWrites(
+        _ blobs: [[UInt8]], folder: String, client: RPCClient, store: ImageStore
+    ) async throws -> (raw: Measure, put: Measure, storePut: Measure, direct: Measure, keys: [String]) {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var raw = Measure(), put = Measure(), storePut = Measure(), direct = Measure()
+        // The direct-I/O baseline writes through one aligned buffer, as the store does.
+        let aligned = UnsafeMutableRawPointer.allocate(byteCount: 4 << 20, alignment: 4096)
+        defer { aligned.deallocate() }
+        var keys: [String] = [], storeKeys: [String] = []
+        for (i, blob) in blobs.enumerated() {
+            raw.bytes += blob.count
+            put.bytes += blob.count
+            storePut.bytes += blob.count
+            var start = monotonicSeconds()
+            let fd = open("\(folder)/\(i)", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw RPCError.internal("open: errno \(errno)") }
+            _ = blob.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            fsync(fd)
+            close(fd)
+            raw.seconds += monotonicSeconds() - start
+            direct.bytes += blob.count
+            start = monotonicSeconds()
+            try directWrite(blob, path: "\(folder)/d\(i)", buffer: aligned)
+            direct.seconds += monotonicSeconds() - start
+            start = monotonicSeconds()
+            var request = PutImageRequest()
+            request.data = blob
+            keys.append(try await client.call(ImageServiceRPC.putImage, request, options: .init(timeoutMilliseconds: 60_000)).key)
+            put.seconds += monotonicSeconds() - start
+            start = monotonicSeconds()
+            storeKeys.append(try await store.put(blob, NewImage()).info.key)
+            storePut.seconds += monotonicSeconds() - start
+        }
+        for key in storeKeys { _ = try await store.delete(key) }
+        return (raw, put, storePut, direct, keys)
+    }
+
+    /// `blob` written with O_DIRECT (4 MiB aligned chunks, the tail padded, then truncated) and
+    /// fsynced: the floor for a write that goes around the page cache.
+    static func directWrite(_ blob: [UInt8], path: String, buffer: UnsafeMutableRawPointer) throws {
+        #if arch(x86_64)
+        let directFlag: Int32 = 0o40000
+        #else
+        let directFlag: Int32 = 0o200000
+        #endif
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | directFlag, 0o644)
+        guard fd >= 0 else { throw RPCError.internal("open O_DIRECT: errno \(errno)") }
+        defer { close(fd) }
+        try blob.withUnsafeBytes { source in
+            var offset = 0
+            while offset < source.count {
+                let count = min(4 << 20, source.count - offset)
+                buffer.copyMemory(from: source.baseAddress! + offset, byteCount: count)
+                let padded = (count + 4095) & ~4095
+                if padded > count { (buffer + count).initializeMemory(as: UInt8.self, repeating: 0, count: padded - count) }
+                guard write(fd, buffer, padded) == padded else { throw RPCError.internal("O_DIRECT write: errno \(errno)") }
+                offset += count
+            }
+        }
+        ftruncate(fd, off_t(blob.count))
+        fsync(fd)
     }
 
     static func puts(_ blobs: [[UInt8]], client: RPCClient) async throws -> (Measure, [String]) {
@@ -219,23 +291,28 @@ enum ImagesBenchmark {
         close(fd)
     }
 
+    /// One row per variant: its median MB/s, and for a variant with a baseline the median of
+    /// the per-round ratios (each round against the baseline measured in that round) with their
+    /// range, which holds up better than a ratio of medians on a disk whose speed drifts.
     static func report(_ results: [String: [String: [Measure]]], rounds: Int) {
-        print("| blob | what | MB/s (median of \(rounds)) | ratio | compared with |")
+        print("| blob | what | MB/s (median of \(rounds)) | ratio (median, min–max of rounds) | compared with |")
         print("|---|---|---|---|---|")
-        let baseline = [what[1]: what[0], what[2]: what[0], what[4]: what[3], what[6]: what[5]]
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+        }
         for size in sizes {
             guard let table = results[size.label] else { continue }
-            func median(_ name: String) -> Double {
-                let values = (table[name] ?? []).map(\.megabytesPerSecond).sorted()
-                return values.isEmpty ? 0 : values[values.count / 2]
-            }
-            for name in what {
-                let value = median(name)
-                if let base = baseline[name] {
-                    print("| \(size.label) | \(name) | \(String(format: "%.0f", value)) | \(String(format: "%.2f", value / max(median(base), 0.001))) | \(base) |")
-                } else {
-                    print("| \(size.label) | \(name) | \(String(format: "%.0f", value)) | | |")
+            for (name, baseline) in rows {
+                let values = (table[name] ?? []).map(\.megabytesPerSecond)
+                let speed = String(format: "%.0f", median(values))
+                guard let base = baseline, let bases = table[base] else {
+                    print("| \(size.label) | \(name) | \(speed) | | |")
+                    continue
                 }
+                let ratios = zip(values, bases.map(\.megabytesPerSecond)).map { $0 / max($1, 0.001) }
+                let range = String(format: "%.2f (%.2f–%.2f)", median(ratios), ratios.min() ?? 0, ratios.max() ?? 0)
+                print("| \(size.label) | \(name) | \(speed) | \(range) | \(base) |")
             }
         }
     }
