@@ -26,11 +26,12 @@ struct EncodedReply<Message: ProtoMessage>: ProtoMessage {
     func serializedBytes() -> [UInt8] { head + data }
 
     /// Head and data written once into the caller's memory (the reply's frame).
-    func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer) {
-        let target = allocate(head.count + data.count)
+    func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer?) -> [UInt8]? {
+        guard let target = allocate(head.count + data.count) else { return head + data }
         let base = target.baseAddress
         head.withUnsafeBytes { if $0.count > 0 { base!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
         data.withUnsafeBytes { if $0.count > 0 { (base! + head.count).copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+        return nil
     }
 
     /// `field` (a message, already encoded) as field 1 and `data` as field 2, both length-delimited:

@@ -14,7 +14,7 @@ protocol CBridgedMessage: ProtoMessage {
 
 extension CBridgedMessage {
     /// Packs with protobuf-c straight into the caller's memory.
-    public func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer) {
+    public func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer?) -> [UInt8]? {
         CBridge.encode(self, into: allocate)
     }
 
@@ -26,30 +26,52 @@ extension CBridgedMessage {
 
 /// Conversions between Swift values and protobuf-c structs.
 enum CBridge {
-    static func encode<M: CBridgedMessage>(_ message: M, into allocate: (Int) -> UnsafeMutableRawBufferPointer) {
+    static func encode<M: CBridgedMessage>(
+        _ message: M, into allocate: (Int) -> UnsafeMutableRawBufferPointer?
+    ) -> [UInt8]? {
         // Large top-level bytes fields are left out of protobuf-c's pack and spliced in as the
         // packed output is written: their data is copied once, into `allocate`'s memory.
         let deferring = Arena(deferLargeBytes: true)
-        let reduced = deferring.message(message)
-        if !deferring.deferred.isEmpty,
-           let fields = LargeBytes.deferredFields(deferring.deferred, in: UnsafeMutableRawPointer(reduced)) {
-            let base = UnsafeMutableRawPointer(reduced).assumingMemoryBound(to: ProtobufCMessage.self)
-            let size = protobuf_c_message_get_packed_size(base)
-            let packed = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                count = size > 0 ? protobuf_c_message_pack(base, buffer.baseAddress!) : 0
+        var c = deferring.message(message)
+        var arena = deferring
+        if !deferring.deferred.isEmpty {
+            if let fields = LargeBytes.deferredFields(deferring.deferred, in: UnsafeMutableRawPointer(c)) {
+                let base = UnsafeMutableRawPointer(c).assumingMemoryBound(to: ProtobufCMessage.self)
+                let size = protobuf_c_message_get_packed_size(base)
+                let packed = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                    count = size > 0 ? protobuf_c_message_pack(base, buffer.baseAddress!) : 0
+                }
+                let total = LargeBytes.splicedSize(packed, fields)
+                guard let target = allocate(total) else {
+                    return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
+                        LargeBytes.splice(packed, fields, into: UnsafeMutableRawBufferPointer(buffer))
+                        count = total
+                    }
+                }
+                precondition(target.count == total, "serialize(into:) was given \(target.count) bytes for \(total)")
+                LargeBytes.splice(packed, fields, into: target)
+                return nil
             }
-            LargeBytes.splice(packed, fields, into: allocate)
-            return
+            // A marker somewhere the splice cannot reach: encode again, copying everything.
+            arena = Arena()
+            c = arena.message(message)
         }
-        let arena = Arena()
-        let c = arena.message(message)
         let base = UnsafeMutableRawPointer(c).assumingMemoryBound(to: ProtobufCMessage.self)
         let size = protobuf_c_message_get_packed_size(base)
-        let target = allocate(size)
-        precondition(target.count == size, "serialize(into:) was given \(target.count) bytes for \(size)")
-        guard size > 0 else { return }
-        let packed = protobuf_c_message_pack(base, target.baseAddress!.assumingMemoryBound(to: UInt8.self))
-        precondition(packed == size, "protobuf-c packed \(packed) bytes of \(size)")
+        // The struct lives in the arena: keep it until protobuf-c has packed it.
+        return withExtendedLifetime(arena) { () -> [UInt8]? in
+            guard let target = allocate(size) else {
+                guard size > 0 else { return [] }
+                return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                    count = protobuf_c_message_pack(base, buffer.baseAddress!)
+                }
+            }
+            precondition(target.count == size, "serialize(into:) was given \(target.count) bytes for \(size)")
+            guard size > 0 else { return nil }
+            let packed = protobuf_c_message_pack(base, target.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            precondition(packed == size, "protobuf-c packed \(packed) bytes of \(size)")
+            return nil
+        }
     }
 
     static func encode<M: CBridgedMessage>(_ message: M) -> [UInt8] {
@@ -58,8 +80,11 @@ enum CBridge {
         let base = UnsafeMutableRawPointer(c).assumingMemoryBound(to: ProtobufCMessage.self)
         let size = protobuf_c_message_get_packed_size(base)
         guard size > 0 else { return [] }
-        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            count = protobuf_c_message_pack(base, buffer.baseAddress!)
+        // The struct lives in the arena: keep it until protobuf-c has packed it.
+        return withExtendedLifetime(arena) {
+            [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                count = protobuf_c_message_pack(base, buffer.baseAddress!)
+            }
         }
     }
 
@@ -88,7 +113,8 @@ enum CBridge {
             },
             free: { _, _ in },
             allocator_data: Unmanaged.passUnretained(arena).toOpaque())
-        let plan = ProtoRegistry.messageDescriptor(M.protoName).flatMap { LargeBytes.plan(input, descriptor: $0) }
+        let plan = input.count < LargeBytes.threshold
+            ? nil : ProtoRegistry.messageDescriptor(M.protoName).flatMap { LargeBytes.plan(input, descriptor: $0) }
         let decoded: M? = withExtendedLifetime(arena) {
             func unpack(_ buffer: UnsafeRawBufferPointer) -> UnsafeMutablePointer<M.CType>? {
                 // protobuf-c wants a valid pointer even for zero bytes.

@@ -117,15 +117,20 @@ enum LargeBytes {
         return found.sorted { $0.number < $1.number }
     }
 
+    /// The tag and length in front of a field's bytes.
+    static func header(_ field: DeferredField) -> [UInt8] {
+        encodeVarint(UInt64(field.number) << 3 | 2) + encodeVarint(UInt64(field.bytes.count))
+    }
+
+    /// The size of `packed` with `fields` spliced in.
+    static func splicedSize(_ packed: [UInt8], _ fields: [DeferredField]) -> Int {
+        packed.count + fields.reduce(0) { $0 + header($1).count + $1.bytes.count }
+    }
+
     /// Writes `packed` (protobuf-c's output without the fields) with `fields` inserted before
-    /// the first packed field of a higher number.
-    static func splice(_ packed: [UInt8], _ fields: [DeferredField], into allocate: (Int) -> UnsafeMutableRawBufferPointer) {
-        func header(_ field: DeferredField) -> [UInt8] {
-            encodeVarint(UInt64(field.number) << 3 | 2) + encodeVarint(UInt64(field.bytes.count))
-        }
-        let total = packed.count + fields.reduce(0) { $0 + header($1).count + $1.bytes.count }
-        let target = allocate(total)
-        precondition(target.count == total, "serialize(into:) was given \(target.count) bytes for \(total)")
+    /// the first packed field of a higher number; `target` holds exactly `splicedSize`.
+    static func splice(_ packed: [UInt8], _ fields: [DeferredField], into target: UnsafeMutableRawBufferPointer) {
+        let total = target.count
         var written = 0
         func write(_ bytes: UnsafeRawBufferPointer) {
             guard bytes.count > 0 else { return }

@@ -9,19 +9,21 @@ public protocol ProtoMessage: Sendable, Hashable {
     /// Decodes wire bytes, refusing what is over the limits or does not parse.
     init(serializedBytes bytes: [UInt8], options: DecodingOptions) throws(ProtoDecodingError)
     /// Writes the wire encoding into memory the caller provides: `allocate` is called once with
-    /// the exact size and returns where to write it (a message about to be sent, say).
-    func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer)
+    /// the exact size and returns where to write it (a large message about to be sent, say), or
+    /// nil to have the encoding returned as bytes instead (nil is returned when written).
+    func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer?) -> [UInt8]?
     /// Decodes wire bytes read in place (a received frame), under the same rules.
     init(serializedBuffer buffer: UnsafeRawBufferPointer, options: DecodingOptions) throws(ProtoDecodingError)
 }
 
 extension ProtoMessage {
     /// Encodes, then copies the encoding into place (the generated messages pack in place).
-    public func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer) {
+    public func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer?) -> [UInt8]? {
         let bytes = serializedBytes()
-        let target = allocate(bytes.count)
+        guard let target = allocate(bytes.count) else { return bytes }
         precondition(target.count == bytes.count, "serialize(into:) was given \(target.count) bytes for \(bytes.count)")
         if !bytes.isEmpty { bytes.withUnsafeBytes { target.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) } }
+        return nil
     }
 
     /// Copies the buffer and decodes the copy (the generated messages decode in place).

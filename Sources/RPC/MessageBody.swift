@@ -1,6 +1,20 @@
 import Proto
 import ZMQ
 
+extension ProtoMessage {
+    /// Decodes a received frame where it lies (an array for a small frame, the message's own
+    /// buffer for a large one).
+    init(frame: Frame, options: DecodingOptions) throws(ProtoDecodingError) {
+        if let bytes = frame.storedBytes {
+            try self.init(serializedBytes: bytes, options: options)
+        } else {
+            self = try frame.withUnsafeBytes { buffer throws(ProtoDecodingError) in
+                try Self(serializedBuffer: buffer, options: options)
+            }
+        }
+    }
+}
+
 /// The last frame of a request or reply: small ones as bytes, large ones encoded straight
 /// into a ZeroMQ frame, which is then sent without another copy.
 public struct MessageBody: Sendable, Equatable {
@@ -23,28 +37,16 @@ public struct MessageBody: Sendable, Equatable {
     init(storage: Storage) { self.storage = storage }
 
     /// The encoding of `message`, written once into where it will be sent from (a frame for a
-    /// large body; a small one is copied into an array).
+    /// large body, an array for a small one).
     public init(encoding message: some ProtoMessage) {
-        var scratch: UnsafeMutableRawBufferPointer?
         var frame: Frame?
-        message.serialize { size in
-            if size >= Self.frameThreshold {
-                let made = Frame(uninitializedCount: size)
-                frame = made
-                return made.unsafeMutableBytes
-            }
-            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 1)
-            scratch = buffer
-            return buffer
+        let bytes = message.serialize { size in
+            guard size >= Self.frameThreshold else { return nil }
+            let made = Frame(uninitializedCount: size)
+            frame = made
+            return made.unsafeMutableBytes
         }
-        if let frame {
-            storage = .frame(frame)
-        } else if let scratch {
-            storage = .bytes([UInt8](scratch))
-            scratch.deallocate()
-        } else {
-            storage = .bytes([])
-        }
+        storage = frame.map { .frame($0) } ?? .bytes(bytes ?? [])
     }
 
     /// The size in bytes.

@@ -149,9 +149,7 @@ extension RPCClient {
     /// The request id and outcome of a reply; nil for anything that is not a reply of this protocol.
     private func parseReply(_ frames: [Frame]) -> (UInt64, Outcome)? {
         guard frames.count == 3, frames[0].isEmpty,
-            let header = try? frames[1].withUnsafeBytes({ buffer throws(ProtoDecodingError) in
-                try ResponseHeader(serializedBuffer: buffer, options: Envelope.headerLimit)
-            })
+            let header = try? ResponseHeader(frame: frames[1], options: Envelope.headerLimit)
         else { return nil }
         return (header.requestId, .reply(RawReply(
             code: StatusCode(rawValue: header.code), message: header.message,

@@ -142,9 +142,7 @@ public final class RPCClient: Sendable {
             path: method.path, body: MessageBody(encoding: request), readOnly: method.isReadOnly, options: options)
         do {
             let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-            return try reply.bodyFrame.withUnsafeBytes { buffer throws(ProtoDecodingError) in
-                try Response(serializedBuffer: buffer, options: limit)
-            }
+            return try Response(frame: reply.bodyFrame, options: limit)
         } catch {
             throw RPCError(.internal, "reply of \(method.path) does not parse: \(error)")
         }

@@ -143,9 +143,7 @@ extension RPCServer {
         }
         let header: RequestHeader
         do {
-            header = try frames[delimiter + 1].withUnsafeBytes { buffer throws(ProtoDecodingError) in
-                try RequestHeader(serializedBuffer: buffer, options: Envelope.headerLimit)
-            }
+            header = try RequestHeader(frame: frames[delimiter + 1], options: Envelope.headerLimit)
         } catch {
             counters.malformed.bump()
             send(socket, Envelope.reply(

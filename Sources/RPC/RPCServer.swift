@@ -178,9 +178,7 @@ public final class RPCServer: Sendable {
         _ type: Request.Type, _ body: Frame, _ limit: DecodingOptions
     ) throws(RPCError) -> Request {
         do {
-            return try body.withUnsafeBytes { buffer throws(ProtoDecodingError) in
-                try Request(serializedBuffer: buffer, options: limit)
-            }
+            return try Request(frame: body, options: limit)
         } catch {
             throw RPCError.invalidArgument("request body: \(error)")
         }

@@ -1,54 +1,119 @@
 import CZMQ
 
-/// One received frame, still in its `zmq_msg_t`: reading it copies nothing.
+/// One frame of a multipart message: small ones as bytes, large ones still in their
+/// `zmq_msg_t`, so reading a received frame or sending a built one copies nothing.
 ///
 /// libzmq reads a large frame straight into the message's own buffer, so a 20 MB photo can be
-/// decoded from where the socket put it. The frame is immutable and owns its message, which
-/// is closed when the last reference goes; it may move between threads (a `zmq_msg_t` is not
-/// tied to the socket that received it).
-public final class Frame: @unchecked Sendable {
-    private let message: UnsafeMutablePointer<zmq_msg_t>
+/// decoded from where the socket put it, and an encoder can write a reply straight into the
+/// frame that will be sent. A frame is immutable once built; it may move between threads (a
+/// `zmq_msg_t` is not tied to the socket that received it) and be sent more than once.
+public struct Frame: Sendable {
+    enum Storage: Sendable {
+        case bytes([UInt8])
+        case message(FrameMessage)
+    }
+
+    let storage: Storage
+
+    /// Received frames smaller than this are copied out of their message: one allocation
+    /// instead of keeping the message (envelopes, headers, small bodies).
+    static let copyBelow = 2048
+
+    init(storage: Storage) { self.storage = storage }
+
+    /// A frame holding `bytes`.
+    public init(_ bytes: [UInt8]) { storage = .bytes(bytes) }
+
+    /// A frame of `count` bytes written by `initialize`, in memory libzmq owns: sending it later
+    /// copies nothing (an encoder can write a message straight into its frame).
+    public init(count: Int, initialize: (UnsafeMutableRawBufferPointer) -> Void) {
+        let message = FrameMessage(count: count)
+        initialize(message.mutableBytes)
+        storage = .message(message)
+    }
+
+    /// A frame of `count` bytes in memory libzmq owns, to be written through
+    /// `unsafeMutableBytes` before it is first sent.
+    public init(uninitializedCount count: Int) {
+        storage = .message(FrameMessage(count: count))
+    }
+
+    /// The memory of a frame made with `init(uninitializedCount:)`, for filling it before it is
+    /// first sent (empty for other frames); writing to a frame that was sent or received
+    /// breaks its immutability.
+    public var unsafeMutableBytes: UnsafeMutableRawBufferPointer {
+        guard case .message(let message) = storage else { return UnsafeMutableRawBufferPointer(start: nil, count: 0) }
+        return message.mutableBytes
+    }
+
+    /// The frame's size in bytes.
+    public var count: Int {
+        switch storage {
+        case .bytes(let bytes): bytes.count
+        case .message(let message): message.count
+        }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// Reads the bytes in place; the pointer is valid only inside `body`.
+    public func withUnsafeBytes<T, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> T) throws(E) -> T {
+        switch storage {
+        case .bytes(let bytes):
+            var result: Result<T, E>?
+            bytes.withUnsafeBytes { buffer in result = Result { () throws(E) -> T in try body(buffer) } }
+            return try result!.get()
+        case .message(let message):
+            return try withExtendedLifetime(message) { () throws(E) -> T in try body(UnsafeRawBufferPointer(message.mutableBytes)) }
+        }
+    }
+
+    /// The bytes when the frame holds them as an array (small frames): no copy, no closure.
+    public var storedBytes: [UInt8]? {
+        if case .bytes(let bytes) = storage { return bytes }
+        return nil
+    }
+
+    /// A copy of the bytes.
+    public var bytes: [UInt8] {
+        switch storage {
+        case .bytes(let bytes): bytes
+        case .message(let message): [UInt8](UnsafeRawBufferPointer(message.mutableBytes))
+        }
+    }
+
+    /// Sets `target` (an initialised, empty message) to this frame's data: a message frame is
+    /// shared by reference count, so only bytes frames are copied.
+    func load(into target: UnsafeMutablePointer<zmq_msg_t>) -> Int32 {
+        switch storage {
+        case .message(let message):
+            return zmq_msg_copy(target, message.message)
+        case .bytes(let bytes):
+            zmq_msg_close(target)
+            guard zmq_msg_init_size(target, bytes.count) == 0 else { return -1 }
+            if !bytes.isEmpty { bytes.withUnsafeBytes { zmq_msg_data(target).copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+            return 0
+        }
+    }
+}
+
+/// A `zmq_msg_t` on the heap, closed when the last frame holding it goes.
+final class FrameMessage: @unchecked Sendable {
+    let message: UnsafeMutablePointer<zmq_msg_t>
 
     /// Takes over `message` (initialised, received into).
     init(adopting message: UnsafeMutablePointer<zmq_msg_t>) {
         self.message = message
     }
 
-    /// A frame of `count` bytes written by `initialize`, in memory libzmq owns: sending it later
-    /// copies nothing (an encoder can write a message straight into its frame).
-    public convenience init(count: Int, initialize: (UnsafeMutableRawBufferPointer) -> Void) {
+    /// A message of `count` bytes (uninitialised).
+    convenience init(count: Int) {
         let message = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
         if zmq_msg_init_size(message, count) != 0 {
             // Out of memory in libzmq: nothing sensible is left to do.
             fatalError("zmq_msg_init_size(\(count)) failed")
         }
-        initialize(UnsafeMutableRawBufferPointer(start: count > 0 ? zmq_msg_data(message) : nil, count: count))
         self.init(adopting: message)
-    }
-
-    /// A frame of `count` bytes to be written through `unsafeMutableBytes` before it is sent.
-    public convenience init(uninitializedCount count: Int) {
-        self.init(count: count) { _ in }
-    }
-
-    /// The frame's memory, for filling a frame made with `init(uninitializedCount:)` before it
-    /// is first sent; writing to a frame that was sent or received breaks its immutability.
-    public var unsafeMutableBytes: UnsafeMutableRawBufferPointer {
-        let size = count
-        return UnsafeMutableRawBufferPointer(start: size > 0 ? zmq_msg_data(message) : nil, count: size)
-    }
-
-    /// A frame holding a copy of `bytes`.
-    public convenience init(_ bytes: [UInt8]) {
-        self.init(count: bytes.count) { target in
-            if !bytes.isEmpty { bytes.withUnsafeBytes { target.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
-        }
-    }
-
-    /// Points `target` (an initialised, empty message) at this frame's data: large frames share
-    /// their buffer by reference count, so the copy is free.
-    func share(into target: UnsafeMutablePointer<zmq_msg_t>) -> Int32 {
-        zmq_msg_copy(target, message)
     }
 
     deinit {
@@ -56,22 +121,11 @@ public final class Frame: @unchecked Sendable {
         message.deallocate()
     }
 
-    /// The frame's size in bytes.
-    public var count: Int { zmq_msg_size(message) }
+    var count: Int { zmq_msg_size(message) }
 
-    public var isEmpty: Bool { count == 0 }
-
-    /// Reads the bytes in place; the pointer is valid only inside `body`.
-    public func withUnsafeBytes<T, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> T) throws(E) -> T {
+    var mutableBytes: UnsafeMutableRawBufferPointer {
         let size = count
-        return try withExtendedLifetime(self) { () throws(E) -> T in
-            try body(UnsafeRawBufferPointer(start: size > 0 ? UnsafeRawPointer(zmq_msg_data(message)) : nil, count: size))
-        }
-    }
-
-    /// A copy of the bytes.
-    public var bytes: [UInt8] {
-        withUnsafeBytes { [UInt8]($0) }
+        return UnsafeMutableRawBufferPointer(start: size > 0 ? zmq_msg_data(message) : nil, count: size)
     }
 }
 
@@ -95,7 +149,7 @@ extension Socket {
                     }
                 } else {
                     try check(zmq_msg_init(message), "zmq_msg_init")
-                    if body.share(into: message) != 0 {
+                    if body.load(into: message) != 0 {
                         let code = zmq_errno()
                         zmq_msg_close(message)
                         throw ZMQError(code: code, operation: "zmq_msg_copy")
@@ -119,28 +173,40 @@ extension Socket {
     /// expired receive timeout throws a `ZMQError` whose `isAgain` is true.
     public func receiveFrames(dontWait: Bool = false) throws -> [Frame]? {
         let socket = try live("zmq_msg_recv")
-        var frames: [Frame] = []
-        frames.reserveCapacity(4)  // the protocol's messages have 3 or 4 frames
-        while true {
-            let message = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
-            guard zmq_msg_init(message) == 0 else {
-                message.deallocate()
-                throw ZMQError(code: zmq_errno(), operation: "zmq_msg_init")
+        return try withUnsafeTemporaryAllocation(of: zmq_msg_t.self, capacity: 1) { slot throws(ZMQError) -> [Frame]? in
+            let message = slot.baseAddress!
+            var frames: [Frame] = []
+            frames.reserveCapacity(4)  // the protocol's messages have 3 or 4 frames
+            while true {
+                try check(zmq_msg_init(message), "zmq_msg_init")
+                // libzmq delivers multipart messages atomically, so only the first frame can be
+                // missing; later frames are read without DONTWAIT.
+                let flags: Int32 = frames.isEmpty && dontWait ? ZMQ_DONTWAIT : 0
+                let rc = retryingInterrupts { zmq_msg_recv(message, socket, flags) }
+                if rc == -1 {
+                    let code = zmq_errno()
+                    zmq_msg_close(message)
+                    if flags != 0 && code == EAGAIN { return nil }
+                    throw ZMQError(code: code, operation: "zmq_msg_recv(\(type), frame \(frames.count + 1))")
+                }
+                let more = zmq_msg_more(message) != 0
+                let size = zmq_msg_size(message)
+                if size < Frame.copyBelow {
+                    frames.append(Frame([UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                        if size > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: zmq_msg_data(message), byteCount: size) }
+                        count = size
+                    }))
+                    zmq_msg_close(message)
+                } else {
+                    // Moved, not copied: the heap message takes the data over.
+                    let kept = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
+                    zmq_msg_init(kept)
+                    zmq_msg_move(kept, message)
+                    zmq_msg_close(message)
+                    frames.append(Frame(storage: .message(FrameMessage(adopting: kept))))
+                }
+                if !more { return frames }
             }
-            // libzmq delivers multipart messages atomically, so only the first frame can be
-            // missing; later frames are read without DONTWAIT.
-            let flags: Int32 = frames.isEmpty && dontWait ? ZMQ_DONTWAIT : 0
-            let rc = retryingInterrupts { zmq_msg_recv(message, socket, flags) }
-            if rc == -1 {
-                let code = zmq_errno()
-                zmq_msg_close(message)
-                message.deallocate()
-                if flags != 0 && code == EAGAIN { return nil }
-                throw ZMQError(code: code, operation: "zmq_msg_recv(\(type), frame \(frames.count + 1))")
-            }
-            let frame = Frame(adopting: message)
-            frames.append(frame)
-            if zmq_msg_more(message) == 0 { return frames }
         }
     }
 }

@@ -104,13 +104,19 @@ import Testing
     /// Encodes `message` into memory it owns and returns a copy (the buffer must outlive the write).
     static func written(_ message: some ProtoMessage) -> [UInt8] {
         var buffer: UnsafeMutableRawBufferPointer?
-        message.serialize { size in
+        let returned = message.serialize { size in
             let b = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 1)
             buffer = b
             return b
         }
+        #expect(returned == nil)
         defer { buffer?.deallocate() }
         return buffer.map { [UInt8]($0) } ?? []
+    }
+
+    /// The encoding returned as bytes (the caller declined to provide memory).
+    static func returned(_ message: some ProtoMessage) -> [UInt8] {
+        message.serialize { _ in nil } ?? []
     }
 
     @Test func everyMessageWithBytesFieldsWritesProtobufCsBytes() throws {
@@ -148,8 +154,9 @@ import Testing
         let cases: [any ProtoMessage] = [put, append, rendition, job, lease, smallJob, onlyData, PutImageRequest()]
         for message in cases {
             let expected = message.serializedBytes()
-            let got = Self.written(message)
+            let got = Self.written(message), returned = Self.returned(message)
             #expect(got.count == expected.count && got == expected, "\(type(of: message))")
+            #expect(returned.count == expected.count && returned == expected, "\(type(of: message)) as bytes")
         }
         #expect(try Job(serializedBytes: Self.written(job)) == job)
     }
