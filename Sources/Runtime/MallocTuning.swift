@@ -13,15 +13,19 @@ import Glibc
 /// heaps are unmapped whenever they fall empty, so a 20 MB buffer allocated on a pool thread
 /// faults in afresh each time. With `forLargeMessages()`, blocks up to 32 MiB come from the
 /// heap, every thread uses the one main heap (small allocations still come from per-thread
-/// caches without a lock), and up to 128 MiB of freed heap is kept for reuse;
+/// caches without a lock), the heap grows 64 MiB at a time, and up to 128 MiB of freed heap
+/// is kept for reuse;
 /// `releaseFreedMemory()` (after a cache purge, under memory pressure) hands all of it back.
 public enum MallocTuning {
     /// Blocks up to this size come from the heap (glibc's largest allowed dynamic threshold).
     public static let mmapThresholdBytes: Int32 = 32 << 20
     /// Free memory at the heap's top kept for reuse instead of returned at once.
     public static let trimThresholdBytes: Int32 = 128 << 20
-    /// Malloc arenas: one, the main heap, where the two settings above apply.
+    /// Malloc arenas: one, the main heap, where the settings here apply.
     public static let arenas: Int32 = 1
+    /// Extra heap obtained whenever the heap grows (address space; pages count only once used),
+    /// so a run of multi-megabyte allocations does not move the heap's end for each one.
+    public static let topPadBytes: Int32 = 64 << 20
 
     /// Applies the settings to this process; idempotent. Returns false where glibc's `mallopt`
     /// is not available (other C libraries keep their defaults).
@@ -31,10 +35,10 @@ public enum MallocTuning {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return false }
         typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
         let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
-        // <malloc.h>: M_TRIM_THRESHOLD -1, M_MMAP_THRESHOLD -3, M_ARENA_MAX -8 (SwiftGlibc does
-        // not import it).
+        // <malloc.h>: M_TRIM_THRESHOLD -1, M_TOP_PAD -2, M_MMAP_THRESHOLD -3, M_ARENA_MAX -8
+        // (SwiftGlibc does not import it).
         return mallopt(-3, mmapThresholdBytes) == 1 && mallopt(-1, trimThresholdBytes) == 1
-            && mallopt(-8, arenas) == 1
+            && mallopt(-2, topPadBytes) == 1 && mallopt(-8, arenas) == 1
         #else
         return false
         #endif

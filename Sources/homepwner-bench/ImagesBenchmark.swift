@@ -54,7 +54,7 @@ enum ImagesBenchmark {
 
             if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
                 // For profilers: one variant only, 20 MB blobs, round after round.
-                try await profile(arguments[index + 1], rounds: rounds, arguments: arguments, client: client, store: bareStore)
+                try await profile(arguments[index + 1], rounds: rounds, arguments: arguments, client: client, store: bareStore, echo: echo)
                 return
             }
             var results: [String: [String: [Measure]]] = [:]
@@ -216,10 +216,10 @@ enum ImagesBenchmark {
         return (Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start), keys)
     }
 
-    /// `--profile put|store-put|get-cached [--bytes N]`: that variant alone (20 MB blobs unless
+    /// `--profile put|put-refused|store-put|get-cached|get-cached-undecoded|bare [--bytes N]`: that variant alone (20 MB blobs unless
     /// `--bytes` says otherwise, 100 MB per round), printing MB/s per round.
     static func profile(
-        _ variant: String, rounds: Int, arguments: [String], client: RPCClient, store: ImageStore
+        _ variant: String, rounds: Int, arguments: [String], client: RPCClient, store: ImageStore, echo: BlobEcho
     ) async throws {
         let size = arguments.firstIndex(of: "--bytes").flatMap { Int(arguments[$0 + 1]) } ?? 20_000_000
         let blobs = (0..<max(1, 100_000_000 / size)).map { payload(size, seed: 500 + $0) }
@@ -247,6 +247,41 @@ enum ImagesBenchmark {
                 measure = Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start)
             case "store-put":
                 measure = try await storePuts(blobs, store: store)
+            case "get-cached-undecoded":
+                // GetImage from the cache with the reply left undecoded (the client's decode cost).
+                if keys.isEmpty { keys = try await puts(blobs, client: client).1 }
+                let start = monotonicSeconds()
+                var total = 0
+                for key in keys {
+                    var request = GetImageRequest()
+                    request.key = key
+                    total += try await client.callRaw(
+                        path: ImageServiceRPC.getImage.path, body: MessageBody(encoding: request), readOnly: true).bodyFrame.count
+                }
+                measure = Measure(bytes: total, seconds: monotonicSeconds() - start)
+            case "decode":
+                // Decoding a GetImageResponse of this size from a frame, as the client does.
+                var response = GetImageResponse()
+                response.data = blobs[0]
+                let frame = Frame(response.serializedBytes())
+                let start = monotonicSeconds()
+                var total = 0
+                for _ in blobs {
+                    let limit = DecodingOptions(maxBytes: 1 << 30)
+                    total += try frame.withUnsafeBytes { buffer throws(ProtoDecodingError) in
+                        try GetImageResponse(serializedBuffer: buffer, options: limit)
+                    }.data.count
+                }
+                measure = Measure(bytes: total, seconds: monotonicSeconds() - start)
+            case "copy":
+                // The floor for the decode: copying the bytes into a new array.
+                let frame = Frame(blobs[0])
+                let start = monotonicSeconds()
+                var total = 0
+                for _ in blobs { total += frame.bytes.count }
+                measure = Measure(bytes: total, seconds: monotonicSeconds() - start)
+            case "bare":
+                measure = try echo.transfer(blobs[0].count, times: blobs.count)
             case "get-cached":
                 if keys.isEmpty { keys = try await puts(blobs, client: client).1 }
                 measure = try await gets(keys, client: client)
