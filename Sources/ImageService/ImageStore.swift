@@ -181,9 +181,18 @@ public final class ImageStore: Sendable {
         let info = makeInfo(new, media: media, size: Int64(data.count), checksum: checksum)
         try await insert(info, contentCheck: check)
         let stored = StoredImage(info: info, contentCheck: check)
-        cache.insert(stored.cacheKey, data, image: stored, ticket: ticket)
+        // Small blobs (thumbnails, small photos) are likely read soon and cost little to keep. A
+        // large original is cached by its first read instead: caching every upload would push
+        // hot thumbnails out, and would keep each put's buffer alive, so that every large put
+        // needs (and page-faults in) fresh memory.
+        if data.count <= Self.cacheOnPutBytes {
+            cache.insert(stored.cacheKey, data, image: stored, ticket: ticket)
+        }
         return (info, true)
     }
+
+    /// Puts of blobs up to this size leave them in the cache.
+    public static let cacheOnPutBytes = 1 << 20
 
     /// Checks key, kind and parent of a new image; fills the owner of a derived image from its parent.
     func validate(_ new: NewImage) async throws -> NewImage {

@@ -47,6 +47,23 @@ import Testing
         #expect(cache.statistics.hits == 2)
     }
 
+    @Test func putsCacheSmallBlobsAndLeaveLargeOnesToTheirFirstRead() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder, budget: 64 << 20)
+        defer { store.close() }
+        var small = [UInt8](repeating: 1, count: ImageStore.cacheOnPutBytes)
+        var large = [UInt8](repeating: 2, count: ImageStore.cacheOnPutBytes + 1)
+        let movie: [UInt8] = [0, 0, 0, 16] + Array("ftypisom".utf8) + [0, 0, 0, 0]
+        small.replaceSubrange(0..<movie.count, with: movie)
+        large.replaceSubrange(0..<movie.count, with: movie)
+        let smallInfo = try await store.put(small, NewImage()).info
+        let largeInfo = try await store.put(large, NewImage()).info
+        #expect(store.cachedRead(smallInfo.key, offset: 0, length: 0)?.bytes == small)
+        #expect(store.cachedRead(largeInfo.key, offset: 0, length: 0) == nil)
+        #expect(try await store.read(largeInfo) == large)  // the first read caches it
+        #expect(store.cachedRead(largeInfo.key, offset: 0, length: 0)?.bytes == large)
+    }
+
     @Test func getImageFromTheCacheMatchesTheDiskAndForgetsDeletedImages() async throws {
         let folder = try TemporaryFolder()
         let host = try ImageServiceHostTests.start(folder)

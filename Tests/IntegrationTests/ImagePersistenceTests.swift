@@ -131,7 +131,11 @@ import Testing
             var put = PutImageRequest()
             put.data = base
             withUnsafeBytes(of: UInt64(seed).bigEndian) { put.data.replaceSubrange(16..<24, with: $0) }
-            _ = try await client.call(ImageServiceRPC.putImage, put, options: Self.patient)
+            let info = try await client.call(ImageServiceRPC.putImage, put, options: Self.patient)
+            // Large blobs are cached by their first read, not by the put.
+            var get = GetImageRequest()
+            get.key = info.key
+            _ = try await client.call(ImageServiceRPC.getImage, get, options: Self.patient)
         }
         let stats = try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest())
         #expect(stats.bytes >= 150_000_000)
