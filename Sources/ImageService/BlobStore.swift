@@ -1,5 +1,6 @@
 import Digest
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -39,8 +40,31 @@ final class BlobStore: Sendable {
     }
 
     /// Writes `bytes` durably as blob `key`: temporary file, fsync, rename, folder fsync.
+    ///
+    /// A blob's fan-out folders are made (and fsynced) on another thread while its bytes are
+    /// written: both wait on the disk, and neither needs the other until the rename.
     func write(_ bytes: [UInt8], key: String) throws {
-        let temporary = try writeTemporary(bytes, key: key)
+        let folderError = Mutex<(any Error)?>(nil)
+        let folderReady = DispatchGroup()
+        DispatchQueue.global().async(group: folderReady) {
+            do {
+                try self.prepareFolder(of: key)
+            } catch {
+                folderError.withLock { $0 = error }
+            }
+        }
+        let temporary: String
+        do {
+            temporary = try writeTemporary(bytes, key: key)
+        } catch {
+            folderReady.wait()
+            throw error
+        }
+        folderReady.wait()
+        if let error = folderError.withLock({ $0 }) {
+            unlink(temporary)
+            throw error
+        }
         try publish(temporary: temporary, key: key)
     }
 
@@ -129,16 +153,23 @@ final class BlobStore: Sendable {
         "\(temporaryFolder)/\(key).\(UInt32.random(in: 0...UInt32.max)).tmp"
     }
 
+    /// Makes the fan-out folders of `key` if they are missing, durably: each new folder's
+    /// parent is fsynced, so the folders survive a crash.
+    func prepareFolder(of key: String) throws {
+        let folder = (path(of: key) as NSString).deletingLastPathComponent
+        guard !FileManager.default.fileExists(atPath: folder) else { return }
+        let parent = (folder as NSString).deletingLastPathComponent
+        let parentExisted = FileManager.default.fileExists(atPath: parent)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Self.fsyncFolder(parent)
+        if !parentExisted { try Self.fsyncFolder(blobsFolder) }
+    }
+
     /// Step two of `write`: renames a fsynced temporary file into place and fsyncs the folders.
     func publish(temporary: String, key: String) throws {
         let final = path(of: key)
         let folder = (final as NSString).deletingLastPathComponent
-        if !FileManager.default.fileExists(atPath: folder) {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            // The new fan-out folders must themselves survive a crash.
-            try Self.fsyncFolder((folder as NSString).deletingLastPathComponent)
-            try Self.fsyncFolder(blobsFolder)
-        }
+        try prepareFolder(of: key)
         try Self.check(rename(temporary, final), "rename to", final)
         try Self.fsyncFolder(folder)
     }

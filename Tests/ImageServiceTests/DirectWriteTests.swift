@@ -56,4 +56,17 @@ import Testing
         try blobs.write(bytes, key: "00000000-0000-4000-8000-000000000099")
         #expect(try blobs.read(key: "00000000-0000-4000-8000-000000000099", size: Int64(bytes.count), checksum: SHA256.checksum(bytes)) == bytes)
     }
+
+    @Test func aFolderThatCannotBeMadeFailsTheWriteAndLeavesNothing() throws {
+        let folder = try TemporaryFolder()
+        let blobs = try BlobStore(root: folder.path + "/images")
+        let key = "abcd0000-0000-4000-8000-000000000001"
+        // A file where the first fan-out folder should be.
+        #expect(FileManager.default.createFile(atPath: blobs.blobsFolder + "/ab", contents: Data([1])))
+        for size in [10, BlobStore.directWriteThreshold + 10] {
+            #expect(throws: (any Error).self) { try blobs.write(Self.blob(size), key: key) }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: blobs.temporaryFolder).isEmpty)
+        }
+        #expect(!FileManager.default.fileExists(atPath: blobs.path(of: key)))
+    }
 }
