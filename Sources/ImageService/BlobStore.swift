@@ -44,6 +44,11 @@ final class BlobStore: Sendable {
     /// A blob's fan-out folders are made (and fsynced) on another thread while its bytes are
     /// written: both wait on the disk, and neither needs the other until the rename.
     func write(_ bytes: [UInt8], key: String) throws {
+        try bytes.withUnsafeBytes { try write($0, key: key) }
+    }
+
+    /// `write(_:key:)` from bytes in place.
+    func write(_ bytes: UnsafeRawBufferPointer, key: String) throws {
         let folderError = Mutex<(any Error)?>(nil)
         let folderReady = DispatchGroup()
         DispatchQueue.global().async(group: folderReady) {
@@ -78,13 +83,18 @@ final class BlobStore: Sendable {
     /// page-cache pages that nothing reads (the cache above keeps the bytes). Where direct I/O
     /// is refused (tmpfs, some network file systems), the ordinary write is used.
     func writeTemporary(_ bytes: [UInt8], key: String) throws -> String {
+        try bytes.withUnsafeBytes { try writeTemporary($0, key: key) }
+    }
+
+    /// `writeTemporary(_:key:)` from bytes in place.
+    func writeTemporary(_ bytes: UnsafeRawBufferPointer, key: String) throws -> String {
         if bytes.count >= Self.directWriteThreshold, let path = try writeTemporaryDirect(bytes, key: key) {
             return path
         }
         let path = newTemporaryPath(key: key)
         let fd = try Self.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
         do {
-            try bytes.withUnsafeBytes { try Self.writeAll(fd, $0, path: path) }
+            try Self.writeAll(fd, bytes, path: path)
             try Self.check(fsync(fd), "fsync", path)
             close(fd)
         } catch {
@@ -97,6 +107,11 @@ final class BlobStore: Sendable {
 
     /// `writeTemporary` with direct I/O; nil when the file system refuses it (nothing is left behind).
     func writeTemporaryDirect(_ bytes: [UInt8], key: String) throws -> String? {
+        try bytes.withUnsafeBytes { try writeTemporaryDirect($0, key: key) }
+    }
+
+    /// `writeTemporaryDirect(_:key:)` from bytes in place.
+    func writeTemporaryDirect(_ source: UnsafeRawBufferPointer, key: String) throws -> String? {
         guard let directFlag = Self.directFlag else { return nil }
         let path = newTemporaryPath(key: key)
         let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | directFlag, 0o644)
@@ -110,18 +125,16 @@ final class BlobStore: Sendable {
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: alignment)
         defer { buffer.deallocate() }
         do {
-            try bytes.withUnsafeBytes { source in
-                var offset = 0
-                while offset < source.count {
-                    let count = min(chunk, source.count - offset)
-                    buffer.copyMemory(from: source.baseAddress! + offset, byteCount: count)
-                    let padded = (count + alignment - 1) & ~(alignment - 1)
-                    if padded > count { (buffer + count).initializeMemory(as: UInt8.self, repeating: 0, count: padded - count) }
-                    try Self.writeAll(fd, UnsafeRawBufferPointer(start: buffer, count: padded), path: path)
-                    offset += count
-                }
+            var offset = 0
+            while offset < source.count {
+                let count = min(chunk, source.count - offset)
+                buffer.copyMemory(from: source.baseAddress! + offset, byteCount: count)
+                let padded = (count + alignment - 1) & ~(alignment - 1)
+                if padded > count { (buffer + count).initializeMemory(as: UInt8.self, repeating: 0, count: padded - count) }
+                try Self.writeAll(fd, UnsafeRawBufferPointer(start: buffer, count: padded), path: path)
+                offset += count
             }
-            try Self.check(ftruncate(fd, off_t(bytes.count)), "ftruncate", path)
+            try Self.check(ftruncate(fd, off_t(source.count)), "ftruncate", path)
             try Self.check(fsync(fd), "fsync", path)
             close(fd)
         } catch let error as BlobIOError where error.code == EINVAL {

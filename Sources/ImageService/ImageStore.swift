@@ -139,8 +139,8 @@ public final class ImageStore: Sendable {
 
     /// Stores `data` as a new image and returns its metadata; with a client key that exists,
     /// returns the existing image and `created` false. On disk before it returns.
-    public func put(_ data: [UInt8], _ new: NewImage) async throws -> (info: ImageInfo, created: Bool) {
-        guard !data.isEmpty else { throw ImageStoreError.invalid("data is empty") }
+    public func put(_ data: some BlobBytes, _ new: NewImage) async throws -> (info: ImageInfo, created: Bool) {
+        guard data.count > 0 else { throw ImageStoreError.invalid("data is empty") }
         var validated = try await validate(new)
         let keyGiven = !validated.key.isEmpty
         if !keyGiven { validated.key = UUID().uuidString.lowercased() }
@@ -165,11 +165,16 @@ public final class ImageStore: Sendable {
             let digests = Mutex(("", ""))
             let group = DispatchGroup()
             DispatchQueue.global().async(group: group) {
-                let values = (SHA256.checksum(data), XXHash64.checksum(data))
-                digests.withLock { $0 = values }
+                let values = try? data.withBlobBytes { buffer in
+                    var sha = SHA256(), xxh = XXHash64()
+                    sha.update(buffer)
+                    xxh.update(buffer)
+                    return (sha.checksum(), xxh.checksum())
+                }
+                digests.withLock { $0 = values ?? ("", "") }
             }
             do {
-                try blobs.write(data, key: key)
+                try data.withBlobBytes { try blobs.write($0, key: key) }
             } catch {
                 group.wait()
                 throw error
@@ -186,7 +191,7 @@ public final class ImageStore: Sendable {
         // hot thumbnails out, and would keep each put's buffer alive, so that every large put
         // needs (and page-faults in) fresh memory.
         if data.count <= Self.cacheOnPutBytes {
-            cache.insert(stored.cacheKey, data, image: stored, ticket: ticket)
+            cache.insert(stored.cacheKey, data.array, image: stored, ticket: ticket)
         }
         return (info, true)
     }

@@ -61,6 +61,21 @@ enum MediaSniffer {
         throw unrecognised(data[...])
     }
 
+    /// Classifies whole data read in place: the JPEG header is read from the first 4 MiB (as
+    /// for uploads), so only an unusual JPEG (no EOI at the end) is copied whole.
+    static func classify(_ data: some BlobBytes, maxPixels: Int) throws -> SniffedMedia {
+        if let array = data as? [UInt8] { return try classify(array, maxPixels: maxPixels) }
+        guard data.count > 0 else { throw ImageStoreError.invalid("data is empty") }
+        let (head, tail) = try data.withBlobBytes { buffer in
+            ([UInt8](buffer.prefix(4 << 20)), [UInt8](buffer.suffix(2048)))
+        }
+        if JPEG.sniff(head) {
+            return try jpeg(head: head, tail: tail[...], whole: { data.array }, maxPixels: maxPixels)
+        }
+        if let media = container(head[...]) { return media }
+        throw unrecognised(head[...])
+    }
+
     /// Validates a JPEG from its first bytes (header and EXIF) and its last bytes (the EOI
     /// marker); when the end does not show EOI it decodes `whole()` to be sure it is complete.
     static func jpeg(

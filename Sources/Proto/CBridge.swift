@@ -20,7 +20,14 @@ extension CBridgedMessage {
 
     /// Decodes with protobuf-c straight from `buffer`: no copy of the input.
     public init(serializedBuffer buffer: UnsafeRawBufferPointer, options: DecodingOptions) throws(ProtoDecodingError) {
-        self = try CBridge.decode(Self.self, buffer, options: options)
+        self = try CBridge.decode(Self.self, buffer, options: options).message
+    }
+
+    /// Decodes with protobuf-c, leaving a large `field` where it lies.
+    public static func decode(
+        _ buffer: UnsafeRawBufferPointer, options: DecodingOptions, leavingLargeBytesField field: UInt32
+    ) throws(ProtoDecodingError) -> (message: Self, field: Range<Int>?) {
+        try CBridge.decode(Self.self, buffer, options: options, leaving: field)
     }
 }
 
@@ -92,14 +99,16 @@ enum CBridge {
         _ type: M.Type, _ bytes: [UInt8], options: DecodingOptions
     ) throws(ProtoDecodingError) -> M {
         let result = bytes.withUnsafeBytes { input in
-            Result { () throws(ProtoDecodingError) -> M in try decode(type, input, options: options) }
+            Result { () throws(ProtoDecodingError) -> M in try decode(type, input, options: options).message }
         }
         return try result.get()
     }
 
+    /// Decodes `input`; a large top-level bytes field numbered `leaving` is left empty and its
+    /// range in `input` returned.
     static func decode<M: CBridgedMessage>(
-        _ type: M.Type, _ input: UnsafeRawBufferPointer, options: DecodingOptions
-    ) throws(ProtoDecodingError) -> M {
+        _ type: M.Type, _ input: UnsafeRawBufferPointer, options: DecodingOptions, leaving: UInt32? = nil
+    ) throws(ProtoDecodingError) -> (message: M, field: Range<Int>?) {
         guard input.count <= options.maxBytes else {
             throw .tooLarge(type: M.protoName, size: input.count, limit: options.maxBytes)
         }
@@ -115,7 +124,7 @@ enum CBridge {
             allocator_data: Unmanaged.passUnretained(arena).toOpaque())
         let plan = input.count < LargeBytes.threshold
             ? nil : ProtoRegistry.messageDescriptor(M.protoName).flatMap { LargeBytes.plan(input, descriptor: $0) }
-        let decoded: M? = withExtendedLifetime(arena) {
+        let decoded: (M, Range<Int>?)? = withExtendedLifetime(arena) {
             func unpack(_ buffer: UnsafeRawBufferPointer) -> UnsafeMutablePointer<M.CType>? {
                 // protobuf-c wants a valid pointer even for zero bytes.
                 var empty: UInt8 = 0
@@ -124,11 +133,12 @@ enum CBridge {
                 }
                 return M.cUnpack(&allocator, 0, &empty)
             }
-            guard let plan else { return unpack(input).map { M(c: $0) } }
+            guard let plan else { return unpack(input).map { (M(c: $0), nil) } }
             let unpacked = plan.reduced.withUnsafeBytes { unpack($0) }
             guard let unpacked else { return nil }
-            LargeBytes.apply(plan.slices, to: UnsafeMutableRawPointer(unpacked), input: input)
-            return M(c: unpacked)
+            let left = plan.slices.first { $0.field.pointee.id == leaving }
+            LargeBytes.apply(plan.slices.filter { $0.field.pointee.id != leaving }, to: UnsafeMutableRawPointer(unpacked), input: input)
+            return (M(c: unpacked), left?.range)
         }
         guard let decoded else { throw .malformed(type: M.protoName, size: input.count) }
         return decoded

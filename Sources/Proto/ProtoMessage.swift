@@ -14,6 +14,12 @@ public protocol ProtoMessage: Sendable, Hashable {
     func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer?) -> [UInt8]?
     /// Decodes wire bytes read in place (a received frame), under the same rules.
     init(serializedBuffer buffer: UnsafeRawBufferPointer, options: DecodingOptions) throws(ProtoDecodingError)
+    /// Decodes `buffer` but leaves out the top-level `bytes` field numbered `field` when its
+    /// value is large (at least 64 KiB): that field stays empty and where its bytes lie in
+    /// `buffer` is returned instead, for a caller that can use them in place.
+    static func decode(
+        _ buffer: UnsafeRawBufferPointer, options: DecodingOptions, leavingLargeBytesField field: UInt32
+    ) throws(ProtoDecodingError) -> (message: Self, field: Range<Int>?)
 }
 
 extension ProtoMessage {
@@ -24,6 +30,13 @@ extension ProtoMessage {
         precondition(target.count == bytes.count, "serialize(into:) was given \(target.count) bytes for \(bytes.count)")
         if !bytes.isEmpty { bytes.withUnsafeBytes { target.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) } }
         return nil
+    }
+
+    /// Decodes everything (the generated messages leave the field in place).
+    public static func decode(
+        _ buffer: UnsafeRawBufferPointer, options: DecodingOptions, leavingLargeBytesField field: UInt32
+    ) throws(ProtoDecodingError) -> (message: Self, field: Range<Int>?) {
+        (try Self(serializedBuffer: buffer, options: options), nil)
     }
 
     /// Copies the buffer and decodes the copy (the generated messages decode in place).

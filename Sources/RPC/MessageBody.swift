@@ -68,3 +68,26 @@ public struct MessageBody: Sendable, Equatable {
         }
     }
 }
+
+/// Bytes inside a received frame (a photo in a request body), used where they lie.
+public struct FrameBytes: Sendable {
+    let frame: Frame
+    let range: Range<Int>
+
+    public init(frame: Frame, range: Range<Int>) {
+        precondition(range.lowerBound >= 0 && range.upperBound <= frame.count, "range \(range) outside a \(frame.count)-byte frame")
+        self.frame = frame
+        self.range = range
+    }
+
+    public var count: Int { range.count }
+
+    /// Reads the bytes in place; the pointer is valid only inside `body`.
+    public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let range = range
+        return try frame.withUnsafeBytes { buffer throws(E) -> R in try body(UnsafeRawBufferPointer(rebasing: buffer[range])) }
+    }
+
+    /// A copy of the bytes.
+    public var bytes: [UInt8] { withUnsafeBytes { [UInt8]($0) } }
+}

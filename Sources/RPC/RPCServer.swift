@@ -123,6 +123,32 @@ public final class RPCServer: Sendable {
         add(entry)
     }
 
+    /// Adds a method whose request carries a large `bytes` field the handler can use where it
+    /// lies in the received frame: at 64 KiB and up, field `largeBytesField` of the request is
+    /// left empty and handed over as `FrameBytes` (nil when the field is small or absent, and
+    /// then decoded into the request as usual). Saves a copy of a photo per call.
+    public func register<Request, Response>(
+        _ method: ProtoMethod<Request, Response>,
+        largeBytesField: UInt32,
+        mutating: Bool? = nil,
+        handler: @escaping @Sendable (Request, FrameBytes?, RPCContext) async throws -> Response
+    ) {
+        let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
+        let entry = Method(path: method.path, mutating: mutating ?? !method.isReadOnly, handler: { body, context in
+            let decoded: (message: Request, field: Range<Int>?)
+            do {
+                decoded = try body.withUnsafeBytes { buffer throws(ProtoDecodingError) in
+                    try Request.decode(buffer, options: limit, leavingLargeBytesField: largeBytesField)
+                }
+            } catch {
+                throw RPCError.invalidArgument("request body: \(error)")
+            }
+            let bytes = decoded.field.map { FrameBytes(frame: body, range: $0) }
+            return MessageBody(encoding: try await handler(decoded.message, bytes, context))
+        }, inlineHandler: nil)
+        add(entry)
+    }
+
     /// Adds a method answered on the I/O thread itself, with no hop to the task pool.
     ///
     /// Only for handlers that finish in microseconds and never block or wait (Health/Check):

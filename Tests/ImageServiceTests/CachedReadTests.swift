@@ -1,3 +1,4 @@
+import Digest
 import Foundation
 import Proto
 import RPC
@@ -62,6 +63,32 @@ import Testing
         #expect(store.cachedRead(largeInfo.key, offset: 0, length: 0) == nil)
         #expect(try await store.read(largeInfo) == large)  // the first read caches it
         #expect(store.cachedRead(largeInfo.key, offset: 0, length: 0)?.bytes == large)
+    }
+
+    @Test func aLargePutIsStoredFromItsFrameWhole() async throws {
+        let folder = try TemporaryFolder()
+        let host = try ImageServiceHostTests.start(folder)
+        defer { host.stop() }
+        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        defer { client.close() }
+        for size in [70_000, 3_000_000] {
+            var put = PutImageRequest()
+            put.data = [0, 0, 0, 16] + Array("ftypisom".utf8) + [0, 0, 0, 0]
+                + (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+            put.ownerKey = "o-\(size)"
+            let info = try await client.call(ImageServiceRPC.putImage, put)
+            #expect(info.sizeBytes == Int64(put.data.count) && info.checksum == SHA256.checksum(put.data))
+            #expect(info.mediaType == .movie && info.ownerKey == "o-\(size)")
+            _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
+            var get = GetImageRequest()
+            get.key = info.key
+            #expect(try await client.call(ImageServiceRPC.getImage, get).data == put.data)
+        }
+        // A large JPEG is judged from the frame too: a truncated one is refused.
+        var broken = PutImageRequest()
+        broken.data = Array(try Samples.photo("Landscape_1.jpg").prefix(80_000))
+        #expect(broken.data.count == 80_000)
+        #expect(await rpcError { try await client.call(ImageServiceRPC.putImage, broken) }?.code == .invalidArgument)
     }
 
     @Test func getImageFromTheCacheMatchesTheDiskAndForgetsDeletedImages() async throws {
