@@ -66,14 +66,16 @@ enum MediaSniffer {
     static func classify(_ data: some BlobBytes, maxPixels: Int) throws -> SniffedMedia {
         if let array = data as? [UInt8] { return try classify(array, maxPixels: maxPixels) }
         guard data.count > 0 else { throw ImageStoreError.invalid("data is empty") }
-        let (head, tail) = try data.withBlobBytes { buffer in
-            ([UInt8](buffer.prefix(4 << 20)), [UInt8](buffer.suffix(2048)))
-        }
-        if JPEG.sniff(head) {
+        // The signatures are in the first bytes; only a JPEG needs more (its header segments).
+        let start = try data.withBlobBytes { [UInt8]($0.prefix(64)) }
+        if JPEG.sniff(start) {
+            let (head, tail) = try data.withBlobBytes { buffer in
+                ([UInt8](buffer.prefix(4 << 20)), [UInt8](buffer.suffix(2048)))
+            }
             return try jpeg(head: head, tail: tail[...], whole: { data.array }, maxPixels: maxPixels)
         }
-        if let media = container(head[...]) { return media }
-        throw unrecognised(head[...])
+        if let media = container(start[...]) { return media }
+        throw unrecognised(start[...])
     }
 
     /// Validates a JPEG from its first bytes (header and EXIF) and its last bytes (the EOI
