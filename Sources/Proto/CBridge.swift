@@ -151,7 +151,10 @@ enum CBridge {
 
     static func bytes(_ c: ProtobufCBinaryData) -> [UInt8] {
         guard c.len > 0, let data = c.data else { return [] }
-        return Array(UnsafeBufferPointer(start: data, count: c.len))
+        return [UInt8](unsafeUninitializedCapacity: c.len) { buffer, count in
+            UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: data, byteCount: c.len)
+            count = c.len
+        }
     }
 
     static func array<T, V>(_ c: UnsafeMutablePointer<T>?, _ count: Int, _ convert: (T) -> V) -> [V] {

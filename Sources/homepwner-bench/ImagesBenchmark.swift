@@ -72,7 +72,7 @@ enum ImagesBenchmark {
                     _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
                     for key in keys { evict(blobPath(folder + "/data/images/blobs", key)) }
                     r[what[4]] = try await gets(keys, client: client)
-                    r[what[5]] = try echo.transfer(size.bytes, times: blobs.count)
+                    r[what[5]] = try echo.transfer(blobs)
                     r[what[6]] = try await gets(keys, client: client)
                     for (name, measure) in r { results[size.label, default: [:]][name, default: []].append(measure) }
                     for key in keys {
@@ -281,7 +281,7 @@ enum ImagesBenchmark {
                 for _ in blobs { total += frame.bytes.count }
                 measure = Measure(bytes: total, seconds: monotonicSeconds() - start)
             case "bare":
-                measure = try echo.transfer(blobs[0].count, times: blobs.count)
+                measure = try echo.transfer(blobs)
             case "get-cached":
                 if keys.isEmpty { keys = try await puts(blobs, client: client).1 }
                 measure = try await gets(keys, client: client)
@@ -385,7 +385,8 @@ final class BlobEcho: Sendable {
     private final class Shared: Sendable {
         let stopping = Atomic<Bool>(false)
         let finished = Atomic<Bool>(false)
-        let size = Atomic<Int>(0)
+        /// The blobs to answer with, in turn: the same bytes the service serves.
+        let blobs = Mutex<[[UInt8]]>([])
         let endpoint = Mutex<String?>(nil)
     }
 
@@ -407,12 +408,12 @@ final class BlobEcho: Sendable {
             ready.signal()
             let poller = Poller()
             poller.add(router, events: .in)
-            var blob: [UInt8] = []
+            var next = 0
             while !shared.stopping.load(ordering: .relaxed) {
                 guard (try? poller.poll(timeoutMilliseconds: 100)) ?? 0 > 0 else { continue }
                 while let message = try? router.receive(dontWait: true) {
-                    let wanted = shared.size.load(ordering: .relaxed)
-                    if blob.count != wanted { blob = ImagesBenchmark.payload(wanted, seed: 7) }
+                    let blob = shared.blobs.withLock { $0.isEmpty ? [] : $0[next % $0.count] }
+                    next += 1
                     _ = try? router.send([message[0], [], [8, 1], blob])
                 }
             }
@@ -423,18 +424,22 @@ final class BlobEcho: Sendable {
         endpoint = bound
     }
 
-    /// MB/s of `times` request/reply exchanges carrying `bytes` each.
-    func transfer(_ bytes: Int, times: Int) throws -> ImagesBenchmark.Measure {
-        shared.size.store(bytes, ordering: .relaxed)
+    /// MB/s of request/reply exchanges, one per blob of `blobs` in turn (the blobs GetImage
+    /// serves in the same round: as many distinct buffers, so neither side has them all in
+    /// the CPU's caches).
+    func transfer(_ blobs: [[UInt8]]) throws -> ImagesBenchmark.Measure {
+        shared.blobs.withLock { $0 = blobs }
+        defer { shared.blobs.withLock { $0 = [] } }
         let dealer = try Socket(context, .dealer)
         defer { dealer.close() }
         try dealer.connect(endpoint)
         let request: [[UInt8]] = [[], [10, 1, 0x2f], [10, 36] + Array(repeating: 0x61, count: 36)]
+        // One exchange to connect (its blob is skipped: the echo goes on from the next one).
         try dealer.send(request)
-        _ = try dealer.receive()  // connected, and the blob is made
+        _ = try dealer.receive()
         var total = 0
         let start = monotonicSeconds()
-        for _ in 0..<times {
+        for _ in 0..<blobs.count {
             try dealer.send(request)
             total += try dealer.receive()?.last?.count ?? 0
         }
