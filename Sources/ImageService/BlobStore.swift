@@ -14,10 +14,15 @@ struct BlobIOError: Error, CustomStringConvertible {
     var description: String { "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))" }
 }
 
-/// One file per blob under `blobs/` in two levels of fan-out folders (`ab/cd/<key>`).
+/// One file per blob under `blobs/` in 256 fan-out folders (`ab/<key>`, by the key's first
+/// two hex digits), all made when the store is first opened.
 ///
 /// A write goes to `tmp/`, is fsynced, renamed into place and its folder fsynced, so a blob
 /// is either whole on disk or absent. Every method blocks: callers run them on their own threads.
+///
+/// Stores written by earlier versions used two levels (`ab/cd/<key>`): a new folder, with its
+/// own mkdir and fsyncs, for most puts of a young store. Those blobs stay where they are and
+/// are read, listed and removed there.
 final class BlobStore: Sendable {
     /// `<root>/blobs`.
     let blobsFolder: String
@@ -30,47 +35,62 @@ final class BlobStore: Sendable {
         for folder in [root, blobsFolder, temporaryFolder] {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         }
+        var made = false
+        for byte in 0..<256 {
+            let folder = blobsFolder + "/" + Self.hexDigits(byte)
+            if !FileManager.default.fileExists(atPath: folder) {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+                made = true
+            }
+        }
+        // The folders must survive a crash before any blob is renamed into them.
+        if made { try Self.fsyncFolder(blobsFolder) }
+    }
+
+    private static func hexDigits(_ byte: Int) -> String {
+        let digits = Array("0123456789abcdef")
+        return String([digits[byte >> 4], digits[byte & 15]])
     }
 
     /// The final path of a blob.
     func path(of key: String) -> String {
+        "\(blobsFolder)/\(key.prefix(2).lowercased())/\(key)"
+    }
+
+    /// Where earlier versions put a blob (two levels of folders).
+    func legacyPath(of key: String) -> String {
         let hex = key.replacingOccurrences(of: "-", with: "")
         let a = hex.prefix(2), b = hex.dropFirst(2).prefix(2)
         return "\(blobsFolder)/\(a)/\(b)/\(key)"
     }
 
+    /// Opens a stored blob for reading, where it is now or where an earlier version put it.
+    private func openStored(_ key: String) throws -> (fd: Int32, path: String) {
+        let current = path(of: key)
+        let fd = Glibc.open(current, O_RDONLY | O_CLOEXEC)
+        if fd >= 0 { return (fd, current) }
+        guard errno == ENOENT else { throw BlobIOError(operation: "open", path: current, code: errno) }
+        let legacy = legacyPath(of: key)
+        let old = Glibc.open(legacy, O_RDONLY | O_CLOEXEC)
+        // A blob in neither place: report its current path.
+        guard old >= 0 else { throw BlobIOError(operation: "open", path: errno == ENOENT ? current : legacy, code: errno) }
+        return (old, legacy)
+    }
+
     /// Writes `bytes` durably as blob `key`: temporary file, fsync, rename, folder fsync.
-    ///
-    /// A blob's fan-out folders are made (and fsynced) on another thread while its bytes are
-    /// written: both wait on the disk, and neither needs the other until the rename.
     func write(_ bytes: [UInt8], key: String) throws {
         try bytes.withUnsafeBytes { try write($0, key: key) }
     }
 
     /// `write(_:key:)` from bytes in place.
     func write(_ bytes: UnsafeRawBufferPointer, key: String) throws {
-        let folderError = Mutex<(any Error)?>(nil)
-        let folderReady = DispatchGroup()
-        DispatchQueue.global().async(group: folderReady) {
-            do {
-                try self.prepareFolder(of: key)
-            } catch {
-                folderError.withLock { $0 = error }
-            }
-        }
-        let temporary: String
+        let temporary = try writeTemporary(bytes, key: key)
         do {
-            temporary = try writeTemporary(bytes, key: key)
+            try publish(temporary: temporary, key: key)
         } catch {
-            folderReady.wait()
-            throw error
-        }
-        folderReady.wait()
-        if let error = folderError.withLock({ $0 }) {
             unlink(temporary)
             throw error
         }
-        try publish(temporary: temporary, key: key)
     }
 
     /// Blobs at least this large are written with direct I/O where the file system allows it.
@@ -120,21 +140,25 @@ final class BlobStore: Sendable {
             throw BlobIOError(operation: "open", path: path, code: errno)
         }
         // Direct I/O wants the buffer, offset and length aligned to the device's block size;
-        // 4 KiB covers the devices in use. The tail is padded, then cut off by ftruncate.
+        // 4 KiB covers the devices in use. The whole blocks go direct; the last partial block
+        // is written through the page cache once O_DIRECT is cleared on the descriptor.
         let alignment = 4096, chunk = 4 << 20
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: alignment)
         defer { buffer.deallocate() }
         do {
+            let aligned = source.count & ~(alignment - 1)
             var offset = 0
-            while offset < source.count {
-                let count = min(chunk, source.count - offset)
+            while offset < aligned {
+                let count = min(chunk, aligned - offset)
                 buffer.copyMemory(from: source.baseAddress! + offset, byteCount: count)
-                let padded = (count + alignment - 1) & ~(alignment - 1)
-                if padded > count { (buffer + count).initializeMemory(as: UInt8.self, repeating: 0, count: padded - count) }
-                try Self.writeAll(fd, UnsafeRawBufferPointer(start: buffer, count: padded), path: path)
+                try Self.writeAll(fd, UnsafeRawBufferPointer(start: buffer, count: count), path: path)
                 offset += count
             }
-            try Self.check(ftruncate(fd, off_t(source.count)), "ftruncate", path)
+            if aligned < source.count {
+                let flags = fcntl(fd, F_GETFL)
+                try Self.check(fcntl(fd, F_SETFL, flags & ~directFlag), "fcntl(clear O_DIRECT)", path)
+                try Self.writeAll(fd, UnsafeRawBufferPointer(rebasing: source[aligned...]), path: path)
+            }
             try Self.check(fsync(fd), "fsync", path)
             close(fd)
         } catch let error as BlobIOError where error.code == EINVAL {
@@ -166,16 +190,13 @@ final class BlobStore: Sendable {
         "\(temporaryFolder)/\(key).\(UInt32.random(in: 0...UInt32.max)).tmp"
     }
 
-    /// Makes the fan-out folders of `key` if they are missing, durably: each new folder's
-    /// parent is fsynced, so the folders survive a crash.
+    /// Makes the fan-out folder of `key` again if it went missing (they are all made at open),
+    /// durably.
     func prepareFolder(of key: String) throws {
         let folder = (path(of: key) as NSString).deletingLastPathComponent
         guard !FileManager.default.fileExists(atPath: folder) else { return }
-        let parent = (folder as NSString).deletingLastPathComponent
-        let parentExisted = FileManager.default.fileExists(atPath: parent)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try Self.fsyncFolder(parent)
-        if !parentExisted { try Self.fsyncFolder(blobsFolder) }
+        try Self.fsyncFolder(blobsFolder)
     }
 
     /// Step two of `write`: renames a fsynced temporary file into place and fsyncs the folders.
@@ -189,8 +210,7 @@ final class BlobStore: Sendable {
 
     /// Reads the whole blob and checks its size and checksum; a mismatch is `BlobDamage`.
     func read(key: String, size: Int64, checksum: String) throws -> [UInt8] {
-        let path = path(of: key)
-        let fd = try Self.open(path, O_RDONLY | O_CLOEXEC)
+        let (fd, path) = try openStored(key)
         defer { close(fd) }
         let actualSize = try Self.size(fd, path)
         guard actualSize == size else {
@@ -213,8 +233,7 @@ final class BlobStore: Sendable {
     func read(
         key: String, size: Int64, checksum: String, offset: Int64, length: Int64, verified: FileStamp?
     ) throws -> (bytes: [UInt8], stamp: FileStamp) {
-        let path = path(of: key)
-        let fd = try Self.open(path, O_RDONLY | O_CLOEXEC)
+        let (fd, path) = try openStored(key)
         defer { close(fd) }
         let stamp = try Self.stamp(fd, path)
         guard stamp.size == size else {
@@ -254,6 +273,7 @@ final class BlobStore: Sendable {
     /// Removes a blob; a missing file is not an error (deletes are idempotent).
     func remove(key: String) {
         unlink(path(of: key))
+        unlink(legacyPath(of: key))
     }
 
     /// Deletes every leftover in `tmp/` (interrupted writes and uploads); returns how many.
@@ -269,8 +289,9 @@ final class BlobStore: Sendable {
         guard let walker = FileManager.default.enumerator(atPath: blobsFolder) else { return [] }
         var keys: [String] = []
         while let relative = walker.nextObject() as? String {
+            // ab/<key> now, ab/cd/<key> from earlier versions; the folders themselves are not keys.
             let parts = relative.split(separator: "/")
-            if parts.count == 3 { keys.append(String(parts[2])) }
+            if parts.count == 3 || (parts.count == 2 && parts[1].count == 36) { keys.append(String(parts[parts.count - 1])) }
         }
         return keys
     }

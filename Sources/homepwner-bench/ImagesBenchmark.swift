@@ -315,7 +315,7 @@ enum ImagesBenchmark {
 
     static func blobPath(_ root: String, _ key: String) -> String {
         let hex = key.replacingOccurrences(of: "-", with: "")
-        return "\(root)/\(hex.prefix(2))/\(hex.dropFirst(2).prefix(2))/\(key)"
+        return "\(root)/\(hex.prefix(2))/\(key)"
     }
 
     /// Drops a file's pages from the page cache, so the next read goes to the disk.

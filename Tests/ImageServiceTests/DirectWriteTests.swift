@@ -61,12 +61,48 @@ import Testing
         let folder = try TemporaryFolder()
         let blobs = try BlobStore(root: folder.path + "/images")
         let key = "abcd0000-0000-4000-8000-000000000001"
-        // A file where the first fan-out folder should be.
+        // A file where the blob's fan-out folder should be (made at open, then replaced).
+        try FileManager.default.removeItem(atPath: blobs.blobsFolder + "/ab")
         #expect(FileManager.default.createFile(atPath: blobs.blobsFolder + "/ab", contents: Data([1])))
         for size in [10, BlobStore.directWriteThreshold + 10] {
             #expect(throws: (any Error).self) { try blobs.write(Self.blob(size), key: key) }
             #expect(try FileManager.default.contentsOfDirectory(atPath: blobs.temporaryFolder).isEmpty)
         }
         #expect(!FileManager.default.fileExists(atPath: blobs.path(of: key)))
+    }
+}
+
+/// Stores written by earlier versions keep their blobs two folders deep (`ab/cd/<key>`).
+@Suite struct LegacyLayoutTests {
+    @Test func blobsInTheTwoLevelLayoutAreReadReconciledAndDeleted() async throws {
+        let folder = try TemporaryFolder()
+        var store = try makeStore(folder)
+        let movie: [UInt8] = [0, 0, 0, 16] + Array("ftypisom".utf8) + [0, 0, 0, 0]
+        let kept = movie + [UInt8](repeating: 1, count: 5000), orphan = movie + [UInt8](repeating: 2, count: 100)
+        let info = try await store.put(kept, NewImage()).info
+        // Move it where an earlier version would have written it, and leave an unindexed legacy file.
+        let legacy = store.blobs.legacyPath(of: info.key)
+        try FileManager.default.createDirectory(
+            atPath: (legacy as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(rename(store.blobs.path(of: info.key), legacy) == 0)
+        let stray = store.blobs.legacyPath(of: "0b0b0b0b-0000-4000-8000-000000000001")
+        try FileManager.default.createDirectory(
+            atPath: (stray as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: stray, contents: Data(orphan)))
+        store.close()
+
+        store = try makeStore(folder)  // reconciles: the indexed legacy blob stays, the stray goes
+        defer { store.close() }
+        #expect(!FileManager.default.fileExists(atPath: stray))
+        #expect(FileManager.default.fileExists(atPath: legacy))
+        #expect(try await store.read(info) == kept)
+        #expect(try await store.read(info, offset: 100, length: 10) == Array(kept[100..<110]))
+        _ = try await store.delete(info.key)
+        #expect(!FileManager.default.fileExists(atPath: legacy))
+        // New blobs go one folder deep, into folders made at open.
+        let fresh = try await store.put(orphan, NewImage()).info
+        #expect(FileManager.default.fileExists(atPath: store.blobs.path(of: fresh.key)))
+        #expect(store.blobs.path(of: fresh.key).hasSuffix("/blobs/\(fresh.key.prefix(2))/\(fresh.key)"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.blobs.blobsFolder).count >= 256)
     }
 }

@@ -91,7 +91,7 @@ import Testing
 
         // Damage the blob on disk, restart (cold cache): DATA_LOSS, never the wrong bytes.
         let hex = info.key.replacingOccurrences(of: "-", with: "")
-        let path = "\(harness.dataDirectory)/images/blobs/\(hex.prefix(2))/\(hex.dropFirst(2).prefix(2))/\(info.key)"
+        let path = "\(harness.dataDirectory)/images/blobs/\(hex.prefix(2))/\(info.key)"
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         bytes[1000] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: path))
