@@ -38,7 +38,9 @@ enum ImageGetCommand {
             let start = range?.offset ?? 0
             let end = range?.last.map { $0 + 1 } ?? info.sizeBytes
             let temporary = output == "-" ? nil : output + ".part-\(UUID().uuidString.prefix(8))"
-            if let temporary { FileManager.default.createFile(atPath: temporary, contents: nil) }
+            if let temporary, !FileManager.default.createFile(atPath: temporary, contents: nil) {
+                throw RPCError.invalidArgument("cannot create \(temporary) to write \(output) (is its folder there and writable?)")
+            }
             guard let handle = temporary.map({ FileHandle(forWritingAtPath: $0) }) ?? FileHandle.standardOutput else {
                 throw RPCError.invalidArgument("cannot write \(output)")
             }

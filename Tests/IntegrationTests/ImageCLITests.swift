@@ -83,6 +83,13 @@ import Testing
         #expect(missing.status == 2)
         let unknown = try await CLITests.homepwner(["image", "stat", UUID().uuidString.lowercased()], harness: harness)
         #expect(unknown.status == 4)
+        // An output file in a folder that does not exist: said, not a crash or a silent nothing.
+        let photo = try Self.temporaryFile(try ImageServiceRPCTests.photo("Landscape_2.jpg"), suffix: ".jpg")
+        defer { try? FileManager.default.removeItem(atPath: photo) }
+        let stored = try await CLITests.homepwner(["image", "put", photo, "--json"], harness: harness)
+        let key = try #require(Self.field("key", in: stored.stdout))
+        let nowhere = try await CLITests.homepwner(["image", "get", key, "-o", "/nonexistent/dir/out.jpg"], harness: harness)
+        #expect(nowhere.status != 0 && nowhere.stderr.contains("/nonexistent/dir/out.jpg"))
 
         let stats = try await CLITests.homepwner(["cache", "stats", "--json"], harness: harness)
         #expect(stats.status == 0 && Self.field("budget_bytes", in: stats.stdout) != nil)
