@@ -93,12 +93,12 @@ extension ImageStore {
                 throw ImageStoreError.outOfRange(
                     "offset \(offset) + \(data.count) bytes = \(offset + Int64(data.count)) is past the declared total_size \(upload.totalSize)")
             }
-            let staged = upload
+            let staged = upload, digestLane = digestLanes.queue()
             (upload.hash, upload.check) = try await onIO { () throws -> (SHA256, XXHash64) in
                 // SHA-256 of the chunk on a second core while this one writes it.
                 let digest = Mutex(staged.hash)
                 let group = DispatchGroup()
-                DispatchQueue.global().async(group: group) {
+                digestLane.async(group: group) {
                     var hash = staged.hash
                     hash.update(data)
                     digest.withLock { $0 = hash }

@@ -24,7 +24,10 @@ public final class ImageStore: Sendable {
     /// A second connection for lookups and lists, so reads never queue behind a commit's fsync.
     private let reader: Mutex<ImageIndex>
     private let readerQueue = DispatchQueue(label: "homepwner.images.reader")
-    let ioQueue = DispatchQueue(label: "homepwner.images.io", attributes: .concurrent)
+    /// File I/O, which blocks (see `Lanes`).
+    let ioLanes = Lanes(label: "homepwner.images.io", count: 16)
+    /// Digests computed while the I/O lane writes; they never wait on anything.
+    let digestLanes = Lanes(label: "homepwner.images.digest", count: 4)
     let uploads = Mutex<[String: Upload]>([:])
     /// Set by `close()` while it holds the uploads lock (always taken first): uploads ending
     /// their call are then dropped.
@@ -127,7 +130,7 @@ public final class ImageStore: Sendable {
     func onIO<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
             return try await withCheckedThrowingContinuation { continuation in
-                ioQueue.async { continuation.resume(with: Result { try body() }) }
+                ioLanes.queue().async { continuation.resume(with: Result { try body() }) }
             }
         } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {
             // A full disk is a limit the operator can act on, not a bug.
@@ -155,7 +158,7 @@ public final class ImageStore: Sendable {
             return (existing, false)
         }
         let key = new.key
-        let limits = limits, blobs = blobs
+        let limits = limits, blobs = blobs, digestLane = digestLanes.queue()
         let ticket = cache.removalTicket()
         let (media, checksum, check) = try await onIO { () throws -> (SniffedMedia, String, String) in
             let media = try MediaSniffer.classify(data, maxPixels: limits.maxPixels)
@@ -164,7 +167,7 @@ public final class ImageStore: Sendable {
             // ~22 GB/s) run on a second core while this one writes and fsyncs.
             let digests = Mutex(("", ""))
             let group = DispatchGroup()
-            DispatchQueue.global().async(group: group) {
+            digestLane.async(group: group) {
                 let values = try? data.withBlobBytes { buffer in
                     var sha = SHA256(), xxh = XXHash64()
                     sha.update(buffer)

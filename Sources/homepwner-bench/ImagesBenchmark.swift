@@ -235,6 +235,45 @@ enum ImagesBenchmark {
                     delete.key = key
                     _ = try await client.call(ImageServiceRPC.deleteImage, delete)
                 }
+            case "put4":
+                // Four puts in flight.
+                let start = monotonicSeconds()
+                let newKeys = try await withThrowingTaskGroup(of: [String].self) { group in
+                    for lane in 0..<4 {
+                        group.addTask {
+                            var keys: [String] = []
+                            for (i, blob) in blobs.enumerated() where i % 4 == lane {
+                                var request = PutImageRequest()
+                                request.data = blob
+                                keys.append(try await client.call(ImageServiceRPC.putImage, request, options: .init(timeoutMilliseconds: 60_000)).key)
+                            }
+                            return keys
+                        }
+                    }
+                    return try await group.reduce(into: [String]()) { $0 += $1 }
+                }
+                measure = Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start)
+                for key in newKeys {
+                    var delete = DeleteImageRequest()
+                    delete.key = key
+                    _ = try await client.call(ImageServiceRPC.deleteImage, delete)
+                }
+            case "raw4", "raw":
+                // Raw buffered write + fsync, by four threads or one.
+                let lanes = variant == "raw4" ? 4 : 1
+                let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hp-raw-\(UUID().uuidString.prefix(8))").path
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                defer { try? FileManager.default.removeItem(atPath: folder) }
+                let start = monotonicSeconds()
+                DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+                    for (i, blob) in blobs.enumerated() where i % lanes == lane {
+                        let fd = open("\(folder)/\(i)", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                        _ = blob.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                        fsync(fd)
+                        close(fd)
+                    }
+                }
+                measure = Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start)
             case "put-refused":
                 // The transfer and decode of a put without the store: an invalid kind is refused first.
                 let start = monotonicSeconds()
