@@ -22,10 +22,12 @@ enum ImagesBenchmark {
     static let what = [
         "raw file write + fsync", "PutImage (durable)", "ImageStore.put, no RPC", "raw file read, cold",
         "GetImage, cold (disk)", "bare ZeroMQ transfer", "GetImage, cached", "raw O_DIRECT write + fsync",
+        "raw file write + fsync, 4 writers", "PutImage, 4 in flight",
     ]
     /// Rows of the report: (variant, baseline); the variant's MB/s and the ratio to the baseline.
     static let rows: [(String, String?)] = [
         (what[0], nil), (what[7], nil), (what[1], what[0]), (what[1], what[7]), (what[2], what[0]), (what[2], what[7]),
+        (what[8], nil), (what[9], what[8]), (what[9], what[0]),
         (what[3], nil), (what[4], what[3]), (what[5], nil), (what[6], what[5]),
     ]
 
@@ -67,6 +69,16 @@ enum ImagesBenchmark {
                         blobs, folder: folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))",
                         client: client, store: bareStore)
                     let keys = writes.keys
+                    // With concurrency: four writers against four puts in flight (order
+                    // alternating by round, so neither always meets the other's write-back).
+                    let rawFolder = folder + "/raw4/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))"
+                    if round % 2 == 0 {
+                        r[what[8]] = try rawWrites(blobs, folder: rawFolder, lanes: 4)
+                        r[what[9]] = try await concurrentPuts(blobs, client: client, lanes: 4)
+                    } else {
+                        r[what[9]] = try await concurrentPuts(blobs, client: client, lanes: 4)
+                        r[what[8]] = try rawWrites(blobs, folder: rawFolder, lanes: 4)
+                    }
                     (r[what[0]], r[what[1]], r[what[2]], r[what[7]]) = (writes.raw, writes.put, writes.storePut, writes.direct)
                     r[what[3]] = try rawReads(folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))", count: blobs.count)
                     _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
@@ -113,17 +125,52 @@ enum ImagesBenchmark {
     }
 
     /// The baseline for puts: one file per blob, written and fsynced (open, write, fsync, close).
-    static func rawWrites(_ blobs: [[UInt8]], folder: String) throws -> Measure {
+    /// Raw buffered writes, each fsynced, by `lanes` threads taking every `lanes`-th blob.
+    static func rawWrites(_ blobs: [[UInt8]], folder: String, lanes: Int) throws -> Measure {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        return try timed(blobs.reduce(0) { $0 + $1.count }) {
-            for (i, blob) in blobs.enumerated() {
-                let fd = open("\(folder)/\(i)", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-                guard fd >= 0 else { throw RPCError.internal("open: errno \(errno)") }
-                _ = blob.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                fsync(fd)
-                close(fd)
+        let failures = Atomic<Int>(0)
+        let measure = timed(blobs.reduce(0) { $0 + $1.count }) {
+            DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+                for (i, blob) in blobs.enumerated() where i % lanes == lane {
+                    let fd = open("\(folder)/\(i)", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                    guard fd >= 0 else {
+                        failures.add(1, ordering: .relaxed)
+                        continue
+                    }
+                    _ = blob.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                    fsync(fd)
+                    close(fd)
+                }
             }
         }
+        guard failures.load(ordering: .relaxed) == 0 else { throw RPCError.internal("raw writes could not open their files") }
+        return measure
+    }
+
+    /// PutImage with `lanes` calls in flight; the images are deleted afterwards.
+    static func concurrentPuts(_ blobs: [[UInt8]], client: RPCClient, lanes: Int) async throws -> Measure {
+        let start = monotonicSeconds()
+        let keys = try await withThrowingTaskGroup(of: [String].self) { group in
+            for lane in 0..<lanes {
+                group.addTask {
+                    var keys: [String] = []
+                    for (i, blob) in blobs.enumerated() where i % lanes == lane {
+                        var request = PutImageRequest()
+                        request.data = blob
+                        keys.append(try await client.call(ImageServiceRPC.putImage, request, options: .init(timeoutMilliseconds: 60_000)).key)
+                    }
+                    return keys
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0 += $1 }
+        }
+        let measure = Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start)
+        for key in keys {
+            var delete = DeleteImageRequest()
+            delete.key = key
+            _ = try await client.call(ImageServiceRPC.deleteImage, delete)
+        }
+        return measure
     }
 
     /// The baseline for cold gets: the same files read back after evicting them from the page cache.
@@ -236,44 +283,11 @@ enum ImagesBenchmark {
                     _ = try await client.call(ImageServiceRPC.deleteImage, delete)
                 }
             case "put4":
-                // Four puts in flight.
-                let start = monotonicSeconds()
-                let newKeys = try await withThrowingTaskGroup(of: [String].self) { group in
-                    for lane in 0..<4 {
-                        group.addTask {
-                            var keys: [String] = []
-                            for (i, blob) in blobs.enumerated() where i % 4 == lane {
-                                var request = PutImageRequest()
-                                request.data = blob
-                                keys.append(try await client.call(ImageServiceRPC.putImage, request, options: .init(timeoutMilliseconds: 60_000)).key)
-                            }
-                            return keys
-                        }
-                    }
-                    return try await group.reduce(into: [String]()) { $0 += $1 }
-                }
-                measure = Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start)
-                for key in newKeys {
-                    var delete = DeleteImageRequest()
-                    delete.key = key
-                    _ = try await client.call(ImageServiceRPC.deleteImage, delete)
-                }
+                measure = try await concurrentPuts(blobs, client: client, lanes: 4)
             case "raw4", "raw":
-                // Raw buffered write + fsync, by four threads or one.
-                let lanes = variant == "raw4" ? 4 : 1
                 let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hp-raw-\(UUID().uuidString.prefix(8))").path
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
                 defer { try? FileManager.default.removeItem(atPath: folder) }
-                let start = monotonicSeconds()
-                DispatchQueue.concurrentPerform(iterations: lanes) { lane in
-                    for (i, blob) in blobs.enumerated() where i % lanes == lane {
-                        let fd = open("\(folder)/\(i)", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-                        _ = blob.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-                        fsync(fd)
-                        close(fd)
-                    }
-                }
-                measure = Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start)
+                measure = try rawWrites(blobs, folder: folder, lanes: variant == "raw4" ? 4 : 1)
             case "put-refused":
                 // The transfer and decode of a put without the store: an invalid kind is refused first.
                 let start = monotonicSeconds()
