@@ -44,11 +44,13 @@ enum ImageServiceHandlers {
                 return response
             }
         }
-        server.register(ImageServiceRPC.appendUpload) { request, _ in
+        // A chunk is staged from the request frame it arrived in (field 3, data): no copy.
+        server.register(ImageServiceRPC.appendUpload, largeBytesField: 3) { request, data, _ in
             try await mapped {
                 var response = AppendUploadResponse()
+                let bytes: any BlobBytes = data ?? request.data
                 response.receivedBytes = try await store.appendUpload(
-                    request.uploadId, offset: request.offset, data: request.data)
+                    request.uploadId, offset: request.offset, data: bytes)
                 return response
             }
         }
