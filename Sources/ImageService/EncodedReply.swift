@@ -11,7 +11,7 @@ struct EncodedReply<Message: ProtoMessage>: ProtoMessage {
 
     /// Everything before the data: field 1 and the tag and length of field 2.
     let head: [UInt8]
-    let data: [UInt8]
+    let data: ArraySlice<UInt8>
 
     init() {
         head = []
@@ -37,6 +37,11 @@ struct EncodedReply<Message: ProtoMessage>: ProtoMessage {
     /// `field` (a message, already encoded) as field 1 and `data` as field 2, both length-delimited:
     /// the shape of GetImageResponse and GetRenditionResponse.
     init(message: [UInt8], data: [UInt8]) {
+        self.init(message: message, data: data[...])
+    }
+
+    /// The same with a part of an array (a range of a cached blob), copied only into the frame.
+    init(message: [UInt8], data: ArraySlice<UInt8>) {
         var head: [UInt8] = [0x0A]
         Self.appendVarint(UInt64(message.count), to: &head)
         head += message

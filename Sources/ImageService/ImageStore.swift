@@ -352,15 +352,14 @@ public final class ImageStore: Sendable {
     /// The row and bytes of image `key` (all, or `length` at `offset`) when the cache holds
     /// them, without asking the index; nil when not cached, or for a key or range a full read
     /// must judge (it names the problem).
-    public func cachedRead(_ key: String, offset: Int64, length: Int64) -> (image: StoredImage, bytes: [UInt8])? {
+    public func cachedRead(_ key: String, offset: Int64, length: Int64) -> (image: StoredImage, bytes: ArraySlice<UInt8>)? {
         guard let canonical = Self.canonicalKey(key), offset >= 0, length >= 0,
               let (image, bytes) = cache.image(canonical)
         else { return nil }
         let size = Int64(bytes.count)
         guard offset < size, length <= size - offset else { return nil }
-        if offset == 0 && (length == 0 || length == size) { return (image, bytes) }
         let end = length == 0 ? size : offset + length
-        return (image, Array(bytes[Int(offset)..<Int(end)]))
+        return (image, bytes[Int(offset)..<Int(end)])
     }
 
     /// Bytes of an image by its metadata (looks its content check up first).
