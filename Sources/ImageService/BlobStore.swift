@@ -334,6 +334,19 @@ final class BlobStore: Sendable {
         }
     }
 
+    /// Writes all of `bytes` at `offset` (pwrite, retrying short writes and EINTR).
+    static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, offset: Int64, path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw BlobIOError(operation: "write", path: path, code: errno)
+            }
+            done += n
+        }
+    }
+
     static func readAll(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int64, path: String) throws {
         var done = 0
         while done < buffer.count {

@@ -65,15 +65,8 @@ struct Upload: Sendable {
                             let from = written + filled - pending.count
                             (buffer + filled).copyMemory(from: data.baseAddress! + from, byteCount: count - filled)
                         }
-                        var done = 0
-                        while done < count {
-                            let n = pwrite(directFD, buffer + done, count - done, off_t(start) + off_t(written + done))
-                            if n < 0 {
-                                if errno == EINTR { continue }
-                                throw BlobIOError(operation: "write", path: path, code: errno)
-                            }
-                            done += n
-                        }
+                        try BlobStore.pwriteAll(
+                            directFD, UnsafeRawBufferPointer(start: buffer, count: count), offset: start + Int64(written), path: path)
                         written += count
                     }
                 } catch let error as BlobIOError where error.code == EINVAL && written == 0 {
@@ -110,15 +103,7 @@ struct Upload: Sendable {
     }
 
     private func writeBuffered(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw BlobIOError(operation: "write", path: path, code: errno)
-            }
-            done += n
-        }
+        try BlobStore.pwriteAll(fd, bytes, offset: offset, path: path)
     }
 }
 
