@@ -76,7 +76,7 @@ enum ImageServiceHandlers {
         server.registerDeferred(getImage) { request, _, reply in
             if let hit = store.cachedRead(request.key, offset: request.offset, length: request.length),
                hit.bytes.count <= min(replyLimit, inlineReplyBytes) {
-                reply(.success(EncodedReply(message: hit.image.info.serializedBytes(), data: hit.bytes)))
+                reply(.success(EncodedReply(message: hit.encodedInfo, data: hit.bytes)))
                 return
             }
             Task {
@@ -155,7 +155,7 @@ enum ImageServiceHandlers {
     ) async throws -> EncodedReply<GetImageResponse> {
         if let hit = store.cachedRead(request.key, offset: request.offset, length: request.length),
            hit.bytes.count <= replyLimit {
-            return EncodedReply(message: hit.image.info.serializedBytes(), data: hit.bytes)
+            return EncodedReply(message: hit.encodedInfo, data: hit.bytes)
         }
         let image = try await store.image(request.key)
         let info = image.info

@@ -327,8 +327,27 @@ public final class ImageStore: Sendable {
 
     /// The lower-case canonical form of a UUID, or nil.
     public static func canonicalKey(_ text: String) -> String? {
-        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else { return nil }
+        guard text.utf8.count == 36 else { return nil }
+        // The usual case, a key as this service wrote it: checked without Foundation.
+        if isCanonical(text) { return text }
+        guard let uuid = UUID(uuidString: text) else { return nil }
         return uuid.uuidString.lowercased()
+    }
+
+    /// Whether `text` is a UUID in lower-case hex with hyphens at 8, 13, 18 and 23.
+    static func isCanonical(_ text: String) -> Bool {
+        var index = 0
+        for byte in text.utf8 {
+            switch index {
+            case 8, 13, 18, 23:
+                guard byte == UInt8(ascii: "-") else { return false }
+            default:
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                else { return false }
+            }
+            index += 1
+        }
+        return index == 36
     }
 
     // MARK: Read
@@ -352,14 +371,14 @@ public final class ImageStore: Sendable {
     /// The row and bytes of image `key` (all, or `length` at `offset`) when the cache holds
     /// them, without asking the index; nil when not cached, or for a key or range a full read
     /// must judge (it names the problem).
-    public func cachedRead(_ key: String, offset: Int64, length: Int64) -> (image: StoredImage, bytes: ArraySlice<UInt8>)? {
+    public func cachedRead(_ key: String, offset: Int64, length: Int64) -> CachedImage? {
         guard let canonical = Self.canonicalKey(key), offset >= 0, length >= 0,
-              let (image, bytes) = cache.image(canonical)
+              let (image, encodedInfo, bytes) = cache.image(canonical)
         else { return nil }
         let size = Int64(bytes.count)
         guard offset < size, length <= size - offset else { return nil }
         let end = length == 0 ? size : offset + length
-        return (image, bytes[Int(offset)..<Int(end)])
+        return CachedImage(image: image, encodedInfo: encodedInfo, bytes: bytes[Int(offset)..<Int(end)])
     }
 
     /// Bytes of an image by its metadata (looks its content check up first).
@@ -474,6 +493,14 @@ public final class ImageStore: Sendable {
         for image in removed { cache.remove(prefix: image.key) }
         verifiedFiles.withLock { files in for image in removed { files[image.key] = nil } }
     }
+}
+
+/// What `cachedRead` found: the image's row, its `ImageInfo` encoded, and the bytes asked for.
+public struct CachedImage: Sendable {
+    public let image: StoredImage
+    /// `image.info` in its wire encoding (made once, when the bytes were cached).
+    public let encodedInfo: [UInt8]
+    public let bytes: ArraySlice<UInt8>
 }
 
 /// A row waiting for its group commit, and the put waiting for it.
