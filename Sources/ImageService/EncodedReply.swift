@@ -42,23 +42,9 @@ struct EncodedReply<Message: ProtoMessage>: ProtoMessage {
 
     /// The same with a part of an array (a range of a cached blob), copied only into the frame.
     init(message: [UInt8], data: ArraySlice<UInt8>) {
-        var head: [UInt8] = [0x0A]
-        Self.appendVarint(UInt64(message.count), to: &head)
-        head += message
-        if !data.isEmpty {
-            head.append(0x12)
-            Self.appendVarint(UInt64(data.count), to: &head)
-        }
+        var head = protoFieldHeader(number: 1, length: message.count) + message
+        if !data.isEmpty { head += protoFieldHeader(number: 2, length: data.count) }
         self.head = head
         self.data = data
-    }
-
-    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(value & 0x7F) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
     }
 }

@@ -85,11 +85,7 @@ struct Upload: Sendable {
             return
         }
         // Through the page cache (after any pending bytes, which go first).
-        if !pending.isEmpty {
-            let bytes = pending
-            pending = []
-            try bytes.withUnsafeBytes { try writeBuffered($0, at: received - Int64(bytes.count)) }
-        }
+        try flushPending()
         try writeBuffered(data, at: received)
         received += Int64(data.count)
     }

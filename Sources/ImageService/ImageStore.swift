@@ -100,30 +100,25 @@ public final class ImageStore: Sendable {
 
     // MARK: Queues
 
+    /// Runs `body` with the writer connection on its queue.
     func onIndex<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            indexQueue.async {
-                continuation.resume(with: Result {
-                    try self.index.withLock { index throws -> T in
-                        guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
-                        return try body(index)
-                    }
-                })
-            }
+            indexQueue.async { continuation.resume(with: Result { try Self.open(self.index, body) }) }
         }
     }
 
     /// Runs a read-only lookup on the reader connection (sees every commit made before it starts).
     func onReader<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            readerQueue.async {
-                continuation.resume(with: Result {
-                    try self.reader.withLock { reader throws -> T in
-                        guard reader.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
-                        return try body(reader)
-                    }
-                })
-            }
+            readerQueue.async { continuation.resume(with: Result { try Self.open(self.reader, body) }) }
+        }
+    }
+
+    /// `body` with the connection, unless the store was closed (stopping).
+    private static func open<T>(_ connection: borrowing Mutex<ImageIndex>, _ body: @Sendable (ImageIndex) throws -> T) throws -> T {
+        try connection.withLock { index throws -> T in
+            guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
+            return try body(index)
         }
     }
 
@@ -297,21 +292,11 @@ public final class ImageStore: Sendable {
             return state.rows
         }
         guard !batch.isEmpty else { return }
-        let outcome = Result {
-            try index.withLock { index in
-                guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
-                try index.insertAll(batch.map { ($0.info, $0.contentCheck) })
-            }
-        }
+        let outcome = Result { try Self.open(index) { try $0.insertAll(batch.map { ($0.info, $0.contentCheck) }) } }
         if case .failure = outcome, batch.count > 1 {
             // One bad row must not fail the others: each on its own.
             for row in batch {
-                row.done.resume(with: Result {
-                    try index.withLock { index in
-                        guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
-                        try index.insert(row.info, contentCheck: row.contentCheck)
-                    }
-                })
+                row.done.resume(with: Result { try Self.open(index) { try $0.insert(row.info, contentCheck: row.contentCheck) } })
             }
             return
         }
