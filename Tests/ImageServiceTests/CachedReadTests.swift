@@ -5,6 +5,7 @@ import RPC
 import Runtime
 import Testing
 @testable import ImageService
+import RPCTestSupport
 
 /// Cached images found by their key alone: the fast path of GetImage.
 @Suite struct CachedReadTests {
