@@ -2,10 +2,11 @@ import Proto
 
 /// A reply already in its protobuf wire encoding, for replies that carry large `bytes`.
 ///
-/// Encoding a `GetImageResponse` through protobuf-c copies its data twice (into the arena, then
-/// into the packed buffer); this writes the two fields directly into the reply's frame, so the
-/// data is copied once between the cache and the socket. Clients decode it as the message it
-/// encodes.
+/// A `GetImageResponse` would already copy its data once into the reply's frame (large `bytes`
+/// are spliced into protobuf-c's output), but its `data` is an array: a range of a cached blob
+/// would first be copied into one, and its `ImageInfo` encoded on every call. This takes the
+/// range as a slice and the info already encoded (kept with the cache entry). Clients decode it
+/// as the message it encodes; a test holds its bytes equal to protobuf-c's.
 struct EncodedReply<Message: ProtoMessage>: ProtoMessage {
     static var protoName: String { Message.protoName }
 
