@@ -114,7 +114,7 @@ final class BlobStore: Sendable {
         let path = newTemporaryPath(key: key)
         let fd = try Self.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
         do {
-            try Self.writeAll(fd, bytes, path: path)
+            try Self.pwriteAll(fd, bytes, offset: 0, path: path)
             try Self.check(fsync(fd), "fsync", path)
             close(fd)
         } catch {
@@ -151,13 +151,13 @@ final class BlobStore: Sendable {
             while offset < aligned {
                 let count = min(chunk, aligned - offset)
                 buffer.copyMemory(from: source.baseAddress! + offset, byteCount: count)
-                try Self.writeAll(fd, UnsafeRawBufferPointer(start: buffer, count: count), path: path)
+                try Self.pwriteAll(fd, UnsafeRawBufferPointer(start: buffer, count: count), offset: Int64(offset), path: path)
                 offset += count
             }
             if aligned < source.count {
                 let flags = fcntl(fd, F_GETFL)
                 try Self.check(fcntl(fd, F_SETFL, flags & ~directFlag), "fcntl(clear O_DIRECT)", path)
-                try Self.writeAll(fd, UnsafeRawBufferPointer(rebasing: source[aligned...]), path: path)
+                try Self.pwriteAll(fd, UnsafeRawBufferPointer(rebasing: source[aligned...]), offset: Int64(aligned), path: path)
             }
             try Self.check(fsync(fd), "fsync", path)
             close(fd)
@@ -320,18 +320,6 @@ final class BlobStore: Sendable {
         var info = stat()
         try check(fstat(fd, &info), "fstat", path)
         return Int64(info.st_size)
-    }
-
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
-        var done = 0
-        while done < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw BlobIOError(operation: "write", path: path, code: errno)
-            }
-            done += n
-        }
     }
 
     /// Writes all of `bytes` at `offset` (pwrite, retrying short writes and EINTR).
