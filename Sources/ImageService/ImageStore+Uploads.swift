@@ -42,35 +42,16 @@ struct Upload: Sendable {
     /// of it through the page cache when direct I/O is not in use or is refused.
     mutating func stage(_ data: UnsafeRawBufferPointer) throws {
         if directFD >= 0 && !directRefused {
-            let alignment = 4096
             let start = received - Int64(pending.count)  // where `pending` begins: block-aligned
-            let total = pending.count + data.count
-            let whole = total & ~(alignment - 1)
+            let whole = (pending.count + data.count) & ~(BlobStore.directBlock - 1)
             if whole > 0 {
-                let chunk = 4 << 20
-                let buffer = UnsafeMutableRawPointer.allocate(byteCount: min(chunk, whole), alignment: alignment)
-                defer { buffer.deallocate() }
-                var written = 0
                 do {
-                    while written < whole {
-                        let count = min(chunk, whole - written)
-                        // Bytes written..<written+count of pending + data.
-                        var filled = 0
-                        if written < pending.count {
-                            let take = min(count, pending.count - written)
-                            pending.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress! + written, byteCount: take) }
-                            filled = take
-                        }
-                        if filled < count {
-                            let from = written + filled - pending.count
-                            (buffer + filled).copyMemory(from: data.baseAddress! + from, byteCount: count - filled)
-                        }
-                        try BlobStore.pwriteAll(
-                            directFD, UnsafeRawBufferPointer(start: buffer, count: count), offset: start + Int64(written), path: path)
-                        written += count
+                    try pending.withUnsafeBytes { head in
+                        try BlobStore.writeDirect(directFD, head, data, count: whole, at: start, path: path)
                     }
-                } catch let error as BlobIOError where error.code == EINVAL && written == 0 {
-                    // Direct I/O refused here after all: from now on through the page cache.
+                } catch let error as BlobIOError where error.code == EINVAL {
+                    // Direct I/O refused after all: from now on through the page cache, which
+                    // writes `pending` and `data` again from `start`.
                     directRefused = true
                     try stage(data)
                     return
