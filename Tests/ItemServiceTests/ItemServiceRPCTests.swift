@@ -5,7 +5,6 @@ import RPC
 import Runtime
 import Testing
 import ZMQ
-import RPCTestSupport
 
 /// The ItemService methods over real ipc sockets: status codes, idempotency, paging, events, restarts.
 @Suite struct ItemServiceRPCTests {

@@ -5,7 +5,6 @@ import Runtime
 import Synchronization
 import Testing
 import ZMQ
-import RPCTestSupport
 
 @Suite struct RPCRoundTripTests {
     @Test(arguments: ["inproc", "tcp", "ipc"])
