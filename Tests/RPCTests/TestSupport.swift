@@ -19,11 +19,20 @@ let testContext = try! Context(ioThreads: 1)
 let testLogger = Logger(
     label: "test", level: ProcessInfo.processInfo.environment["HOMEPWNER_TEST_LOGS"] == nil ? .critical : .debug)
 
-/// A unique endpoint per call: inproc, or an ipc socket in the temp folder.
+/// This process's ipc socket files, in one folder removed when the process exits (a socket
+/// closed just before exit may not have been unlinked yet).
+let ipcFolder: String = {
+    let path = NSTemporaryDirectory() + "hp-test-\(getpid())"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "hp-test-\(getpid())") }
+    return path
+}()
+
+/// A unique endpoint per call: inproc, or an ipc socket in ``ipcFolder``.
 func uniqueEndpoint(_ transport: String = "inproc") -> String {
     let id = UUID().uuidString.prefix(8).lowercased()
     switch transport {
-    case "ipc": return "ipc://\(NSTemporaryDirectory())hp-test-\(id).sock"
+    case "ipc": return "ipc://\(ipcFolder)/\(id).sock"
     case "tcp": return "tcp://127.0.0.1:*"
     default: return "inproc://test-\(id)"
     }

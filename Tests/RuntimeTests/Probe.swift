@@ -24,7 +24,7 @@ final class Probe: Sendable {
     /// sharing the process can starve the cooperative pool for seconds).
     ///
     /// - Throws: ``TimedOut`` after `timeout`.
-    func waitFor(_ expected: String..., timeout: Duration = .seconds(10)) async throws {
+    func waitFor(_ expected: String..., timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         while !Set(expected).isSubset(of: Set(events)) {
             guard ContinuousClock.now < deadline else {
@@ -140,10 +140,15 @@ private enum Outcome: Sendable {
 
 /// Runs `group` while `body` acts on it and returns the error `run()` threw, or `nil`.
 ///
+/// A task group waits for all its children before it returns or throws, so when `body` throws
+/// or the time is up, `releasing` is opened: a ``StubbornService`` waiting on it then returns
+/// and the test fails instead of hanging.
+///
 /// - Throws: ``TimedOut`` if `run()` has not returned within `timeout`; whatever `body` throws.
 func runGroup(
     _ group: ServiceGroup,
-    timeout: Duration = .seconds(10),
+    timeout: Duration = .seconds(30),
+    releasing gate: Gate? = nil,
     while body: @Sendable () async throws -> Void = {}
 ) async throws -> (any Error)? {
     try await withThrowingTaskGroup(of: Outcome.self) { tasks in
@@ -159,13 +164,19 @@ func runGroup(
             try await Task.sleep(for: timeout)
             return .timedOut
         }
-        try await body()
+        do {
+            try await body()
+        } catch {
+            gate?.open()
+            throw error
+        }
         let first = try await tasks.next()!
         tasks.cancelAll()
         switch first {
         case .finished(let error):
             return error
         case .timedOut:
+            gate?.open()
             throw TimedOut(description: "ServiceGroup.run() did not return")
         }
     }

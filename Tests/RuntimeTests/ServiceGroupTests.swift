@@ -55,7 +55,7 @@ struct ServiceGroupTests {
             logger: logger,
             signals: []
         )
-        let error = try await runGroup(group) {
+        let error = try await runGroup(group, releasing: gate) {
             try await probe.waitFor("slow cancelled")
             try await Task.sleep(for: .milliseconds(20))
             probe.record("gate opened")

@@ -68,7 +68,7 @@ struct SignalTests {
                 gate.open()
             }
         )
-        let error = try await runGroup(group) {
+        let error = try await runGroup(group, releasing: gate) {
             try await probe.waitFor("stubborn started")
             kill(getpid(), SIGUSR2)
             try await probe.waitFor("stubborn cancelled")
