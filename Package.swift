@@ -70,23 +70,26 @@ let package = Package(
         // Reads the protoc-c descriptors and writes Sources/Proto/Generated (ops/gen-proto).
         .executableTarget(name: "ProtoGenSwift", dependencies: ["CProtobufC", "HomepwnerProtoC"], swiftSettings: swiftSettings),
 
-        // Tests: one target per module, plus the integration tests on the harness.
+        // Tests: one target per module, plus the integration tests on the harness; two small
+        // libraries hold what several test targets share.
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .target(name: "RPCTestSupport", dependencies: ["RPC"], path: "Tests/RPCTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "ZMQTests", dependencies: ["ZMQ"], swiftSettings: swiftSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
-        .testTarget(name: "JPEGTests", dependencies: ["JPEG"], swiftSettings: swiftSettings),
-        .testTarget(name: "ProtoTests", dependencies: ["Proto"], swiftSettings: swiftSettings),
+        .testTarget(name: "JPEGTests", dependencies: ["JPEG", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ProtoTests", dependencies: ["Proto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime"], swiftSettings: swiftSettings),
-        .testTarget(name: "DigestTests", dependencies: ["Digest"], swiftSettings: swiftSettings),
-        .testTarget(name: "RPCTests", dependencies: ["RPC", "ZMQ", "Proto", "Runtime"], swiftSettings: swiftSettings),
+        .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "RPCTests", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "TestSupport", "RPCTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "ItemServiceTests", dependencies: ["ItemService", "RPC", "Proto", "Runtime", "SQLite", "ZMQ"],
+            name: "ItemServiceTests", dependencies: ["ItemService", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ImageServiceTests", dependencies: ["ImageService", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ", "Digest"],
+            name: "ImageServiceTests", dependencies: ["ImageService", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ", "Digest", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "RPC", "Proto", "Runtime", "ZMQ", "Digest"],
+            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "RPCTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

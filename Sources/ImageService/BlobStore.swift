@@ -114,7 +114,7 @@ final class BlobStore: Sendable {
         let path = newTemporaryPath(key: key)
         let fd = try Self.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC)
         do {
-            try Self.writeAll(fd, bytes, path: path)
+            try Self.pwriteAll(fd, bytes, offset: 0, path: path)
             try Self.check(fsync(fd), "fsync", path)
             close(fd)
         } catch {
@@ -142,22 +142,13 @@ final class BlobStore: Sendable {
         // Direct I/O wants the buffer, offset and length aligned to the device's block size;
         // 4 KiB covers the devices in use. The whole blocks go direct; the last partial block
         // is written through the page cache once O_DIRECT is cleared on the descriptor.
-        let alignment = 4096, chunk = 4 << 20
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: alignment)
-        defer { buffer.deallocate() }
         do {
-            let aligned = source.count & ~(alignment - 1)
-            var offset = 0
-            while offset < aligned {
-                let count = min(chunk, aligned - offset)
-                buffer.copyMemory(from: source.baseAddress! + offset, byteCount: count)
-                try Self.writeAll(fd, UnsafeRawBufferPointer(start: buffer, count: count), path: path)
-                offset += count
-            }
+            let aligned = source.count & ~(Self.directBlock - 1)
+            try Self.writeDirect(fd, UnsafeRawBufferPointer(start: nil, count: 0), source, count: aligned, at: 0, path: path)
             if aligned < source.count {
                 let flags = fcntl(fd, F_GETFL)
                 try Self.check(fcntl(fd, F_SETFL, flags & ~directFlag), "fcntl(clear O_DIRECT)", path)
-                try Self.writeAll(fd, UnsafeRawBufferPointer(rebasing: source[aligned...]), path: path)
+                try Self.pwriteAll(fd, UnsafeRawBufferPointer(rebasing: source[aligned...]), offset: Int64(aligned), path: path)
             }
             try Self.check(fsync(fd), "fsync", path)
             close(fd)
@@ -322,10 +313,40 @@ final class BlobStore: Sendable {
         return Int64(info.st_size)
     }
 
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws {
+    /// The alignment direct I/O needs of buffers, offsets and lengths (4 KiB covers the devices in use).
+    static let directBlock = 4096
+
+    /// Writes the first `count` bytes of `head` followed by `tail` at `offset` on a descriptor
+    /// opened with O_DIRECT, through a block-aligned buffer; `offset` and `count` are multiples
+    /// of `directBlock`.
+    static func writeDirect(
+        _ fd: Int32, _ head: UnsafeRawBufferPointer, _ tail: UnsafeRawBufferPointer, count: Int, at offset: Int64, path: String
+    ) throws {
+        guard count > 0 else { return }
+        let chunk = 4 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: min(chunk, count), alignment: directBlock)
+        defer { buffer.deallocate() }
+        var written = 0
+        while written < count {
+            let n = min(chunk, count - written)
+            var filled = 0
+            if written < head.count {
+                filled = min(n, head.count - written)
+                buffer.copyMemory(from: head.baseAddress! + written, byteCount: filled)
+            }
+            if filled < n {
+                (buffer + filled).copyMemory(from: tail.baseAddress! + (written + filled - head.count), byteCount: n - filled)
+            }
+            try pwriteAll(fd, UnsafeRawBufferPointer(start: buffer, count: n), offset: offset + Int64(written), path: path)
+            written += n
+        }
+    }
+
+    /// Writes all of `bytes` at `offset` (pwrite, retrying short writes and EINTR).
+    static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, offset: Int64, path: String) throws {
         var done = 0
         while done < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw BlobIOError(operation: "write", path: path, code: errno)

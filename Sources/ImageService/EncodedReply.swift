@@ -2,16 +2,17 @@ import Proto
 
 /// A reply already in its protobuf wire encoding, for replies that carry large `bytes`.
 ///
-/// Encoding a `GetImageResponse` through protobuf-c copies its data twice (into the arena, then
-/// into the packed buffer); this writes the two fields directly into the reply's frame, so the
-/// data is copied once between the cache and the socket. Clients decode it as the message it
-/// encodes.
+/// A `GetImageResponse` would already copy its data once into the reply's frame (large `bytes`
+/// are spliced into protobuf-c's output), but its `data` is an array: a range of a cached blob
+/// would first be copied into one, and its `ImageInfo` encoded on every call. This takes the
+/// range as a slice and the info already encoded (kept with the cache entry). Clients decode it
+/// as the message it encodes; a test holds its bytes equal to protobuf-c's.
 struct EncodedReply<Message: ProtoMessage>: ProtoMessage {
     static var protoName: String { Message.protoName }
 
     /// Everything before the data: field 1 and the tag and length of field 2.
     let head: [UInt8]
-    let data: [UInt8]
+    let data: ArraySlice<UInt8>
 
     init() {
         head = []
@@ -37,23 +38,14 @@ struct EncodedReply<Message: ProtoMessage>: ProtoMessage {
     /// `field` (a message, already encoded) as field 1 and `data` as field 2, both length-delimited:
     /// the shape of GetImageResponse and GetRenditionResponse.
     init(message: [UInt8], data: [UInt8]) {
-        var head: [UInt8] = [0x0A]
-        Self.appendVarint(UInt64(message.count), to: &head)
-        head += message
-        if !data.isEmpty {
-            head.append(0x12)
-            Self.appendVarint(UInt64(data.count), to: &head)
-        }
-        self.head = head
-        self.data = data
+        self.init(message: message, data: data[...])
     }
 
-    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(value & 0x7F) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
+    /// The same with a part of an array (a range of a cached blob), copied only into the frame.
+    init(message: [UInt8], data: ArraySlice<UInt8>) {
+        var head = protoFieldHeader(number: 1, length: message.count) + message
+        if !data.isEmpty { head += protoFieldHeader(number: 2, length: data.count) }
+        self.head = head
+        self.data = data
     }
 }

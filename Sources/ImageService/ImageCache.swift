@@ -84,7 +84,7 @@ public final class ImageCache: Sendable {
 
     /// The row and whole bytes of image `imageKey` when cached (a hit); nil otherwise, without
     /// counting a miss (the caller goes on to the index and `get`).
-    func image(_ imageKey: String) -> (image: StoredImage, bytes: [UInt8])? {
+    func image(_ imageKey: String) -> (image: StoredImage, encodedInfo: [UInt8], bytes: [UInt8])? {
         state.withLock { state in
             guard let found = state.lru.image(imageKey) else { return nil }
             state.hits += 1

@@ -44,11 +44,13 @@ enum ImageServiceHandlers {
                 return response
             }
         }
-        server.register(ImageServiceRPC.appendUpload) { request, _ in
+        // A chunk is staged from the request frame it arrived in (field 3, data): no copy.
+        server.register(ImageServiceRPC.appendUpload, largeBytesField: 3) { request, data, _ in
             try await mapped {
                 var response = AppendUploadResponse()
+                let bytes: any BlobBytes = data ?? request.data
                 response.receivedBytes = try await store.appendUpload(
-                    request.uploadId, offset: request.offset, data: request.data)
+                    request.uploadId, offset: request.offset, data: bytes)
                 return response
             }
         }
@@ -74,7 +76,7 @@ enum ImageServiceHandlers {
         server.registerDeferred(getImage) { request, _, reply in
             if let hit = store.cachedRead(request.key, offset: request.offset, length: request.length),
                hit.bytes.count <= min(replyLimit, inlineReplyBytes) {
-                reply(.success(EncodedReply(message: hit.image.info.serializedBytes(), data: hit.bytes)))
+                reply(.success(EncodedReply(message: hit.encodedInfo, data: hit.bytes)))
                 return
             }
             Task {
@@ -153,7 +155,7 @@ enum ImageServiceHandlers {
     ) async throws -> EncodedReply<GetImageResponse> {
         if let hit = store.cachedRead(request.key, offset: request.offset, length: request.length),
            hit.bytes.count <= replyLimit {
-            return EncodedReply(message: hit.image.info.serializedBytes(), data: hit.bytes)
+            return EncodedReply(message: hit.encodedInfo, data: hit.bytes)
         }
         let image = try await store.image(request.key)
         let info = image.info

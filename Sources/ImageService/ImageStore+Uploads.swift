@@ -15,6 +15,14 @@ struct Upload: Sendable {
     let checksum: String
     let path: String
     let fd: Int32
+    /// The staging file opened again with O_DIRECT, where the file system allows it: whole
+    /// 4 KiB blocks go around the page cache; -1 when not in use.
+    var directFD: Int32 = -1
+    /// Direct I/O was refused by a write: the rest goes through the page cache (the descriptor
+    /// stays open until `discard`, so a failed append never leaves a stale copy of it).
+    var directRefused = false
+    /// Received bytes after the last whole block written direct (under 4 KiB; on disk at commit).
+    var pending: [UInt8] = []
     var received: Int64 = 0
     var hash = SHA256()
     var check = XXHash64()
@@ -25,7 +33,54 @@ struct Upload: Sendable {
     /// Closes and removes the staging file.
     func discard() {
         close(fd)
+        if directFD >= 0 { close(directFD) }
         unlink(path)
+    }
+
+    /// Writes `data`, which follows the bytes received so far, to the staging file: whole
+    /// blocks with direct I/O (through an aligned buffer), the rest kept in `pending`; or all
+    /// of it through the page cache when direct I/O is not in use or is refused.
+    mutating func stage(_ data: UnsafeRawBufferPointer) throws {
+        if directFD >= 0 && !directRefused {
+            let start = received - Int64(pending.count)  // where `pending` begins: block-aligned
+            let whole = (pending.count + data.count) & ~(BlobStore.directBlock - 1)
+            if whole > 0 {
+                do {
+                    try pending.withUnsafeBytes { head in
+                        try BlobStore.writeDirect(directFD, head, data, count: whole, at: start, path: path)
+                    }
+                } catch let error as BlobIOError where error.code == EINVAL {
+                    // Direct I/O refused after all: from now on through the page cache, which
+                    // writes `pending` and `data` again from `start`.
+                    directRefused = true
+                    try stage(data)
+                    return
+                }
+                // `whole` covers all of `pending` (it is under one block): what is left is the
+                // end of `data`.
+                pending = [UInt8](UnsafeRawBufferPointer(rebasing: data[(whole - pending.count)...]))
+            } else {
+                pending += data
+            }
+            received += Int64(data.count)
+            return
+        }
+        // Through the page cache (after any pending bytes, which go first).
+        try flushPending()
+        try writeBuffered(data, at: received)
+        received += Int64(data.count)
+    }
+
+    /// Puts the pending bytes on disk (before the staged file is read or fsynced).
+    mutating func flushPending() throws {
+        guard !pending.isEmpty else { return }
+        let bytes = pending
+        pending = []
+        try bytes.withUnsafeBytes { try writeBuffered($0, at: received - Int64(bytes.count)) }
+    }
+
+    private func writeBuffered(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        try BlobStore.pwriteAll(fd, bytes, offset: offset, path: path)
     }
 }
 
@@ -55,9 +110,13 @@ extension ImageStore {
         let id = UUID().uuidString.lowercased()
         let path = "\(blobs.temporaryFolder)/upload-\(id).part"
         let fd = try BlobStore.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC)
-        let upload = Upload(
+        var upload = Upload(
             id: id, new: new, totalSize: totalSize, checksum: checksum, path: path, fd: fd,
             expiresAtMs: clock.nowMilliseconds() + limits.uploadExpiryMilliseconds)
+        // Large uploads are staged around the page cache (see BlobStore.writeTemporaryDirect).
+        if totalSize >= Int64(BlobStore.directWriteThreshold), let flag = BlobStore.directFlag {
+            upload.directFD = Glibc.open(path, O_WRONLY | O_CLOEXEC | flag)
+        }
         let limit = limits.maxOpenUploads
         let added = uploads.withLock { uploads in
             guard uploads.count < limit else { return false }
@@ -72,9 +131,9 @@ extension ImageStore {
     }
 
     /// Appends `data` at `offset`, which must equal the bytes received so far; returns the new total.
-    public func appendUpload(_ id: String, offset: Int64, data: [UInt8]) async throws -> Int64 {
+    public func appendUpload(_ id: String, offset: Int64, data: some BlobBytes) async throws -> Int64 {
         expireUploads()
-        guard !data.isEmpty else { throw ImageStoreError.invalid("data is empty") }
+        guard data.count > 0 else { throw ImageStoreError.invalid("data is empty") }
         guard offset >= 0 else { throw ImageStoreError.invalid("offset must be ≥ 0 (got \(offset))") }
         guard data.count <= limits.maxChunkBytes else {
             throw ImageStoreError.invalid("data is \(data.count) bytes, over max_chunk_bytes \(limits.maxChunkBytes)")
@@ -93,34 +152,26 @@ extension ImageStore {
                 throw ImageStoreError.outOfRange(
                     "offset \(offset) + \(data.count) bytes = \(offset + Int64(data.count)) is past the declared total_size \(upload.totalSize)")
             }
-            let staged = upload
-            (upload.hash, upload.check) = try await onIO { () throws -> (SHA256, XXHash64) in
-                // SHA-256 of the chunk on a second core while this one writes it.
-                let digest = Mutex(staged.hash)
+            let staged = upload, digestLane = digestLanes.queue()
+            upload = try await onIO { () throws -> Upload in
+                // The digests of the chunk on a second core while this one writes it.
+                let digests = Mutex((staged.hash, staged.check))
                 let group = DispatchGroup()
-                DispatchQueue.global().async(group: group) {
-                    var hash = staged.hash
-                    hash.update(data)
-                    digest.withLock { $0 = hash }
+                digestLane.async(group: group) {
+                    var (hash, check) = (staged.hash, staged.check)
+                    try? data.withBlobBytes { buffer in
+                        hash.update(buffer)
+                        check.update(buffer)
+                    }
+                    digests.withLock { $0 = (hash, check) }
                 }
                 defer { group.wait() }
-                try data.withUnsafeBytes { bytes in
-                    var done = 0
-                    while done < bytes.count {
-                        let n = pwrite(staged.fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-                        if n < 0 {
-                            if errno == EINTR { continue }
-                            throw BlobIOError(operation: "write", path: staged.path, code: errno)
-                        }
-                        done += n
-                    }
-                }
-                var check = staged.check
-                check.update(data)
+                var next = staged
+                try data.withBlobBytes { try next.stage($0) }
                 group.wait()
-                return (digest.withLock { $0 }, check)
+                (next.hash, next.check) = digests.withLock { $0 }
+                return next
             }
-            upload.received += Int64(data.count)
         } catch {
             releaseUpload(upload)
             throw error
@@ -174,7 +225,12 @@ extension ImageStore {
         let media: SniffedMedia
         do {
             media = try await onIO { () throws -> SniffedMedia in
-                defer { Glibc.close(upload.fd) }
+                var upload = upload
+                defer {
+                    Glibc.close(upload.fd)
+                    if upload.directFD >= 0 { Glibc.close(upload.directFD) }
+                }
+                try upload.flushPending()
                 let media = try Self.sniff(upload, maxPixels: limits.maxPixels)
                 try Self.check(media, against: declared)
                 try BlobStore.check(fsync(upload.fd), "fsync", upload.path)

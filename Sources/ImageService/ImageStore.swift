@@ -24,7 +24,10 @@ public final class ImageStore: Sendable {
     /// A second connection for lookups and lists, so reads never queue behind a commit's fsync.
     private let reader: Mutex<ImageIndex>
     private let readerQueue = DispatchQueue(label: "homepwner.images.reader")
-    let ioQueue = DispatchQueue(label: "homepwner.images.io", attributes: .concurrent)
+    /// File I/O, which blocks (see `Lanes`).
+    let ioLanes = Lanes(label: "homepwner.images.io", count: 16)
+    /// Digests computed while the I/O lane writes; they never wait on anything.
+    let digestLanes = Lanes(label: "homepwner.images.digest", count: 4)
     let uploads = Mutex<[String: Upload]>([:])
     /// Set by `close()` while it holds the uploads lock (always taken first): uploads ending
     /// their call are then dropped.
@@ -34,7 +37,7 @@ public final class ImageStore: Sendable {
     private let pendingInserts = Mutex<(rows: [PendingInsert], scheduled: Bool)>(([], false))
     /// Blobs too large to cache whose whole checksum was verified, by key: ranged reads of an
     /// unchanged file (same inode and mtime) skip re-hashing it.
-    private let verifiedFiles = Mutex<[String: FileStamp]>([:])
+    let verifiedFiles = Mutex<[String: FileStamp]>([:])
 
     /// Opens (or creates) the store in `folder`, removes leftovers of interrupted writes and
     /// reconciles the index with the files.
@@ -97,37 +100,32 @@ public final class ImageStore: Sendable {
 
     // MARK: Queues
 
+    /// Runs `body` with the writer connection on its queue.
     func onIndex<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            indexQueue.async {
-                continuation.resume(with: Result {
-                    try self.index.withLock { index throws -> T in
-                        guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
-                        return try body(index)
-                    }
-                })
-            }
+            indexQueue.async { continuation.resume(with: Result { try Self.open(self.index, body) }) }
         }
     }
 
     /// Runs a read-only lookup on the reader connection (sees every commit made before it starts).
     func onReader<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            readerQueue.async {
-                continuation.resume(with: Result {
-                    try self.reader.withLock { reader throws -> T in
-                        guard reader.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
-                        return try body(reader)
-                    }
-                })
-            }
+            readerQueue.async { continuation.resume(with: Result { try Self.open(self.reader, body) }) }
+        }
+    }
+
+    /// `body` with the connection, unless the store was closed (stopping).
+    private static func open<T>(_ connection: borrowing Mutex<ImageIndex>, _ body: @Sendable (ImageIndex) throws -> T) throws -> T {
+        try connection.withLock { index throws -> T in
+            guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
+            return try body(index)
         }
     }
 
     func onIO<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
             return try await withCheckedThrowingContinuation { continuation in
-                ioQueue.async { continuation.resume(with: Result { try body() }) }
+                ioLanes.queue().async { continuation.resume(with: Result { try body() }) }
             }
         } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {
             // A full disk is a limit the operator can act on, not a bug.
@@ -155,7 +153,7 @@ public final class ImageStore: Sendable {
             return (existing, false)
         }
         let key = new.key
-        let limits = limits, blobs = blobs
+        let limits = limits, blobs = blobs, digestLane = digestLanes.queue()
         let ticket = cache.removalTicket()
         let (media, checksum, check) = try await onIO { () throws -> (SniffedMedia, String, String) in
             let media = try MediaSniffer.classify(data, maxPixels: limits.maxPixels)
@@ -164,7 +162,7 @@ public final class ImageStore: Sendable {
             // ~22 GB/s) run on a second core while this one writes and fsyncs.
             let digests = Mutex(("", ""))
             let group = DispatchGroup()
-            DispatchQueue.global().async(group: group) {
+            digestLane.async(group: group) {
                 let values = try? data.withBlobBytes { buffer in
                     var sha = SHA256(), xxh = XXHash64()
                     sha.update(buffer)
@@ -294,21 +292,11 @@ public final class ImageStore: Sendable {
             return state.rows
         }
         guard !batch.isEmpty else { return }
-        let outcome = Result {
-            try index.withLock { index in
-                guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
-                try index.insertAll(batch.map { ($0.info, $0.contentCheck) })
-            }
-        }
+        let outcome = Result { try Self.open(index) { try $0.insertAll(batch.map { ($0.info, $0.contentCheck) }) } }
         if case .failure = outcome, batch.count > 1 {
             // One bad row must not fail the others: each on its own.
             for row in batch {
-                row.done.resume(with: Result {
-                    try index.withLock { index in
-                        guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
-                        try index.insert(row.info, contentCheck: row.contentCheck)
-                    }
-                })
+                row.done.resume(with: Result { try Self.open(index) { try $0.insert(row.info, contentCheck: row.contentCheck) } })
             }
             return
         }
@@ -324,153 +312,27 @@ public final class ImageStore: Sendable {
 
     /// The lower-case canonical form of a UUID, or nil.
     public static func canonicalKey(_ text: String) -> String? {
-        guard text.utf8.count == 36, let uuid = UUID(uuidString: text) else { return nil }
+        guard text.utf8.count == 36 else { return nil }
+        // The usual case, a key as this service wrote it: checked without Foundation.
+        if isCanonical(text) { return text }
+        guard let uuid = UUID(uuidString: text) else { return nil }
         return uuid.uuidString.lowercased()
     }
 
-    // MARK: Read
-
-    /// The metadata of an image; NOT_FOUND when there is none.
-    public func info(_ key: String, field: String = "key") async throws -> ImageInfo {
-        try await image(key, field: field).info
-    }
-
-    /// The index row of an image (metadata and content check); NOT_FOUND when there is none.
-    public func image(_ key: String, field: String = "key") async throws -> StoredImage {
-        guard let canonical = Self.canonicalKey(key) else {
-            throw ImageStoreError.invalid("\(field) \"\(key)\" is not a UUID")
-        }
-        guard let image = try await onReader({ try $0.stored(canonical) }) else {
-            throw ImageStoreError.notFound("\(field) \(canonical): no such image")
-        }
-        return image
-    }
-
-    /// The row and bytes of image `key` (all, or `length` at `offset`) when the cache holds
-    /// them, without asking the index; nil when not cached, or for a key or range a full read
-    /// must judge (it names the problem).
-    public func cachedRead(_ key: String, offset: Int64, length: Int64) -> (image: StoredImage, bytes: [UInt8])? {
-        guard let canonical = Self.canonicalKey(key), offset >= 0, length >= 0,
-              let (image, bytes) = cache.image(canonical)
-        else { return nil }
-        let size = Int64(bytes.count)
-        guard offset < size, length <= size - offset else { return nil }
-        if offset == 0 && (length == 0 || length == size) { return (image, bytes) }
-        let end = length == 0 ? size : offset + length
-        return (image, Array(bytes[Int(offset)..<Int(end)]))
-    }
-
-    /// Bytes of an image by its metadata (looks its content check up first).
-    public func read(_ info: ImageInfo, offset: Int64 = 0, length: Int64 = 0) async throws -> [UInt8] {
-        let key = info.key
-        guard let image = try await onReader({ try $0.stored(key) }) else {
-            throw ImageStoreError.notFound("key \(key): no such image")
-        }
-        return try await read(image, offset: offset, length: length)
-    }
-
-    /// Bytes of an image: all of them, or `length` bytes at `offset` (0 = to the end), verified
-    /// against the stored checksum (DATA_LOSS when they differ).
-    public func read(_ image: StoredImage, offset: Int64 = 0, length: Int64 = 0) async throws -> [UInt8] {
-        let info = image.info
-        let size = info.sizeBytes
-        guard offset >= 0 else { throw ImageStoreError.invalid("offset must be ≥ 0 (got \(offset))") }
-        guard length >= 0 else { throw ImageStoreError.invalid("length must be ≥ 0 (got \(length))") }
-        guard offset < size else {
-            throw ImageStoreError.outOfRange("offset \(offset) is past the end of image \(info.key) (\(size) bytes)")
-        }
-        let count = length == 0 ? size - offset : length
-        guard count <= size - offset else {
-            let end = offset.addingReportingOverflow(length)
-            throw ImageStoreError.outOfRange(
-                "offset \(offset) + length \(length) = \(end.overflow ? "more than \(Int64.max)" : String(end.partialValue)) is past the end of image \(info.key) (\(size) bytes)")
-        }
-        let whole = offset == 0 && count == size
-        let ticket = cache.removalTicket()
-        if let cached = cache.get(image.cacheKey) {
-            return whole ? cached : Array(cached[Int(offset)..<Int(offset + count)])
-        }
-        let blobs = blobs, key = info.key, checksum = image.verification
-        // Blobs small enough to cache are read whole (and cached); larger ones stream the checksum.
-        if size <= Int64(cache.budgetBytes / 4) || whole {
-            let bytes = try await readVerified(key: key) { try blobs.read(key: key, size: size, checksum: checksum) }
-            cache.insert(image.cacheKey, bytes, image: image, ticket: ticket)
-            return whole ? bytes : Array(bytes[Int(offset)..<Int(offset + count)])
-        }
-        let known = verifiedFiles.withLock { $0[key] }
-        let (bytes, stamp) = try await readVerified(key: key) {
-            try blobs.read(key: key, size: size, checksum: checksum, offset: offset, length: count, verified: known)
-        }
-        if stamp != known { verifiedFiles.withLock { $0[key] = stamp } }
-        return bytes
-    }
-
-    private func readVerified<T: Sendable>(
-        key: String, _ body: @escaping @Sendable () throws -> T
-    ) async throws -> T {
-        do {
-            return try await onIO(body)
-        } catch let damage as BlobDamage {
-            logger.error("\(damage)")
-            throw ImageStoreError.damaged(damage.description)
-        } catch let error as BlobIOError where error.code == ENOENT {
-            // Deleted while this read was on its way: gone, not damaged.
-            if try await onReader({ try $0.get(key) }) == nil {
-                throw ImageStoreError.notFound("key \(key): no such image (deleted)")
+    /// Whether `text` is a UUID in lower-case hex with hyphens at 8, 13, 18 and 23.
+    static func isCanonical(_ text: String) -> Bool {
+        var index = 0
+        for byte in text.utf8 {
+            switch index {
+            case 8, 13, 18, 23:
+                guard byte == UInt8(ascii: "-") else { return false }
+            default:
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+                else { return false }
             }
-            throw ImageStoreError.damaged("image \(error.path.split(separator: "/").last ?? "") is damaged on disk: its blob file is missing")
+            index += 1
         }
-    }
-
-    /// A page of images in created order; `pageToken` is the `next` of the previous page.
-    public func list(
-        ownerKey: String = "", kind: ImageKind = .unspecified, mediaType: MediaType = .unspecified,
-        pageSize: Int = 100, pageToken: String = ""
-    ) async throws -> (images: [ImageInfo], next: String) {
-        guard (0...1000).contains(pageSize) else {
-            throw ImageStoreError.invalid("page_size must be 0…1000 (got \(pageSize)); 0 means 100")
-        }
-        guard ImageKind.allCases.contains(kind) else { throw ImageStoreError.invalid("kind \(kind.rawValue) is not an ImageKind") }
-        guard MediaType.allCases.contains(mediaType) else {
-            throw ImageStoreError.invalid("media_type \(mediaType.rawValue) is not a MediaType")
-        }
-        var query = ImageQuery(ownerKey: ownerKey, kind: kind, mediaType: mediaType)
-        query.limit = pageSize == 0 ? 100 : pageSize
-        if !pageToken.isEmpty {
-            guard let after = Int64(pageToken), after > 0 else {
-                throw ImageStoreError.invalid("page_token \"\(pageToken)\" is not one this service issued")
-            }
-            query.afterSequence = after
-        }
-        let finalQuery = query
-        let page = try await onReader { try $0.list(finalQuery) }
-        return (page.images, page.more ? String(page.last) : "")
-    }
-
-    // MARK: Delete
-
-    /// Deletes an image and the images made from it; NOT_FOUND when it does not exist.
-    public func delete(_ key: String) async throws -> [ImageInfo] {
-        let info = try await info(key)
-        let removed = try await onIndex { try $0.delete(info.key) }
-        try await removeFiles(removed)
-        return removed
-    }
-
-    /// Deletes every image of `ownerKey`; none is not an error (it is the item delete's cascade).
-    public func deleteOwner(_ ownerKey: String) async throws -> [ImageInfo] {
-        guard !ownerKey.isEmpty else { throw ImageStoreError.invalid("owner_key must not be empty") }
-        let removed = try await onIndex { try $0.deleteOwner(ownerKey) }
-        try await removeFiles(removed)
-        return removed
-    }
-
-    private func removeFiles(_ removed: [ImageInfo]) async throws {
-        let blobs = blobs
-        // The rows are gone first: a crash before the unlink leaves an orphan file that start-up removes.
-        try await onIO { for image in removed { blobs.remove(key: image.key) } }
-        for image in removed { cache.remove(prefix: image.key) }
-        verifiedFiles.withLock { files in for image in removed { files[image.key] = nil } }
+        return index == 36
     }
 }
 

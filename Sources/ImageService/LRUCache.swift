@@ -9,6 +9,8 @@ struct LRUCache {
         var key: String
         var value: [UInt8]
         var image: StoredImage?
+        /// The image's `ImageInfo` encoded once, for the replies that carry it.
+        var encodedInfo: [UInt8]
         var previous: Int
         var next: Int
     }
@@ -40,10 +42,10 @@ struct LRUCache {
     }
 
     /// The row and whole bytes of the image `imageKey`, now the most recently used.
-    mutating func image(_ imageKey: String) -> (image: StoredImage, bytes: [UInt8])? {
+    mutating func image(_ imageKey: String) -> (image: StoredImage, encodedInfo: [UInt8], bytes: [UInt8])? {
         guard let slot = byImage[imageKey], let image = slots[slot].image else { return nil }
         moveToFront(slot)
-        return (image, slots[slot].value)
+        return (image, slots[slot].encodedInfo, slots[slot].value)
     }
 
     func contains(_ key: String) -> Bool { index[key] != nil }
@@ -56,7 +58,8 @@ struct LRUCache {
         remove(key)
         if let image, let previous = byImage[image.info.key] { remove(slots[previous].key) }
         let slot: Int
-        let entry = Slot(key: key, value: value, image: image, previous: -1, next: head)
+        let entry = Slot(
+            key: key, value: value, image: image, encodedInfo: image?.info.serializedBytes() ?? [], previous: -1, next: head)
         if let reused = freeSlots.popLast() {
             slots[reused] = entry
             slot = reused
@@ -69,7 +72,7 @@ struct LRUCache {
         if tail < 0 { tail = slot }
         index[key] = slot
         if let image { byImage[image.info.key] = slot }
-        bytes += Self.cost(key: key, value: value)
+        bytes += Self.cost(key: key, value: value) + entry.encodedInfo.count
         return trim(to: budget).evicted
     }
 
@@ -78,10 +81,11 @@ struct LRUCache {
     mutating func remove(_ key: String) -> Int {
         guard let slot = index.removeValue(forKey: key) else { return 0 }
         unlink(slot)
-        let cost = Self.cost(key: slots[slot].key, value: slots[slot].value)
+        let cost = Self.cost(key: slots[slot].key, value: slots[slot].value) + slots[slot].encodedInfo.count
         bytes -= cost
         if let image = slots[slot].image, byImage[image.info.key] == slot { byImage[image.info.key] = nil }
         slots[slot].image = nil
+        slots[slot].encodedInfo = []
         slots[slot].value = []
         slots[slot].key = ""
         freeSlots.append(slot)

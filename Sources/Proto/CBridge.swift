@@ -34,11 +34,12 @@ extension CBridgedMessage {
 /// Conversions between Swift values and protobuf-c structs.
 enum CBridge {
     static func encode<M: CBridgedMessage>(
-        _ message: M, into allocate: (Int) -> UnsafeMutableRawBufferPointer?
+        _ message: M, into allocate: (Int) -> UnsafeMutableRawBufferPointer?, spliceLargeBytes: Bool = true
     ) -> [UInt8]? {
         // Large top-level bytes fields are left out of protobuf-c's pack and spliced in as the
         // packed output is written: their data is copied once, into `allocate`'s memory.
-        let deferring = Arena(deferLargeBytes: true)
+        // (Without splicing, protobuf-c packs everything: what the tests hold the splice to.)
+        let deferring = Arena(deferLargeBytes: spliceLargeBytes)
         var c = deferring.message(message)
         var arena = deferring
         if !deferring.deferred.isEmpty {
@@ -81,18 +82,9 @@ enum CBridge {
         }
     }
 
+    /// The encoding as an array (`encode(_:into:)` with no memory of the caller's).
     static func encode<M: CBridgedMessage>(_ message: M) -> [UInt8] {
-        let arena = Arena()
-        let c = arena.message(message)
-        let base = UnsafeMutableRawPointer(c).assumingMemoryBound(to: ProtobufCMessage.self)
-        let size = protobuf_c_message_get_packed_size(base)
-        guard size > 0 else { return [] }
-        // The struct lives in the arena: keep it until protobuf-c has packed it.
-        return withExtendedLifetime(arena) {
-            [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                count = protobuf_c_message_pack(base, buffer.baseAddress!)
-            }
-        }
+        encode(message, into: { _ in nil }) ?? []
     }
 
     static func decode<M: CBridgedMessage>(

@@ -119,7 +119,7 @@ enum LargeBytes {
 
     /// The tag and length in front of a field's bytes.
     static func header(_ field: DeferredField) -> [UInt8] {
-        encodeVarint(UInt64(field.number) << 3 | 2) + encodeVarint(UInt64(field.bytes.count))
+        protoFieldHeader(number: field.number, length: field.bytes.count)
     }
 
     /// The size of `packed` with `fields` spliced in.
@@ -166,16 +166,6 @@ enum LargeBytes {
             }
         }
         precondition(written == total, "spliced \(written) bytes of \(total)")
-    }
-
-    static func encodeVarint(_ value: UInt64) -> [UInt8] {
-        var value = value, out: [UInt8] = []
-        while value >= 0x80 {
-            out.append(UInt8(value & 0x7F) | 0x80)
-            value >>= 7
-        }
-        out.append(UInt8(value))
-        return out
     }
 
     private static func varint(_ input: UnsafeRawBufferPointer, _ position: inout Int) -> UInt64? {

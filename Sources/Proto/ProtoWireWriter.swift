@@ -1,3 +1,12 @@
+/// The tag and length that precede a length-delimited field's bytes (for code that writes a
+/// message's large fields itself, as GetImage does from its cache).
+public func protoFieldHeader(number: UInt32, length: Int) -> [UInt8] {
+    var writer = ProtoWireWriter()
+    writer.tag(number, .lengthDelimited)
+    writer.varint(UInt64(length))
+    return writer.bytes
+}
+
 /// Appends protobuf wire-format primitives to a byte buffer.
 struct ProtoWireWriter {
     /// Wire types of the tag's low three bits.

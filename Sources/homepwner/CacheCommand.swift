@@ -28,20 +28,12 @@ enum CacheCommand {
         ])
 
     static func run(_ arguments: [String]) async -> Int32 {
-        guard let subcommand = arguments.first else {
-            print(overview)
-            return ExitCode.usage
-        }
-        let rest = Array(arguments.dropFirst())
-        switch subcommand {
-        case "-h", "--help", "help":
-            print(overview)
-            return ExitCode.ok
-        case "stats": return await stats(rest)
-        case "purge": return await purge(rest)
-        default:
-            printError("homepwner cache: unknown subcommand '\(subcommand)' (stats or purge; see homepwner cache --help)")
-            return ExitCode.usage
+        await runSubcommand(of: "cache", overview: overview, names: ["stats", "purge"], arguments) { subcommand, rest in
+            switch subcommand {
+            case "stats": await stats(rest)
+            case "purge": await purge(rest)
+            default: nil
+            }
         }
     }
 

@@ -157,6 +157,27 @@ func jsonString(_ s: String) -> String {
     return out + "\""
 }
 
+/// Runs the subcommand of a command group (`homepwner item add …`): prints the overview for none
+/// or `--help`, hands the rest of the arguments to `route`, and says what is wrong (with a
+/// suggestion) when `route` knows no such subcommand (returns nil).
+func runSubcommand(
+    of group: String, overview: String, names: [String], _ arguments: [String],
+    route: (_ subcommand: String, _ rest: [String]) async -> Int32?
+) async -> Int32 {
+    guard let subcommand = arguments.first else {
+        print(overview)
+        return ExitCode.usage
+    }
+    if ["-h", "--help", "help"].contains(subcommand) {
+        print(overview)
+        return ExitCode.ok
+    }
+    if let status = await route(subcommand, Array(arguments.dropFirst())) { return status }
+    let hint = didYouMean(subcommand, among: names)
+    printError("homepwner \(group): unknown subcommand '\(subcommand)'\(hint) (see homepwner \(group) --help)")
+    return ExitCode.usage
+}
+
 /// "; did you mean 'health'?" for a plausible typo of one of `names`, else "".
 func didYouMean(_ word: String, among names: [String]) -> String {
     OptionParser.closest(to: word, among: names).map { "; did you mean '\($0)'?" } ?? ""

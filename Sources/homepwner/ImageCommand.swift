@@ -22,25 +22,17 @@ enum ImageCommand {
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
-        guard let subcommand = arguments.first else {
-            print(overview)
-            return ExitCode.usage
-        }
-        // The one short option: -o FILE.
-        let rest = arguments.dropFirst().map { $0 == "-o" ? "--output" : $0 }
-        switch subcommand {
-        case "-h", "--help", "help":
-            print(overview)
-            return ExitCode.ok
-        case "put", "add": return await ImagePutCommand.run(rest)
-        case "get": return await ImageGetCommand.run(rest)
-        case "ls", "list": return await list(rest)
-        case "stat", "show": return await stat(rest)
-        case "rm", "delete": return await remove(rest)
-        default:
-            let hint = didYouMean(subcommand, among: subcommands.map(\.name))
-            printError("homepwner image: unknown subcommand '\(subcommand)'\(hint) (see homepwner image --help)")
-            return ExitCode.usage
+        await runSubcommand(of: "image", overview: overview, names: subcommands.map(\.name), arguments) { subcommand, rest in
+            // The one short option: -o FILE.
+            let rest = rest.map { $0 == "-o" ? "--output" : $0 }
+            return switch subcommand {
+            case "put", "add": await ImagePutCommand.run(rest)
+            case "get": await ImageGetCommand.run(rest)
+            case "ls", "list": await list(rest)
+            case "stat", "show": await stat(rest)
+            case "rm", "delete": await remove(rest)
+            default: nil
+            }
         }
     }
 

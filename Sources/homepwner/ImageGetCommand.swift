@@ -47,17 +47,27 @@ enum ImageGetCommand {
             var hash = SHA256()
             var position = start
             do {
-                repeat {
+                @Sendable func fetch(_ offset: Int64) async throws -> [UInt8] {
                     var request = GetImageRequest()
                     request.key = info.key
-                    request.offset = position
-                    request.length = max(1, min(step, end - position))
-                    let part = try await client.call(
-                        ImageServiceRPC.getImage, request, options: .init(timeoutMilliseconds: max(timeout, 60_000)))
-                    hash.update(part.data)
-                    handle.write(Data(part.data))
-                    position += Int64(part.data.count)
-                } while position < end
+                    request.offset = offset
+                    request.length = max(1, min(step, end - offset))
+                    return try await client.call(
+                        ImageServiceRPC.getImage, request, options: .init(timeoutMilliseconds: max(timeout, 60_000))).data
+                }
+                var part = try await fetch(position)
+                while true {
+                    guard !part.isEmpty else { throw RPCError.dataLoss("the service sent no bytes at offset \(position)") }
+                    let next = position + Int64(part.count)
+                    // While this range is hashed and written, the next one is on its way.
+                    async let following = next < end ? fetch(next) : []
+                    hash.update(part)
+                    try handle.write(contentsOf: part)
+                    position = next
+                    let fetched = try await following
+                    guard position < end else { break }
+                    part = fetched
+                }
                 if range == nil, hash.checksum() != info.checksum {
                     throw RPCError.dataLoss("received bytes hash to \(hash.checksum()), not the stored \(info.checksum)")
                 }

@@ -85,19 +85,28 @@ enum ImagePutCommand {
         let progress = ProgressBar(total: size, enabled: !options.bool("no-progress"))
         var hash = SHA256()
         var offset = 0
-        while offset < size {
+        func readChunk(at offset: Int) throws -> [UInt8] {
             let data = [UInt8](try file.read(upToCount: chunk) ?? Data())
             guard !data.isEmpty else { throw RPCError.dataLoss("\(path) ended at \(offset) of \(size) bytes while uploading") }
-            hash.update(data)
+            return data
+        }
+        var data = try readChunk(at: 0)
+        while true {
             var append = AppendUploadRequest()
             append.uploadId = ticket.uploadId
             append.offset = Int64(offset)
             append.data = data
-            _ = try await client.call(
-                ImageServiceRPC.appendUpload, append,
-                options: .init(timeoutMilliseconds: max(timeout, 60_000), idempotencyKey: UUID().uuidString.lowercased()))
-            offset += data.count
+            let options = CallOptions(timeoutMilliseconds: max(timeout, 60_000), idempotencyKey: UUID().uuidString.lowercased())
+            // While this chunk travels and is written, hash it and read the next one.
+            async let appended = client.call(ImageServiceRPC.appendUpload, append, options: options)
+            hash.update(data)
+            let end = offset + data.count
+            let next = end < size ? try readChunk(at: end) : nil
+            _ = try await appended
+            offset = end
             progress.update(offset)
+            guard let next else { break }
+            data = next
         }
         progress.finish()
         var commit = CommitUploadRequest()

@@ -24,26 +24,17 @@ enum ItemCommand {
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
-        guard let subcommand = arguments.first else {
-            print(overview)
-            return ExitCode.usage
-        }
-        let rest = Array(arguments.dropFirst())
-        switch subcommand {
-        case "-h", "--help", "help":
-            print(overview)
-            return ExitCode.ok
-        case "add": return await add(rest)
-        case "ls", "list": return await ItemListCommand.run(rest)
-        case "show", "get": return await show(rest)
-        case "edit": return await edit(rest)
-        case "rm", "delete": return await remove(rest)
-        case "mv", "move": return await move(rest)
-        case "stats": return await stats(rest)
-        default:
-            let hint = didYouMean(subcommand, among: subcommands.map(\.name))
-            printError("homepwner item: unknown subcommand '\(subcommand)'\(hint) (see homepwner item --help)")
-            return ExitCode.usage
+        await runSubcommand(of: "item", overview: overview, names: subcommands.map(\.name), arguments) { subcommand, rest in
+            switch subcommand {
+            case "add": await add(rest)
+            case "ls", "list": await ItemListCommand.run(rest)
+            case "show", "get": await show(rest)
+            case "edit": await edit(rest)
+            case "rm", "delete": await remove(rest)
+            case "mv", "move": await move(rest)
+            case "stats": await stats(rest)
+            default: nil
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import Digest
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct SHA256Tests {
     /// FIPS 180-2 appendix B and the NIST example messages, on both compressions.
@@ -101,18 +102,6 @@ import Testing
     }
 }
 
-/// A small seeded generator, so a failure can be reproduced.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct XXHash64Tests {
     @Test func knownDigestsAndStreamingMatch() {

@@ -5,6 +5,7 @@ import RPC
 import Runtime
 import Testing
 @testable import ImageService
+import RPCTestSupport
 
 /// Cached images found by their key alone: the fast path of GetImage.
 @Suite struct CachedReadTests {
@@ -23,6 +24,7 @@ import Testing
         lru.insert("a@xxh64:1/r/10x10/fit", [3], budget: 2 * cost)  // a rendition: no image attached
         #expect(lru.image("a") == nil)  // evicted as the least recently used
         #expect(lru.image("b")?.bytes == [UInt8](repeating: 2, count: 100))
+        #expect(lru.image("b")?.encodedInfo == b.info.serializedBytes())
         lru.remove(b.cacheKey)
         #expect(lru.image("b") == nil)
         // Bytes of a re-used key under a new content check replace the old entry.
@@ -59,10 +61,10 @@ import Testing
         large.replaceSubrange(0..<movie.count, with: movie)
         let smallInfo = try await store.put(small, NewImage()).info
         let largeInfo = try await store.put(large, NewImage()).info
-        #expect(store.cachedRead(smallInfo.key, offset: 0, length: 0)?.bytes == small)
+        #expect(store.cachedRead(smallInfo.key, offset: 0, length: 0).map { Array($0.bytes) } == small)
         #expect(store.cachedRead(largeInfo.key, offset: 0, length: 0) == nil)
         #expect(try await store.read(largeInfo) == large)  // the first read caches it
-        #expect(store.cachedRead(largeInfo.key, offset: 0, length: 0)?.bytes == large)
+        #expect(store.cachedRead(largeInfo.key, offset: 0, length: 0).map { Array($0.bytes) } == large)
     }
 
     @Test func aLargePutIsStoredFromItsFrameWhole() async throws {
@@ -127,5 +129,19 @@ import Testing
         delete.key = info.key
         _ = try await client.call(ImageServiceRPC.deleteImage, delete)
         #expect(await rpcError { try await client.call(ImageServiceRPC.getImage, get) }?.code == .notFound)
+    }
+}
+
+@Suite struct CanonicalKeyTests {
+    @Test func keysAreLowerCaseUUIDsWhateverTheSpelling() {
+        let key = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+        #expect(ImageStore.canonicalKey(key) == key)
+        #expect(ImageStore.canonicalKey(key.uppercased()) == key)
+        #expect(ImageStore.canonicalKey("7C9E6679-7425-40de-944b-E07FC1F90AE7") == key)
+        for bad in ["", "7c9e6679742540de944be07fc1f90ae7", "7c9e6679-7425-40de-944b-e07fc1f90ae", "7c9e6679-7425-40de-944b-e07fc1f90aeg",
+                    "7c9e667--7425-40de-944b-e07fc1f90ae7", "{7c9e6679-7425-40de-944b-e07fc1f90ae}", "7c9e6679-7425-40de-944b-e07fc1f90ae7 "] {
+            #expect(ImageStore.canonicalKey(bad) == nil, "\(bad)")
+        }
+        #expect(ImageStore.isCanonical(key) && !ImageStore.isCanonical(key.uppercased()))
     }
 }

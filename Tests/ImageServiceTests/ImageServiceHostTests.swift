@@ -6,6 +6,7 @@ import Runtime
 import Testing
 import ZMQ
 @testable import ImageService
+import RPCTestSupport
 
 /// A ZeroMQ context for the host tests of this target.
 let hostTestContext = try! Context(ioThreads: 1)
@@ -121,18 +122,6 @@ let hostTestContext = try! Context(ioThreads: 1)
     }
 }
 
-/// The RPCError a call threw, or nil when it succeeded (a helper: `catch let e as RPCError`
-/// inside async tests crashes the 6.3 compiler).
-func rpcError<T>(_ body: () async throws -> T) async -> RPCError? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let error as RPCError {
-        return error
-    } catch {
-        return RPCError(.unknown, "not an RPCError: \(error)")
-    }
-}
 
 @Suite struct EncodedReplyTests {
     @Test func directEncodingDecodesAsTheMessageProtobufCWouldWrite() throws {

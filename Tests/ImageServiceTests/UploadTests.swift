@@ -27,6 +27,30 @@ import Testing
             == .notFound("upload_id \"\(ticket.uploadID)\": no such upload (committed, aborted or expired)"))
     }
 
+    /// Large uploads are staged with direct I/O in whole blocks; chunks of any size must
+    /// still come back byte for byte (the part of a block not yet whole waits in memory).
+    @Test func oddChunkSizesAroundTheBlockEdgesStageExactly() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        var sizes = [1, 4095, 4097, 100_003, (1 << 20) + 7, 8192, 3, 4096, 2_000_001]
+        let data = Samples.mp4(sizes.reduce(0, +) + 13)
+        sizes.append(data.count - sizes.reduce(0, +))  // the rest (13 and the container header)
+        let ticket = try await store.beginUpload(NewImage(), totalSize: Int64(data.count), checksum: "")
+        var offset = 0
+        for size in sizes {
+            let received = try await store.appendUpload(ticket.uploadID, offset: Int64(offset), data: Array(data[offset..<offset + size]))
+            offset += size
+            #expect(received == Int64(offset))
+        }
+        // A retry of the last chunk at a stale offset is refused and changes nothing.
+        #expect(await storeError { try await store.appendUpload(ticket.uploadID, offset: 0, data: [9]) } != nil)
+        let info = try await store.commitUpload(ticket.uploadID, checksum: SHA256.checksum(data))
+        #expect(info.sizeBytes == Int64(data.count))
+        _ = store.cache.purge(.critical, reason: "manual")
+        #expect(try await store.read(info) == data)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.blobs.temporaryFolder).isEmpty)
+    }
+
     @Test func chunksOutOfOrderOrPastTheDeclaredSizeAreRefused() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder)

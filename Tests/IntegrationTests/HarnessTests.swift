@@ -4,6 +4,7 @@ import Proto
 import RPC
 import Runtime
 import Testing
+import RPCTestSupport
 
 /// The in-process suite: every part up on real ipc sockets, stopped and restarted one by one.
 @Suite struct HarnessTests {
@@ -76,17 +77,6 @@ import Testing
     }
 }
 
-/// The RPCError a call threw, or nil when it succeeded.
-func rpcError<T>(_ body: () async throws -> T) async -> RPCError? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let error as RPCError {
-        return error
-    } catch {
-        return RPCError(.unknown, "not an RPCError: \(error)")
-    }
-}
 
 /// For calls right after a (re)start: libzmq reconnects with backoff, and a loaded test run
 /// may delay everything; these options ride over both without bounding how fast it must be.

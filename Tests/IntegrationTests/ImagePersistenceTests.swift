@@ -5,6 +5,7 @@ import Proto
 import RPC
 import Synchronization
 import Testing
+import RPCTestSupport
 
 /// Acknowledged puts survive a SIGKILL of the real image-service executable, and nothing a
 /// killed put or upload left behind becomes visible.

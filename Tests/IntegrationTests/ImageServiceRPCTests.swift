@@ -6,6 +6,7 @@ import Proto
 import RPC
 import Runtime
 import Testing
+import RPCTestSupport
 
 /// The image service through the whole stack: client → ipc → RPC runtime → handlers → store.
 @Suite struct ImageServiceRPCTests {

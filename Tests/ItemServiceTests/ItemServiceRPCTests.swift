@@ -5,6 +5,7 @@ import RPC
 import Runtime
 import Testing
 import ZMQ
+import RPCTestSupport
 
 /// The ItemService methods over real ipc sockets: status codes, idempotency, paging, events, restarts.
 @Suite struct ItemServiceRPCTests {

@@ -2,21 +2,10 @@ import Foundation
 import ItemService
 import Proto
 import Testing
+import TestSupport
 
 /// The manual order (MoveItem) against an array model, on a real database.
 @Suite struct ManualOrderTests {
-    /// A seeded generator, so a failure can be replayed.
-    struct SplitMix: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     @Test func randomMovesMatchAnArrayModelAThousandTimes() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -24,7 +13,7 @@ import Testing
         var store = try ItemStore(path: path)
         var model: [String] = []
         for index in 0..<40 { model.append(try store.create(createRequest("Item \(index)"), now: 1).item.key) }
-        var random = SplitMix(state: 20261129)
+        var random = SplitMix64(seed: 20261129)
         for round in 1...1000 {
             let from = Int.random(in: 0..<model.count, using: &random)
             // Half the moves go next to the same spot, so gaps run out and windows get spread.

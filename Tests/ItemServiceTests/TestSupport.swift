@@ -45,18 +45,6 @@ func itemClient(_ folder: TemporaryFolder) throws -> RPCClient {
     try RPCClient(context: testContext, endpoint: folder.endpoint("item"))
 }
 
-/// The RPCError a call threw, or nil when it succeeded (a helper: `catch let e as RPCError`
-/// inside async tests crashes the 6.3 compiler).
-func rpcError<T>(_ body: () async throws -> T) async -> RPCError? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let error as RPCError {
-        return error
-    } catch {
-        return RPCError(.unknown, "not an RPCError: \(error)")
-    }
-}
 
 /// The ItemStoreError a store call threw, or nil.
 func storeError<T>(_ body: () throws -> T) -> ItemStoreError? {

@@ -1,6 +1,7 @@
 import Foundation
 import JPEG
 import Testing
+import TestSupport
 
 @Suite("EXIF")
 struct EXIFTests {
@@ -80,7 +81,7 @@ struct EXIFTests {
 
     @Test("random garbage after a JPEG-looking prefix never crashes the parser")
     func randomGarbage() {
-        var random = SplitMix64(state: 0x5EED)
+        var random = SplitMix64(seed: 0x5EED)
         var found = 0
         for round in 0..<3000 {
             let length = Int.random(in: 0...300, using: &random)

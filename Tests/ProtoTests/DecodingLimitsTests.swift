@@ -1,6 +1,7 @@
 import Foundation
 import Proto
 import Testing
+import TestSupport
 
 /// Untrusted bytes: size limits, garbage, truncation and lying length prefixes.
 struct DecodingLimitsTests {
@@ -20,7 +21,7 @@ struct DecodingLimitsTests {
     }
 
     @Test func randomGarbageNeverCrashesAndOnlyEverFailsAsMalformed() throws {
-        var rng = SeededGenerator(seed: 0x5EED_2024)
+        var rng = SplitMix64(seed: 0x5EED_2024)
         let types = ProtoCatalog.messageTypes
         var decoded = 0
         var malformed = 0

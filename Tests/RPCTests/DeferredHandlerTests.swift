@@ -4,6 +4,7 @@ import Proto
 import RPC
 import Runtime
 import Testing
+import RPCTestSupport
 
 /// Handlers whose work runs on a thread the service owns and reply from there.
 @Suite struct DeferredHandlerTests {

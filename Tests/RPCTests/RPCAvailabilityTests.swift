@@ -5,6 +5,7 @@ import Synchronization
 import Runtime
 import Testing
 import ZMQ
+import RPCTestSupport
 
 /// What a client sees when its server is absent, goes away, and comes back.
 @Suite struct RPCAvailabilityTests {

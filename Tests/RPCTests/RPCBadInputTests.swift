@@ -4,6 +4,7 @@ import RPC
 import Runtime
 import Testing
 import ZMQ
+import TestSupport
 
 /// Whatever a peer sends, the server answers it precisely or drops it, and keeps serving.
 @Suite struct RPCBadInputTests {
@@ -12,7 +13,7 @@ import ZMQ
         defer { server.stop() }
         let endpoint = server.boundEndpoints[0]
         let peer = try RawPeer(.dealer, endpoint: endpoint)
-        var generator = SeededGenerator(seed: 42)
+        var generator = SplitMix64(seed: 42)
         for _ in 0..<50 {
             let length = Int.random(in: 0...512, using: &generator)
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -162,15 +163,3 @@ import ZMQ
     }
 }
 
-/// A small deterministic generator (SplitMix64) so failures reproduce.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -5,6 +5,7 @@ import Runtime
 import Synchronization
 import Testing
 import ZMQ
+import RPCTestSupport
 
 @Suite struct RPCRoundTripTests {
     @Test(arguments: ["inproc", "tcp", "ipc"])

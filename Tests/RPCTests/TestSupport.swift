@@ -126,14 +126,3 @@ func healthy(_ endpoint: String) async throws -> Bool {
     return response.status == .serving
 }
 
-/// The RPCError a call threw, or nil when it succeeded.
-func rpcError<T>(_ body: () async throws -> T) async -> RPCError? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let error as RPCError {
-        return error
-    } catch {
-        return RPCError(.unknown, "not an RPCError: \(error)")
-    }
-}

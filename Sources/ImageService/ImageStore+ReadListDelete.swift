@@ -1,0 +1,162 @@
+import Digest
+import Foundation
+import Proto
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading, listing and deleting images.
+extension ImageStore {
+    // MARK: Read
+
+    /// The metadata of an image; NOT_FOUND when there is none.
+    public func info(_ key: String, field: String = "key") async throws -> ImageInfo {
+        try await image(key, field: field).info
+    }
+
+    /// The index row of an image (metadata and content check); NOT_FOUND when there is none.
+    public func image(_ key: String, field: String = "key") async throws -> StoredImage {
+        guard let canonical = Self.canonicalKey(key) else {
+            throw ImageStoreError.invalid("\(field) \"\(key)\" is not a UUID")
+        }
+        guard let image = try await onReader({ try $0.stored(canonical) }) else {
+            throw ImageStoreError.notFound("\(field) \(canonical): no such image")
+        }
+        return image
+    }
+
+    /// The row and bytes of image `key` (all, or `length` at `offset`) when the cache holds
+    /// them, without asking the index; nil when not cached, or for a key or range a full read
+    /// must judge (it names the problem).
+    public func cachedRead(_ key: String, offset: Int64, length: Int64) -> CachedImage? {
+        guard let canonical = Self.canonicalKey(key), offset >= 0, length >= 0,
+              let (image, encodedInfo, bytes) = cache.image(canonical)
+        else { return nil }
+        let size = Int64(bytes.count)
+        guard offset < size, length <= size - offset else { return nil }
+        let end = length == 0 ? size : offset + length
+        return CachedImage(image: image, encodedInfo: encodedInfo, bytes: bytes[Int(offset)..<Int(end)])
+    }
+
+    /// Bytes of an image by its metadata (looks its content check up first).
+    public func read(_ info: ImageInfo, offset: Int64 = 0, length: Int64 = 0) async throws -> [UInt8] {
+        let key = info.key
+        guard let image = try await onReader({ try $0.stored(key) }) else {
+            throw ImageStoreError.notFound("key \(key): no such image")
+        }
+        return try await read(image, offset: offset, length: length)
+    }
+
+    /// Bytes of an image: all of them, or `length` bytes at `offset` (0 = to the end), verified
+    /// against the stored checksum (DATA_LOSS when they differ).
+    public func read(_ image: StoredImage, offset: Int64 = 0, length: Int64 = 0) async throws -> [UInt8] {
+        let info = image.info
+        let size = info.sizeBytes
+        guard offset >= 0 else { throw ImageStoreError.invalid("offset must be ≥ 0 (got \(offset))") }
+        guard length >= 0 else { throw ImageStoreError.invalid("length must be ≥ 0 (got \(length))") }
+        guard offset < size else {
+            throw ImageStoreError.outOfRange("offset \(offset) is past the end of image \(info.key) (\(size) bytes)")
+        }
+        let count = length == 0 ? size - offset : length
+        guard count <= size - offset else {
+            let end = offset.addingReportingOverflow(length)
+            throw ImageStoreError.outOfRange(
+                "offset \(offset) + length \(length) = \(end.overflow ? "more than \(Int64.max)" : String(end.partialValue)) is past the end of image \(info.key) (\(size) bytes)")
+        }
+        let whole = offset == 0 && count == size
+        let ticket = cache.removalTicket()
+        if let cached = cache.get(image.cacheKey) {
+            return whole ? cached : Array(cached[Int(offset)..<Int(offset + count)])
+        }
+        let blobs = blobs, key = info.key, checksum = image.verification
+        // Blobs small enough to cache are read whole (and cached); larger ones stream the checksum.
+        if size <= Int64(cache.budgetBytes / 4) || whole {
+            let bytes = try await readVerified(key: key) { try blobs.read(key: key, size: size, checksum: checksum) }
+            cache.insert(image.cacheKey, bytes, image: image, ticket: ticket)
+            return whole ? bytes : Array(bytes[Int(offset)..<Int(offset + count)])
+        }
+        let known = verifiedFiles.withLock { $0[key] }
+        let (bytes, stamp) = try await readVerified(key: key) {
+            try blobs.read(key: key, size: size, checksum: checksum, offset: offset, length: count, verified: known)
+        }
+        if stamp != known { verifiedFiles.withLock { $0[key] = stamp } }
+        return bytes
+    }
+
+    func readVerified<T: Sendable>(
+        key: String, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
+        do {
+            return try await onIO(body)
+        } catch let damage as BlobDamage {
+            logger.error("\(damage)")
+            throw ImageStoreError.damaged(damage.description)
+        } catch let error as BlobIOError where error.code == ENOENT {
+            // Deleted while this read was on its way: gone, not damaged.
+            if try await onReader({ try $0.get(key) }) == nil {
+                throw ImageStoreError.notFound("key \(key): no such image (deleted)")
+            }
+            throw ImageStoreError.damaged("image \(error.path.split(separator: "/").last ?? "") is damaged on disk: its blob file is missing")
+        }
+    }
+
+    /// A page of images in created order; `pageToken` is the `next` of the previous page.
+    public func list(
+        ownerKey: String = "", kind: ImageKind = .unspecified, mediaType: MediaType = .unspecified,
+        pageSize: Int = 100, pageToken: String = ""
+    ) async throws -> (images: [ImageInfo], next: String) {
+        guard (0...1000).contains(pageSize) else {
+            throw ImageStoreError.invalid("page_size must be 0…1000 (got \(pageSize)); 0 means 100")
+        }
+        guard ImageKind.allCases.contains(kind) else { throw ImageStoreError.invalid("kind \(kind.rawValue) is not an ImageKind") }
+        guard MediaType.allCases.contains(mediaType) else {
+            throw ImageStoreError.invalid("media_type \(mediaType.rawValue) is not a MediaType")
+        }
+        var query = ImageQuery(ownerKey: ownerKey, kind: kind, mediaType: mediaType)
+        query.limit = pageSize == 0 ? 100 : pageSize
+        if !pageToken.isEmpty {
+            guard let after = Int64(pageToken), after > 0 else {
+                throw ImageStoreError.invalid("page_token \"\(pageToken)\" is not one this service issued")
+            }
+            query.afterSequence = after
+        }
+        let finalQuery = query
+        let page = try await onReader { try $0.list(finalQuery) }
+        return (page.images, page.more ? String(page.last) : "")
+    }
+
+    // MARK: Delete
+
+    /// Deletes an image and the images made from it; NOT_FOUND when it does not exist.
+    public func delete(_ key: String) async throws -> [ImageInfo] {
+        let info = try await info(key)
+        let removed = try await onIndex { try $0.delete(info.key) }
+        try await removeFiles(removed)
+        return removed
+    }
+
+    /// Deletes every image of `ownerKey`; none is not an error (it is the item delete's cascade).
+    public func deleteOwner(_ ownerKey: String) async throws -> [ImageInfo] {
+        guard !ownerKey.isEmpty else { throw ImageStoreError.invalid("owner_key must not be empty") }
+        let removed = try await onIndex { try $0.deleteOwner(ownerKey) }
+        try await removeFiles(removed)
+        return removed
+    }
+
+    func removeFiles(_ removed: [ImageInfo]) async throws {
+        let blobs = blobs
+        // The rows are gone first: a crash before the unlink leaves an orphan file that start-up removes.
+        try await onIO { for image in removed { blobs.remove(key: image.key) } }
+        for image in removed { cache.remove(prefix: image.key) }
+        verifiedFiles.withLock { files in for image in removed { files[image.key] = nil } }
+    }
+}
+
+/// What `cachedRead` found: the image's row, its `ImageInfo` encoded, and the bytes asked for.
+public struct CachedImage: Sendable {
+    public let image: StoredImage
+    /// `image.info` in its wire encoding (made once, when the bytes were cached).
+    public let encodedInfo: [UInt8]
+    public let bytes: ArraySlice<UInt8>
+}

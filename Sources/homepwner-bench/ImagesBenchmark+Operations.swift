@@ -1,0 +1,179 @@
+import Foundation
+import ImageService
+import Proto
+import RPC
+import Runtime
+import Synchronization
+
+/// The timed operations of `homepwner-bench images`: the baselines and the service's calls.
+extension ImagesBenchmark {
+    static func timed(_ bytes: Int, _ body: () throws -> Void) rethrows -> Measure {
+        let start = monotonicSeconds()
+        try body()
+        return Measure(bytes: bytes, seconds: monotonicSeconds() - start)
+    }
+
+    /// The baseline for puts: `blob` in a file of its own, written and fsynced (open, write,
+    /// fsync, close).
+    static func rawWrite(_ blob: [UInt8], path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw RPCError.internal("open \(path): errno \(errno)") }
+        defer { close(fd) }
+        _ = blob.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        fsync(fd)
+    }
+
+    /// `rawWrite` by `lanes` threads, each taking every `lanes`-th blob.
+    static func rawWrites(_ blobs: [[UInt8]], folder: String, lanes: Int) throws -> Measure {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let failures = Atomic<Int>(0)
+        let measure = timed(blobs.reduce(0) { $0 + $1.count }) {
+            DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+                for (i, blob) in blobs.enumerated() where i % lanes == lane {
+                    if (try? rawWrite(blob, path: "\(folder)/\(i)")) == nil { failures.add(1, ordering: .relaxed) }
+                }
+            }
+        }
+        guard failures.load(ordering: .relaxed) == 0 else { throw RPCError.internal("raw writes could not open their files") }
+        return measure
+    }
+
+    /// `blob` written with O_DIRECT (4 MiB aligned chunks, the tail padded, then truncated) and
+    /// fsynced: the floor for a write that goes around the page cache.
+    static func directWrite(_ blob: [UInt8], path: String, buffer: UnsafeMutableRawPointer) throws {
+        #if arch(x86_64)
+        let directFlag: Int32 = 0o40000
+        #else
+        let directFlag: Int32 = 0o200000
+        #endif
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | directFlag, 0o644)
+        guard fd >= 0 else { throw RPCError.internal("open O_DIRECT: errno \(errno)") }
+        defer { close(fd) }
+        try blob.withUnsafeBytes { source in
+            var offset = 0
+            while offset < source.count {
+                let count = min(4 << 20, source.count - offset)
+                buffer.copyMemory(from: source.baseAddress! + offset, byteCount: count)
+                let padded = (count + 4095) & ~4095
+                if padded > count { (buffer + count).initializeMemory(as: UInt8.self, repeating: 0, count: padded - count) }
+                guard write(fd, buffer, padded) == padded else { throw RPCError.internal("O_DIRECT write: errno \(errno)") }
+                offset += count
+            }
+        }
+        ftruncate(fd, off_t(blob.count))
+        fsync(fd)
+    }
+
+    /// One PutImage.
+    static func put(_ blob: [UInt8], client: RPCClient) async throws -> String {
+        var request = PutImageRequest()
+        request.data = blob
+        return try await client.call(ImageServiceRPC.putImage, request, options: .init(timeoutMilliseconds: 60_000)).key
+    }
+
+    /// PutImage of every blob, `inFlight` calls at a time; returns the time and the new keys.
+    static func puts(_ blobs: [[UInt8]], client: RPCClient, inFlight: Int = 1) async throws -> (Measure, [String]) {
+        let start = monotonicSeconds()
+        let keys = try await withThrowingTaskGroup(of: [String].self) { group in
+            for lane in 0..<inFlight {
+                group.addTask {
+                    var keys: [String] = []
+                    for (i, blob) in blobs.enumerated() where i % inFlight == lane { keys.append(try await put(blob, client: client)) }
+                    return keys
+                }
+            }
+            return try await group.reduce(into: [String]()) { $0 += $1 }
+        }
+        return (Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start), keys)
+    }
+
+    /// DeleteImage of every key.
+    static func delete(_ keys: [String], client: RPCClient) async throws {
+        for key in keys {
+            var delete = DeleteImageRequest()
+            delete.key = key
+            _ = try await client.call(ImageServiceRPC.deleteImage, delete)
+        }
+    }
+
+    /// The writers blob by blob (raw file, raw O_DIRECT file, PutImage, ImageStore.put, each
+    /// blob in turn), so each meets the disk in the same state: the disk's speed drifts over
+    /// seconds, and a writer timed right after another's 100 MB would pay for its write-back.
+    static func interleavedWrites(
+        _ blobs: [[UInt8]], folder: String, client: RPCClient, store: ImageStore
+    ) async throws -> (raw: Measure, put: Measure, storePut: Measure, direct: Measure, keys: [String]) {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let bytes = blobs.reduce(0) { $0 + $1.count }
+        var raw = Measure(bytes: bytes), put = Measure(bytes: bytes), storePut = Measure(bytes: bytes)
+        var direct = Measure(bytes: bytes)
+        // The direct-I/O baseline writes through one aligned buffer, as the store does.
+        let aligned = UnsafeMutableRawPointer.allocate(byteCount: 4 << 20, alignment: 4096)
+        defer { aligned.deallocate() }
+        var keys: [String] = [], storeKeys: [String] = []
+        for (i, blob) in blobs.enumerated() {
+            var start = monotonicSeconds()
+            try rawWrite(blob, path: "\(folder)/\(i)")
+            raw.seconds += monotonicSeconds() - start
+            start = monotonicSeconds()
+            try directWrite(blob, path: "\(folder)/d\(i)", buffer: aligned)
+            direct.seconds += monotonicSeconds() - start
+            start = monotonicSeconds()
+            keys.append(try await Self.put(blob, client: client))
+            put.seconds += monotonicSeconds() - start
+            start = monotonicSeconds()
+            storeKeys.append(try await store.put(blob, NewImage()).info.key)
+            storePut.seconds += monotonicSeconds() - start
+        }
+        for key in storeKeys { _ = try await store.delete(key) }
+        return (raw, put, storePut, direct, keys)
+    }
+
+    /// The same puts straight into an `ImageStore` (sniff, digests, durable write, index row), then deleted.
+    static func storePuts(_ blobs: [[UInt8]], store: ImageStore) async throws -> Measure {
+        var keys: [String] = []
+        let start = monotonicSeconds()
+        for blob in blobs { keys.append(try await store.put(blob, NewImage()).info.key) }
+        let measure = Measure(bytes: blobs.reduce(0) { $0 + $1.count }, seconds: monotonicSeconds() - start)
+        for key in keys { _ = try await store.delete(key) }
+        return measure
+    }
+
+    /// The baseline for cold gets: the files `rawWrites` left, read back after evicting them from
+    /// the page cache.
+    static func rawReads(_ folder: String, count: Int) throws -> Measure {
+        for i in 0..<count { evict("\(folder)/\(i)") }
+        var total = 0
+        let measure = try timed(0) {
+            for i in 0..<count {
+                let data = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(i)"))
+                total += data.count
+            }
+        }
+        return Measure(bytes: total, seconds: measure.seconds)
+    }
+
+    /// GetImage of every key, whole.
+    static func gets(_ keys: [String], client: RPCClient) async throws -> Measure {
+        var total = 0
+        let start = monotonicSeconds()
+        for key in keys {
+            var request = GetImageRequest()
+            request.key = key
+            total += try await client.call(ImageServiceRPC.getImage, request, options: .init(timeoutMilliseconds: 60_000)).data.count
+        }
+        return Measure(bytes: total, seconds: monotonicSeconds() - start)
+    }
+
+    /// Where the image service keeps blob `key` under `root` (its `blobs/` folder).
+    static func blobPath(_ root: String, _ key: String) -> String {
+        "\(root)/\(key.prefix(2))/\(key)"
+    }
+
+    /// Drops a file's pages from the page cache, so the next read goes to the disk.
+    static func evict(_ path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED))
+        close(fd)
+    }
+}

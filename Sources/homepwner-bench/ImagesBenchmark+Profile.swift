@@ -1,0 +1,84 @@
+import Foundation
+import ImageService
+import Proto
+import RPC
+import Runtime
+import ZMQ
+
+/// `homepwner-bench images --profile VARIANT [--bytes N]`: one variant alone, round after round,
+/// for a profiler (perf) or a trace.
+extension ImagesBenchmark {
+    static let profileVariants = [
+        "put", "put4", "raw", "raw4", "put-refused", "store-put", "get-cached", "get-cached-undecoded", "decode", "bare",
+    ]
+
+    /// Runs `variant` on blobs of `--bytes` (20 MB unless given; 100 MB per round), printing MB/s per round.
+    static func profile(
+        _ variant: String, rounds: Int, arguments: [String], client: RPCClient, store: ImageStore, echo: BlobEcho
+    ) async throws {
+        guard profileVariants.contains(variant) else {
+            throw RPCError.invalidArgument("--profile takes \(profileVariants.joined(separator: ", ")) (got \(variant))")
+        }
+        let size = arguments.firstIndex(of: "--bytes").flatMap { Int(arguments[$0 + 1]) } ?? 20_000_000
+        let blobs = (0..<max(1, 100_000_000 / size)).map { payload(size, seed: 500 + $0) }
+        let bytes = blobs.reduce(0) { $0 + $1.count }
+        var keys: [String] = []
+        for round in 0..<rounds {
+            let measure: Measure
+            switch variant {
+            case "put", "put4":
+                let (put, newKeys) = try await puts(blobs, client: client, inFlight: variant == "put4" ? 4 : 1)
+                measure = put
+                try await delete(newKeys, client: client)
+            case "raw", "raw4":
+                let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hp-raw-\(UUID().uuidString.prefix(8))").path
+                defer { try? FileManager.default.removeItem(atPath: folder) }
+                measure = try rawWrites(blobs, folder: folder, lanes: variant == "raw4" ? 4 : 1)
+            case "put-refused":
+                // The transfer and decode of a put without the store: an invalid kind is refused first.
+                let start = monotonicSeconds()
+                for blob in blobs {
+                    var request = PutImageRequest()
+                    request.data = blob
+                    request.kind = ImageKind(rawValue: 99)
+                    _ = try? await client.call(ImageServiceRPC.putImage, request)
+                }
+                measure = Measure(bytes: bytes, seconds: monotonicSeconds() - start)
+            case "store-put":
+                measure = try await storePuts(blobs, store: store)
+            case "get-cached":
+                if keys.isEmpty { keys = try await puts(blobs, client: client).1 }
+                measure = try await gets(keys, client: client)
+            case "get-cached-undecoded":
+                // GetImage from the cache with the reply left undecoded (the client's decode cost).
+                if keys.isEmpty { keys = try await puts(blobs, client: client).1 }
+                let start = monotonicSeconds()
+                var total = 0
+                for key in keys {
+                    var request = GetImageRequest()
+                    request.key = key
+                    total += try await client.callRaw(
+                        path: ImageServiceRPC.getImage.path, body: MessageBody(encoding: request), readOnly: true).bodyFrame.count
+                }
+                measure = Measure(bytes: total, seconds: monotonicSeconds() - start)
+            case "decode":
+                // Decoding a GetImageResponse of this size from a frame, as the client does.
+                var response = GetImageResponse()
+                response.data = blobs[0]
+                let frame = Frame(response.serializedBytes())
+                let limit = DecodingOptions(maxBytes: 1 << 30)
+                let start = monotonicSeconds()
+                var total = 0
+                for _ in blobs {
+                    total += try frame.withUnsafeBytes { buffer throws(ProtoDecodingError) in
+                        try GetImageResponse(serializedBuffer: buffer, options: limit)
+                    }.data.count
+                }
+                measure = Measure(bytes: total, seconds: monotonicSeconds() - start)
+            default:  // "bare"
+                measure = try echo.transfer(blobs)
+            }
+            print("round \(round + 1): \(variant) \(String(format: "%.0f", measure.megabytesPerSecond)) MB/s")
+        }
+    }
+}
