@@ -28,6 +28,8 @@ extension RPCClient {
             return
         }
         ready.signal()
+        ioExecutor.loopStarted()
+        defer { ioExecutor.stop() }
 
         let poller = Poller()
         let socketIndex = poller.add(socket, events: .in)
@@ -45,6 +47,7 @@ extension RPCClient {
         loop: while true {
             var socketReadable = true
             var monitorReadable = true
+            if !busy && ioExecutor.hasJobs { busy = true }
             if !busy {
                 let idle = unsent.isEmpty && shared.withLock { $0.pending.isEmpty }
                 do {
@@ -58,6 +61,9 @@ extension RPCClient {
                 monitorReadable = poller.revents(monitorIndex).contains(.in)
             }
 
+            if shared.withLock({ $0.closing }) { break loop }
+            // Tasks running here (``executor``): each runs until it awaits its next call.
+            let ranJobs = ioExecutor.runJobs()
             let (closing, cancelled, queued) = shared.withLock { state -> (Bool, [UInt64], [Outgoing]) in
                 defer {
                     state.cancelled.removeAll()
@@ -80,6 +86,14 @@ extension RPCClient {
                     if let reply = parseReply(frames) { replies.append(reply) }
                 }
                 resolve(replies)
+                // Tasks waiting here for these replies go on at once, and what they send next
+                // is sent in this pass.
+                if ioExecutor.runJobs() {
+                    unsent.append(contentsOf: shared.withLock { state -> [Outgoing] in
+                        defer { state.outbox.removeAll(keepingCapacity: true) }
+                        return state.outbox
+                    })
+                }
             }
             if monitorReadable {
                 while let frames = try? monitor.receive(dontWait: true) {
@@ -107,7 +121,7 @@ extension RPCClient {
                 }
                 unsent.removeFirst(sentCount)
             }
-            busy = !replies.isEmpty || sentCount > 0 || !queued.isEmpty
+            busy = !replies.isEmpty || sentCount > 0 || !queued.isEmpty || ranJobs
 
             let now = monotonicMilliseconds()
             if now - lastScan >= 5 {

@@ -93,6 +93,13 @@ public final class RPCClient: Sendable {
     let wakeUp: WakeUp
     private let finished = Mutex(false)
     let monitorEndpoint: String
+    let ioExecutor: IOThreadExecutor
+
+    /// The client's I/O thread as a task executor: calls made in
+    /// `withTaskExecutorPreference(client.executor) { … }` are sent and resumed on that thread,
+    /// without a thread hand-over each way. Only for code that awaits calls one after another
+    /// and computes little in between (see ``IOThreadExecutor``).
+    public var executor: some TaskExecutor { ioExecutor }
 
     /// Connects (in the background) to `endpoint`.
     public init(context: Context, endpoint: String, configuration: Configuration = .init()) throws {
@@ -100,6 +107,7 @@ public final class RPCClient: Sendable {
         self.endpoint = endpoint
         self.configuration = configuration
         self.wakeUp = try WakeUp()
+        self.ioExecutor = IOThreadExecutor(wakeUp: wakeUp)
         self.monitorEndpoint = "inproc://rpc-client-monitor-\(UUID().uuidString)"
         let ready = DispatchSemaphore(value: 0)
         let startError = Mutex<(any Error)?>(nil)
@@ -121,13 +129,15 @@ public final class RPCClient: Sendable {
         close()
     }
 
-    /// Fails calls in flight with CANCELLED and stops the I/O thread.
+    /// Fails calls in flight with CANCELLED and stops the I/O thread (once the code running on
+    /// it returns, when called there through ``executor``).
     public func close() {
         let first = shared.withLock { state -> Bool in
             defer { state.closing = true }
             return !state.closing
         }
         if first { wakeUp.signal() }
+        if ioExecutor.onLoopThread { return }
         while !finished.withLock({ $0 }) { usleep(1000) }
     }
 
@@ -227,7 +237,8 @@ public final class RPCClient: Sendable {
                 }
                 if closing {
                     continuation.resume(returning: .cancelled)
-                } else {
+                } else if !ioExecutor.onLoopThread {
+                    // On the I/O thread (``executor``) the loop sends it before it next polls.
                     wakeUp.signal()
                 }
             }

@@ -153,15 +153,18 @@ extension ImagesBenchmark {
     }
 
     /// GetImage of every key, whole.
-    static func gets(_ keys: [String], client: RPCClient) async throws -> Measure {
-        var total = 0
-        let start = monotonicSeconds()
-        for key in keys {
-            var request = GetImageRequest()
-            request.key = key
-            total += try await client.call(ImageServiceRPC.getImage, request, options: .init(timeoutMilliseconds: 60_000)).data.count
+    static func gets(_ keys: [String], client: RPCClient, onClientThread: Bool = false) async throws -> Measure {
+        @Sendable func run() async throws -> Measure {
+            var total = 0
+            let start = monotonicSeconds()
+            for key in keys {
+                var request = GetImageRequest()
+                request.key = key
+                total += try await client.call(ImageServiceRPC.getImage, request, options: .init(timeoutMilliseconds: 60_000)).data.count
+            }
+            return Measure(bytes: total, seconds: monotonicSeconds() - start)
         }
-        return Measure(bytes: total, seconds: monotonicSeconds() - start)
+        return onClientThread ? try await withTaskExecutorPreference(client.executor) { try await run() } : try await run()
     }
 
     /// Where the image service keeps blob `key` under `root` (its `blobs/` folder).

@@ -9,7 +9,8 @@ import ZMQ
 /// for a profiler (perf) or a trace.
 extension ImagesBenchmark {
     static let profileVariants = [
-        "put", "put4", "raw", "raw4", "put-refused", "store-put", "get-cached", "get-cached-undecoded", "decode", "bare",
+        "put", "put4", "raw", "raw4", "put-refused", "store-put", "get-cached", "get-cached-client-thread",
+        "get-cached-undecoded", "decode", "bare",
     ]
 
     /// Runs `variant` on blobs of `--bytes` (20 MB unless given; 100 MB per round), printing MB/s per round.
@@ -46,9 +47,9 @@ extension ImagesBenchmark {
                 measure = Measure(bytes: bytes, seconds: monotonicSeconds() - start)
             case "store-put":
                 measure = try await storePuts(blobs, store: store)
-            case "get-cached":
+            case "get-cached", "get-cached-client-thread":
                 if keys.isEmpty { keys = try await puts(blobs, client: client).1 }
-                measure = try await gets(keys, client: client)
+                measure = try await gets(keys, client: client, onClientThread: variant == "get-cached-client-thread")
             case "get-cached-undecoded":
                 // GetImage from the cache with the reply left undecoded (the client's decode cost).
                 if keys.isEmpty { keys = try await puts(blobs, client: client).1 }
