@@ -19,10 +19,13 @@ final class BlobEcho: Sendable {
 
     private let endpoint: String
     private let context: Context
+    /// The calling side's context (another process's, in a deployment).
+    private let clientContext: Context
     private let shared = Shared()
 
-    init(context: Context) throws {
+    init(context: Context, clientContext: Context) throws {
         self.context = context
+        self.clientContext = clientContext
         let shared = shared
         let ready = DispatchSemaphore(value: 0)
         Thread {
@@ -57,7 +60,7 @@ final class BlobEcho: Sendable {
     func transfer(_ blobs: [[UInt8]]) throws -> ImagesBenchmark.Measure {
         shared.blobs.withLock { $0 = blobs }
         defer { shared.blobs.withLock { $0 = [] } }
-        let dealer = try Socket(context, .dealer)
+        let dealer = try Socket(clientContext, .dealer)
         defer { dealer.close() }
         try dealer.connect(endpoint)
         let request: [[UInt8]] = [[], [10, 1, 0x2f], [10, 36] + Array(repeating: 0x61, count: 36)]

@@ -39,6 +39,13 @@ enum ImagesBenchmark {
 
     static func run(_ arguments: [String]) async {
         let rounds = arguments.firstIndex(of: "--rounds").flatMap { Int(arguments[$0 + 1]) } ?? 3
+        let only = arguments.firstIndex(of: "--size").map { arguments[$0 + 1] }
+        let sharedContext = arguments.contains("--shared-context")
+        let labels = sizes.map { $0.label.replacingOccurrences(of: " ", with: "") }
+        if let only, !labels.contains(only) {
+            FileHandle.standardError.write(Data("images: --size takes \(labels.joined(separator: ", ")) (got \(only))\n".utf8))
+            exit(2)
+        }
         do {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hp-bench-images-\(UUID().uuidString.prefix(8))").path
             try FileManager.default.createDirectory(atPath: folder + "/raw", withIntermediateDirectories: true)
@@ -51,9 +58,13 @@ enum ImagesBenchmark {
             let host = try ImageServiceHost.make(configuration, context: context, logger: logger)
             try host.start()
             defer { host.stop() }
-            let client = try RPCClient(context: context, endpoint: host.rpcEndpoints[0])
+            // The client side has a context of its own, as another process would (unless
+            // --shared-context): with one, a single libzmq I/O thread carries each transfer out
+            // and back in, which favours the bare echo more than GetImage.
+            let clientContext = sharedContext ? context : try Context(ioThreads: 1)
+            let client = try RPCClient(context: clientContext, endpoint: host.rpcEndpoints[0])
             defer { client.close() }
-            let echo = try BlobEcho(context: context)
+            let echo = try BlobEcho(context: context, clientContext: clientContext)
             defer { echo.stop() }
             // The store alone, on a folder of its own: where a put's time goes without the RPC.
             let bareStore = try ImageStore(
@@ -66,7 +77,7 @@ enum ImagesBenchmark {
             }
             var results: [String: [String: [Measure]]] = [:]
             for round in 0..<rounds {
-                for size in sizes {
+                for size in sizes where only == nil || only == size.label.replacingOccurrences(of: " ", with: "") {
                     FileHandle.standardError.write(Data("round \(round + 1)/\(rounds): \(size.label)\n".utf8))
                     let blobs = (0..<size.count).map { i in payload(size.bytes, seed: round * 1000 + i) }
                     var r: [String: Measure] = [:]

@@ -22,6 +22,9 @@ case nil, "-h", "--help":
                 options: --seconds S (per variant, split into 5 interleaved rounds; default 5)
           items  item creates (durable), get and list at 100,000 items vs the same statements on bare SQLite
           images put/get throughput for 100 KB, 2 MB, 20 MB blobs vs raw fsynced file writes and reads
+                 and a bare ZeroMQ transfer; options: --rounds N (default 3), --size 100KB|2MB|20MB (one
+                 size only), --shared-context (client and service on one libzmq context; by default
+                 the client side has its own, as another process would), --profile VARIANT [--bytes N]
         """)
 default:
     FileHandle.standardError.write(Data("homepwner-bench: unknown benchmark '\(arguments[0])' (see --help)\n".utf8))
