@@ -79,7 +79,8 @@ enum ImageServiceHandlers {
                 reply(.success(EncodedReply(message: hit.encodedInfo, data: hit.bytes)))
                 return
             }
-            Task {
+            // At the priority the server gives its pooled handlers (see RPCServer).
+            Task(priority: .high) {
                 do {
                     reply(.success(try await mapped { try await Self.getImage(request, store: store, replyLimit: replyLimit) }))
                 } catch {

@@ -24,6 +24,13 @@ import Testing
         process.standardOutput = out
         process.standardError = err
         try process.run()
+        // A command that hangs is stopped after two minutes (the test then fails on its status)
+        // instead of hanging the suite.
+        let watchdog = Task {
+            try await Task.sleep(for: .seconds(120))
+            if process.isRunning { process.terminate() }
+        }
+        defer { watchdog.cancel() }
         // Read on plain threads: a full pipe would block the child, and a blocking read on the
         // task pool (even in a detached task) holds one of its two threads, starving the
         // service handlers that run there.
