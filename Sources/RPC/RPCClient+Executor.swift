@@ -13,7 +13,7 @@ import Glibc
 /// is sent in the same pass of the loop that made it, and the task resumes in the pass that
 /// received its reply, as a thread doing blocking sends and receives would, without blocking
 /// anything. While such code runs, the client does no I/O, so it should only compute a little
-/// and await calls (the CLI's transfers, a benchmark); everything else belongs on the pool.
+/// and await calls (a loop of calls in a script or a benchmark); everything else belongs on the pool.
 /// Once the client is closed, its jobs run on the global executor.
 final class IOThreadExecutor: TaskExecutor, Sendable {
     private struct State {
