@@ -72,17 +72,19 @@ enum ImageServiceHandlers {
             service: ImageServiceRPC.serviceName, name: "GetImage")
         // A cached image is answered on the server's I/O thread (no hop to the task pool and no
         // index lookup) when its reply is small enough not to hold that thread up; the rest run
-        // as a task.
+        // as a task, which takes over what the cache had (one lookup, one hit counted).
         server.registerDeferred(getImage) { request, _, reply in
-            if let hit = store.cachedRead(request.key, offset: request.offset, length: request.length),
-               hit.bytes.count <= min(replyLimit, inlineReplyBytes) {
+            let hit = store.cachedRead(request.key, offset: request.offset, length: request.length)
+            if let hit, hit.bytes.count <= min(replyLimit, inlineReplyBytes) {
                 reply(.success(EncodedReply(message: hit.encodedInfo, data: hit.bytes)))
                 return
             }
             // At the priority the server gives its pooled handlers (see RPCServer).
             Task(priority: .high) {
                 do {
-                    reply(.success(try await mapped { try await Self.getImage(request, store: store, replyLimit: replyLimit) }))
+                    reply(.success(try await mapped {
+                        try await Self.getImage(request, cached: hit, store: store, replyLimit: replyLimit)
+                    }))
                 } catch {
                     reply(.failure(error))
                 }
@@ -150,12 +152,11 @@ enum ImageServiceHandlers {
     /// hold up every other call).
     static let inlineReplyBytes = 4 << 20
 
-    /// GetImage from the index and the store (cache or disk).
+    /// GetImage from what the cache had (`cached`), else from the index and the store.
     static func getImage(
-        _ request: GetImageRequest, store: ImageStore, replyLimit: Int
+        _ request: GetImageRequest, cached: CachedImage?, store: ImageStore, replyLimit: Int
     ) async throws -> EncodedReply<GetImageResponse> {
-        if let hit = store.cachedRead(request.key, offset: request.offset, length: request.length),
-           hit.bytes.count <= replyLimit {
+        if let hit = cached, hit.bytes.count <= replyLimit {
             return EncodedReply(message: hit.encodedInfo, data: hit.bytes)
         }
         let image = try await store.image(request.key)

@@ -135,14 +135,7 @@ public final class RPCServer: Sendable {
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
         let entry = Method(path: method.path, mutating: mutating ?? !method.isReadOnly, handler: { body, context in
-            let decoded: (message: Request, field: Range<Int>?)
-            do {
-                decoded = try body.withUnsafeBytes { buffer throws(ProtoDecodingError) in
-                    try Request.decode(buffer, options: limit, leavingLargeBytesField: largeBytesField)
-                }
-            } catch {
-                throw RPCError.invalidArgument("request body: \(error)")
-            }
+            let decoded = try Self.decode(Request.self, body, limit, leavingLargeBytesField: largeBytesField)
             let bytes = decoded.field.map { FrameBytes(frame: body, range: $0) }
             return MessageBody(encoding: try await handler(decoded.message, bytes, context))
         }, inlineHandler: nil)
@@ -203,8 +196,24 @@ public final class RPCServer: Sendable {
     private static func decode<Request: ProtoMessage>(
         _ type: Request.Type, _ body: Frame, _ limit: DecodingOptions
     ) throws(RPCError) -> Request {
+        try refusingBadBody { () throws(ProtoDecodingError) in try Request(frame: body, options: limit) }
+    }
+
+    /// `decode` leaving a large bytes field where it lies (see `register(_:largeBytesField:…)`).
+    private static func decode<Request: ProtoMessage>(
+        _ type: Request.Type, _ body: Frame, _ limit: DecodingOptions, leavingLargeBytesField field: UInt32
+    ) throws(RPCError) -> (message: Request, field: Range<Int>?) {
+        try refusingBadBody { () throws(ProtoDecodingError) in
+            try body.withUnsafeBytes { buffer throws(ProtoDecodingError) in
+                try Request.decode(buffer, options: limit, leavingLargeBytesField: field)
+            }
+        }
+    }
+
+    /// A request body that does not decode is the caller's error: INVALID_ARGUMENT, saying why.
+    private static func refusingBadBody<T>(_ decode: () throws(ProtoDecodingError) -> T) throws(RPCError) -> T {
         do {
-            return try Request(frame: body, options: limit)
+            return try decode()
         } catch {
             throw RPCError.invalidArgument("request body: \(error)")
         }

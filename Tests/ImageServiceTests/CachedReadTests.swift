@@ -93,6 +93,28 @@ import RPCTestSupport
         #expect(await rpcError { try await client.call(ImageServiceRPC.putImage, broken) }?.code == .invalidArgument)
     }
 
+    @Test func aCachedGetTooLargeToAnswerInlineCountsOneHit() async throws {
+        let folder = try TemporaryFolder()
+        let host = try ImageServiceHostTests.start(folder, cacheBudgetBytes: 64 << 20)
+        defer { host.stop() }
+        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        defer { client.close() }
+        // Larger than GetImage answers on the server's I/O thread: served by a task.
+        let size = ImageServiceHandlers.inlineReplyBytes + 4096
+        var put = PutImageRequest()
+        put.data = [0, 0, 0, 16] + Array("ftypisom".utf8) + [0, 0, 0, 0]
+            + (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) }
+        let info = try await client.call(ImageServiceRPC.putImage, put)
+        var get = GetImageRequest()
+        get.key = info.key
+        #expect(try await client.call(ImageServiceRPC.getImage, get).data == put.data)  // from disk, now cached
+        let before = try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest())
+        #expect(try await client.call(ImageServiceRPC.getImage, get).data == put.data)
+        let after = try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest())
+        #expect(after.hits == before.hits + 1)
+        #expect(after.misses == before.misses)
+    }
+
     @Test func getImageFromTheCacheMatchesTheDiskAndForgetsDeletedImages() async throws {
         let folder = try TemporaryFolder()
         let host = try ImageServiceHostTests.start(folder)

@@ -12,10 +12,12 @@ import RPCTestSupport
 let hostTestContext = try! Context(ioThreads: 1)
 
 @Suite struct ImageServiceHostTests {
-    static func start(_ folder: TemporaryFolder, maxMessageBytes: Int = 64 << 20) throws -> ServiceHost {
+    static func start(
+        _ folder: TemporaryFolder, maxMessageBytes: Int = 64 << 20, cacheBudgetBytes: Int = 8 << 20
+    ) throws -> ServiceHost {
         let configuration = ImageServiceConfiguration(
             rpcEndpoint: "ipc://\(folder.path)/rpc.sock", eventsEndpoint: "ipc://\(folder.path)/events.sock",
-            dataDirectory: folder.path + "/data", maxMessageBytes: maxMessageBytes, cacheBudgetBytes: 8 << 20,
+            dataDirectory: folder.path + "/data", maxMessageBytes: maxMessageBytes, cacheBudgetBytes: cacheBudgetBytes,
             watchMemoryPressure: false)
         let host = try ImageServiceHost.make(configuration, context: hostTestContext, logger: testLogger)
         try host.start()
