@@ -20,7 +20,7 @@ extension ImagesBenchmark {
         guard profileVariants.contains(variant) else {
             throw RPCError.invalidArgument("--profile takes \(profileVariants.joined(separator: ", ")) (got \(variant))")
         }
-        let size = arguments.firstIndex(of: "--bytes").flatMap { Int(arguments[$0 + 1]) } ?? 20_000_000
+        let size = arguments.firstIndex(of: "--bytes").flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? 20_000_000
         let blobs = (0..<max(1, 100_000_000 / size)).map { payload(size, seed: 500 + $0) }
         let bytes = blobs.reduce(0) { $0 + $1.count }
         var keys: [String] = []

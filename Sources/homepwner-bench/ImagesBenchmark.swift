@@ -38,8 +38,16 @@ enum ImagesBenchmark {
     ]
 
     static func run(_ arguments: [String]) async {
-        let rounds = arguments.firstIndex(of: "--rounds").flatMap { Int(arguments[$0 + 1]) } ?? 3
-        let only = arguments.firstIndex(of: "--size").map { arguments[$0 + 1] }
+        /// The word after `flag`, or "" when the flag ends the line.
+        func value(_ flag: String) -> String? {
+            arguments.firstIndex(of: flag).map { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : "" }
+        }
+        let rounds = value("--rounds").map { Int($0) ?? 0 } ?? 3
+        guard rounds > 0 else {
+            FileHandle.standardError.write(Data("images: --rounds takes a number ≥ 1 (got \(value("--rounds") ?? ""))\n".utf8))
+            exit(2)
+        }
+        let only = value("--size")
         let sharedContext = arguments.contains("--shared-context")
         let labels = sizes.map { $0.label.replacingOccurrences(of: " ", with: "") }
         if let only, !labels.contains(only) {
