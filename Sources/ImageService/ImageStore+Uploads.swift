@@ -152,24 +152,22 @@ extension ImageStore {
                 throw ImageStoreError.outOfRange(
                     "offset \(offset) + \(data.count) bytes = \(offset + Int64(data.count)) is past the declared total_size \(upload.totalSize)")
             }
-            let staged = upload, digestLane = digestLanes.queue()
+            let staged = upload, digestLanes = digestLanes
             upload = try await onIO { () throws -> Upload in
                 // The digests of the chunk on a second core while this one writes it.
-                let digests = Mutex((staged.hash, staged.check))
-                let group = DispatchGroup()
-                digestLane.async(group: group) {
+                var ((hash, check), next) = try digestLanes.alongside({
                     var (hash, check) = (staged.hash, staged.check)
-                    try? data.withBlobBytes { buffer in
+                    try data.withBlobBytes { buffer in
                         hash.update(buffer)
                         check.update(buffer)
                     }
-                    digests.withLock { $0 = (hash, check) }
-                }
-                defer { group.wait() }
-                var next = staged
-                try data.withBlobBytes { try next.stage($0) }
-                group.wait()
-                (next.hash, next.check) = digests.withLock { $0 }
+                    return (hash, check)
+                }, while: {
+                    var next = staged
+                    try data.withBlobBytes { try next.stage($0) }
+                    return next
+                })
+                (next.hash, next.check) = (hash, check)
                 return next
             }
         } catch {

@@ -22,3 +22,28 @@ final class Lanes: Sendable {
         queues[next.add(1, ordering: .relaxed).oldValue % queues.count]
     }
 }
+
+extension Lanes {
+    /// Runs `work` on the next lane while `body` runs on the calling thread, and returns both
+    /// results once both have finished: `work` is waited for even when `body` throws (it may
+    /// read memory that `body`'s caller frees). Throws `body`'s error first, then `work`'s.
+    func alongside<Work: Sendable, Body>(
+        _ work: @escaping @Sendable () throws -> Work, while body: () throws -> Body
+    ) throws -> (Work, Body) {
+        let outcome = Mutex<Result<Work, any Error>?>(nil)
+        let group = DispatchGroup()
+        queue().async(group: group) {
+            let result = Result { try work() }
+            outcome.withLock { $0 = result }
+        }
+        let done: Body
+        do {
+            done = try body()
+        } catch {
+            group.wait()
+            throw error
+        }
+        group.wait()
+        return (try outcome.withLock { $0! }.get(), done)
+    }
+}
