@@ -155,11 +155,14 @@ extension Socket {
                         throw ZMQError(code: code, operation: "zmq_msg_copy")
                     }
                 }
-                // Closed after the send either way (see `send(_:)`).
+                // After a successful send the message is already empty, so closing is
+                // harmless; after a failure it still owns its buffer and must be closed.
                 defer { zmq_msg_close(message) }
                 var flags: Int32 = index < count - 1 ? ZMQ_SNDMORE : 0
                 if dontWait { flags |= ZMQ_DONTWAIT }
                 let rc = retryingInterrupts { zmq_msg_send(message, socket, flags) }
+                // Only the first frame can be refused with EAGAIN in practice; libzmq rolls
+                // back already-queued parts if a later one is, so "nothing sent" holds.
                 if rc == -1 && dontWait && zmq_errno() == EAGAIN { return false }
                 try check(rc, "zmq_msg_send(\(type), frame \(index + 1) of \(count))")
             }

@@ -89,65 +89,18 @@ public final class Socket {
     /// a `ZMQError` whose `isAgain` is true. An empty `frames` array throws `EINVAL`.
     @discardableResult
     public func send(_ frames: [[UInt8]], dontWait: Bool = false) throws -> Bool {
-        let socket = try live("zmq_msg_send")
-        guard !frames.isEmpty else {
+        guard let last = frames.last else {
             throw ZMQError(code: EINVAL, operation: "zmq_msg_send(no frames)")
         }
-        // A stack slot with a stable address: zmq_msg_t must not move while libzmq owns it.
-        return try withUnsafeTemporaryAllocation(of: zmq_msg_t.self, capacity: 1) { slot throws(ZMQError) -> Bool in
-            let message = slot.baseAddress!
-            let last = frames.count - 1
-            for (index, frame) in frames.enumerated() {
-                try check(zmq_msg_init_size(message, frame.count), "zmq_msg_init_size(\(frame.count))")
-                // After a successful send the message is already empty, so closing is
-                // harmless; after a failure it still owns its buffer and must be closed.
-                defer { zmq_msg_close(message) }
-                if !frame.isEmpty {
-                    frame.withUnsafeBytes { bytes in
-                        zmq_msg_data(message).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-                    }
-                }
-                var flags: Int32 = index < last ? ZMQ_SNDMORE : 0
-                if dontWait { flags |= ZMQ_DONTWAIT }
-                let rc = retryingInterrupts { zmq_msg_send(message, socket, flags) }
-                // Only the first frame can be refused with EAGAIN in practice; libzmq rolls
-                // back already-queued parts if a later one is, so "nothing sent" holds.
-                if rc == -1 && dontWait && zmq_errno() == EAGAIN { return false }
-                try check(rc, "zmq_msg_send(\(type), frame \(index + 1) of \(frames.count))")
-            }
-            return true
-        }
+        return try send(Array(frames.dropLast()), body: Frame(last), dontWait: dontWait)
     }
 
-    /// Receives one whole multipart message, every frame copied out of its `zmq_msg_t`.
+    /// Receives one whole multipart message, every frame as an array of its own.
     ///
     /// Returns nil when `dontWait` is set and nothing is queued. Without `dontWait`, an
     /// expired receive timeout throws a `ZMQError` whose `isAgain` is true.
     public func receive(dontWait: Bool = false) throws -> [[UInt8]]? {
-        let socket = try live("zmq_msg_recv")
-        return try withUnsafeTemporaryAllocation(of: zmq_msg_t.self, capacity: 1) { slot throws(ZMQError) -> [[UInt8]]? in
-            let message = slot.baseAddress!
-            var frames: [[UInt8]] = []
-            frames.reserveCapacity(4)  // the protocol's messages have 3 or 4 frames
-            while true {
-                try check(zmq_msg_init(message), "zmq_msg_init")
-                defer { zmq_msg_close(message) }
-                // libzmq delivers multipart messages atomically, so only the first frame
-                // can be missing; later frames are read without DONTWAIT.
-                let flags: Int32 = frames.isEmpty && dontWait ? ZMQ_DONTWAIT : 0
-                let rc = retryingInterrupts { zmq_msg_recv(message, socket, flags) }
-                if rc == -1 && flags != 0 && zmq_errno() == EAGAIN { return nil }
-                try check(rc, "zmq_msg_recv(\(type), frame \(frames.count + 1))")
-                let size = zmq_msg_size(message)
-                frames.append([UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                    if size > 0 {
-                        UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: zmq_msg_data(message), byteCount: size)
-                    }
-                    count = size
-                })
-                if zmq_msg_more(message) == 0 { return frames }
-            }
-        }
+        try receiveFrames(dontWait: dontWait).map { frames in frames.map(\.bytes) }
     }
 }
 
