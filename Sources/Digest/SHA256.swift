@@ -5,12 +5,13 @@ internal import CDigest
 /// Written here because the toolchain's Foundation on Linux has no digest API and the
 /// project takes no outside packages. Whole blocks go to the x86 SHA extensions (CDigest) when
 /// CPUID reports them, and to the Swift compression below otherwise.
-public struct SHA256: Sendable {
+public struct SHA256: Sendable, BlockDigest {
+    static let blockSize = 64
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19)
-    private var buffer = [UInt8](repeating: 0, count: 64)
-    private var buffered = 0
-    private var length: UInt64 = 0
+    var pending = [UInt8](repeating: 0, count: 64)
+    var pendingCount = 0
+    var length: UInt64 = 0
     /// Whole blocks go to `hp_sha256_hw_blocks`.
     private let hardware: Bool
 
@@ -54,42 +55,20 @@ public struct SHA256: Sendable {
     // Optimised even in debug builds (the tests hash hundreds of MiB).
     @_optimize(speed)
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        guard var base = bytes.baseAddress else { return }
-        var count = bytes.count
-        length &+= UInt64(count)
-        if buffered > 0 {
-            let take = min(64 - buffered, count)
-            buffer.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: buffered).copyMemory(from: base, byteCount: take) }
-            buffered += take
-            base += take
-            count -= take
-            if buffered < 64 { return }
-            buffer.withUnsafeBytes { compress($0.baseAddress!, blocks: 1) }
-            buffered = 0
-        }
-        if count >= 64 {
-            let blocks = count / 64
-            compress(base, blocks: blocks)
-            base += blocks * 64
-            count -= blocks * 64
-        }
-        if count > 0 {
-            buffer.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: base, byteCount: count) }
-            buffered = count
-        }
+        absorb(bytes)
     }
 
     /// Pads, finishes and returns the 32-byte digest; the value must not be updated afterwards.
     public mutating func finalize() -> [UInt8] {
         let bitLength = length &* 8
         var padding: [UInt8] = [0x80]
-        let padCount = (buffered < 56 ? 55 - buffered : 119 - buffered)
+        let padCount = (pendingCount < 56 ? 55 - pendingCount : 119 - pendingCount)
         padding += [UInt8](repeating: 0, count: padCount)
         for shift in stride(from: 56, through: 0, by: -8) { padding.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
         let savedLength = length
         update(padding)
         length = savedLength
-        precondition(buffered == 0, "SHA-256 padding left \(buffered) bytes")
+        precondition(pendingCount == 0, "SHA-256 padding left \(pendingCount) bytes")
         let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
         return words.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * UInt32($0))) } }
     }
@@ -115,7 +94,7 @@ public struct SHA256: Sendable {
 
     /// Compresses `blocks` whole blocks at `data` into the state.
     @_optimize(speed)
-    private mutating func compress(_ data: UnsafeRawPointer, blocks: Int) {
+    mutating func consume(_ data: UnsafeRawPointer, blocks: Int) {
         if hardware {
             withUnsafeMutablePointer(to: &state) { tuple in
                 tuple.withMemoryRebound(to: UInt32.self, capacity: 8) { words in

@@ -4,7 +4,8 @@
 /// back through SHA-256 on every cold read would cap reads at the hash's speed (~2 GB/s on the
 /// x86 SHA extensions, ~340 MB/s without), so each blob also records an XXH64 of its bytes,
 /// which detects damage at memory speed.
-public struct XXHash64: Sendable {
+public struct XXHash64: Sendable, BlockDigest {
+    static let blockSize = 32
     private static let p1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let p2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     private static let p3: UInt64 = 0x1656_67B1_9E37_79F9
@@ -15,9 +16,9 @@ public struct XXHash64: Sendable {
     private var v2 = p2
     private var v3: UInt64 = 0
     private var v4: UInt64 = 0 &- p1
-    private var buffer = [UInt8](repeating: 0, count: 32)
-    private var buffered = 0
-    private var length: UInt64 = 0
+    var pending = [UInt8](repeating: 0, count: 32)
+    var pendingCount = 0
+    var length: UInt64 = 0
 
     /// A fresh digest.
     public init() {}
@@ -37,32 +38,11 @@ public struct XXHash64: Sendable {
     /// Adds bytes.
     @_optimize(speed)
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        guard var base = bytes.baseAddress else { return }
-        var count = bytes.count
-        length &+= UInt64(count)
-        if buffered > 0 {
-            let take = min(32 - buffered, count)
-            buffer.withUnsafeMutableBytes { $0.baseAddress!.advanced(by: buffered).copyMemory(from: base, byteCount: take) }
-            buffered += take
-            base += take
-            count -= take
-            if buffered < 32 { return }
-            buffer.withUnsafeBytes { stripes($0.baseAddress!, 1) }
-            buffered = 0
-        }
-        if count >= 32 {
-            stripes(base, count / 32)
-            base += count / 32 * 32
-            count %= 32
-        }
-        if count > 0 {
-            buffer.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: base, byteCount: count) }
-            buffered = count
-        }
+        absorb(bytes)
     }
 
     @_optimize(speed)
-    private mutating func stripes(_ data: UnsafeRawPointer, _ n: Int) {
+    mutating func consume(_ data: UnsafeRawPointer, blocks n: Int) {
         var a = v1, b = v2, c = v3, d = v4
         var p = data
         for _ in 0..<n {
@@ -101,18 +81,18 @@ public struct XXHash64: Sendable {
         }
         h &+= length
         var i = 0
-        buffer.withUnsafeBytes { tail in
-            while i + 8 <= buffered {
+        pending.withUnsafeBytes { tail in
+            while i + 8 <= pendingCount {
                 h ^= Self.round(0, UInt64(littleEndian: tail.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
                 h = Self.rotl(h, 27) &* Self.p1 &+ Self.p4
                 i += 8
             }
-            if i + 4 <= buffered {
+            if i + 4 <= pendingCount {
                 h ^= UInt64(UInt32(littleEndian: tail.loadUnaligned(fromByteOffset: i, as: UInt32.self))) &* Self.p1
                 h = Self.rotl(h, 23) &* Self.p2 &+ Self.p3
                 i += 4
             }
-            while i < buffered {
+            while i < pendingCount {
                 h ^= UInt64(tail[i]) &* Self.p5
                 h = Self.rotl(h, 11) &* Self.p1
                 i += 1

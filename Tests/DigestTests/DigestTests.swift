@@ -108,6 +108,8 @@ import TestSupport
         #expect(XXHash64.checksum([]) == "xxh64:ef46db3751d8e999")
         #expect(XXHash64.checksum(Array("a".utf8)) == "xxh64:d24ec4f1a98c6e5b")
         #expect(XXHash64.checksum(Array("abc".utf8)) == "xxh64:44bc2cf5ad770999")
+        // Whole stripes and a tail (python-xxhash: xxh64(bytes((i*31+7)&255 for i in range(100003)))).
+        #expect(XXHash64.checksum((0..<100_003).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }) == "xxh64:c333c0bff6f9efdb")
         let data = (0..<10_007).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ $0 >> 7) }
         var hash = XXHash64()
         var start = 0
