@@ -5,11 +5,7 @@ import ZMQ
 
 @Test func framesReceivedInPlaceMatchTheCopiesAndOutliveTheSocket() throws {
     let context = try Context()
-    let endpoint = uniqueInproc()
-    let pull = try makeSocket(context, .pull)
-    try pull.bind(endpoint)
-    let push = try makeSocket(context, .push)
-    try push.connect(endpoint)
+    let (push, pull) = try pushPull(context)
 
     // Small frames (kept inside zmq_msg_t), an empty one and a large one (its own buffer).
     let large = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }

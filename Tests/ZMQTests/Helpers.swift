@@ -19,6 +19,16 @@ func makeSocket(_ context: Context, _ type: SocketType, timeout: Int32 = 2000) t
     return socket
 }
 
+/// A PULL socket bound to a fresh inproc endpoint and a PUSH socket connected to it.
+func pushPull(_ context: Context, label: String = #function) throws -> (push: Socket, pull: Socket) {
+    let endpoint = uniqueInproc(label)
+    let pull = try makeSocket(context, .pull)
+    try pull.bind(endpoint)
+    let push = try makeSocket(context, .push)
+    try push.connect(endpoint)
+    return (push, pull)
+}
+
 /// Creates a PAIR socket connected to a fresh monitor endpoint of `socket`.
 func makeMonitor(_ context: Context, of socket: Socket, events: MonitorEvents, label: String = #function) throws -> Socket {
     let endpoint = uniqueInproc("monitor-\(label)")

@@ -26,11 +26,7 @@ import ZMQ
 
 @Test func singleEmptyFrameIsAMessage() throws {
     let context = try Context()
-    let endpoint = uniqueInproc()
-    let pull = try makeSocket(context, .pull)
-    try pull.bind(endpoint)
-    let push = try makeSocket(context, .push)
-    try push.connect(endpoint)
+    let (push, pull) = try pushPull(context)
 
     try push.send([[]])
     #expect(try pull.receive() == [[]])

@@ -48,11 +48,7 @@ import ZMQ
 
 @Test func pollerReportsReadableAndWritableSockets() throws {
     let context = try Context()
-    let endpoint = uniqueInproc()
-    let pull = try makeSocket(context, .pull)
-    try pull.bind(endpoint)
-    let push = try makeSocket(context, .push)
-    try push.connect(endpoint)
+    let (push, pull) = try pushPull(context)
 
     let poller = Poller()
     let pullIndex = poller.add(pull, events: .in)
