@@ -71,7 +71,7 @@ import RPCTestSupport
         let folder = try TemporaryFolder()
         let host = try ImageServiceHostTests.start(folder)
         defer { host.stop() }
-        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        let client = try ImageServiceHostTests.client(folder)
         defer { client.close() }
         for size in [70_000, 3_000_000] {
             var put = PutImageRequest()
@@ -97,7 +97,7 @@ import RPCTestSupport
         let folder = try TemporaryFolder()
         let host = try ImageServiceHostTests.start(folder, cacheBudgetBytes: 64 << 20)
         defer { host.stop() }
-        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        let client = try ImageServiceHostTests.client(folder)
         defer { client.close() }
         // Larger than GetImage answers on the server's I/O thread: served by a task.
         let size = ImageServiceHandlers.inlineReplyBytes + 4096
@@ -119,7 +119,7 @@ import RPCTestSupport
         let folder = try TemporaryFolder()
         let host = try ImageServiceHostTests.start(folder)
         defer { host.stop() }
-        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        let client = try ImageServiceHostTests.client(folder)
         defer { client.close() }
         var put = PutImageRequest()
         put.data = try Samples.photo("Landscape_3.jpg")

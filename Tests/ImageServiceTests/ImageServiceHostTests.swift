@@ -12,11 +12,19 @@ import RPCTestSupport
 let hostTestContext = try! Context(ioThreads: 1)
 
 @Suite struct ImageServiceHostTests {
+    /// Where `start` serves RPC for `folder`.
+    static func rpcEndpoint(_ folder: TemporaryFolder) -> String { "ipc://\(folder.path)/rpc.sock" }
+
+    /// A client of the host `start` made for `folder`.
+    static func client(_ folder: TemporaryFolder) throws -> RPCClient {
+        try RPCClient(context: hostTestContext, endpoint: rpcEndpoint(folder))
+    }
+
     static func start(
         _ folder: TemporaryFolder, maxMessageBytes: Int = 64 << 20, cacheBudgetBytes: Int = 8 << 20
     ) throws -> ServiceHost {
         let configuration = ImageServiceConfiguration(
-            rpcEndpoint: "ipc://\(folder.path)/rpc.sock", eventsEndpoint: "ipc://\(folder.path)/events.sock",
+            rpcEndpoint: rpcEndpoint(folder), eventsEndpoint: "ipc://\(folder.path)/events.sock",
             dataDirectory: folder.path + "/data", maxMessageBytes: maxMessageBytes, cacheBudgetBytes: cacheBudgetBytes,
             watchMemoryPressure: false)
         let host = try ImageServiceHost.make(configuration, context: hostTestContext, logger: testLogger)
@@ -28,7 +36,7 @@ let hostTestContext = try! Context(ioThreads: 1)
         let folder = try TemporaryFolder()
         let host = try Self.start(folder)
         defer { host.stop() }
-        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        let client = try Self.client(folder)
         defer { client.close() }
         let subscriber = try Socket(hostTestContext, .sub)
         defer { subscriber.close() }
@@ -69,7 +77,7 @@ let hostTestContext = try! Context(ioThreads: 1)
         let folder = try TemporaryFolder()
         let host = try Self.start(folder, maxMessageBytes: 1 << 20)
         defer { host.stop() }
-        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        let client = try Self.client(folder)
         defer { client.close() }
         var put = PutImageRequest()
         put.data = Samples.mp4((1 << 20) + 1000)
@@ -99,7 +107,7 @@ let hostTestContext = try! Context(ioThreads: 1)
     @Test func restartRecoversAndServesWhatWasAcknowledged() async throws {
         let folder = try TemporaryFolder()
         var host = try Self.start(folder)
-        let client = try RPCClient(context: hostTestContext, endpoint: "ipc://\(folder.path)/rpc.sock")
+        let client = try Self.client(folder)
         defer { client.close() }
         var put = PutImageRequest()
         put.data = try Samples.photo("Landscape_8.jpg")
