@@ -79,8 +79,7 @@ enum ImageServiceHandlers {
                 reply(.success(EncodedReply(message: hit.encodedInfo, data: hit.bytes)))
                 return
             }
-            // At the priority the server gives its pooled handlers (see RPCServer).
-            Task(priority: .high) {
+            Task(priority: RPCServer.handlerPriority) {
                 do {
                     reply(.success(try await mapped {
                         try await Self.getImage(request, cached: hit, store: store, replyLimit: replyLimit)

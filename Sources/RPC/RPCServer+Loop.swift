@@ -222,11 +222,7 @@ extension RPCServer {
             return
         }
         let handler = method.handler!
-        // Handlers run at a higher priority than the process's other tasks: on Linux each
-        // priority has its own threads (as many as cores), so background loops and CPU-bound
-        // work at the default priority (a cascade, a test suite sharing the process) cannot
-        // hold a call in the queue past its deadline.
-        let task = Task(priority: .high) { [self] in
+        let task = Task(priority: Self.handlerPriority) { [self] in
             let completion: Completion
             do {
                 let response = try await Self.$insideHandler.withValue(true) { try await handler(body, context) }

@@ -156,6 +156,13 @@ public final class RPCServer: Sendable {
         }))
     }
 
+    /// The priority of pooled handlers, higher than the process's other tasks: on Linux each
+    /// priority has its own threads (as many as cores), so background loops and CPU-bound work
+    /// at the default priority (a cascade, a test suite sharing the process) cannot hold a call
+    /// in the queue past its deadline. A deferred handler that starts a task of its own gives
+    /// it this priority too.
+    public static let handlerPriority = TaskPriority.high
+
     /// Adds a method whose work runs on a thread the service owns (a store's serial thread),
     /// which replies when done: no hop through the task pool, so two fewer thread wake-ups per
     /// call than `register`.
