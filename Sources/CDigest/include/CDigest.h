@@ -14,4 +14,7 @@ int hp_sha256_hw_available(void);
 /// `hp_sha256_hw_available()` returned 1; on other architectures it aborts.
 void hp_sha256_hw_blocks(uint32_t state[8], const uint8_t *data, size_t blocks);
 
+/// The 64 SHA-256 round constants K (FIPS 180-4 §4.2.2), on every architecture.
+const uint32_t *hp_sha256_round_constants(void);
+
 #endif
