@@ -18,7 +18,8 @@ struct BlobIOError: Error, CustomStringConvertible {
 /// two hex digits), all made when the store is first opened.
 ///
 /// A write goes to `tmp/`, is fsynced, renamed into place and its folder fsynced, so a blob
-/// is either whole on disk or absent. Every method blocks: callers run them on their own threads.
+/// is either whole on disk or absent (a put commits its index row while that folder fsync
+/// runs; see `ImageStore.publish`). Every method blocks: callers run them on their own threads.
 ///
 /// Stores written by earlier versions used two levels (`ab/cd/<key>`): a new folder, with its
 /// own mkdir and fsyncs, for most puts of a young store. Those blobs stay where they are and
@@ -192,11 +193,63 @@ final class BlobStore: Sendable {
 
     /// Step two of `write`: renames a fsynced temporary file into place and fsyncs the folders.
     func publish(temporary: String, key: String) throws {
+        try rename(temporary: temporary, key: key)
+        try syncFolder(of: key)
+    }
+
+    /// The rename of `publish`, without its folder fsync: the rename is not durable until
+    /// `syncFolder(of:)` returns.
+    func rename(temporary: String, key: String) throws {
         let final = path(of: key)
-        let folder = (final as NSString).deletingLastPathComponent
         try prepareFolder(of: key)
-        try Self.check(rename(temporary, final), "rename to", final)
-        try Self.fsyncFolder(folder)
+        try Self.check(Glibc.rename(temporary, final), "rename to", final)
+    }
+
+    /// Makes the renames into `key`'s folder durable.
+    func syncFolder(of key: String) throws {
+        try Self.fsyncFolder((path(of: key) as NSString).deletingLastPathComponent)
+    }
+
+    /// Whether a file for `key` exists (where this version or an earlier one puts it).
+    func exists(key: String) -> Bool {
+        access(path(of: key), F_OK) == 0 || access(legacyPath(of: key), F_OK) == 0
+    }
+
+    /// The key of a temporary file of a put (`<key>.<n>.tmp`), or nil for other names.
+    static func key(ofTemporary name: String) -> String? {
+        let parts = name.split(separator: ".")
+        guard parts.count == 3, parts[2] == "tmp", parts[0].utf8.count == 36, UInt32(parts[1]) != nil else { return nil }
+        return String(parts[0])
+    }
+
+    /// Whether the file at `path` holds exactly `size` bytes whose content check is `contentCheck`.
+    static func holds(_ path: String, size: Int64, contentCheck: String) -> Bool {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        guard let actual = try? Self.size(fd, path), actual == size else { return false }
+        var hash = ContentDigest(like: contentCheck)
+        guard (try? stream(fd, size: size, path: path) { bytes, _ in hash.update(bytes) }) != nil else { return false }
+        return hash.finish() == contentCheck
+    }
+
+    /// Reads the first `size` bytes of `fd` a megabyte at a time, handing each piece and its
+    /// offset to `body`.
+    static func stream(
+        _ fd: Int32, size: Int64, path: String, _ body: (UnsafeRawBufferPointer, Int64) throws -> Void
+    ) throws {
+        let chunk = 1 << 20
+        var buffer = [UInt8](repeating: 0, count: Int(min(Int64(chunk), size)))
+        var position: Int64 = 0
+        while position < size {
+            let count = Int(min(Int64(chunk), size - position))
+            try buffer.withUnsafeMutableBytes { raw in
+                let piece = UnsafeMutableRawBufferPointer(rebasing: raw[0..<count])
+                try readAll(fd, piece, offset: position, path: path)
+                try body(UnsafeRawBufferPointer(piece), position)
+            }
+            position += Int64(count)
+        }
     }
 
     /// Reads the whole blob and checks its size and checksum; a mismatch is `BlobDamage`.
@@ -240,19 +293,11 @@ final class BlobStore: Sendable {
         var hash = ContentDigest(like: checksum)
         var result = [UInt8]()
         result.reserveCapacity(Int(length))
-        let chunk = 1 << 20
-        var buffer = [UInt8](repeating: 0, count: chunk)
-        var position: Int64 = 0
         let end = offset + length
-        while position < size {
-            let count = Int(min(Int64(chunk), size - position))
-            try buffer.withUnsafeMutableBytes {
-                try Self.readAll(fd, UnsafeMutableRawBufferPointer(rebasing: $0[0..<count]), offset: position, path: path)
-            }
-            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            let from = max(position, offset), to = min(position + Int64(count), end)
-            if from < to { result += buffer[Int(from - position)..<Int(to - position)] }
-            position += Int64(count)
+        try Self.stream(fd, size: size, path: path) { bytes, position in
+            hash.update(bytes)
+            let from = max(position, offset), to = min(position + Int64(bytes.count), end)
+            if from < to { result += UnsafeRawBufferPointer(rebasing: bytes[Int(from - position)..<Int(to - position)]) }
         }
         let actual = hash.finish()
         guard actual == checksum else {

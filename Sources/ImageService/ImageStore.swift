@@ -54,9 +54,9 @@ public final class ImageStore: Sendable {
         let report = try Self.reconcile(index: index, blobs: blobs)
         self.index = Mutex(index)
         reader = Mutex(try ImageIndex(path: folder + "/images.db", readOnly: true))
-        if report.leftovers + report.orphanFiles + report.missingFiles.count > 0 {
+        if report.finishedPuts + report.leftovers + report.orphanFiles + report.missingFiles.count > 0 {
             logger.warning(
-                "image store recovered: \(report.leftovers) interrupted writes removed, \(report.orphanFiles) unindexed blobs removed, \(report.missingFiles.count) indexed images without a file",
+                "image store recovered: \(report.finishedPuts) committed puts renamed into place, \(report.leftovers) interrupted writes removed, \(report.orphanFiles) unindexed blobs removed, \(report.missingFiles.count) indexed images without a file",
                 ["missing": report.missingFiles.prefix(10).joined(separator: ",")])
         }
     }
@@ -77,6 +77,8 @@ public final class ImageStore: Sendable {
 
     /// What start-up found.
     struct RecoveryReport {
+        /// Puts whose row was committed while their rename had not reached the disk yet (see `publish`).
+        var finishedPuts = 0
         var leftovers = 0
         var orphanFiles = 0
         /// Images whose blob file is gone: kept, so reading them says DATA_LOSS instead of NOT_FOUND.
@@ -85,6 +87,7 @@ public final class ImageStore: Sendable {
 
     private static func reconcile(index: ImageIndex, blobs: BlobStore) throws -> RecoveryReport {
         var report = RecoveryReport()
+        report.finishedPuts = try finishInterruptedPuts(index: index, blobs: blobs)
         report.leftovers = blobs.removeTemporaryLeftovers()
         let indexed = try index.allKeys()
         let onDisk = Set(blobs.allKeys())
@@ -96,6 +99,23 @@ public final class ImageStore: Sendable {
         }
         report.missingFiles = indexed.subtracting(onDisk).sorted()
         return report
+    }
+
+    /// Renames into place each temporary file of a put whose row is committed and whose blob is
+    /// absent, when the file holds exactly the indexed bytes; returns how many.
+    private static func finishInterruptedPuts(index: ImageIndex, blobs: BlobStore) throws -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: blobs.temporaryFolder)) ?? []
+        var finished = 0
+        for name in names.sorted() {
+            guard let key = BlobStore.key(ofTemporary: name), !blobs.exists(key: key),
+                  let row = try index.stored(key) else { continue }
+            let path = "\(blobs.temporaryFolder)/\(name)"
+            let check = row.contentCheck.isEmpty ? row.info.checksum : row.contentCheck
+            guard BlobStore.holds(path, size: row.info.sizeBytes, contentCheck: check) else { continue }
+            try blobs.publish(temporary: path, key: key)
+            finished += 1
+        }
+        return finished
     }
 
     // MARK: Queues
@@ -155,25 +175,33 @@ public final class ImageStore: Sendable {
         let key = new.key
         let limits = limits, blobs = blobs, digestLanes = digestLanes
         let ticket = cache.removalTicket()
-        let (media, checksum, check) = try await onIO { () throws -> (SniffedMedia, String, String) in
+        let (info, check) = try await onIO { () throws -> (ImageInfo, String) in
             let media = try MediaSniffer.classify(data, maxPixels: limits.maxPixels)
             try Self.check(media, against: new)
             // The digests (SHA-256 ~2 GB/s on the SHA extensions, ~340 MB/s without; XXH64
             // ~22 GB/s) run on a second core while this one writes and fsyncs.
-            let ((checksum, check), _) = try digestLanes.alongside({
-                try data.withBlobBytes { buffer in
-                    var sha = SHA256(), xxh = XXHash64()
-                    sha.update(buffer)
-                    xxh.update(buffer)
-                    return (sha.checksum(), xxh.checksum())
-                }
-            }, while: {
-                try data.withBlobBytes { try blobs.write($0, key: key) }
-            })
-            return (media, checksum, check)
+            var temporary: String?
+            do {
+                let ((checksum, check), _) = try digestLanes.alongside({
+                    try data.withBlobBytes { buffer in
+                        var sha = SHA256(), xxh = XXHash64()
+                        sha.update(buffer)
+                        xxh.update(buffer)
+                        return (sha.checksum(), xxh.checksum())
+                    }
+                }, while: {
+                    temporary = try data.withBlobBytes { try blobs.writeTemporary($0, key: key) }
+                })
+                let info = self.makeInfo(new, media: media, size: Int64(data.count), checksum: checksum)
+                let written = temporary!
+                temporary = nil
+                try self.publish(written, info, contentCheck: check)
+                return (info, check)
+            } catch {
+                if let temporary { unlink(temporary) }
+                throw error
+            }
         }
-        let info = makeInfo(new, media: media, size: Int64(data.count), checksum: checksum)
-        try await insert(info, contentCheck: check)
         let stored = StoredImage(info: info, contentCheck: check)
         // Small blobs (thumbnails, small photos) are likely read soon and cost little to keep. A
         // large original is cached by its first read instead: caching every upload would push
@@ -260,17 +288,55 @@ public final class ImageStore: Sendable {
     func insert(_ info: ImageInfo, contentCheck: String) async throws {
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let schedule = pendingInserts.withLock { state -> Bool in
-                    state.rows.append(PendingInsert(info: info, contentCheck: contentCheck, done: continuation))
-                    defer { state.scheduled = true }
-                    return !state.scheduled
-                }
-                if schedule { indexQueue.async { self.commitPendingInserts() } }
+                enqueueInsert(info, contentCheck: contentCheck) { continuation.resume(with: $0) }
             }
         } catch {
             blobs.remove(key: info.key)
             throw error
         }
+    }
+
+    /// Renames a fsynced temporary file into place as `info.key` and adds its row, durably, on
+    /// the calling (I/O) thread.
+    ///
+    /// The folder's fsync (which makes the rename durable) and the row's commit run at the same
+    /// time. A crash after the commit and before the rename reached the disk leaves the row and
+    /// the whole temporary file: start-up finishes the rename (`finishInterruptedPuts`). On
+    /// failure neither the row nor the blob is left.
+    func publish(_ temporary: String, _ info: ImageInfo, contentCheck: String) throws {
+        try blobs.rename(temporary: temporary, key: info.key)
+        let committed = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<Void, any Error>>(.success(()))
+        enqueueInsert(info, contentCheck: contentCheck) { result in
+            outcome.withLock { $0 = result }
+            committed.signal()
+        }
+        let synced = Result { try blobs.syncFolder(of: info.key) }
+        committed.wait()
+        let commit = outcome.withLock { $0 }
+        if case .failure(let error) = commit {
+            blobs.remove(key: info.key)
+            throw error
+        }
+        if case .failure(let error) = synced {
+            // The row is committed but its blob may not survive a crash: take both back.
+            let key = info.key
+            _ = try? indexQueue.sync { try Self.open(self.index) { try $0.remove(keys: [key]) } }
+            blobs.remove(key: key)
+            throw error
+        }
+    }
+
+    /// Queues `info`'s row for the next group commit; `done` gets the commit's outcome.
+    private func enqueueInsert(
+        _ info: ImageInfo, contentCheck: String, done: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
+        let schedule = pendingInserts.withLock { state -> Bool in
+            state.rows.append(PendingInsert(info: info, contentCheck: contentCheck, done: done))
+            defer { state.scheduled = true }
+            return !state.scheduled
+        }
+        if schedule { indexQueue.async { self.commitPendingInserts() } }
     }
 
     /// Commits every waiting row in one transaction (on the index queue).
@@ -287,11 +353,11 @@ public final class ImageStore: Sendable {
         if case .failure = outcome, batch.count > 1 {
             // One bad row must not fail the others: each on its own.
             for row in batch {
-                row.done.resume(with: Result { try Self.open(index) { try $0.insert(row.info, contentCheck: row.contentCheck) } })
+                row.done(Result { try Self.open(index) { try $0.insert(row.info, contentCheck: row.contentCheck) } })
             }
             return
         }
-        for row in batch { row.done.resume(with: outcome) }
+        for row in batch { row.done(outcome) }
     }
 
     func claim(_ key: String) throws {
@@ -331,5 +397,5 @@ public final class ImageStore: Sendable {
 struct PendingInsert: Sendable {
     let info: ImageInfo
     let contentCheck: String
-    let done: CheckedContinuation<Void, any Error>
+    let done: @Sendable (Result<Void, any Error>) -> Void
 }

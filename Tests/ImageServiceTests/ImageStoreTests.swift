@@ -93,6 +93,47 @@ import Testing
         #expect(try await restarted.list().images.isEmpty)
     }
 
+    @Test func aPutCommittedBeforeItsRenameReachedTheDiskIsFinishedAtStart() async throws {
+        // A put commits its row while the folder fsync that makes its rename durable runs; a
+        // crash in between leaves the row and the whole, fsynced temporary file.
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let photo = try Samples.photo("Landscape_6.jpg")
+        let movie = Samples.mp4(3 << 20)  // large enough to be written around the page cache
+        let kept = try await store.put(photo, NewImage(ownerKey: "o")).info
+        let large = try await store.put(movie, NewImage(ownerKey: "o")).info
+        let damaged = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "o")).info
+        for (info, suffix) in [(kept, "17"), (large, "4294967295"), (damaged, "3")] {
+            try FileManager.default.moveItem(
+                atPath: store.blobs.path(of: info.key), toPath: "\(store.blobs.temporaryFolder)/\(info.key).\(suffix).tmp")
+        }
+        // This one's temporary file is not what was committed: it must not become the blob.
+        let damagedTemporary = "\(store.blobs.temporaryFolder)/\(damaged.key).3.tmp"
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: damagedTemporary)))
+        bytes[bytes.count / 2] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: damagedTemporary))
+        // And a leftover of a put that never committed.
+        let uncommitted = try store.blobs.writeTemporary(try Samples.jpeg(), key: UUID().uuidString.lowercased())
+
+        let restarted = try makeStore(folder)
+        #expect(try await restarted.read(try await restarted.info(kept.key)) == photo)
+        #expect(try await restarted.read(try await restarted.info(large.key)) == movie)
+        let lost = await storeError { try await restarted.read(try await restarted.info(damaged.key)) }
+        #expect(lost.map { if case .damaged = $0 { true } else { false } } == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: restarted.blobs.temporaryFolder).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: uncommitted))
+        #expect(Set(try await restarted.list(ownerKey: "o", pageSize: 10).images.map(\.key)) == [kept.key, large.key, damaged.key])
+    }
+
+    @Test func onlyTheTemporaryFilesOfPutsAreTakenForBlobs() {
+        let key = UUID().uuidString.lowercased()
+        #expect(BlobStore.key(ofTemporary: "\(key).123.tmp") == key)
+        #expect(BlobStore.key(ofTemporary: "upload-\(key).part") == nil)
+        #expect(BlobStore.key(ofTemporary: "\(key).tmp") == nil)
+        #expect(BlobStore.key(ofTemporary: "\(key).12x.tmp") == nil)
+        #expect(BlobStore.key(ofTemporary: "short.1.tmp") == nil)
+    }
+
     @Test func rangedReadsAtTheEdges() async throws {
         let folder = try TemporaryFolder()
         // A tiny budget: the 40 KB blob is never cached, so ranges stream from disk.
