@@ -7,7 +7,9 @@ import Synchronization
 import ZMQ
 
 /// Bare ZeroMQ: a ROUTER thread answering each small request with the same three frames a
-/// GetImage reply has (`[empty][header][blob]`), over tcp loopback, one at a time.
+/// GetImage reply has (`[empty][header][blob]`), over tcp loopback, one at a time; and
+/// writing the blob of each large request to a file of its own (`rawWrite`: write + fsync)
+/// before a small answer, a put without the service (`Sink`).
 final class BlobEcho: Sendable {
     private final class Shared: Sendable {
         let stopping = Atomic<Bool>(false)
@@ -15,7 +17,12 @@ final class BlobEcho: Sendable {
         /// The blobs to answer with, in turn: the same bytes the service serves.
         let blobs = Mutex<[[UInt8]]>([])
         let endpoint = Mutex<String?>(nil)
+        /// Where the sink writes, and how many files it wrote.
+        let sink = Mutex<(folder: String, count: Int)>(("", 0))
     }
+
+    /// Requests whose last frame is larger are blobs to write.
+    static let sinkThreshold = 1024
 
     private let endpoint: String
     private let context: Context
@@ -41,10 +48,19 @@ final class BlobEcho: Sendable {
             var next = 0
             while !shared.stopping.load(ordering: .relaxed) {
                 guard (try? poller.poll(timeoutMilliseconds: 100)) ?? 0 > 0 else { continue }
-                while let message = try? router.receive(dontWait: true) {
+                while let message = try? router.receiveFrames(dontWait: true) {
+                    if let last = message.last, last.count > Self.sinkThreshold {
+                        let path = shared.sink.withLock { sink in
+                            defer { sink.count += 1 }
+                            return "\(sink.folder)/\(sink.count)"
+                        }
+                        let written = (try? last.withUnsafeBytes { try ImagesBenchmark.rawWrite($0, path: path) }) != nil
+                        _ = try? router.send([message[0].bytes, [], written ? [8, 1] : [8, 13]])
+                        continue
+                    }
                     let blob = shared.blobs.withLock { $0.isEmpty ? [] : $0[next % $0.count] }
                     next += 1
-                    _ = try? router.send([message[0], [], [8, 1], blob])
+                    _ = try? router.send([message[0].bytes, [], [8, 1], blob])
                 }
             }
             router.close()
@@ -74,6 +90,34 @@ final class BlobEcho: Sendable {
             total += try dealer.receive()?.last?.count ?? 0
         }
         return ImagesBenchmark.Measure(bytes: total, seconds: monotonicSeconds() - start)
+    }
+
+    /// The calling end of a put without the service: each blob sent in one frame, written to a
+    /// file of its own in `folder` and fsynced by the server thread before it answers.
+    final class Sink {
+        private let dealer: Socket
+
+        fileprivate init(_ dealer: Socket) { self.dealer = dealer }
+
+        func put(_ blob: [UInt8]) throws {
+            _ = try dealer.send([[], [10, 1, 0x2f], blob])
+            guard let reply = try dealer.receive(), reply.last == [8, 1] else {
+                throw RPCError.internal("the sink could not write its file")
+            }
+        }
+
+        func close() { dealer.close() }
+    }
+
+    /// A connected `Sink` writing into `folder` (which must exist).
+    func sink(folder: String) throws -> Sink {
+        shared.sink.withLock { $0 = (folder, 0) }
+        let dealer = try Socket(clientContext, .dealer)
+        try dealer.connect(endpoint)
+        // One exchange to connect.
+        _ = try dealer.send([[], [10, 1, 0x2f], [10, 36] + Array(repeating: 0x61, count: 36)])
+        _ = try dealer.receive()
+        return Sink(dealer)
     }
 
     func stop() {

@@ -16,10 +16,15 @@ extension ImagesBenchmark {
     /// The baseline for puts: `blob` in a file of its own, written and fsynced (open, write,
     /// fsync, close).
     static func rawWrite(_ blob: [UInt8], path: String) throws {
+        try blob.withUnsafeBytes { try rawWrite($0, path: path) }
+    }
+
+    /// `rawWrite` from bytes in place.
+    static func rawWrite(_ blob: UnsafeRawBufferPointer, path: String) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw RPCError.internal("open \(path): errno \(errno)") }
         defer { close(fd) }
-        _ = blob.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        _ = write(fd, blob.baseAddress, blob.count)
         fsync(fd)
     }
 
@@ -96,36 +101,47 @@ extension ImagesBenchmark {
         }
     }
 
-    /// The writers blob by blob (raw file, raw O_DIRECT file, PutImage, ImageStore.put, each
-    /// blob in turn), so each meets the disk in the same state: the disk's speed drifts over
-    /// seconds, and a writer timed right after another's 100 MB would pay for its write-back.
+    /// The writers blob by blob (raw file, raw O_DIRECT file, PutImage, ImageStore.put, the bare
+    /// ZeroMQ put into a raw file), so each meets the disk in the same state: the disk's speed
+    /// drifts over seconds, and a writer timed right after another's 100 MB would pay for its
+    /// write-back. The order rotates from blob to blob, so none always follows the same one.
     static func interleavedWrites(
-        _ blobs: [[UInt8]], folder: String, client: RPCClient, store: ImageStore
-    ) async throws -> (raw: Measure, put: Measure, storePut: Measure, direct: Measure, keys: [String]) {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        _ blobs: [[UInt8]], folder: String, client: RPCClient, store: ImageStore, echo: BlobEcho
+    ) async throws -> (raw: Measure, put: Measure, storePut: Measure, direct: Measure, sink: Measure, keys: [String]) {
+        try FileManager.default.createDirectory(atPath: folder + "/sink", withIntermediateDirectories: true)
         let bytes = blobs.reduce(0) { $0 + $1.count }
         var raw = Measure(bytes: bytes), put = Measure(bytes: bytes), storePut = Measure(bytes: bytes)
-        var direct = Measure(bytes: bytes)
+        var direct = Measure(bytes: bytes), sunk = Measure(bytes: bytes)
         // The direct-I/O baseline writes through one aligned buffer, as the store does.
         let aligned = UnsafeMutableRawPointer.allocate(byteCount: 4 << 20, alignment: 4096)
         defer { aligned.deallocate() }
+        let sink = try echo.sink(folder: folder + "/sink")
+        defer { sink.close() }
         var keys: [String] = [], storeKeys: [String] = []
         for (i, blob) in blobs.enumerated() {
-            var start = monotonicSeconds()
-            try rawWrite(blob, path: "\(folder)/\(i)")
-            raw.seconds += monotonicSeconds() - start
-            start = monotonicSeconds()
-            try directWrite(blob, path: "\(folder)/d\(i)", buffer: aligned)
-            direct.seconds += monotonicSeconds() - start
-            start = monotonicSeconds()
-            keys.append(try await Self.put(blob, client: client))
-            put.seconds += monotonicSeconds() - start
-            start = monotonicSeconds()
-            storeKeys.append(try await store.put(blob, NewImage()).info.key)
-            storePut.seconds += monotonicSeconds() - start
+            for step in 0..<5 {
+                let start = monotonicSeconds()
+                switch (i + step) % 5 {
+                case 0:
+                    try rawWrite(blob, path: "\(folder)/\(i)")
+                    raw.seconds += monotonicSeconds() - start
+                case 1:
+                    try directWrite(blob, path: "\(folder)/d\(i)", buffer: aligned)
+                    direct.seconds += monotonicSeconds() - start
+                case 2:
+                    keys.append(try await Self.put(blob, client: client))
+                    put.seconds += monotonicSeconds() - start
+                case 3:
+                    storeKeys.append(try await store.put(blob, NewImage()).info.key)
+                    storePut.seconds += monotonicSeconds() - start
+                default:
+                    try sink.put(blob)
+                    sunk.seconds += monotonicSeconds() - start
+                }
+            }
         }
         for key in storeKeys { _ = try await store.delete(key) }
-        return (raw, put, storePut, direct, keys)
+        return (raw, put, storePut, direct, sunk, keys)
     }
 
     /// The same puts straight into an `ImageStore` (sniff, digests, durable write, index row), then deleted.

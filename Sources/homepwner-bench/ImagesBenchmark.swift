@@ -29,10 +29,12 @@ enum ImagesBenchmark {
         "raw file write + fsync", "PutImage (durable)", "ImageStore.put, no RPC", "raw file read, cold",
         "GetImage, cold (disk)", "bare ZeroMQ transfer", "GetImage, cached", "raw O_DIRECT write + fsync",
         "raw file write + fsync, 4 writers", "PutImage, 4 in flight", "GetImage, cached, on the client's thread",
+        "bare ZeroMQ send + raw file write + fsync",
     ]
     /// Rows of the report: (variant, baseline); the variant's MB/s and the ratio to the baseline.
     static let rows: [(String, String?)] = [
-        (what[0], nil), (what[7], nil), (what[1], what[0]), (what[1], what[7]), (what[2], what[0]), (what[2], what[7]),
+        (what[0], nil), (what[7], nil), (what[11], what[0]), (what[1], what[0]), (what[1], what[7]), (what[1], what[11]),
+        (what[2], what[0]), (what[2], what[7]),
         (what[8], nil), (what[9], what[8]), (what[9], what[0]),
         (what[3], nil), (what[4], what[3]), (what[5], nil), (what[6], what[5]), (what[10], what[5]),
     ]
@@ -91,7 +93,7 @@ enum ImagesBenchmark {
                     var r: [String: Measure] = [:]
                     let writes = try await interleavedWrites(
                         blobs, folder: folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))",
-                        client: client, store: bareStore)
+                        client: client, store: bareStore, echo: echo)
                     let keys = writes.keys
                     // With concurrency: four writers against four puts in flight (order
                     // alternating by round, so neither always meets the other's write-back).
@@ -101,7 +103,7 @@ enum ImagesBenchmark {
                     r[what[9]] = fourPuts
                     try await delete(fourKeys, client: client)
                     if round % 2 == 1 { r[what[8]] = try rawWrites(blobs, folder: rawFolder, lanes: 4) }
-                    (r[what[0]], r[what[1]], r[what[2]], r[what[7]]) = (writes.raw, writes.put, writes.storePut, writes.direct)
+                    (r[what[0]], r[what[1]], r[what[2]], r[what[7]], r[what[11]]) = (writes.raw, writes.put, writes.storePut, writes.direct, writes.sink)
                     r[what[3]] = try rawReads(folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))", count: blobs.count)
                     _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
                     for key in keys { evict(blobPath(folder + "/data/images/blobs", key)) }
