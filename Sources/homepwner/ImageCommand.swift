@@ -11,11 +11,12 @@ enum ImageCommand {
         ("get", "image get KEY -o FILE [--range A-B]   (bytes A through B, inclusive; A- = to the end)"),
         ("ls", "image ls [--owner KEY] [--kind K] [--media image|movie] [--limit N]"),
         ("stat", "image stat KEY"),
-        ("rm", "image rm KEY"),
+        ("rendition", "image rendition KEY --size WxH [--fill] -o FILE   (a JPEG at a size: fit, or --fill the box)"),
+        ("rm", "image rm KEY | image rm --owner KEY   (an image and those made from it | all of an owner's)"),
     ]
 
     static var overview: String {
-        "OVERVIEW: Puts, gets, lists, describes and removes images and videos.\n\nUSAGE:\n"
+        "OVERVIEW: Puts, gets, renders, lists, describes and removes images and videos.\n\nUSAGE:\n"
             + subcommands.map { "  homepwner \($0.usage)" }.joined(separator: "\n")
             + "\n\nEvery subcommand takes --image ENDPOINT, --timeout MS and --json; see 'homepwner image SUBCOMMAND --help'.\n"
             + "Exit codes: 0 ok, 2 usage, 3 invalid input, 4 not found, 5 unavailable, 6 conflict."
@@ -30,6 +31,7 @@ enum ImageCommand {
             case "get": await ImageGetCommand.run(rest)
             case "ls", "list": await list(rest)
             case "stat", "show": await stat(rest)
+            case "rendition", "thumb": await ImageRenditionCommand.run(rest)
             case "rm", "delete": await remove(rest)
             default: nil
             }
@@ -106,12 +108,22 @@ enum ImageCommand {
     }
 
     static let removeParser = OptionParser(
-        command: "image rm", summary: "Deletes an image and the images made from it (DeleteImage).",
-        usage: "homepwner image rm KEY", options: CommonOptions.endpoints, allowsPositionals: true)
+        command: "image rm",
+        summary: "Deletes an image and the images made from it (DeleteImage), or every image of an owner (DeleteImagesForOwner, --owner).",
+        usage: "homepwner image rm KEY | homepwner image rm --owner KEY",
+        options: CommonOptions.endpoints + [
+            OptionSpec(name: "owner", help: "delete every image of this owner (an item key) instead", valueName: "KEY"),
+        ],
+        allowsPositionals: true)
 
     static func remove(_ arguments: [String]) async -> Int32 {
         guard let options = HomepwnerCLI.parse(removeParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
-        guard options.positionals.count == 1 else { return ItemCommand.usageError("image rm", "give exactly one KEY") }
+        if let owner = options["owner"] {
+            guard options.positionals.isEmpty else { return ItemCommand.usageError("image rm", "give either KEY or --owner KEY, not both") }
+            guard !owner.isEmpty else { return ItemCommand.usageError("image rm", "--owner needs a non-empty KEY") }
+            return await removeOwned(by: owner, options)
+        }
+        guard options.positionals.count == 1 else { return ItemCommand.usageError("image rm", "give exactly one KEY (or --owner KEY)") }
         var request = DeleteImageRequest()
         request.key = options.positionals[0]
         return await withClient(options) { client, timeout in
@@ -119,6 +131,20 @@ enum ImageCommand {
                 ImageServiceRPC.deleteImage, request,
                 options: .init(timeoutMilliseconds: timeout, idempotencyKey: UUID().uuidString.lowercased()))
             print(options.bool("json") ? "{\"deleted\": \(jsonString(request.key))}" : "deleted \(request.key)")
+        }
+    }
+
+    static func removeOwned(by owner: String, _ options: ParsedOptions) async -> Int32 {
+        var request = DeleteImagesForOwnerRequest()
+        request.ownerKey = owner
+        return await withClient(options) { client, timeout in
+            let response = try await client.call(
+                ImageServiceRPC.deleteImagesForOwner, request,
+                options: .init(timeoutMilliseconds: max(timeout, 60_000), idempotencyKey: UUID().uuidString.lowercased()))
+            print(
+                options.bool("json")
+                    ? "{\"owner_key\": \(jsonString(owner)), \"deleted_count\": \(response.deletedCount)}"
+                    : "deleted \(response.deletedCount) image\(response.deletedCount == 1 ? "" : "s") of \(owner)")
         }
     }
 

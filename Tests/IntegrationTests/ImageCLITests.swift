@@ -98,4 +98,50 @@ import Testing
         let after = try await CLITests.homepwner(["cache", "stats"], harness: harness)
         #expect(after.status == 0 && after.stdout.contains("manual 1"))
     }
+
+    @Test func renditionsAndOwnerDeletesFromTheCommandLine() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start(.imageService)
+        // Orientation 6: stored upright on its side (taller than wide); shown turned, wider than tall.
+        let photo = try Self.temporaryFile(try ImageServiceRPCTests.photo("Landscape_6.jpg"), suffix: ".jpg")
+        defer { try? FileManager.default.removeItem(atPath: photo) }
+        let stored = try await CLITests.homepwner(["image", "put", photo, "--owner", "item-7", "--json"], harness: harness)
+        let key = try #require(Self.field("key", in: stored.stdout))
+        let (storedWidth, storedHeight) = (Int(Self.field("width", in: stored.stdout) ?? "") ?? 0, Int(Self.field("height", in: stored.stdout) ?? "") ?? 0)
+        #expect(storedWidth < storedHeight)
+        let output = photo + ".rendition.jpg"
+        defer { try? FileManager.default.removeItem(atPath: output) }
+
+        let fit = try await CLITests.homepwner(["image", "rendition", key, "--size", "100x100", "-o", output, "--json"], harness: harness)
+        #expect(fit.status == 0, "\(fit.stderr)")
+        // Upright: the stored height is the width shown, the long edge, so it meets the box.
+        let fitHeight = Int(Self.field("height", in: fit.stdout) ?? "") ?? 0
+        #expect(Self.field("width", in: fit.stdout) == "100")
+        #expect(abs(fitHeight - 100 * storedWidth / storedHeight) <= 1, "\(fit.stdout)")
+        #expect(Self.field("served", in: fit.stdout) == "rendered" && Self.field("mode", in: fit.stdout) == "FIT")
+        let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+        #expect(written.count == Int(Self.field("bytes", in: fit.stdout) ?? "") && Array(written.prefix(3)) == [0xFF, 0xD8, 0xFF])
+        let fill = try await CLITests.homepwner(["image", "rendition", key, "--size", "64x32", "--fill", "-o", output], harness: harness)
+        #expect(fill.status == 0 && fill.stdout.contains("64×32 JPEG (rendered)"), "\(fill.stdout) \(fill.stderr)")
+
+        let badSize = try await CLITests.homepwner(["image", "rendition", key, "--size", "100", "-o", output], harness: harness)
+        #expect(badSize.status == 2 && badSize.stderr.contains("--size 100: expected WxH"))
+        let noOutput = try await CLITests.homepwner(["image", "rendition", key, "--size", "10x10"], harness: harness)
+        #expect(noOutput.status == 2 && noOutput.stderr.contains("-o FILE is required"))
+        let unknown = try await CLITests.homepwner(
+            ["image", "rendition", UUID().uuidString.lowercased(), "--size", "10x10", "-o", output], harness: harness)
+        #expect(unknown.status == 4 && unknown.stderr.contains("NOT_FOUND"))
+
+        let second = try await CLITests.homepwner(["image", "put", photo, "--owner", "item-7"], harness: harness)
+        #expect(second.status == 0)
+        let both = try await CLITests.homepwner(["image", "rm", key, "--owner", "item-7"], harness: harness)
+        #expect(both.status == 2)
+        let owned = try await CLITests.homepwner(["image", "rm", "--owner", "item-7", "--json"], harness: harness)
+        #expect(owned.status == 0 && Self.field("deleted_count", in: owned.stdout) == "2", "\(owned.stdout) \(owned.stderr)")
+        let again = try await CLITests.homepwner(["image", "rm", "--owner", "item-7"], harness: harness)
+        #expect(again.status == 0 && again.stdout.contains("deleted 0 images of item-7"))
+        let list = try await CLITests.homepwner(["image", "ls", "--owner", "item-7"], harness: harness)
+        #expect(list.status == 0 && list.stdout.contains("no images"))
+    }
 }
