@@ -302,9 +302,14 @@ public final class ImageStore: Sendable {
     /// The folder's fsync (which makes the rename durable) and the row's commit run at the same
     /// time. A crash after the commit and before the rename reached the disk leaves the row and
     /// the whole temporary file: start-up finishes the rename (`finishInterruptedPuts`). On
-    /// failure neither the row nor the blob is left.
+    /// failure neither the row nor the blob (nor the temporary file) is left.
     func publish(_ temporary: String, _ info: ImageInfo, contentCheck: String) throws {
-        try blobs.rename(temporary: temporary, key: info.key)
+        do {
+            try blobs.rename(temporary: temporary, key: info.key)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
         let committed = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<Void, any Error>>(.success(()))
         enqueueInsert(info, contentCheck: contentCheck) { result in

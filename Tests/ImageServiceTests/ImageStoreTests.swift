@@ -125,6 +125,34 @@ import Testing
         #expect(Set(try await restarted.list(ownerKey: "o", pageSize: 10).images.map(\.key)) == [kept.key, large.key, damaged.key])
     }
 
+    @Test func aPutThatCannotBeRenamedOrIndexedLeavesNothingBehind() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let photo = try Samples.jpeg()
+        // The rename fails: the key's fan-out folder is a file.
+        let key = "ab" + UUID().uuidString.lowercased().dropFirst(2)
+        let fanOut = (store.blobs.path(of: key) as NSString).deletingLastPathComponent
+        try FileManager.default.removeItem(atPath: fanOut)
+        #expect(FileManager.default.createFile(atPath: fanOut, contents: Data("not a folder".utf8)))
+        do {
+            _ = try await store.put(photo, NewImage(key: key))
+            Issue.record("the put succeeded although its folder is a file")
+        } catch {
+            #expect("\(error)".contains("rename"), "\(error)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.blobs.temporaryFolder).isEmpty)
+        #expect(await storeError { try await store.info(key) } == .notFound("key \(key): no such image"))
+
+        // The row cannot be committed: the store closed under the put.
+        let otherFolder = try TemporaryFolder()
+        let other = try makeStore(otherFolder)
+        other.close()
+        let commitError = await storeError { try await other.put(photo, NewImage()) }
+        #expect(commitError == .failedPrecondition("the image store is closed (stopping)"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: other.blobs.temporaryFolder).isEmpty)
+        #expect(other.blobs.allKeys().isEmpty)
+    }
+
     @Test func onlyTheTemporaryFilesOfPutsAreTakenForBlobs() {
         let key = UUID().uuidString.lowercased()
         #expect(BlobStore.key(ofTemporary: "\(key).123.tmp") == key)
