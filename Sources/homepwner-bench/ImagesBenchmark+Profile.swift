@@ -9,13 +9,14 @@ import ZMQ
 /// for a profiler (perf) or a trace.
 extension ImagesBenchmark {
     static let profileVariants = [
-        "put", "put4", "raw", "raw4", "put-refused", "store-put", "get-cached", "get-cached-client-thread",
+        "put", "put4", "raw", "raw4", "put-refused", "store-put", "get-cold", "get-cached", "get-cached-client-thread",
         "get-cached-undecoded", "decode", "bare",
     ]
 
     /// Runs `variant` on blobs of `--bytes` (20 MB unless given; 100 MB per round), printing MB/s per round.
     static func profile(
-        _ variant: String, rounds: Int, arguments: [String], client: RPCClient, store: ImageStore, echo: BlobEcho
+        _ variant: String, rounds: Int, arguments: [String], client: RPCClient, store: ImageStore, echo: BlobEcho,
+        dataFolder: String
     ) async throws {
         guard profileVariants.contains(variant) else {
             throw RPCError.invalidArgument("--profile takes \(profileVariants.joined(separator: ", ")) (got \(variant))")
@@ -47,6 +48,12 @@ extension ImagesBenchmark {
                 measure = Measure(bytes: bytes, seconds: monotonicSeconds() - start)
             case "store-put":
                 measure = try await storePuts(blobs, store: store)
+            case "get-cold":
+                // From the disk: the cache emptied and the blobs' pages dropped before each round.
+                if keys.isEmpty { keys = try await puts(blobs, client: client).1 }
+                _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
+                for key in keys { evict(blobPath(dataFolder + "/images/blobs", key)) }
+                measure = try await gets(keys, client: client)
             case "get-cached", "get-cached-client-thread":
                 if keys.isEmpty { keys = try await puts(blobs, client: client).1 }
                 measure = try await gets(keys, client: client, onClientThread: variant == "get-cached-client-thread")

@@ -82,7 +82,9 @@ enum ImagesBenchmark {
             defer { bareStore.close() }
 
             if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
-                try await profile(arguments[index + 1], rounds: rounds, arguments: arguments, client: client, store: bareStore, echo: echo)
+                try await profile(
+                    arguments[index + 1], rounds: rounds, arguments: arguments, client: client, store: bareStore, echo: echo,
+                    dataFolder: folder + "/data")
                 return
             }
             var results: [String: [String: [Measure]]] = [:]
