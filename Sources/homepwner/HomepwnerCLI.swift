@@ -129,8 +129,7 @@ func printError(_ line: String) {
 /// Prints an RPC failure for people (stderr) or scripts (`--json`, stdout) and returns the exit code.
 func report(_ error: RPCError, json: Bool) -> Int32 {
     if json {
-        let status = error.code.protoValueName ?? String(error.code.rawValue)
-        print("{\"code\": \(error.code.rawValue), \"status\": \"\(status)\", \"message\": \(jsonString(error.message))}")
+        print(errorJSON(error))
     } else {
         printError("error: \(error)")
         if error.code == .unavailable {
@@ -138,6 +137,12 @@ func report(_ error: RPCError, json: Bool) -> Int32 {
         }
     }
     return ExitCode.forStatus(error.code)
+}
+
+/// `{"code": 3, "status": "INVALID_ARGUMENT", "message": "…"}`.
+func errorJSON(_ error: RPCError) -> String {
+    let status = error.code.protoValueName ?? String(error.code.rawValue)
+    return "{\"code\": \(error.code.rawValue), \"status\": \"\(status)\", \"message\": \(jsonString(error.message))}"
 }
 
 /// A JSON string literal.

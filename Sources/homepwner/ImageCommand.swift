@@ -7,7 +7,7 @@ import ZMQ
 /// `homepwner image put|get|ls|stat|rm`: the image service for people (tables) and scripts (`--json`).
 enum ImageCommand {
     static let subcommands: [(name: String, usage: String)] = [
-        ("put", "image put FILE [--owner KEY] [--kind original|edited|thumbnail] [--parent KEY] [--key UUID]"),
+        ("put", "image put FILE... [--owner KEY] [--kind original|edited|thumbnail] [--parent KEY] [--key UUID]"),
         ("get", "image get KEY -o FILE [--range A-B]   (bytes A through B, inclusive; A- = to the end)"),
         ("ls", "image ls [--owner KEY] [--kind K] [--media image|movie] [--limit N]"),
         ("stat", "image stat KEY"),

@@ -5,84 +5,226 @@ import Proto
 import RPC
 import Runtime
 
-/// `homepwner image put FILE`: one PutImage for small files, a chunked upload with a progress bar for large ones.
+/// `homepwner image put FILE...`: one PutImage for small files, a chunked upload for large ones,
+/// with a progress bar; several files go four at a time.
 enum ImagePutCommand {
     /// Files above this go through BeginUpload/AppendUpload/CommitUpload.
     static let chunkedAbove = 8 << 20
+    /// Files of a several-file put in flight at once.
+    static let filesInFlight = 4
 
     static let parser = OptionParser(
-        command: "image put", summary: "Stores a JPEG photo or a video (MP4/MOV, Matroska/WebM, AVI).",
-        usage: "homepwner image put FILE [--owner KEY] [--kind original|edited|thumbnail] [--parent KEY] [--key UUID]",
+        command: "image put",
+        summary: "Stores JPEG photos or videos (MP4/MOV, Matroska/WebM, AVI); several files go four at a time, each its own image.",
+        usage: "homepwner image put FILE... [--owner KEY] [--kind original|edited|thumbnail] [--parent KEY] [--key UUID]",
         options: CommonOptions.endpoints + [
             OptionSpec(name: "owner", help: "the owner (an item key)", valueName: "KEY"),
             OptionSpec(name: "kind", help: "original (default), edited or thumbnail", valueName: "KIND"),
             OptionSpec(name: "parent", help: "the original an edited image or thumbnail was made from", valueName: "KEY"),
-            OptionSpec(name: "key", help: "a UUID of your choosing: putting it again returns the first image", valueName: "UUID"),
+            OptionSpec(name: "key", help: "a UUID of your choosing (one FILE only): putting it again returns the first image", valueName: "UUID"),
             OptionSpec(name: "content-type", help: "e.g. image/jpeg (default: recognised from the data)", valueName: "TYPE"),
             OptionSpec(name: "chunked", help: "always use a chunked upload", isFlag: true),
             OptionSpec(name: "no-progress", help: "no progress bar on stderr", isFlag: true),
         ],
         allowsPositionals: true)
 
+    /// What a put needs besides the file.
+    struct Settings: Sendable {
+        var owner = "", parent = "", contentType = ""
+        var kind = ImageKind.original
+        var chunked = false
+        var timeout: UInt32 = 10_000
+    }
+
     static func run(_ arguments: [String]) async -> Int32 {
         guard let options = HomepwnerCLI.parse(parser, arguments) else { return HomepwnerCLI.exitCodeOverride }
-        guard options.positionals.count == 1 else { return ItemCommand.usageError("image put", "give exactly one FILE") }
-        let path = options.positionals[0]
-        let kind: ImageKind
-        let size: Int
+        let paths = options.positionals
+        guard !paths.isEmpty else { return ItemCommand.usageError("image put", "give a FILE (or several)") }
+        var settings = Settings()
+        var sizes: [Int] = []
         do {
-            kind = try options["kind"].map(ImageCommand.parseKind) ?? .original
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-                  let fileSize = (attributes[.size] as? NSNumber)?.intValue
-            else {
-                throw OptionError.invalidValue(option: "FILE", value: path, reason: "cannot be read")
+            settings.kind = try options["kind"].map(ImageCommand.parseKind) ?? .original
+            settings.owner = options["owner"] ?? ""
+            settings.parent = options["parent"] ?? ""
+            settings.contentType = options["content-type"] ?? ""
+            settings.chunked = options.bool("chunked")
+            guard paths.count == 1 || options["key"] == nil else {
+                throw OptionError.invalidValue(option: "--key", value: options["key"]!, reason: "names one image: give one FILE with it")
             }
-            size = fileSize
+            // Every file is checked before anything is sent.
+            for path in paths { sizes.append(try fileSize(path)) }
         } catch {
             return ItemCommand.usageError("image put", "\(error)")
         }
+        if paths.count > 1 { return await putMany(paths, sizes: sizes, settings: settings, options: options) }
         // A key chosen here makes every retry of this put return the same image.
         let key = options["key"] ?? UUID().uuidString.lowercased()
         return await ImageCommand.withClient(options) { client, timeout in
-            let info: ImageInfo
-            if size > chunkedAbove || options.bool("chunked") {
-                info = try await upload(
-                    path, size: size, key: key, kind: kind, options: options, client: client, timeout: timeout)
-            } else {
-                var request = PutImageRequest()
-                request.data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-                request.ownerKey = options["owner"] ?? ""
-                request.kind = kind
-                request.parentKey = options["parent"] ?? ""
-                request.key = key
-                request.contentType = options["content-type"] ?? ""
-                info = try await client.call(
-                    ImageServiceRPC.putImage, request,
-                    options: .init(timeoutMilliseconds: max(timeout, 60_000), idempotencyKey: UUID().uuidString.lowercased()))
-            }
+            settings.timeout = timeout
+            let progress = ProgressBar(total: sizes[0], enabled: !options.bool("no-progress") && isChunked(sizes[0], settings))
+            let info = try await put(paths[0], size: sizes[0], key: key, settings, client: client) { progress.update($0) }
+            progress.finish()
             print(options.bool("json") ? try ImageCommand.infoJSON(info) : ImageCommand.describe(info))
         }
     }
 
+    /// The size of a regular file that can be read; a usage error naming the problem otherwise.
+    static func fileSize(_ path: String) throws -> Int {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw OptionError.invalidValue(option: "FILE", value: path, reason: "no such file")
+        }
+        guard !isFolder.boolValue else {
+            throw OptionError.invalidValue(option: "FILE", value: path, reason: "is a folder: give the files in it (e.g. '\(path)'/*.jpg)")
+        }
+        guard FileManager.default.isReadableFile(atPath: path),
+              let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber
+        else {
+            throw OptionError.invalidValue(option: "FILE", value: path, reason: "cannot be read")
+        }
+        return size.intValue
+    }
+
+    static func isChunked(_ size: Int, _ settings: Settings) -> Bool { size > chunkedAbove || settings.chunked }
+
+    /// Stores one file as image `key`; `progress` gets the bytes sent so far.
+    static func put(
+        _ path: String, size: Int, key: String, _ settings: Settings, client: RPCClient, progress: (Int) -> Void
+    ) async throws -> ImageInfo {
+        if isChunked(size, settings) {
+            return try await upload(path, size: size, key: key, settings, client: client, progress: progress)
+        }
+        var request = PutImageRequest()
+        request.data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        request.ownerKey = settings.owner
+        request.kind = settings.kind
+        request.parentKey = settings.parent
+        request.key = key
+        request.contentType = settings.contentType
+        let info = try await client.call(
+            ImageServiceRPC.putImage, request,
+            options: .init(timeoutMilliseconds: max(settings.timeout, 60_000), idempotencyKey: UUID().uuidString.lowercased()))
+        progress(size)
+        return info
+    }
+
+    /// Several files, `filesInFlight` at a time, one progress bar over all their bytes. Every
+    /// file is tried; the exit code is that of the first failure in the order given.
+    static func putMany(_ paths: [String], sizes: [Int], settings: Settings, options: ParsedOptions) async -> Int32 {
+        var outcomes: [Result<ImageInfo, any Error>] = []
+        let started = Date()
+        let code = await ImageCommand.withClient(options) { client, timeout in
+            var settings = settings
+            settings.timeout = timeout
+            let bar = ProgressBar(total: sizes.reduce(0, +), enabled: !options.bool("no-progress"))
+            let sent = SentBytes(bar)
+            outcomes = await withTaskGroup(of: (Int, Result<ImageInfo, any Error>).self) { group in
+                var results = [Result<ImageInfo, any Error>?](repeating: nil, count: paths.count)
+                var next = 0
+                func start(_ index: Int) {
+                    group.addTask { [settings] in
+                        var counted = 0
+                        do {
+                            let info = try await put(
+                                paths[index], size: sizes[index], key: UUID().uuidString.lowercased(), settings, client: client
+                            ) { done in
+                                sent.add(done - counted)
+                                counted = done
+                            }
+                            return (index, .success(info))
+                        } catch {
+                            sent.add(sizes[index] - counted)  // the bar counts the file as done either way
+                            return (index, .failure(error))
+                        }
+                    }
+                }
+                while next < min(filesInFlight, paths.count) {
+                    start(next)
+                    next += 1
+                }
+                for await (index, result) in group {
+                    results[index] = result
+                    if next < paths.count {
+                        start(next)
+                        next += 1
+                    }
+                }
+                return results.map { $0! }
+            }
+            bar.finish()
+        }
+        guard code == ExitCode.ok else { return code }  // no connection or bad options: said already
+        let json = options.bool("json")
+        if json {
+            let entries = try? zip(paths, outcomes).map { path, outcome -> String in
+                switch outcome {
+                case .success(let info): return "{\"file\": \(jsonString(path)), \"image\": \(try ImageCommand.infoJSON(info))}"
+                case .failure(let error):
+                    return "{\"file\": \(jsonString(path)), \"error\": \(errorJSON(error as? RPCError ?? RPCError.internal("\(error)")))}"
+                }
+            }
+            print("[" + (entries ?? []).joined(separator: ",\n") + "]")
+        }
+        var rows = [["FILE", "KEY", "TYPE", "SIZE", "PIXELS"]]
+        var stored = 0, storedBytes: Int64 = 0
+        var firstFailure: Int32?
+        for (path, outcome) in zip(paths, outcomes) {
+            switch outcome {
+            case .success(let info):
+                stored += 1
+                storedBytes += info.sizeBytes
+                rows.append([path, info.key, info.contentType, ImageCommand.byteCount(info.sizeBytes),
+                             info.width > 0 ? "\(info.width)×\(info.height)" : "-"])
+            case .failure(let error):
+                if !json { printError("homepwner image put: \(path): \(error)") }
+                let status = (error as? RPCError)?.code
+                firstFailure = firstFailure ?? status.map(ExitCode.forStatus) ?? ExitCode.failure
+            }
+        }
+        if !json {
+            if stored > 0 { printColumns(rows) }
+            let seconds = Date().timeIntervalSince(started)
+            print(String(format: "stored %d of %d files, %@ in %.1f s", stored, paths.count, ImageCommand.byteCount(storedBytes), seconds))
+        }
+        return firstFailure ?? ExitCode.ok
+    }
+
+    /// Bytes sent by the puts in flight, drawn on one progress bar.
+    final class SentBytes: @unchecked Sendable {
+        private let lock = NSLock()
+        private var total = 0
+        private let bar: ProgressBar
+
+        init(_ bar: ProgressBar) { self.bar = bar }
+
+        func add(_ bytes: Int) {
+            lock.lock()
+            defer { lock.unlock() }
+            total += bytes
+            bar.update(total)
+        }
+    }
+
+    /// A chunked upload of one file as image `key`; `progress` gets the bytes sent so far.
     static func upload(
-        _ path: String, size: Int, key: String, kind: ImageKind, options: ParsedOptions, client: RPCClient, timeout: UInt32
+        _ path: String, size: Int, key: String, _ settings: Settings, client: RPCClient, progress: (Int) -> Void
     ) async throws -> ImageInfo {
         guard let file = FileHandle(forReadingAtPath: path) else {
             throw RPCError.invalidArgument("\(path) cannot be read")
         }
         defer { try? file.close() }
+        let timeout = settings.timeout
         var begin = BeginUploadRequest()
-        begin.ownerKey = options["owner"] ?? ""
+        begin.ownerKey = settings.owner
         begin.totalSize = Int64(size)
-        begin.kind = kind
-        begin.parentKey = options["parent"] ?? ""
+        begin.kind = settings.kind
+        begin.parentKey = settings.parent
         begin.key = key
-        begin.contentType = options["content-type"] ?? ""
+        begin.contentType = settings.contentType
         let ticket = try await client.call(
             ImageServiceRPC.beginUpload, begin,
             options: .init(timeoutMilliseconds: timeout, idempotencyKey: UUID().uuidString.lowercased()))
         let chunk = max(1 << 20, Int(ticket.maxChunkBytes))
-        let progress = ProgressBar(total: size, enabled: !options.bool("no-progress"))
         var hash = SHA256()
         var offset = 0
         func readChunk(at offset: Int) throws -> [UInt8] {
@@ -104,11 +246,10 @@ enum ImagePutCommand {
             let next = end < size ? try readChunk(at: end) : nil
             _ = try await appended
             offset = end
-            progress.update(offset)
+            progress(offset)
             guard let next else { break }
             data = next
         }
-        progress.finish()
         var commit = CommitUploadRequest()
         commit.uploadId = ticket.uploadId
         commit.checksum = hash.checksum()

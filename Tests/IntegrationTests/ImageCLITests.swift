@@ -144,4 +144,49 @@ import Testing
         let list = try await CLITests.homepwner(["image", "ls", "--owner", "item-7"], harness: harness)
         #expect(list.status == 0 && list.stdout.contains("no images"))
     }
+
+    @Test func severalFilesAreEachStoredOrNamedAsRefused() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start(.imageService)
+        let photos = try ["Landscape_1.jpg", "Portrait_5.jpg", "Landscape_8.jpg"].map { try ImageServiceRPCTests.photo($0) }
+        var movie: [UInt8] = [0, 0, 0, 16] + Array("ftypisom".utf8) + [0, 0, 0, 0]
+        movie += (0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 >> 3) }  // over 8 MiB: a chunked upload
+        var files = try photos.map { try Self.temporaryFile($0, suffix: ".jpg") }
+        files.append(try Self.temporaryFile(movie, suffix: ".mp4"))
+        files.insert(try Self.temporaryFile(Array("not a photo".utf8), suffix: ".txt"), at: 1)
+        defer { for file in files { try? FileManager.default.removeItem(atPath: file) } }
+
+        let put = try await CLITests.homepwner(["image", "put"] + files + ["--owner", "box-9", "--json"], harness: harness)
+        // The text file is refused (exit 3); every other file is stored.
+        #expect(put.status == 3, "\(put.stderr)")
+        let entries = try #require(try JSONSerialization.jsonObject(with: Data(put.stdout.utf8)) as? [[String: Any]])
+        #expect(entries.map { $0["file"] as? String } == files)
+        let images = entries.compactMap { $0["image"] as? [String: Any] }
+        #expect(images.count == 4)
+        #expect(images.map { $0["checksum"] as? String } == (photos + [movie]).map { SHA256.checksum($0) })
+        let refused = try #require(entries[1]["error"] as? [String: Any])
+        #expect(refused["status"] as? String == "INVALID_ARGUMENT" && (refused["message"] as? String)?.contains("not a JPEG") == true)
+        #expect(put.stderr.contains("100%"))
+
+        let list = try await CLITests.homepwner(["image", "ls", "--owner", "box-9", "--json"], harness: harness)
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        #expect(Set(listed.compactMap { $0["key"] as? String }) == Set(images.compactMap { $0["key"] as? String }))
+
+        // For people: a table of what was stored, the failure on stderr, a summary.
+        let again = try await CLITests.homepwner(["image", "put", files[0], files[1], "--no-progress"], harness: harness)
+        #expect(again.status == 3)
+        #expect(again.stdout.contains("stored 1 of 2 files") && again.stdout.contains(files[0]))
+        #expect(again.stderr.contains("\(files[1]): INVALID_ARGUMENT"))
+
+        // Checked before anything is sent: a folder, a missing file, --key with several files.
+        let folder = try await CLITests.homepwner(["image", "put", files[0], FileManager.default.temporaryDirectory.path], harness: harness)
+        #expect(folder.status == 2 && folder.stderr.contains("is a folder"))
+        let missing = try await CLITests.homepwner(["image", "put", files[0], "/nonexistent.jpg"], harness: harness)
+        #expect(missing.status == 2 && missing.stderr.contains("no such file"))
+        let keyed = try await CLITests.homepwner(["image", "put", files[0], files[2], "--key", UUID().uuidString], harness: harness)
+        #expect(keyed.status == 2 && keyed.stderr.contains("give one FILE with it"))
+        let count = try await CLITests.homepwner(["image", "ls", "--owner", "box-9", "--json"], harness: harness)
+        #expect((try JSONSerialization.jsonObject(with: Data(count.stdout.utf8)) as? [Any])?.count == 4)
+    }
 }
