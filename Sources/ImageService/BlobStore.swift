@@ -19,7 +19,7 @@ struct BlobIOError: Error, CustomStringConvertible {
 ///
 /// A write goes to `tmp/`, is fsynced, renamed into place and its folder fsynced, so a blob
 /// is either whole on disk or absent (a put commits its index row while that folder fsync
-/// runs; see `ImageStore.publish`). Every method blocks: callers run them on their own threads.
+/// runs; see `ImageStore.placeAndIndex`). Every method blocks: callers run them on their own threads.
 ///
 /// Stores written by earlier versions used two levels (`ab/cd/<key>`): a new folder, with its
 /// own mkdir and fsyncs, for most puts of a young store. Those blobs stay where they are and
@@ -182,11 +182,9 @@ final class BlobStore: Sendable {
         "\(temporaryFolder)/\(key).\(UInt32.random(in: 0...UInt32.max)).tmp"
     }
 
-    /// Makes the fan-out folder of `key` again if it went missing (they are all made at open),
-    /// durably.
+    /// Makes the fan-out folder of `key` again (they are all made at open), durably.
     func prepareFolder(of key: String) throws {
         let folder = (path(of: key) as NSString).deletingLastPathComponent
-        guard !FileManager.default.fileExists(atPath: folder) else { return }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Self.fsyncFolder(blobsFolder)
     }
@@ -201,6 +199,9 @@ final class BlobStore: Sendable {
     /// `syncFolder(of:)` returns.
     func rename(temporary: String, key: String) throws {
         let final = path(of: key)
+        if Glibc.rename(temporary, final) == 0 { return }
+        // Its fan-out folder went missing (they are all made at open): make it, and try again.
+        guard errno == ENOENT, access(temporary, F_OK) == 0 else { throw BlobIOError(operation: "rename to", path: final, code: errno) }
         try prepareFolder(of: key)
         try Self.check(Glibc.rename(temporary, final), "rename to", final)
     }

@@ -77,7 +77,7 @@ public final class ImageStore: Sendable {
 
     /// What start-up found.
     struct RecoveryReport {
-        /// Puts whose row was committed while their rename had not reached the disk yet (see `publish`).
+        /// Puts whose row was committed while their rename had not reached the disk yet (see `placeAndIndex`).
         var finishedPuts = 0
         var leftovers = 0
         var orphanFiles = 0
@@ -181,8 +181,9 @@ public final class ImageStore: Sendable {
             // The digests (SHA-256 ~2 GB/s on the SHA extensions, ~340 MB/s without; XXH64
             // ~22 GB/s) run on a second core while this one writes and fsyncs.
             var temporary: String?
+            let digests: (checksum: String, check: String)
             do {
-                let ((checksum, check), _) = try digestLanes.alongside({
+                (digests, _) = try digestLanes.alongside({
                     try data.withBlobBytes { buffer in
                         var sha = SHA256(), xxh = XXHash64()
                         sha.update(buffer)
@@ -192,15 +193,13 @@ public final class ImageStore: Sendable {
                 }, while: {
                     temporary = try data.withBlobBytes { try blobs.writeTemporary($0, key: key) }
                 })
-                let info = self.makeInfo(new, media: media, size: Int64(data.count), checksum: checksum)
-                let written = temporary!
-                temporary = nil
-                try self.publish(written, info, contentCheck: check)
-                return (info, check)
             } catch {
-                if let temporary { unlink(temporary) }
+                if let temporary { unlink(temporary) }  // written, but its digests failed
                 throw error
             }
+            let info = self.makeInfo(new, media: media, size: Int64(data.count), checksum: digests.checksum)
+            try self.placeAndIndex(temporary!, info, contentCheck: digests.check)
+            return (info, digests.check)
         }
         let stored = StoredImage(info: info, contentCheck: check)
         // Small blobs (thumbnails, small photos) are likely read soon and cost little to keep. A
@@ -303,7 +302,7 @@ public final class ImageStore: Sendable {
     /// time. A crash after the commit and before the rename reached the disk leaves the row and
     /// the whole temporary file: start-up finishes the rename (`finishInterruptedPuts`). On
     /// failure neither the row nor the blob (nor the temporary file) is left.
-    func publish(_ temporary: String, _ info: ImageInfo, contentCheck: String) throws {
+    func placeAndIndex(_ temporary: String, _ info: ImageInfo, contentCheck: String) throws {
         do {
             try blobs.rename(temporary: temporary, key: info.key)
         } catch {

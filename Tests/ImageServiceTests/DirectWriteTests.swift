@@ -57,6 +57,16 @@ import Testing
         #expect(try blobs.read(key: "00000000-0000-4000-8000-000000000099", size: Int64(bytes.count), checksum: SHA256.checksum(bytes)) == bytes)
     }
 
+    @Test func aFanOutFolderThatWentMissingIsMadeAgain() throws {
+        let folder = try TemporaryFolder()
+        let blobs = try BlobStore(root: folder.path + "/images")
+        let key = "cd000000-0000-4000-8000-000000000002"
+        try FileManager.default.removeItem(atPath: blobs.blobsFolder + "/cd")
+        let bytes = Self.blob(1000)
+        try blobs.write(bytes, key: key)
+        #expect(try blobs.read(key: key, size: Int64(bytes.count), checksum: SHA256.checksum(bytes)) == bytes)
+    }
+
     @Test func aFolderThatCannotBeMadeFailsTheWriteAndLeavesNothing() throws {
         let folder = try TemporaryFolder()
         let blobs = try BlobStore(root: folder.path + "/images")
