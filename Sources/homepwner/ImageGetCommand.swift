@@ -37,16 +37,9 @@ enum ImageGetCommand {
             let info = try await client.call(ImageServiceRPC.statImage, stat, options: .init(timeoutMilliseconds: timeout))
             let start = range?.offset ?? 0
             let end = range?.last.map { $0 + 1 } ?? info.sizeBytes
-            let temporary = output == "-" ? nil : output + ".part-\(UUID().uuidString.prefix(8))"
-            if let temporary, !FileManager.default.createFile(atPath: temporary, contents: nil) {
-                throw RPCError.invalidArgument("cannot create \(temporary) to write \(output) (is its folder there and writable?)")
-            }
-            guard let handle = temporary.map({ FileHandle(forWritingAtPath: $0) }) ?? FileHandle.standardOutput else {
-                throw RPCError.invalidArgument("cannot write \(output)")
-            }
-            var hash = SHA256()
-            var position = start
-            do {
+            let position = try await OutputFile.writing(to: output) { file -> Int64 in
+                var hash = SHA256()
+                var position = start
                 @Sendable func fetch(_ offset: Int64) async throws -> [UInt8] {
                     var request = GetImageRequest()
                     request.key = info.key
@@ -62,7 +55,7 @@ enum ImageGetCommand {
                     // While this range is hashed and written, the next one is on its way.
                     async let following = next < end ? fetch(next) : []
                     hash.update(part)
-                    try handle.write(contentsOf: part)
+                    try file.write(part)
                     position = next
                     let fetched = try await following
                     guard position < end else { break }
@@ -71,17 +64,7 @@ enum ImageGetCommand {
                 if range == nil, hash.checksum() != info.checksum {
                     throw RPCError.dataLoss("received bytes hash to \(hash.checksum()), not the stored \(info.checksum)")
                 }
-                if let temporary {
-                    try handle.close()
-                    _ = try? FileManager.default.removeItem(atPath: output)
-                    try FileManager.default.moveItem(atPath: temporary, toPath: output)
-                }
-            } catch {
-                if let temporary {
-                    try? handle.close()
-                    try? FileManager.default.removeItem(atPath: temporary)
-                }
-                throw error
+                return position
             }
             let written = position - start
             if options.bool("json") {

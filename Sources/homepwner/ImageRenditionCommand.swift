@@ -33,7 +33,7 @@ enum ImageRenditionCommand {
         return await ImageCommand.withClient(options) { client, timeout in
             let rendition = try await client.call(
                 ImageServiceRPC.getRendition, request, options: .init(timeoutMilliseconds: max(timeout, 60_000)))
-            try write(rendition.data, to: output)
+            try await OutputFile.writing(to: output) { try $0.write(rendition.data) }
             let info = rendition.info ?? ImageInfo()
             // A rendered rendition carries the original's key; a stored thumbnail its own.
             let rendered = info.key.lowercased() == request.key.lowercased()
@@ -55,24 +55,5 @@ enum ImageRenditionCommand {
         guard parts.count == 2, let width = Int32(parts[0]), let height = Int32(parts[1]),
               (1...65535).contains(width), (1...65535).contains(height) else { return nil }
         return (width, height)
-    }
-
-    /// Writes `bytes` to `output` through a temporary file renamed into place, or to stdout for "-".
-    static func write(_ bytes: [UInt8], to output: String) throws {
-        if output == "-" {
-            FileHandle.standardOutput.write(Data(bytes))
-            return
-        }
-        let temporary = output + ".part-\(UUID().uuidString.prefix(8))"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
-            throw RPCError.invalidArgument("cannot create \(temporary) to write \(output) (is its folder there and writable?)")
-        }
-        do {
-            _ = try? FileManager.default.removeItem(atPath: output)
-            try FileManager.default.moveItem(atPath: temporary, toPath: output)
-        } catch {
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw error
-        }
     }
 }
