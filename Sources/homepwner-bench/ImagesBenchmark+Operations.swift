@@ -107,41 +107,42 @@ extension ImagesBenchmark {
     /// write-back. The order rotates from blob to blob, so none always follows the same one.
     static func interleavedWrites(
         _ blobs: [[UInt8]], folder: String, client: RPCClient, store: ImageStore, echo: BlobEcho
-    ) async throws -> (raw: Measure, put: Measure, storePut: Measure, direct: Measure, sink: Measure, keys: [String]) {
+    ) async throws -> (measures: [String: Measure], keys: [String]) {
         try FileManager.default.createDirectory(atPath: folder + "/sink", withIntermediateDirectories: true)
-        let bytes = blobs.reduce(0) { $0 + $1.count }
-        var raw = Measure(bytes: bytes), put = Measure(bytes: bytes), storePut = Measure(bytes: bytes)
-        var direct = Measure(bytes: bytes), sunk = Measure(bytes: bytes)
         // The direct-I/O baseline writes through one aligned buffer, as the store does.
         let aligned = UnsafeMutableRawPointer.allocate(byteCount: 4 << 20, alignment: 4096)
         defer { aligned.deallocate() }
         let sink = try echo.sink(folder: folder + "/sink")
         defer { sink.close() }
+        var seconds: [String: Double] = [:]
         var keys: [String] = [], storeKeys: [String] = []
         for (i, blob) in blobs.enumerated() {
             for step in 0..<5 {
                 let start = monotonicSeconds()
+                let writer: String
                 switch (i + step) % 5 {
                 case 0:
                     try rawWrite(blob, path: "\(folder)/\(i)")
-                    raw.seconds += monotonicSeconds() - start
+                    writer = what[0]
                 case 1:
                     try directWrite(blob, path: "\(folder)/d\(i)", buffer: aligned)
-                    direct.seconds += monotonicSeconds() - start
+                    writer = what[7]
                 case 2:
                     keys.append(try await Self.put(blob, client: client))
-                    put.seconds += monotonicSeconds() - start
+                    writer = what[1]
                 case 3:
                     storeKeys.append(try await store.put(blob, NewImage()).info.key)
-                    storePut.seconds += monotonicSeconds() - start
+                    writer = what[2]
                 default:
                     try sink.put(blob)
-                    sunk.seconds += monotonicSeconds() - start
+                    writer = what[11]
                 }
+                seconds[writer, default: 0] += monotonicSeconds() - start
             }
         }
         for key in storeKeys { _ = try await store.delete(key) }
-        return (raw, put, storePut, direct, sunk, keys)
+        let bytes = blobs.reduce(0) { $0 + $1.count }
+        return (seconds.mapValues { Measure(bytes: bytes, seconds: $0) }, keys)
     }
 
     /// The same puts straight into an `ImageStore` (sniff, digests, durable write, index row), then deleted.

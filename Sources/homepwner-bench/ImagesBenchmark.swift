@@ -92,21 +92,20 @@ enum ImagesBenchmark {
                 for size in sizes where only == nil || only == size.label.replacingOccurrences(of: " ", with: "") {
                     FileHandle.standardError.write(Data("round \(round + 1)/\(rounds): \(size.label)\n".utf8))
                     let blobs = (0..<size.count).map { i in payload(size.bytes, seed: round * 1000 + i) }
-                    var r: [String: Measure] = [:]
+                    let tag = "\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))"
                     let writes = try await interleavedWrites(
-                        blobs, folder: folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))",
-                        client: client, store: bareStore, echo: echo)
+                        blobs, folder: folder + "/raw/\(tag)", client: client, store: bareStore, echo: echo)
+                    var r = writes.measures
                     let keys = writes.keys
                     // With concurrency: four writers against four puts in flight (order
                     // alternating by round, so neither always meets the other's write-back).
-                    let rawFolder = folder + "/raw4/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))"
+                    let rawFolder = folder + "/raw4/\(tag)"
                     if round % 2 == 0 { r[what[8]] = try rawWrites(blobs, folder: rawFolder, lanes: 4) }
                     let (fourPuts, fourKeys) = try await puts(blobs, client: client, inFlight: 4)
                     r[what[9]] = fourPuts
                     try await delete(fourKeys, client: client)
                     if round % 2 == 1 { r[what[8]] = try rawWrites(blobs, folder: rawFolder, lanes: 4) }
-                    (r[what[0]], r[what[1]], r[what[2]], r[what[7]], r[what[11]]) = (writes.raw, writes.put, writes.storePut, writes.direct, writes.sink)
-                    r[what[3]] = try rawReads(folder + "/raw/\(round)-\(size.label.replacingOccurrences(of: " ", with: ""))", count: blobs.count)
+                    r[what[3]] = try rawReads(folder + "/raw/\(tag)", count: blobs.count)
                     _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
                     for key in keys { evict(blobPath(folder + "/data/images/blobs", key)) }
                     r[what[4]] = try await gets(keys, client: client)
