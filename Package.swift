@@ -85,11 +85,11 @@ let package = Package(
             name: "ItemServiceTests", dependencies: ["ItemService", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ImageServiceTests", dependencies: ["ImageService", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ", "Digest", "RPCTestSupport"],
+            name: "ImageServiceTests", dependencies: ["ImageService", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "RPCTestSupport"],
+            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

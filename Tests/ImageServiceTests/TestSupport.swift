@@ -2,6 +2,7 @@ import Foundation
 import JPEG
 import Runtime
 import Testing
+import TestSupport
 @testable import ImageService
 
 /// Logs go nowhere unless HOMEPWNER_TEST_LOGS is set.
@@ -42,19 +43,11 @@ func storeError<T>(_ body: () async throws -> T) async -> ImageStoreError? {
     }
 }
 
-/// Test inputs: the shared EXIF orientation photos and synthetic JPEGs and movies.
+/// Test inputs: the EXIF orientation photos of `Tests/Fixtures` and synthetic JPEGs and movies.
 enum Samples {
-    /// `<package>/../shared/testdata/exif-orientation`, found from this file so CI clones work too.
-    static let orientationFolder: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // ImageServiceTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // package root
-        .appendingPathComponent("../shared/testdata/exif-orientation")
-        .standardizedFileURL
-
     /// The bytes of e.g. "Landscape_6.jpg".
     static func photo(_ name: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: orientationFolder.appendingPathComponent(name)))
+        try Fixtures.orientationPhoto(name)
     }
 
     /// A width × height gradient JPEG.

@@ -6,15 +6,13 @@ import Proto
 import RPC
 import Runtime
 import Testing
+import TestSupport
 import RPCTestSupport
 
 /// The image service through the whole stack: client → ipc → RPC runtime → handlers → store.
 @Suite struct ImageServiceRPCTests {
     static func photo(_ name: String) throws -> [UInt8] {
-        let folder = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("../shared/testdata/exif-orientation").standardizedFileURL
-        return [UInt8](try Data(contentsOf: folder.appendingPathComponent(name)))
+        try Fixtures.orientationPhoto(name)
     }
 
     /// memcmp, because Array == compares element by element in debug builds.

@@ -1,19 +1,12 @@
 import Foundation
 import JPEG
+import TestSupport
 
-/// Test inputs: the shared EXIF orientation photos and small synthetic images.
+/// Test inputs: the EXIF orientation photos of `Tests/Fixtures` and small synthetic images.
 enum TestImages {
-    /// `<package>/../shared/testdata/exif-orientation`, found from this file so CI clones work too.
-    static let orientationFolder: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // JPEGTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // package root
-        .appendingPathComponent("../shared/testdata/exif-orientation")
-        .standardizedFileURL
-
     /// The bytes of e.g. "Landscape_6.jpg".
     static func photo(_ name: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: orientationFolder.appendingPathComponent(name)))
+        try Fixtures.orientationPhoto(name)
     }
 
     /// A smooth colour gradient with a few hard edges, width × height.

@@ -17,14 +17,14 @@ from homepwner_client import RpcError
 IMAGES = "/homepwner.v1.ImageService/"
 ITEMS = "/homepwner.v1.ItemService/"
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# CI checks out shared/ beside the repository.
-PORTRAIT_6 = REPO_ROOT.parent / "shared" / "testdata" / "exif-orientation" / "Portrait_6.jpg"
+# The photos the repository carries (Tests/Fixtures/README.md), MIT licensed.
+PORTRAIT_6 = REPO_ROOT / "Tests" / "Fixtures" / "exif-orientation" / "Portrait_6.jpg"
 
 
 @pytest.fixture(scope="module")
 def jpeg() -> bytes:
     if not PORTRAIT_6.exists():
-        pytest.fail(f"{PORTRAIT_6} is missing (shared/ must be a sibling of the repository)")
+        pytest.fail(f"{PORTRAIT_6} is missing from the checkout")
     return PORTRAIT_6.read_bytes()
 
 
