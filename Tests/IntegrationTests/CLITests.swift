@@ -61,10 +61,11 @@ import Testing
         let image = try await Self.homepwner(["call", "Health/Check", "--to", "image", "--compact"], harness: harness)
         #expect(image.status == 0)
         #expect(image.stdout.contains("\"process\":\"image-service\""))
-        // A method no part serves yet: the server's status comes back as exit code 1.
-        let unserved = try await Self.homepwner(["call", "CaptureService/ListSources"], harness: harness)
-        #expect(unserved.status == 1)
-        #expect(unserved.stderr.contains("UNIMPLEMENTED"))
+        // A status from the server comes back as its exit code and is named on stderr.
+        let missing = try await Self.homepwner(
+            ["call", "ItemService/GetItem", "{\"key\": \"\(UUID().uuidString.lowercased())\"}"], harness: harness)
+        #expect(missing.status == 4, "\(missing.stderr)")
+        #expect(missing.stderr.contains("NOT_FOUND"))
     }
 
     @Test func callExitCodesTellScriptsWhatWentWrong() async throws {
