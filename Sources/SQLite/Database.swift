@@ -29,6 +29,11 @@ public final class Database {
     /// Live statements, weakly held, so `close()` can finalize them before closing.
     private var statements: [ObjectIdentifier: WeakStatement] = [:]
 
+    /// Write transactions this connection has committed (or begun to commit: SQLite's commit
+    /// hook runs just before the commit), counted since it opened. Shows whether writes share a
+    /// commit (and its fsync) or each pay for their own.
+    public private(set) var commitCount = 0
+
     /// A weak reference: statements keep their database alive, never the other way round.
     private struct WeakStatement {
         weak var statement: Statement?
@@ -55,6 +60,11 @@ public final class Database {
         }
         connection = handle
         try check(sqlite3_extended_result_codes(handle, 1), sql: nil)
+        // Unretained: the hook goes with the connection, which this object closes.
+        sqlite3_commit_hook(handle, { context in
+            Unmanaged<Database>.fromOpaque(context!).takeUnretainedValue().commitCount += 1
+            return 0  // 0 lets the commit go ahead
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
