@@ -74,8 +74,11 @@ public final class ItemStore {
     let db: Database
     /// The manual order, mirrored in memory so MoveItem finds an index in O(1).
     var order: ManualOrder
-    /// True between `beginBatch()` and `commitBatch()`.
+    /// True between `beginBatch()` and `commitBatch()`, while the batch's transaction is open.
     private(set) var inBatch = false
+    /// Set when SQLite rolled back a batch's whole transaction in one of its jobs (SQLITE_FULL,
+    /// IOERR, NOMEM, RAISE(ROLLBACK) can): the jobs before it were undone with it.
+    private(set) var batchLost = false
     private let selectByKey: Statement
     private let insert: Statement
     private let selectDeleted: Statement
@@ -147,15 +150,25 @@ public final class ItemStore {
                 throw error
             }
         }
+        precondition(!db.isAutocommit, "a batch job runs inside the batch's transaction")
         try db.execute("SAVEPOINT job")
         do {
             let result = try body()
             try db.execute("RELEASE job")
             return result
         } catch {
-            // Undo this job only; the batch's other jobs stay.
-            try? db.execute("ROLLBACK TO job")
-            try? db.execute("RELEASE job")
+            if db.isAutocommit {
+                // SQLite rolled back the whole transaction, not only this job: the batch's
+                // earlier jobs went with it, and from here a SAVEPOINT would open a transaction
+                // of its own that RELEASE commits, behind the batch's back. The batch ends here
+                // (`ItemStoreQueue.runBatch` runs the other jobs again, each alone).
+                inBatch = false
+                batchLost = true
+            } else {
+                // Undo this job only; the batch's other jobs stay.
+                try? db.execute("ROLLBACK TO job")
+                try? db.execute("RELEASE job")
+            }
             try? reloadOrder()
             throw error
         }
@@ -167,6 +180,7 @@ public final class ItemStore {
         precondition(!inBatch, "batches do not nest")
         try db.execute("BEGIN IMMEDIATE")
         inBatch = true
+        batchLost = false
     }
 
     /// Commits the batch; on failure nothing of it is kept and the order is read back.

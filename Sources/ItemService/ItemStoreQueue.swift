@@ -84,11 +84,7 @@ public final class ItemStoreQueue: Sendable {
         _ body: @escaping @Sendable (ItemStore) throws -> T,
         then done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        let job: Job = { store in
-            guard let store else { return { _ in done(.failure(ItemStoreError.closed)) } }
-            let result = Result { try body(store) }
-            return { commitError in done(commitError.map { .failure($0) } ?? result) }
-        }
+        let job = Self.job(body, then: done)
         let accepted = state.withLock { state -> Bool in
             guard !state.closing else { return false }
             state.jobs.append(job)
@@ -114,14 +110,40 @@ public final class ItemStoreQueue: Sendable {
         finished.signal()
     }
 
+    /// A job running `body` whose caller hears `done` once the transaction it ran in has ended.
+    static func job<T: Sendable>(
+        _ body: @escaping @Sendable (ItemStore) throws -> T, then done: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) -> Job {
+        { store in
+            guard let store else { return { _ in done(.failure(ItemStoreError.closed)) } }
+            let result = Result { try body(store) }
+            return { commitError in done(commitError.map { .failure($0) } ?? result) }
+        }
+    }
+
     /// Runs jobs that queued up together in one transaction, so concurrent writes share an
-    /// fsync; a single job runs in its own. Callers are resumed after the commit.
-    private static func runBatch(_ jobs: ArraySlice<Job>, on store: ItemStore) {
+    /// fsync; a single job runs in its own. Callers are resumed after the commit, each with
+    /// what became of its own work.
+    static func runBatch(_ jobs: ArraySlice<Job>, on store: ItemStore) {
         guard jobs.count > 1, (try? store.beginBatch()) != nil else {
             for job in jobs { job(store)(nil) }
             return
         }
-        let completions = jobs.map { $0(store) }
+        var completions: [Completion] = []
+        for index in jobs.indices {
+            let completion = jobs[index](store)
+            guard store.batchLost else {
+                completions.append(completion)
+                continue
+            }
+            // SQLite rolled the whole transaction back in this job (its own error is its
+            // answer): the jobs before it are undone, so they run again, and the rest run
+            // too, each alone. Answering them the batch's fate instead would tell a caller
+            // its write failed when a later transaction had committed it, or the reverse.
+            completion(nil)
+            for job in jobs[..<index] + jobs[(index + 1)...] { job(store)(nil) }
+            return
+        }
         var commitError: (any Error)?
         do { try store.commitBatch() } catch { commitError = error }
         for completion in completions { completion(commitError) }

@@ -1,11 +1,101 @@
 import Foundation
 import Proto
+import SQLite
+import Synchronization
 import Testing
 
 @testable import ItemService
 
-/// Concurrent writes share one commit; a failing job in a batch undoes only itself.
+/// Concurrent writes share one commit; a failing job in a batch undoes only itself; when SQLite
+/// undoes the whole batch, every caller still hears what became of its own write.
 @Suite struct GroupCommitTests {
+    @Test func jobsQueuedTogetherShareOneCommit() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path + "/items.db"
+        let queue = try ItemStoreQueue(path: path)
+        let before = try Self.run(on: queue) { $0.db.commitCount }
+        // Hold the store's thread so that the creates queue up behind it (no task involved:
+        // the callbacks run on the store's thread).
+        let holding = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        queue.submit({ _ in
+            holding.signal()
+            release.wait()
+        }) { _ in }
+        holding.wait()
+        let done = DispatchSemaphore(value: 0)
+        let keys = Mutex<[String]>([])
+        for index in 0..<20 {
+            queue.submit({ try $0.create(createRequest("Item \(index)"), now: 1).item.key }) { result in
+                if case .success(let key) = result { keys.withLock { $0.append(key) } }
+                done.signal()
+            }
+        }
+        release.signal()
+        for _ in 0..<20 { done.wait() }
+        let after = try Self.run(on: queue) { $0.db.commitCount }
+        queue.close()
+        #expect(keys.withLock { $0.count } == 20)
+        #expect(after - before == 1, "20 creates queued together took \(after - before) commits")
+        let store = try ItemStore(path: path)
+        #expect(Set(try allItems(store).map(\.key)) == Set(keys.withLock { $0 }))
+    }
+
+    /// `body` on the store's thread, waited for on this one.
+    static func run<T: Sendable>(on queue: ItemStoreQueue, _ body: @escaping @Sendable (ItemStore) throws -> T) throws -> T {
+        let finished = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        queue.submit(body) { result in
+            outcome.withLock { $0 = result }
+            finished.signal()
+        }
+        finished.wait()
+        return try outcome.withLock { $0! }.get()
+    }
+
+    @Test func aJobThatMakesSQLiteRollBackTheWholeBatchLeavesEachCallerWithWhatIsDurable() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path + "/items.db"
+        let store = try ItemStore(path: path)
+        try store.db.execute("CREATE TABLE filler (data BLOB)")
+        // Room for small writes only: the big one fails with SQLITE_FULL, and SQLite then rolls
+        // back the whole transaction, not just the statement (sqlite3_get_autocommit turns true).
+        let pages = try #require(try store.db.scalar("PRAGMA page_count")?.int64Value)
+        try store.db.execute("PRAGMA max_page_count = \(pages + 8)")
+
+        let outcomes = Mutex<[String: Result<String, any Error>]>([:])
+        func create(_ name: String) -> ItemStoreQueue.Job {
+            ItemStoreQueue.job({ try $0.create(createRequest(name), now: 1).item.key }) { result in
+                outcomes.withLock { $0[name] = result }
+            }
+        }
+        let tooBig = ItemStoreQueue.job({ store in
+            try store.write { try store.db.execute("INSERT INTO filler VALUES (zeroblob(1048576))") }
+        }) { result in outcomes.withLock { $0["too big"] = result.map { "" } } }
+        let commitsBefore = store.db.commitCount
+        ItemStoreQueue.runBatch([create("Before"), tooBig, create("After 1"), create("After 2")][...], on: store)
+        let commits = store.db.commitCount - commitsBefore
+        try store.close()
+
+        let reopened = try ItemStore(path: path)
+        let durable = Set(try allItems(reopened).map(\.name))
+        let reported = outcomes.withLock { $0 }
+        for name in ["Before", "After 1", "After 2"] {
+            let succeeded = (try? reported[name]?.get()) != nil
+            #expect(succeeded == durable.contains(name), "\(name): reported \(String(describing: reported[name])), stored: \(durable.contains(name))")
+            #expect(succeeded, "\(name) failed for another job's error: \(String(describing: reported[name]))")
+        }
+        guard case .failure(let error as SQLiteError)? = reported["too big"] else {
+            Issue.record("the write over the page limit answered \(String(describing: reported["too big"]))")
+            return
+        }
+        #expect(error.primaryCode == 13)  // SQLITE_FULL
+        #expect(try reopened.db.scalar("SELECT count(*) FROM filler")?.int64Value == 0)
+        #expect(try reopened.stats().itemCount == 3 && reopened.order.count == 3)
+        #expect(commits == 3, "the three creates, each alone after the batch was lost")
+    }
+
     @Test func aFailingJobInABatchLeavesTheOthersCommitted() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
