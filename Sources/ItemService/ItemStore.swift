@@ -85,26 +85,12 @@ public final class ItemStore {
 
     /// Opens (creating or migrating) the database at `path`.
     ///
-    /// - Parameter seedPath: A database copied to `path` when `path` does not exist yet.
-    public init(path: String, seedPath: String? = nil) throws {
-        let files = FileManager.default
-        if let seedPath, !files.fileExists(atPath: path) {
-            guard files.fileExists(atPath: seedPath) else {
-                throw ItemStoreError.invalidArgument("--seed-db \(seedPath): no such file")
-            }
-            // Copy beside the target, then rename: a crash mid-copy leaves no half database.
-            // VACUUM INTO takes a consistent snapshot, commits still in the seed's WAL included;
-            // a plain file copy is the fallback (e.g. a seed in a read-only folder).
-            let staging = path + ".seed-\(UUID().uuidString.prefix(8))"
-            do {
-                let seed = try Database(path: seedPath, mode: .readOnly)
-                try seed.execute("VACUUM INTO ?", [.text(staging)])
-                try seed.close()
-            } catch {
-                try? files.removeItem(atPath: staging)
-                try files.copyItem(atPath: seedPath, toPath: staging)
-            }
-            try files.moveItem(atPath: staging, toPath: path)
+    /// - Parameters:
+    ///   - seedPath: A database copied to `path` when `path` does not exist yet.
+    ///   - fileSync: Makes a file or folder durable (fsync); tests count its calls.
+    public init(path: String, seedPath: String? = nil, fileSync: FileSync = .system) throws {
+        if let seedPath, !FileManager.default.fileExists(atPath: path) {
+            try Self.copySeed(seedPath, to: path, fileSync: fileSync)
         }
         db = try Database(path: path)
         try db.setBusyTimeout(milliseconds: 5000)

@@ -1,6 +1,7 @@
 import Foundation
 import Proto
 import SQLite
+import Synchronization
 import Testing
 
 @testable import ItemService
@@ -173,6 +174,56 @@ import Testing
         let again = try ItemStore(path: path, seedPath: seedPath)
         #expect(try again.stats().itemCount == 2)
         #expect(throws: ItemStoreError.self) { try ItemStore(path: folder.path + "/other.db", seedPath: folder.path + "/nope.db") }
+    }
+
+    @Test func seedCopyIsSyncedBeforeItsRenameAndItsFolderAfter() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let seedPath = folder.path + "/seed.db"
+        let seed = try ItemStore(path: seedPath)
+        let seeded = try seed.create(createRequest("Seeded Bear"), now: 1).item
+        try seed.close()
+        let path = folder.path + "/items.db"
+        // Each sync: the path, and whether the database was in place yet.
+        let syncs = Mutex<[(path: String, inPlace: Bool, size: Int)]>([])
+        let counting = FileSync { synced in
+            let size = (try? FileManager.default.attributesOfItem(atPath: synced)[.size] as? Int) ?? -1
+            syncs.withLock { $0.append((synced, FileManager.default.fileExists(atPath: path), size)) }
+            try FileSync.system.sync(synced)
+        }
+        let store = try ItemStore(path: path, seedPath: seedPath, fileSync: counting)
+        #expect(try store.get(key: seeded.key) == seeded)
+        let calls = syncs.withLock { $0 }
+        #expect(calls.count == 2)
+        // First the whole copy, beside the target; then, once renamed, the folder that names it.
+        #expect(calls.first.map { $0.path.hasPrefix(path + ".seed-") && !$0.inPlace } == true)
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int
+        #expect(calls.first?.size == size)
+        #expect(calls.last.map { $0.path == folder.path && $0.inPlace } == true)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".seed-") }.isEmpty)
+    }
+
+    @Test func aSeedCopyThatCannotBeSyncedLeavesNoDatabaseSoTheNextStartCopiesAgain() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let seedPath = folder.path + "/seed.db"
+        let seed = try ItemStore(path: seedPath)
+        let seeded = try seed.create(createRequest("Seeded Bear"), now: 1).item
+        try seed.close()
+        let path = folder.path + "/items.db"
+        struct Refused: Error {}
+        for failing in [0, 1] {
+            let calls = Mutex(0)
+            let sync = FileSync { synced in
+                let call = calls.withLock { count in defer { count += 1 }; return count }
+                if call == failing { throw Refused() }
+                try FileSync.system.sync(synced)
+            }
+            #expect(throws: Refused.self) { try ItemStore(path: path, seedPath: seedPath, fileSync: sync) }
+            #expect(!FileManager.default.fileExists(atPath: path), "sync \(failing) failed, yet a database was left")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.contains(".seed-") }.isEmpty)
+        }
+        #expect(try ItemStore(path: path, seedPath: seedPath).get(key: seeded.key) == seeded)
     }
 
     @Test func aDatabaseFromANewerBuildIsRefused() throws {
