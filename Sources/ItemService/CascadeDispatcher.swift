@@ -10,6 +10,9 @@ import Synchronization
 /// The outbox is in items.db, so deliveries survive restarts of either side. Deleting the
 /// images of an owner twice has the effect of once, and every attempt of one row carries the
 /// same idempotency key, so a retry after a lost reply changes nothing more.
+///
+/// Rows are tried in the order they fall due (`next_attempt_at_ms`, kept in the outbox), so a
+/// row that keeps failing moves back and never holds up the rows behind it.
 public final class CascadeDispatcher: Sendable {
     /// Backoff between failed attempts of one row, by attempt number.
     public struct Backoff: Sendable {
@@ -32,21 +35,28 @@ public final class CascadeDispatcher: Sendable {
         }
     }
 
+    /// The most rows one round reads.
+    static let roundSize = 100
+
     private let store: ItemStoreQueue
     private let client: RPCClient
     private let logger: Logger
     private let backoff: Backoff
+    private let clock: any WallClock
     private let kicked = Atomic<Bool>(true)
     private let task = Mutex<Task<Void, Never>?>(nil)
-    /// When each failed row may be tried again (monotonic ms); in memory: a restart tries at once.
-    private let retryAt = Mutex<[Int64: Int64]>([:])
 
-    /// A dispatcher delivering through `client` (the image service's endpoint).
-    public init(store: ItemStoreQueue, client: RPCClient, logger: Logger, backoff: Backoff = Backoff()) {
+    /// A dispatcher delivering through `client` (the image service's endpoint); `clock` dates
+    /// the retries kept in the outbox.
+    public init(
+        store: ItemStoreQueue, client: RPCClient, logger: Logger, backoff: Backoff = Backoff(),
+        clock: any WallClock = SystemClock()
+    ) {
         self.store = store
         self.client = client
         self.logger = logger
         self.backoff = backoff
+        self.clock = clock
     }
 
     /// Starts delivering in a task.
@@ -66,50 +76,59 @@ public final class CascadeDispatcher: Sendable {
         client.close()
     }
 
+    /// How a round ended.
+    private enum Round {
+        /// At least one row was delivered: there may be more to do at once.
+        case delivered
+        /// Nothing delivered; the next row falls due at its time.
+        case idle
+        /// The image service is down or slow: nothing is tried before this monotonic time.
+        case paused(until: Int64)
+    }
+
     private func run() async {
+        var pausedUntil: Int64 = 0
         while !Task.isCancelled {
-            let (delivered, nextAttempt) = await deliverRound()
-            if delivered { continue }
-            // Sleep until a delete kicks us or the next retry is due (light polling: no thread is held).
-            let wakeAt = min(nextAttempt ?? .max, Self.monotonicNow() + 60_000)
+            if Self.monotonicNow() >= pausedUntil {
+                switch await deliverRound() {
+                case .delivered: continue
+                case .idle: break
+                case .paused(let until): pausedUntil = until
+                }
+            }
+            // Sleep until a delete kicks us or a row falls due (light polling: no thread is held).
+            let now = clock.nowMilliseconds()
+            let nextDue = (try? await store.perform { try $0.nextCascadeDue() }) ?? nil
+            let dueIn = nextDue.map { min(max($0 - now, 0), 60_000) } ?? 60_000
+            // At least one pause of the polling, so a row that stays due (its failure could not
+            // be recorded) is not retried in a busy loop.
+            let wakeAt = max(Self.monotonicNow() + max(dueIn, 25), pausedUntil)
             while !Task.isCancelled && !kicked.exchange(false, ordering: .acquiringAndReleasing) && Self.monotonicNow() < wakeAt {
                 try? await Task.sleep(for: .milliseconds(25))
             }
         }
     }
 
-    /// Tries every due row once; returns whether any was delivered and when the next retry is due.
-    private func deliverRound() async -> (delivered: Bool, nextAttempt: Int64?) {
-        let pending: [PendingCascade]
+    /// Tries the due rows once each, earliest due first.
+    private func deliverRound() async -> Round {
+        let now = clock.nowMilliseconds(), maxDelay = backoff.maxMilliseconds
+        let due: [PendingCascade]
         do {
-            pending = try await store.perform { try $0.pendingCascades(limit: 100) }
+            due = try await store.perform { try $0.dueCascades(now: now, maxDelayMilliseconds: maxDelay, limit: Self.roundSize) }
         } catch {
-            return (false, Self.monotonicNow() + backoff.maxMilliseconds)
+            return .paused(until: Self.monotonicNow() + backoff.maxMilliseconds)
         }
         var delivered = false
-        var nextAttempt: Int64?
-        for cascade in pending where !Task.isCancelled {
-            let now = Self.monotonicNow()
-            if let due = retryAt.withLock({ $0[cascade.id] }), due > now {
-                nextAttempt = min(nextAttempt ?? .max, due)
-                continue
-            }
-            var request = DeleteImagesForOwnerRequest()
-            request.ownerKey = cascade.ownerKey
+        for cascade in due where !Task.isCancelled {
             do {
-                let response = try await client.call(
-                    ImageServiceRPC.deleteImagesForOwner, request,
-                    options: CallOptions(timeoutMilliseconds: 10_000, idempotencyKey: "cascade-\(cascade.id)-\(cascade.ownerKey)", retry: .none))
-                try await store.perform { try $0.completeCascade(id: cascade.id) }
-                _ = retryAt.withLock { $0.removeValue(forKey: cascade.id) }
+                let deleted = try await deliver(cascade)
                 delivered = true
-                logger.info("cascade delivered", ["owner": cascade.ownerKey, "images_deleted": String(response.deletedCount)])
+                logger.info("cascade delivered", ["owner": cascade.ownerKey, "images_deleted": String(deleted)])
             } catch {
                 let attempts = cascade.attempts + 1
-                let due = Self.monotonicNow() + backoff.delay(afterAttempts: attempts)
-                retryAt.withLock { $0[cascade.id] = due }
-                nextAttempt = min(nextAttempt ?? .max, due)
-                try? await store.perform { try $0.failCascade(id: cascade.id, error: "\(error)") }
+                let delay = backoff.delay(afterAttempts: attempts)
+                let retryAt = clock.nowMilliseconds() + delay
+                try? await store.perform { try $0.failCascade(id: cascade.id, error: "\(error)", retryAt: retryAt) }
                 // The first failure and every tenth after it: a long outage should not flood the log.
                 let details = ["owner": cascade.ownerKey, "attempts": String(attempts), "error": "\(error)"]
                 if attempts % 10 == 1 {
@@ -119,17 +138,28 @@ public final class CascadeDispatcher: Sendable {
                 }
                 // The image service is down or slow: the other rows would only wait for the same answer.
                 if let error = error as? RPCError, error.code == .unavailable || error.code == .deadlineExceeded {
-                    for other in pending where other.id != cascade.id {
-                        retryAt.withLock { $0[other.id] = max($0[other.id] ?? 0, due) }
-                    }
-                    break
+                    return .paused(until: Self.monotonicNow() + delay)
                 }
             }
         }
-        return (delivered, nextAttempt)
+        return delivered ? .delivered : .idle
     }
 
-    /// Milliseconds on CLOCK_MONOTONIC: retry times that wall-clock jumps cannot move.
+    /// Delivers one row and removes it.
+    ///
+    /// - Returns: How many images the image service deleted.
+    private func deliver(_ cascade: PendingCascade) async throws -> Int64 {
+        var request = DeleteImagesForOwnerRequest()
+        request.ownerKey = cascade.ownerKey
+        let response = try await client.call(
+            ImageServiceRPC.deleteImagesForOwner, request,
+            options: CallOptions(
+                timeoutMilliseconds: 10_000, idempotencyKey: "cascade-\(cascade.id)-\(cascade.ownerKey)", retry: .none))
+        try await store.perform { try $0.completeCascade(id: cascade.id) }
+        return response.deletedCount
+    }
+
+    /// Milliseconds on CLOCK_MONOTONIC: pauses that wall-clock jumps cannot move.
     static func monotonicNow() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)

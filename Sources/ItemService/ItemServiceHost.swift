@@ -39,7 +39,7 @@ public enum ItemServiceHost {
             throw error
         }
         let cascade = CascadeDispatcher(
-            store: store, client: imageClient, logger: logger.with(["part": "cascade"]), backoff: cascadeBackoff)
+            store: store, client: imageClient, logger: logger.with(["part": "cascade"]), backoff: cascadeBackoff, clock: clock)
         ItemServiceHandlers.register(on: host, store: store, clock: clock, deleted: { cascade.kick() })
         cascade.start()
         let resources = Resources(store: store, cascade: cascade)

@@ -8,14 +8,37 @@ public struct PendingCascade: Sendable, Equatable {
     public var ownerKey: String
     /// Delivery attempts that failed so far.
     public var attempts: Int64
+    /// When the row falls due (wall clock, ms since the epoch; 0: at once).
+    public var nextAttemptAtMs: Int64
 }
 
 extension ItemStore {
-    /// The oldest pending cascades, at most `limit`.
+    /// The pending cascades due at `now`, the earliest due first, at most `limit`: rows that
+    /// keep failing fall behind the others instead of blocking them. A row due more than
+    /// `maxDelayMilliseconds` after `now` counts as due too: no backoff is that long, so the
+    /// wall clock went back, and the row must not wait for it to catch up.
+    public func dueCascades(now: Int64, maxDelayMilliseconds: Int64, limit: Int = 100) throws -> [PendingCascade] {
+        try db.query(
+            """
+            SELECT id, owner_key, attempts, next_attempt_at_ms FROM cascade_outbox
+            WHERE next_attempt_at_ms <= ? OR next_attempt_at_ms > ?
+            ORDER BY next_attempt_at_ms, id LIMIT ?
+            """,
+            [.integer(now), .integer(now + maxDelayMilliseconds), .integer(Int64(limit))]
+        ).map(Self.pendingCascade(from:))
+    }
+
+    /// Every pending cascade in the order of the deletes, at most `limit`.
     public func pendingCascades(limit: Int = 100) throws -> [PendingCascade] {
-        try db.query("SELECT id, owner_key, attempts FROM cascade_outbox ORDER BY id LIMIT ?", [.integer(Int64(limit))]).map {
-            PendingCascade(id: $0[0].int64Value!, ownerKey: $0[1].stringValue!, attempts: $0[2].int64Value!)
-        }
+        try db.query(
+            "SELECT id, owner_key, attempts, next_attempt_at_ms FROM cascade_outbox ORDER BY id LIMIT ?",
+            [.integer(Int64(limit))]
+        ).map(Self.pendingCascade(from:))
+    }
+
+    /// When the next pending cascade falls due; nil when none is pending.
+    public func nextCascadeDue() throws -> Int64? {
+        try db.scalar("SELECT min(next_attempt_at_ms) FROM cascade_outbox")?.int64Value
     }
 
     /// Removes a delivered cascade.
@@ -23,12 +46,18 @@ extension ItemStore {
         try write { try db.execute("DELETE FROM cascade_outbox WHERE id = ?", [.integer(id)]) }
     }
 
-    /// Counts a failed attempt and keeps its reason (shown by stats and logs).
-    public func failCascade(id: Int64, error: String) throws {
+    /// Counts a failed attempt, keeps its reason (shown by logs) and when to try again.
+    public func failCascade(id: Int64, error: String, retryAt: Int64) throws {
         try write {
             try db.execute(
-                "UPDATE cascade_outbox SET attempts = attempts + 1, last_error = ? WHERE id = ?",
-                [.text(String(error.prefix(500))), .integer(id)])
+                "UPDATE cascade_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at_ms = ? WHERE id = ?",
+                [.text(String(error.prefix(500))), .integer(retryAt), .integer(id)])
         }
+    }
+
+    static func pendingCascade(from row: Row) -> PendingCascade {
+        PendingCascade(
+            id: row[0].int64Value!, ownerKey: row[1].stringValue!, attempts: row[2].int64Value!,
+            nextAttemptAtMs: row[3].int64Value!)
     }
 }

@@ -62,6 +62,11 @@ public final class ItemStore {
                 INSERT INTO items_search(rowid, name, serial_number) VALUES (new.id, new.name, new.serial_number);
             END;
             """),
+        // Cascade rows are tried in the order they fall due: none waits behind failing ones.
+        (3, """
+            ALTER TABLE cascade_outbox ADD COLUMN next_attempt_at_ms INTEGER NOT NULL DEFAULT 0;
+            CREATE INDEX cascade_outbox_due ON cascade_outbox(next_attempt_at_ms, id);
+            """),
     ])
 
     /// The schema version this build writes.

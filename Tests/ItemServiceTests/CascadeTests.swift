@@ -11,16 +11,22 @@ import Testing
     /// Images per owner; DeleteImagesForOwner removes them and records the call.
     final class FakeImageService: Sendable {
         let images: Mutex<[String: Int64]>
+        /// Owners whose DeleteImagesForOwner answers INTERNAL.
+        let failing: Set<String>
         let calls = Mutex<[String]>([])
         let deleted = Mutex<[String: Int64]>([:])
 
-        init(images: [String: Int64]) { self.images = Mutex(images) }
+        init(images: [String: Int64], failing: Set<String> = []) {
+            self.images = Mutex(images)
+            self.failing = failing
+        }
 
         func start(_ endpoint: String) throws -> RPCServer {
             let server = try RPCServer(
                 context: testContext, configuration: .init(endpoints: [endpoint], processName: "image-service"), logger: testLogger)
             server.register(ImageServiceRPC.deleteImagesForOwner) { [self] request, _ in
                 calls.withLock { $0.append(request.ownerKey) }
+                if failing.contains(request.ownerKey) { throw RPCError.internal("injected failure for owner \(request.ownerKey)") }
                 let count = images.withLock { $0.removeValue(forKey: request.ownerKey) ?? 0 }
                 deleted.withLock { $0[request.ownerKey, default: 0] += count }
                 var response = DeleteImagesForOwnerResponse()
@@ -30,6 +36,14 @@ import Testing
             try server.start()
             return server
         }
+    }
+
+    /// Items and deletes written straight into the service's database before it starts.
+    static func prepareDatabase(_ folder: TemporaryFolder, _ body: (ItemStore) throws -> Void) throws {
+        try FileManager.default.createDirectory(atPath: folder.path + "/data/items", withIntermediateDirectories: true)
+        let store = try ItemStore(path: folder.path + "/data/items/items.db")
+        try body(store)
+        try store.close()
     }
 
     func pending(_ client: RPCClient) async throws -> Int64 {
@@ -72,6 +86,38 @@ import Testing
         host = try startItemService(in: folder)
         #expect(try await pending(client) == 0)
         #expect(fake.calls.withLock { $0.count } == callsBefore)
+    }
+
+    @Test func rowsBehindAHundredFailingOnesAreDelivered() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // 150 deletes owed at start; the image service refuses the oldest 100 every time.
+        var keys: [String] = []
+        try Self.prepareDatabase(folder) { store in
+            for index in 0..<150 {
+                let key = try store.create(createRequest("Item \(index)"), now: 1).item.key
+                _ = try store.delete(key: key, now: 2)
+                keys.append(key)
+            }
+        }
+        let fake = FakeImageService(images: Dictionary(uniqueKeysWithValues: keys.map { ($0, 1) }), failing: Set(keys.prefix(100)))
+        let images = try fake.start(folder.endpoint("image"))
+        defer { images.stop() }
+        let host = try startItemService(in: folder)
+        defer { host.stop() }
+        let client = try itemClient(folder)
+        defer { client.close() }
+
+        let later = Set(keys.suffix(50))
+        let end = ContinuousClock.now + .seconds(60)
+        while fake.deleted.withLock({ Set($0.keys) }) != later && ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(fake.deleted.withLock { Set($0.keys) } == later, "only these were delivered: \(fake.deleted.withLock { $0.count })")
+        #expect(try await pending(client) == 100)
+        // The failing rows are still tried, not given up.
+        let calls = fake.calls.withLock { $0 }
+        #expect(calls.filter { $0 == keys[0] }.count >= 2)
     }
 
     @Test func cascadeSurvivesTheImageServiceGoingDownBetweenDeletes() async throws {

@@ -226,6 +226,29 @@ import Testing
         #expect(try ItemStore(path: path, seedPath: seedPath).get(key: seeded.key) == seeded)
     }
 
+    @Test func dueCascadesComeEarliestDueFirstAndFailingOnesMoveBack() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = try ItemStore(path: folder.path + "/items.db")
+        var keys: [String] = []
+        for index in 0..<5 {
+            let key = try store.create(createRequest("Item \(index)"), now: 1).item.key
+            _ = try store.delete(key: key, now: 2)
+            keys.append(key)
+        }
+        let rows = try store.dueCascades(now: 1_000, maxDelayMilliseconds: 10_000)
+        #expect(rows.map(\.ownerKey) == keys)
+        for row in rows.prefix(2) { try store.failCascade(id: row.id, error: "boom", retryAt: 1_500) }
+        #expect(try store.dueCascades(now: 1_000, maxDelayMilliseconds: 10_000, limit: 2).map(\.ownerKey) == [keys[2], keys[3]])
+        #expect(try store.dueCascades(now: 1_000, maxDelayMilliseconds: 10_000).map(\.ownerKey) == Array(keys.suffix(3)))
+        #expect(try store.dueCascades(now: 1_500, maxDelayMilliseconds: 10_000).map(\.ownerKey) == Array(keys.suffix(3)) + keys.prefix(2))
+        #expect(try store.pendingCascades().first.map { $0.attempts == 1 && $0.nextAttemptAtMs == 1_500 } == true)
+        #expect(try store.nextCascadeDue() == 0)
+        // A retry time further off than any backoff: the clock went back; it is due now.
+        try store.failCascade(id: rows[2].id, error: "boom", retryAt: 900_000)
+        #expect(try store.dueCascades(now: 1_000, maxDelayMilliseconds: 10_000).map(\.ownerKey).contains(keys[2]))
+    }
+
     @Test func aDatabaseFromANewerBuildIsRefused() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
