@@ -28,7 +28,7 @@ public struct StoredImage: Sendable, Equatable {
 
 /// images.db: one row per blob. Not Sendable: `ImageStore` owns it on one serial queue.
 final class ImageIndex {
-    private let db: Database
+    let db: Database
 
     static let migrator = Migrator([
         (1, """
@@ -52,6 +52,13 @@ final class ImageIndex {
             """),
         // The fast content check verified on reads ("" for rows from version 1: SHA-256 is used).
         (2, "ALTER TABLE images ADD COLUMN content_check TEXT NOT NULL DEFAULT ''"),
+        // Owners gone for good (deleted items): no image is stored for them again (ImageIndex+Owners).
+        (3, """
+            CREATE TABLE deleted_owners (
+              owner_key TEXT PRIMARY KEY,
+              deleted_at_ms INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            """),
     ])
 
     private static let columns =
@@ -77,6 +84,7 @@ final class ImageIndex {
     var isOpen: Bool { db.isOpen }
 
     func insert(_ info: ImageInfo, contentCheck: String) throws {
+        try refuseDeletedOwner(info.ownerKey)
         try db.execute(
             "INSERT INTO images (key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [.text(info.key), .text(info.ownerKey), .integer(Int64(info.kind.rawValue)), .text(info.parentKey),

@@ -111,7 +111,8 @@ enum ImageServiceHandlers {
         }
         server.register(ImageServiceRPC.deleteImagesForOwner) { request, _ in
             try await mapped {
-                let removed = try await store.deleteOwner(request.ownerKey)
+                let removed = try await store.deleteForOwner(
+                    request.ownerKey, attachedKeys: request.attachedKeys, ownerDeleted: request.ownerDeleted)
                 for info in removed { publish(EventTopic.imageDeleted, info) }
                 var response = DeleteImagesForOwnerResponse()
                 response.deletedCount = Int64(removed.count)

@@ -248,6 +248,7 @@ public final class ImageStore: Sendable {
             new.parentKey = parentKey
             if new.ownerKey.isEmpty { new.ownerKey = parent.ownerKey }
         }
+        try await refuseDeletedOwner(new.ownerKey)
         return new
     }
 

@@ -2303,7 +2303,7 @@ const ProtobufCMessageDescriptor homepwner__v1__delete_image_response__descripto
   (ProtobufCMessageInit) homepwner__v1__delete_image_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__delete_images_for_owner_request__field_descriptors[1] =
+static const ProtobufCFieldDescriptor homepwner__v1__delete_images_for_owner_request__field_descriptors[3] =
 {
   {
     "owner_key",
@@ -2317,14 +2317,40 @@ static const ProtobufCFieldDescriptor homepwner__v1__delete_images_for_owner_req
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "attached_keys",
+    2,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Homepwner__V1__DeleteImagesForOwnerRequest, n_attached_keys),
+    offsetof(Homepwner__V1__DeleteImagesForOwnerRequest, attached_keys),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "owner_deleted",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__DeleteImagesForOwnerRequest, owner_deleted),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__delete_images_for_owner_request__field_indices_by_name[] = {
+  1,   /* field[1] = attached_keys */
+  2,   /* field[2] = owner_deleted */
   0,   /* field[0] = owner_key */
 };
 static const ProtobufCIntRange homepwner__v1__delete_images_for_owner_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__delete_images_for_owner_request__descriptor =
 {
@@ -2334,7 +2360,7 @@ const ProtobufCMessageDescriptor homepwner__v1__delete_images_for_owner_request_
   "Homepwner__V1__DeleteImagesForOwnerRequest",
   "homepwner.v1",
   sizeof(Homepwner__V1__DeleteImagesForOwnerRequest),
-  1,
+  3,
   homepwner__v1__delete_images_for_owner_request__field_descriptors,
   homepwner__v1__delete_images_for_owner_request__field_indices_by_name,
   1,  homepwner__v1__delete_images_for_owner_request__number_ranges,

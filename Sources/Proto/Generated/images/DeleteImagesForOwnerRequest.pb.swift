@@ -10,6 +10,10 @@ public struct DeleteImagesForOwnerRequest: ProtoMessage {
     public static let protoName = "homepwner.v1.DeleteImagesForOwnerRequest"
     /// Field 1, `owner_key`.
     public var ownerKey: String = ""
+    /// Field 2, `attached_keys`.
+    public var attachedKeys: [String] = []
+    /// Field 3, `owner_deleted`.
+    public var ownerDeleted: Bool = false
 
     /// An all-default message.
     public init() {}
@@ -34,9 +38,14 @@ extension DeleteImagesForOwnerRequest: CBridgedMessage {
     init(c m: UnsafePointer<CType>) {
         self.init()
         self.ownerKey = CBridge.string(m.pointee.owner_key)
+        self.attachedKeys = CBridge.array(m.pointee.attached_keys, m.pointee.n_attached_keys) { CBridge.string($0) }
+        self.ownerDeleted = m.pointee.owner_deleted != 0
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
         m.pointee.owner_key = arena.string(self.ownerKey)
+        m.pointee.n_attached_keys = self.attachedKeys.count
+        m.pointee.attached_keys = arena.array(self.attachedKeys) { arena.string($0) }
+        m.pointee.owner_deleted = self.ownerDeleted ? 1 : 0
     }
 }

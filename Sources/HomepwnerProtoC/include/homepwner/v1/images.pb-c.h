@@ -344,10 +344,22 @@ struct  Homepwner__V1__DeleteImagesForOwnerRequest
 {
   ProtobufCMessage base;
   char *owner_key;
+  /*
+   * More images to delete with the owner's, whoever owns them (and what was made from each):
+   * the item delete cascade names the photos that were attached to the deleted item and to no
+   * other item. Keys of images that do not exist are skipped; a key that is not a UUID is 3.
+   */
+  size_t n_attached_keys;
+  char **attached_keys;
+  /*
+   * The owner is gone for good (the item delete cascade sets it): from then on PutImage,
+   * BeginUpload and CommitUpload with this owner_key are refused (FAILED_PRECONDITION).
+   */
+  protobuf_c_boolean owner_deleted;
 };
 #define HOMEPWNER__V1__DELETE_IMAGES_FOR_OWNER_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__delete_images_for_owner_request__descriptor) \
-    , (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, 0,NULL, 0 }
 
 
 struct  Homepwner__V1__DeleteImagesForOwnerResponse

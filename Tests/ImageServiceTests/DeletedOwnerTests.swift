@@ -1,0 +1,108 @@
+import Foundation
+import Proto
+import Testing
+@testable import ImageService
+
+/// DeleteImagesForOwner as the item delete cascade uses it: the owner's images, the photos
+/// attached only to it, and no new image for the owner afterwards, however late it arrives.
+@Suite struct DeletedOwnerTests {
+    static let owner = UUID().uuidString.lowercased()
+
+    static func isRefusedForTheDeletedOwner(_ error: ImageStoreError?) -> Bool {
+        guard case .failedPrecondition(let message)? = error else { return false }
+        return message.contains(owner) && message.contains("deleted")
+    }
+
+    @Test func anOwnerDeletedForGoodGetsNoNewImageNotEvenAfterARestart() async throws {
+        let folder = try TemporaryFolder()
+        var store = try makeStore(folder)
+        let before = try await store.put(try Samples.jpeg(), NewImage(ownerKey: Self.owner)).info
+        let removed = try await store.deleteForOwner(Self.owner, ownerDeleted: true)
+        #expect(removed.map(\.key) == [before.key])
+        for _ in 0..<2 {
+            let put = await storeError { try await store.put(try Samples.jpeg(), NewImage(ownerKey: Self.owner)) }
+            #expect(Self.isRefusedForTheDeletedOwner(put), "\(String(describing: put))")
+            let begin = await storeError { try await store.beginUpload(NewImage(ownerKey: Self.owner), totalSize: 100, checksum: "") }
+            #expect(Self.isRefusedForTheDeletedOwner(begin), "\(String(describing: begin))")
+            store.close()
+            store = try makeStore(folder)
+        }
+        #expect(try await store.list(ownerKey: Self.owner).images.isEmpty)
+        #expect(store.blobs.allKeys().isEmpty)
+        // Other owners, and no owner, are not affected; a repeat of the cascade is harmless.
+        _ = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "someone-else"))
+        _ = try await store.put(try Samples.jpeg(), NewImage())
+        #expect(try await store.deleteForOwner(Self.owner, ownerDeleted: true).isEmpty)
+        store.close()
+    }
+
+    @Test func deletingAnOwnersImagesWithoutOwnerDeletedLetsItStoreMore() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        defer { store.close() }
+        _ = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "album"))
+        #expect(try await store.deleteForOwner("album").count == 1)
+        _ = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "album"))
+        #expect(try await store.list(ownerKey: "album").images.count == 1)
+    }
+
+    @Test func anUploadBegunBeforeTheCascadeIsRefusedAtCommitAndLeavesNothing() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        defer { store.close() }
+        let data = try Samples.jpeg(width: 320, height: 240)
+        let ticket = try await store.beginUpload(NewImage(ownerKey: Self.owner), totalSize: Int64(data.count), checksum: "")
+        _ = try await store.appendUpload(ticket.uploadID, offset: 0, data: data)
+        _ = try await store.deleteForOwner(Self.owner, ownerDeleted: true)
+        let commit = await storeError { try await store.commitUpload(ticket.uploadID, checksum: "") }
+        #expect(Self.isRefusedForTheDeletedOwner(commit), "\(String(describing: commit))")
+        #expect(try await store.list().images.isEmpty)
+        #expect(store.blobs.allKeys().isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.blobs.temporaryFolder).isEmpty)
+    }
+
+    @Test func aPutPastTheEarlyCheckIsRefusedWhereItsRowWouldCommit() async throws {
+        // A put that was checked before the cascade and reaches its commit after it: the row's
+        // own transaction refuses it, and neither the blob nor its temporary file stays.
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        defer { store.close() }
+        let data = try Samples.jpeg()
+        let key = UUID().uuidString.lowercased()
+        let media = try MediaSniffer.classify(data, maxPixels: 1 << 26)
+        let info = store.makeInfo(NewImage(ownerKey: Self.owner, key: key), media: media, size: Int64(data.count), checksum: "sha256:x")
+        _ = try await store.deleteForOwner(Self.owner, ownerDeleted: true)
+        let temporary = try store.blobs.writeTemporary(data, key: key)
+        let placed = await storeError {
+            try await store.onIO { try store.placeAndIndex(temporary, info, contentCheck: "") }
+        }
+        #expect(Self.isRefusedForTheDeletedOwner(placed), "\(String(describing: placed))")
+        #expect(try await store.list().images.isEmpty)
+        #expect(!store.blobs.exists(key: key))
+        #expect(!FileManager.default.fileExists(atPath: temporary))
+    }
+
+    @Test func attachedKeysGoWithTheOwnerWhoeverOwnsThemWithWhatWasMadeFromThem() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        defer { store.close() }
+        let mine = try await store.put(try Samples.jpeg(), NewImage(ownerKey: Self.owner)).info
+        let foreign = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "someone-else")).info
+        let ownerless = try await store.put(try Samples.jpeg(), NewImage()).info
+        let thumbnail = try await store.put(
+            try Samples.jpeg(width: 8, height: 6), NewImage(kind: .thumbnail, parentKey: ownerless.key)).info
+        let kept = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "someone-else")).info
+
+        let bad = await storeError { try await store.deleteForOwner(Self.owner, attachedKeys: [ownerless.key, "nope"]) }
+        #expect(bad == .invalid("attached_keys[1] \"nope\" is not a UUID"))
+        let tooMany = Array(repeating: ownerless.key, count: ImageStore.maxAttachedKeys + 1)
+        #expect(await storeError { try await store.deleteForOwner(Self.owner, attachedKeys: tooMany) } != nil)
+        #expect(try await store.list().images.count == 5)
+
+        let removed = try await store.deleteForOwner(
+            Self.owner, attachedKeys: [foreign.key.uppercased(), ownerless.key, mine.key, UUID().uuidString], ownerDeleted: true)
+        #expect(Set(removed.map(\.key)) == [mine.key, foreign.key, ownerless.key, thumbnail.key] && removed.count == 4)
+        #expect(try await store.list().images.map(\.key) == [kept.key])
+        #expect(store.blobs.allKeys() == [kept.key])
+    }
+}
