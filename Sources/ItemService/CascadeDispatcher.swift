@@ -11,6 +11,9 @@ import Synchronization
 /// images of an owner twice has the effect of once, and every attempt of one row carries the
 /// same idempotency key, so a retry after a lost reply changes nothing more.
 ///
+/// Each delivery also names the photos attached to the deleted item and to no other item (to
+/// be deleted whoever owns them), asks the image service to refuse new images for the owner
+/// from then on, and first detaches the owner's images from the other items that show them.
 /// Rows are tried in the order they fall due (`next_attempt_at_ms`, kept in the outbox), so a
 /// row that keeps failing moves back and never holds up the rows behind it.
 public final class CascadeDispatcher: Sendable {
@@ -145,18 +148,49 @@ public final class CascadeDispatcher: Sendable {
         return delivered ? .delivered : .idle
     }
 
-    /// Delivers one row and removes it.
+    /// Delivers one row: detaches the owner's images from other items, has the image service
+    /// delete them and the photos attached only to the owner, and removes the row.
     ///
     /// - Returns: How many images the image service deleted.
     private func deliver(_ cascade: PendingCascade) async throws -> Int64 {
+        // Images of the deleted item that other items show (attached before AttachPhoto checked
+        // owners) are about to go: those items let go of them first, durably, so none is left
+        // pointing at nothing. A retry after a lost reply lists what is left, so this comes
+        // before the delete, never after it.
+        let owned = try await imageKeys(ownedBy: cascade.ownerKey)
+        if !owned.isEmpty {
+            let now = clock.nowMilliseconds()
+            let changed = try await store.perform { try $0.detachEverywhere(owned, now: now) }
+            if !changed.isEmpty {
+                logger.info(
+                    "photos of a deleted item detached from other items",
+                    ["owner": cascade.ownerKey, "items": changed.map(\.key).joined(separator: ",")])
+            }
+        }
         var request = DeleteImagesForOwnerRequest()
         request.ownerKey = cascade.ownerKey
+        request.attachedKeys = cascade.attachedKeys
+        request.ownerDeleted = true
         let response = try await client.call(
             ImageServiceRPC.deleteImagesForOwner, request,
             options: CallOptions(
                 timeoutMilliseconds: 10_000, idempotencyKey: "cascade-\(cascade.id)-\(cascade.ownerKey)", retry: .none))
         try await store.perform { try $0.completeCascade(id: cascade.id) }
         return response.deletedCount
+    }
+
+    /// The keys of every image the image service holds for `owner`.
+    private func imageKeys(ownedBy owner: String) async throws -> [String] {
+        var keys: [String] = []
+        var request = ListImagesRequest()
+        request.ownerKey = owner
+        request.pageSize = 1000
+        repeat {
+            let page = try await client.call(ImageServiceRPC.listImages, request, options: CallOptions(timeoutMilliseconds: 10_000))
+            keys += page.images.map(\.key)
+            request.pageToken = page.nextPageToken
+        } while !request.pageToken.isEmpty
+        return keys
     }
 
     /// Milliseconds on CLOCK_MONOTONIC: pauses that wall-clock jumps cannot move.

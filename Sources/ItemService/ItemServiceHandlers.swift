@@ -9,9 +9,12 @@ enum ItemServiceHandlers {
 
     /// Registers every ItemService method on `host`.
     ///
-    /// - Parameter deleted: Called after each committed delete (wakes the cascade dispatcher).
+    /// - Parameters:
+    ///   - photoCheck: Asks the image service about each photo AttachPhoto is to attach.
+    ///   - deleted: Called after each committed delete (wakes the cascade dispatcher).
     static func register(
-        on host: ServiceHost, store: ItemStoreQueue, clock: any WallClock, deleted: @escaping @Sendable () -> Void
+        on host: ServiceHost, store: ItemStoreQueue, clock: any WallClock, photoCheck: PhotoCheck,
+        deleted: @escaping @Sendable () -> Void
     ) {
         let server = host.server
         // Weak: the handlers live in the host's server, and must not keep the host alive.
@@ -50,7 +53,7 @@ enum ItemServiceHandlers {
         onStore(server, ItemServiceRPC.moveItem, store) { request, store in
             try store.move(from: request.fromIndex, to: request.toIndex)
         } finish: { MoveItemResponse() }
-        photoChange(server, ItemServiceRPC.attachPhoto, host, store, clock, key: \.itemKey) { try $0.attachPhoto($1, now: $2) }
+        attachPhoto(server, host, store, clock, photoCheck)
         photoChange(server, ItemServiceRPC.detachPhoto, host, store, clock, key: \.itemKey) { try $0.detachPhoto($1, now: $2) }
         photoChange(server, ItemServiceRPC.setPrimaryPhoto, host, store, clock, key: \.itemKey) {
             try $0.setPrimaryPhoto($1, now: $2)
@@ -76,7 +79,7 @@ enum ItemServiceHandlers {
     ) {
         server.registerDeferred(method) { request, _, reply in
             store.submit({ try work(request, $0) }) { result in
-                reply(result.map(finish).mapError { error in (error as? ItemStoreError).map(rpcError) ?? error })
+                reply(result.map(finish).mapError(mapped))
             }
         }
     }
@@ -88,15 +91,71 @@ enum ItemServiceHandlers {
         _ body: @escaping @Sendable (ItemStore, Request, Int64) throws -> Item
     ) {
         onStore(server, method, store) { request, store in
-            let now = clock.nowMilliseconds()
-            // Compared in the same job, so no other change can slip in between.
-            let before = try? store.get(key: request[keyPath: key]).version
-            let item = try body(store, request, now)
-            return (item, item.version != before, now)
-        } finish: { item, changed, now in
-            if changed { publish(host, EventTopic.itemUpdated, item, now) }
-            return item
+            try changeWork(request, store, clock, key: key, body)
+        } finish: { finishChange(host, $0) }
+    }
+
+    /// AttachPhoto: a photo not attached yet is attached only once the image service has said
+    /// it exists and belongs to the item (or to no owner); one attached already is not asked
+    /// about again (a repeat, or make_primary, works while the image service is down).
+    private static func attachPhoto(
+        _ server: RPCServer, _ host: @escaping Publish, _ store: ItemStoreQueue, _ clock: any WallClock, _ photoCheck: PhotoCheck
+    ) {
+        server.registerDeferred(ItemServiceRPC.attachPhoto) { request, context, reply in
+            @Sendable func attach() {
+                store.submit({ store in
+                    try changeWork(request, store, clock, key: \.itemKey) { try $0.attachPhoto($1, now: $2) }
+                }) { result in
+                    reply(result.map { finishChange(host, $0) }.mapError(mapped))
+                }
+            }
+            // The store's checks first (keys, item, room, a photo deleted with another item),
+            // so what the item service can tell alone never waits for the image service.
+            store.submit({ try $0.photoToCheck(request) }) { result in
+                switch result {
+                case .failure(let error):
+                    reply(.failure(mapped(error)))
+                case .success(nil):
+                    attach()
+                case .success(let keys?):
+                    Task(priority: RPCServer.handlerPriority) {
+                        do {
+                            // What is left of the call's deadline, less a moment for the attach itself.
+                            try await photoCheck.check(
+                                imageKey: keys.imageKey, itemKey: keys.itemKey,
+                                budgetMilliseconds: context.remainingMilliseconds - 100)
+                        } catch {
+                            reply(.failure(error))
+                            return
+                        }
+                        attach()
+                    }
+                }
+            }
         }
+    }
+
+    /// A photo change's work in its store job; the version is compared in the same job, so no
+    /// other change can slip in between.
+    private static func changeWork<Request>(
+        _ request: Request, _ store: ItemStore, _ clock: any WallClock, key: KeyPath<Request, String>,
+        _ body: (ItemStore, Request, Int64) throws -> Item
+    ) throws -> (Item, Bool, Int64) {
+        let now = clock.nowMilliseconds()
+        let before = try? store.get(key: request[keyPath: key]).version
+        let item = try body(store, request, now)
+        return (item, item.version != before, now)
+    }
+
+    private static func finishChange(_ host: Publish, _ change: (Item, Bool, Int64)) -> Item {
+        let (item, changed, now) = change
+        if changed { publish(host, EventTopic.itemUpdated, item, now) }
+        return item
+    }
+
+    /// A store's refusal as its status code; other errors as they are.
+    private static func mapped(_ error: any Error) -> any Error {
+        (error as? ItemStoreError).map(rpcError) ?? error
     }
 
     /// The status code of a store's refusal.

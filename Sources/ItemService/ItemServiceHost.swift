@@ -16,7 +16,8 @@ public enum ItemServiceHost {
     }
 
     /// A host serving Health and ItemService, publishing item events and delivering the
-    /// delete cascade to the image service; stopping the host stops the cascade and closes the store.
+    /// delete cascade to the image service (which AttachPhoto asks about each new photo too);
+    /// stopping the host stops the cascade and closes the store.
     public static func make(
         _ configuration: ItemServiceConfiguration, context: Context, logger: Logger,
         clock: any WallClock = SystemClock(), cascadeBackoff: CascadeDispatcher.Backoff = .init()
@@ -40,7 +41,8 @@ public enum ItemServiceHost {
         }
         let cascade = CascadeDispatcher(
             store: store, client: imageClient, logger: logger.with(["part": "cascade"]), backoff: cascadeBackoff, clock: clock)
-        ItemServiceHandlers.register(on: host, store: store, clock: clock, deleted: { cascade.kick() })
+        ItemServiceHandlers.register(
+            on: host, store: store, clock: clock, photoCheck: PhotoCheck(client: imageClient), deleted: { cascade.kick() })
         cascade.start()
         let resources = Resources(store: store, cascade: cascade)
         host.addStopAction { resources.close() }

@@ -1,3 +1,4 @@
+import Proto
 import SQLite
 
 /// One item delete whose images the image service has not confirmed deleting yet.
@@ -6,6 +7,9 @@ public struct PendingCascade: Sendable, Equatable {
     public var id: Int64
     /// The deleted item's key: the owner of the images to delete.
     public var ownerKey: String
+    /// Photos attached to the item and to no other item when it was deleted: deleted with it,
+    /// whoever owns them.
+    public var attachedKeys: [String]
     /// Delivery attempts that failed so far.
     public var attempts: Int64
     /// When the row falls due (wall clock, ms since the epoch; 0: at once).
@@ -20,7 +24,7 @@ extension ItemStore {
     public func dueCascades(now: Int64, maxDelayMilliseconds: Int64, limit: Int = 100) throws -> [PendingCascade] {
         try db.query(
             """
-            SELECT id, owner_key, attempts, next_attempt_at_ms FROM cascade_outbox
+            SELECT id, owner_key, attached_keys, attempts, next_attempt_at_ms FROM cascade_outbox
             WHERE next_attempt_at_ms <= ? OR next_attempt_at_ms > ?
             ORDER BY next_attempt_at_ms, id LIMIT ?
             """,
@@ -31,7 +35,7 @@ extension ItemStore {
     /// Every pending cascade in the order of the deletes, at most `limit`.
     public func pendingCascades(limit: Int = 100) throws -> [PendingCascade] {
         try db.query(
-            "SELECT id, owner_key, attempts, next_attempt_at_ms FROM cascade_outbox ORDER BY id LIMIT ?",
+            "SELECT id, owner_key, attached_keys, attempts, next_attempt_at_ms FROM cascade_outbox ORDER BY id LIMIT ?",
             [.integer(Int64(limit))]
         ).map(Self.pendingCascade(from:))
     }
@@ -55,9 +59,34 @@ extension ItemStore {
         }
     }
 
+    /// Detaches each of `imageKeys` from every item that has it (images about to be deleted
+    /// with their owner, attached to other items before AttachPhoto checked owners), the way
+    /// DetachPhoto does; returns the items as changed.
+    public func detachEverywhere(_ imageKeys: [String], now: Int64) throws -> [Item] {
+        try write {
+            var changed: [String: Item] = [:]
+            for imageKey in imageKeys {
+                let holders = try db.query(
+                    "SELECT items.key FROM item_photos JOIN items ON items.id = item_photos.item_id WHERE item_photos.image_key = ?",
+                    [.text(imageKey)])
+                for row in holders {
+                    guard let itemKey = row[0].stringValue else { continue }
+                    let before = try existing(key: itemKey)
+                    var item = before
+                    item.photoKeys.removeAll { $0 == imageKey }
+                    if item.primaryPhotoKey == imageKey { item.primaryPhotoKey = item.photoKeys.first ?? "" }
+                    changed[itemKey] = try savePhotos(item, before: before, now: now)
+                }
+            }
+            return changed.values.sorted { $0.key < $1.key }
+        }
+    }
+
     static func pendingCascade(from row: Row) -> PendingCascade {
-        PendingCascade(
-            id: row[0].int64Value!, ownerKey: row[1].stringValue!, attempts: row[2].int64Value!,
-            nextAttemptAtMs: row[3].int64Value!)
+        let attached = row[2].stringValue ?? ""
+        return PendingCascade(
+            id: row[0].int64Value!, ownerKey: row[1].stringValue!,
+            attachedKeys: attached.isEmpty ? [] : attached.split(separator: " ").map(String.init),
+            attempts: row[3].int64Value!, nextAttemptAtMs: row[4].int64Value!)
     }
 }

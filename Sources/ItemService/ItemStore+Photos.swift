@@ -4,18 +4,45 @@ import SQLite
 extension ItemStore {
     /// Attaches an image to an item (the first attached photo becomes primary); attaching one
     /// already attached changes nothing unless it asks to become primary.
+    ///
+    /// The store does not ask the image service whether the image exists and whom it belongs
+    /// to: its caller does, first (`photoToCheck`, then `ItemServiceHandlers`).
     public func attachPhoto(_ request: AttachPhotoRequest, now: Int64) throws -> Item {
         let itemKey = try ItemInput.key(request.itemKey, field: "item_key")
         let imageKey = try ItemInput.key(request.imageKey, field: "image_key")
         return try changePhotos(itemKey: itemKey, now: now) { item in
             if !item.photoKeys.contains(imageKey) {
-                guard item.photoKeys.count < ItemInput.maxPhotosPerItem else {
-                    throw ItemStoreError.failedPrecondition(
-                        "item \(itemKey) has \(item.photoKeys.count) photos already, the most an item holds; detach one first")
-                }
+                try checkAttachable(imageKey, to: item)
                 item.photoKeys.append(imageKey)
             }
             if request.makePrimary || item.primaryPhotoKey.isEmpty { item.primaryPhotoKey = imageKey }
+        }
+    }
+
+    /// The keys of an AttachPhoto that the image service must vouch for before it runs, or nil
+    /// when the photo is attached already (then nothing new is attached and there is nothing
+    /// to ask). Throws what `attachPhoto` would refuse now: bad keys, an unknown item, a full
+    /// item, a photo deleted with another item.
+    public func photoToCheck(_ request: AttachPhotoRequest) throws -> (itemKey: String, imageKey: String)? {
+        let itemKey = try ItemInput.key(request.itemKey, field: "item_key")
+        let imageKey = try ItemInput.key(request.imageKey, field: "image_key")
+        let item = try existing(key: itemKey)
+        guard !item.photoKeys.contains(imageKey) else { return nil }
+        try checkAttachable(imageKey, to: item)
+        return (itemKey, imageKey)
+    }
+
+    /// Refuses a new photo for a full item, and a photo that the cascade of another item's
+    /// delete is deleting (or has deleted).
+    private func checkAttachable(_ imageKey: String, to item: Item) throws {
+        guard item.photoKeys.count < ItemInput.maxPhotosPerItem else {
+            throw ItemStoreError.failedPrecondition(
+                "item \(item.key) has \(item.photoKeys.count) photos already, the most an item holds; detach one first")
+        }
+        if let row = try db.query(
+            "SELECT item_key, deleted_at_ms FROM cascaded_photos WHERE image_key = ?", [.text(imageKey)]).first {
+            throw ItemStoreError.failedPrecondition(
+                "image \(imageKey) was a photo of item \(row[0].stringValue ?? "") only, which was deleted at \(row[1].int64Value ?? 0) ms, and is deleted with it; store the photo again and attach the new image")
         }
     }
 
@@ -76,12 +103,30 @@ extension ItemStore {
             var item = before
             try change(&item)
             guard item.photoKeys != before.photoKeys || item.primaryPhotoKey != before.primaryPhotoKey else { return before }
-            try db.execute(
-                "UPDATE items SET photo_keys = ?, primary_photo_key = ?, updated_at_ms = ?, version = version + 1 WHERE key = ?",
-                [.text(item.photoKeys.joined(separator: " ")), .text(item.primaryPhotoKey), .integer(now), .text(itemKey)])
-            item.version += 1
-            item.updatedAtMs = now
-            return item
+            return try savePhotos(item, before: before, now: now)
         }
+    }
+
+    /// Stores an item's photos and primary photo with a new version, and keeps `item_photos`
+    /// (which items hold an image) in step; runs inside the caller's write.
+    func savePhotos(_ item: Item, before: Item, now: Int64) throws -> Item {
+        try db.execute(
+            "UPDATE items SET photo_keys = ?, primary_photo_key = ?, updated_at_ms = ?, version = version + 1 WHERE key = ?",
+            [.text(item.photoKeys.joined(separator: " ")), .text(item.primaryPhotoKey), .integer(now), .text(item.key)])
+        let kept = Set(item.photoKeys), had = Set(before.photoKeys)
+        for removed in had.subtracting(kept) {
+            try db.execute(
+                "DELETE FROM item_photos WHERE image_key = ? AND item_id = (SELECT id FROM items WHERE key = ?)",
+                [.text(removed), .text(item.key)])
+        }
+        for added in kept.subtracting(had) {
+            try db.execute(
+                "INSERT OR IGNORE INTO item_photos (image_key, item_id) SELECT ?, id FROM items WHERE key = ?",
+                [.text(added), .text(item.key)])
+        }
+        var saved = item
+        saved.version = before.version + 1
+        saved.updatedAtMs = now
+        return saved
     }
 }

@@ -67,6 +67,34 @@ public final class ItemStore {
             ALTER TABLE cascade_outbox ADD COLUMN next_attempt_at_ms INTEGER NOT NULL DEFAULT 0;
             CREATE INDEX cascade_outbox_due ON cascade_outbox(next_attempt_at_ms, id);
             """),
+        // The photos a cascade deletes besides the owner's; which items hold which photo, so a
+        // delete finds the photos no other item holds without reading every item; and photos
+        // deleted with their item, which AttachPhoto refuses from then on.
+        (4, """
+            ALTER TABLE cascade_outbox ADD COLUMN attached_keys TEXT NOT NULL DEFAULT '';
+            CREATE TABLE item_photos (
+                image_key TEXT NOT NULL,
+                item_id INTEGER NOT NULL,
+                PRIMARY KEY (image_key, item_id)
+            ) WITHOUT ROWID;
+            CREATE INDEX item_photos_by_item ON item_photos(item_id);
+            CREATE TRIGGER item_photos_delete AFTER DELETE ON items BEGIN
+                DELETE FROM item_photos WHERE item_id = old.id;
+            END;
+            INSERT OR IGNORE INTO item_photos (image_key, item_id)
+            WITH RECURSIVE split(item_id, rest, key) AS (
+                SELECT id, photo_keys || ' ', '' FROM items WHERE photo_keys != ''
+                UNION ALL
+                SELECT item_id, substr(rest, instr(rest, ' ') + 1), substr(rest, 1, instr(rest, ' ') - 1)
+                FROM split WHERE rest != ''
+            )
+            SELECT key, item_id FROM split WHERE key != '';
+            CREATE TABLE cascaded_photos (
+                image_key TEXT PRIMARY KEY,
+                item_key TEXT NOT NULL,
+                deleted_at_ms INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            """),
     ])
 
     /// The schema version this build writes.
@@ -274,7 +302,8 @@ public final class ItemStore {
         }
     }
 
-    /// Deletes an item and records its image cascade in the same transaction.
+    /// Deletes an item and records its image cascade in the same transaction: the images it
+    /// owns, and the photos attached to it and to no other item, whoever owns them.
     ///
     /// - Returns: The item as it was.
     public func delete(key: String, now: Int64) throws -> Item {
@@ -284,9 +313,22 @@ public final class ItemStore {
             guard let id = try db.scalar("SELECT id FROM items WHERE key = ?", [.text(key)])?.int64Value else {
                 throw ItemStoreError.notFound("no item with key \(key)")
             }
+            var attachedOnlyHere: [String] = []
+            for photo in item.photoKeys {
+                let elsewhere = try db.scalar(
+                    "SELECT 1 FROM item_photos WHERE image_key = ? AND item_id != ? LIMIT 1", [.text(photo), .integer(id)])
+                guard elsewhere == nil else { continue }
+                attachedOnlyHere.append(photo)
+                // From now on no item may take it: the cascade is about to delete it.
+                try db.execute(
+                    "INSERT OR IGNORE INTO cascaded_photos (image_key, item_key, deleted_at_ms) VALUES (?, ?, ?)",
+                    [.text(photo), .text(key), .integer(now)])
+            }
             try db.execute("DELETE FROM items WHERE id = ?", [.integer(id)])
             try db.execute("INSERT OR REPLACE INTO deleted_items (key, deleted_at_ms) VALUES (?, ?)", [.text(key), .integer(now)])
-            try db.execute("INSERT INTO cascade_outbox (owner_key, created_at_ms) VALUES (?, ?)", [.text(key), .integer(now)])
+            try db.execute(
+                "INSERT INTO cascade_outbox (owner_key, created_at_ms, attached_keys) VALUES (?, ?, ?)",
+                [.text(key), .integer(now), .text(attachedOnlyHere.joined(separator: " "))])
             order.remove(id: id)
             return item
         }

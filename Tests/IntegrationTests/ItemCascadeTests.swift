@@ -24,9 +24,8 @@ import Testing
         defer { clients.close() }
         let doomed = try await clients.items.call(ItemServiceRPC.createItem, Self.createRequest("Rusty Spork"))
         let kept = try await clients.items.call(ItemServiceRPC.createItem, Self.createRequest("Shiny Mac"))
-        let photo = try ImageServiceRPCTests.photo("Portrait_5.jpg")
-        for owner in [doomed.key, doomed.key, kept.key] {
-            let info = try await ImageServiceRPCTests.put(clients.images, photo, owner: owner)
+        for (index, owner) in [doomed.key, doomed.key, kept.key].enumerated() {
+            let info = try await ImageServiceRPCTests.put(clients.images, try CascadeOrderTests.jpeg(seed: index), owner: owner)
             var attach = AttachPhotoRequest()
             attach.itemKey = owner
             attach.imageKey = info.key

@@ -8,16 +8,22 @@ import Testing
 
 /// The delete cascade against a small fake image service that records what it was asked.
 @Suite struct CascadeTests {
-    /// Images per owner; DeleteImagesForOwner removes them and records the call.
+    /// Images per owner; DeleteImagesForOwner removes them and records the call, ListImages
+    /// answers the keys in `owned`, StatImage the owners in `stat`.
     final class FakeImageService: Sendable {
         let images: Mutex<[String: Int64]>
+        let owned: [String: [String]]
+        let stat: [String: String]
         /// Owners whose DeleteImagesForOwner answers INTERNAL.
         let failing: Set<String>
         let calls = Mutex<[String]>([])
+        let requests = Mutex<[DeleteImagesForOwnerRequest]>([])
         let deleted = Mutex<[String: Int64]>([:])
 
-        init(images: [String: Int64], failing: Set<String> = []) {
+        init(images: [String: Int64], owned: [String: [String]] = [:], stat: [String: String] = [:], failing: Set<String> = []) {
             self.images = Mutex(images)
+            self.owned = owned
+            self.stat = stat
             self.failing = failing
         }
 
@@ -27,11 +33,29 @@ import Testing
             server.register(ImageServiceRPC.deleteImagesForOwner) { [self] request, _ in
                 calls.withLock { $0.append(request.ownerKey) }
                 if failing.contains(request.ownerKey) { throw RPCError.internal("injected failure for owner \(request.ownerKey)") }
+                requests.withLock { $0.append(request) }
                 let count = images.withLock { $0.removeValue(forKey: request.ownerKey) ?? 0 }
                 deleted.withLock { $0[request.ownerKey, default: 0] += count }
                 var response = DeleteImagesForOwnerResponse()
                 response.deletedCount = count
                 return response
+            }
+            server.register(ImageServiceRPC.listImages) { [owned] request, _ in
+                var response = ListImagesResponse()
+                response.images = (owned[request.ownerKey] ?? []).map { key in
+                    var info = ImageInfo()
+                    info.key = key
+                    info.ownerKey = request.ownerKey
+                    return info
+                }
+                return response
+            }
+            server.register(ImageServiceRPC.statImage) { [stat] request, _ in
+                guard let owner = stat[request.key] else { throw RPCError.notFound("key \(request.key): no such image") }
+                var info = ImageInfo()
+                info.key = request.key
+                info.ownerKey = owner
+                return info
             }
             try server.start()
             return server
@@ -44,6 +68,13 @@ import Testing
         let store = try ItemStore(path: folder.path + "/data/items/items.db")
         try body(store)
         try store.close()
+    }
+
+    static func attach(_ store: ItemStore, _ image: String, to item: Item) throws {
+        var attach = AttachPhotoRequest()
+        attach.itemKey = item.key
+        attach.imageKey = image
+        _ = try store.attachPhoto(attach, now: 2)
     }
 
     func pending(_ client: RPCClient) async throws -> Int64 {
@@ -118,6 +149,42 @@ import Testing
         // The failing rows are still tried, not given up.
         let calls = fake.calls.withLock { $0 }
         #expect(calls.filter { $0 == keys[0] }.count >= 2)
+    }
+
+    @Test func theCascadeNamesPhotosHeldOnlyByTheItemAndDetachesItsImagesFromOtherItems() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (mine, onlyHere, shared, kept) = (
+            UUID().uuidString.lowercased(), UUID().uuidString.lowercased(), UUID().uuidString.lowercased(), UUID().uuidString.lowercased()
+        )
+        var doomed = Item(), other = Item()
+        // As data written before AttachPhoto checked owners could be: the doomed item's own image
+        // shown by another item too.
+        try Self.prepareDatabase(folder) { store in
+            doomed = try store.create(createRequest("Doomed"), now: 1).item
+            other = try store.create(createRequest("Other"), now: 1).item
+            for image in [mine, onlyHere, shared] { try Self.attach(store, image, to: doomed) }
+            for image in [mine, shared, kept] { try Self.attach(store, image, to: other) }
+            _ = try store.delete(key: doomed.key, now: 3)
+        }
+        let fake = FakeImageService(images: [doomed.key: 1], owned: [doomed.key: [mine]])
+        let images = try fake.start(folder.endpoint("image"))
+        defer { images.stop() }
+        let host = try startItemService(in: folder)
+        defer { host.stop() }
+        let client = try itemClient(folder)
+        defer { client.close() }
+        let end = ContinuousClock.now + .seconds(30)
+        while try await pending(client) > 0 && ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(try await pending(client) == 0)
+
+        let requests = fake.requests.withLock { $0 }
+        #expect(requests.map(\.ownerKey) == [doomed.key])
+        #expect(requests.first?.attachedKeys == [onlyHere] && requests.first?.ownerDeleted == true)
+        var get = GetItemRequest()
+        get.key = other.key
+        let after = try await client.call(ItemServiceRPC.getItem, get)
+        #expect(after.photoKeys == [shared, kept] && after.primaryPhotoKey == shared && after.version == 5)
     }
 
     @Test func cascadeSurvivesTheImageServiceGoingDownBetweenDeletes() async throws {

@@ -226,6 +226,65 @@ import Testing
         #expect(try ItemStore(path: path, seedPath: seedPath).get(key: seeded.key) == seeded)
     }
 
+    @Test func deleteNamesThePhotosNoOtherItemHoldsAndAttachRefusesThemFromThen() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = try ItemStore(path: folder.path + "/items.db")
+        let doomed = try store.create(createRequest("Doomed"), now: 1).item
+        let other = try store.create(createRequest("Other"), now: 1).item
+        let (only, shared, later) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
+        for (item, image) in [(doomed, only), (doomed, shared), (other, shared), (doomed, later)] {
+            var attach = AttachPhotoRequest()
+            attach.itemKey = item.key
+            attach.imageKey = image
+            _ = try store.attachPhoto(attach, now: 2)
+        }
+        // Detached again before the delete: it is not the doomed item's any more.
+        var detach = DetachPhotoRequest()
+        detach.itemKey = doomed.key
+        detach.imageKey = later
+        _ = try store.detachPhoto(detach, now: 3)
+        _ = try store.delete(key: doomed.key, now: 4)
+        let pending = try store.pendingCascades()
+        #expect(pending.map(\.ownerKey) == [doomed.key] && pending.first?.attachedKeys == [only])
+
+        var attach = AttachPhotoRequest()
+        attach.itemKey = other.key
+        attach.imageKey = only
+        guard case let .failedPrecondition(message)? = storeError({ try store.attachPhoto(attach, now: 5) }) else {
+            Issue.record("a photo on its way out with its item was attached to another"); return
+        }
+        #expect(message.contains(only) && message.contains(doomed.key))
+        #expect(storeError { try store.photoToCheck(attach) } != nil)
+        attach.imageKey = later
+        #expect(try store.photoToCheck(attach).map { $0.imageKey } == later)
+        #expect(try store.attachPhoto(attach, now: 5).photoKeys == [shared, later])
+    }
+
+    @Test func detachEverywhereLetsEveryItemGoOfTheImagesAsDetachPhotoWould() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let store = try ItemStore(path: folder.path + "/items.db")
+        let first = try store.create(createRequest("First"), now: 1).item
+        let second = try store.create(createRequest("Second"), now: 1).item
+        let untouched = try store.create(createRequest("Untouched"), now: 1).item
+        let (gone, kept) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
+        for (item, image) in [(first, gone), (first, kept), (second, kept), (second, gone), (untouched, kept)] {
+            var attach = AttachPhotoRequest()
+            attach.itemKey = item.key
+            attach.imageKey = image
+            _ = try store.attachPhoto(attach, now: 2)
+        }
+        let changed = try store.detachEverywhere([gone, UUID().uuidString.lowercased()], now: 3)
+        #expect(Set(changed.map(\.key)) == [first.key, second.key])
+        let (a, b, c) = (try store.get(key: first.key), try store.get(key: second.key), try store.get(key: untouched.key))
+        #expect(a.photoKeys == [kept] && a.primaryPhotoKey == kept && a.version == 4 && a.updatedAtMs == 3)
+        #expect(b.photoKeys == [kept] && b.primaryPhotoKey == kept && b.version == 4)
+        #expect(c.photoKeys == [kept] && c.version == 2)
+        #expect(changed.sorted { $0.key < $1.key } == [a, b].sorted { $0.key < $1.key })
+        #expect(try store.detachEverywhere([gone], now: 4).isEmpty)
+    }
+
     @Test func dueCascadesComeEarliestDueFirstAndFailingOnesMoveBack() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -247,6 +306,30 @@ import Testing
         // A retry time further off than any backoff: the clock went back; it is due now.
         try store.failCascade(id: rows[2].id, error: "boom", retryAt: 900_000)
         #expect(try store.dueCascades(now: 1_000, maxDelayMilliseconds: 10_000).map(\.ownerKey).contains(keys[2]))
+    }
+
+    @Test func upgradingFromSchema2IndexesThePhotosItemsAlreadyHold() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path + "/items.db"
+        let (doomed, other) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
+        let (a, b, c) = (UUID().uuidString.lowercased(), UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
+        do {
+            let db = try Database(path: path)
+            _ = try Migrator(Array(ItemStore.migrator.migrations.prefix(2))).migrate(db)
+            for (position, (key, photos)) in [(doomed, "\(a) \(b) \(c)"), (other, b)].enumerated() {
+                try db.execute(
+                    "INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position, photo_keys, primary_photo_key) VALUES (?, 'x', '', 0, 1, 1, 1, ?, ?, ?)",
+                    [.text(key), .integer(Int64(position)), .text(photos), .text(String(photos.prefix(36)))])
+            }
+            try db.close()
+        }
+        let store = try ItemStore(path: path)
+        #expect(try store.db.userVersion == ItemStore.schemaVersion)
+        #expect(try store.db.scalar("SELECT count(*) FROM item_photos")?.int64Value == 4)
+        _ = try store.delete(key: doomed, now: 2)
+        #expect(try store.pendingCascades().first?.attachedKeys == [a, c])
+        #expect(try store.db.scalar("SELECT count(*) FROM item_photos")?.int64Value == 1)
     }
 
     @Test func aDatabaseFromANewerBuildIsRefused() throws {

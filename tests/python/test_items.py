@@ -7,6 +7,7 @@ assumes it is alone (lists are filtered by a query unique to the test, or search
 from __future__ import annotations
 
 import re
+import struct
 import time
 import uuid
 
@@ -15,7 +16,43 @@ import pytest
 from homepwner_client import RpcError
 
 ITEMS = "/homepwner.v1.ItemService/"
+IMAGES = "/homepwner.v1.ImageService/"
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+def tiny_jpeg(gray: int) -> bytes:
+    """An 8x8 baseline JPEG of one grey level, encoded here: a DC coefficient and no AC."""
+    def segment(marker: int, body: bytes) -> bytes:
+        return struct.pack(">HH", marker, len(body) + 2) + body
+    value = (gray - 128) * 8  # the DC coefficient of a flat block (quantizer 1)
+    size = abs(value).bit_length()
+    extra = value if value >= 0 else value + (1 << size) - 1
+    bits = "0" + (format(extra, f"0{size}b") if size else "") + "0"  # DC code and its bits, then EOB
+    bits += "1" * (-len(bits) % 8)
+    scan = bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits), 8)).replace(b"\xff", b"\xff\x00")
+    one_code = bytes([1] + [0] * 15)  # a Huffman table of one code, "0"
+    return (b"\xff\xd8"
+            + segment(0xFFDB, b"\x00" + bytes([1] * 64))
+            + segment(0xFFC0, struct.pack(">BHHB", 8, 8, 8, 1) + b"\x01\x11\x00")
+            + segment(0xFFC4, b"\x00" + one_code + bytes([size]))
+            + segment(0xFFC4, b"\x10" + one_code + b"\x00")
+            + segment(0xFFDA, b"\x01\x01\x00\x00\x3f\x00")
+            + scan + b"\xff\xd9")
+
+
+def put_photo(image_client, pb, owner: str = "", gray: int = 128) -> str:
+    """Stores a real JPEG in the image service; returns its key (AttachPhoto takes only stored images)."""
+    request = pb.images.PutImageRequest(owner_key=owner, data=tiny_jpeg(gray))
+    return image_client.call(IMAGES + "PutImage", request, pb.images.ImageInfo, timeout_ms=15000).key
+
+
+def image_exists(image_client, pb, key: str) -> bool:
+    try:
+        image_client.call(IMAGES + "StatImage", pb.images.StatImageRequest(key=key), pb.images.ImageInfo)
+        return True
+    except RpcError as error:
+        assert error.code == pb.rpc.NOT_FOUND, error
+        return False
 
 
 def call(client, pb, method, request):
@@ -167,10 +204,10 @@ def test_delete_then_get_is_not_found(client, pb):
     assert item.key not in all_keys_in_manual_order(client, pb)
 
 
-def test_photos_attach_primary_reorder_detach(client, pb):
+def test_photos_attach_primary_reorder_detach(client, image_client, pb):
     items = pb.items
     item = create(client, pb, name="Photographed Spork")
-    p1, p2, p3 = (str(uuid.uuid4()) for _ in range(3))
+    p1, p2, p3 = (put_photo(image_client, pb, item.key, gray) for gray in (10, 20, 30))
     one = call(client, pb, "AttachPhoto", items.AttachPhotoRequest(item_key=item.key, image_key=p1))
     assert list(one.photo_keys) == [p1] and one.primary_photo_key == p1 and one.version == 2
     # Attaching it again changes nothing: no new version.
@@ -214,15 +251,82 @@ def _bad_inputs(pb, item_key: str, photo_key: str):
     ]
 
 
-def test_bad_input_gets_the_documented_code(client, pb):
+def test_bad_input_gets_the_documented_code(client, image_client, pb):
     item = create(client, pb, name="Target")
-    photo = str(uuid.uuid4())
+    photo = put_photo(image_client, pb, item.key)
     call(client, pb, "AttachPhoto", pb.items.AttachPhotoRequest(item_key=item.key, image_key=photo))
     for method, request, code, fragment in _bad_inputs(pb, item.key, photo):
         error = error_of(client, pb, method, request)
         assert (error.code, fragment in error.message) == (code, True), f"{method}: {error.code} {error.message!r}"
     # Nothing above changed the item beyond the attach.
     assert call(client, pb, "GetItem", pb.items.GetItemRequest(key=item.key)).version == 2
+
+
+def test_attach_photo_takes_only_a_stored_image_of_the_item_or_of_no_one(client, image_client, pb):
+    items = pb.items
+    item, other = create(client, pb, name="Checked Mac"), create(client, pb, name="Other Mac")
+    own, ownerless = put_photo(image_client, pb, item.key, 40), put_photo(image_client, pb, "", 50)
+    foreign, missing = put_photo(image_client, pb, other.key, 60), str(uuid.uuid4())
+    assert list(call(client, pb, "AttachPhoto", items.AttachPhotoRequest(item_key=item.key, image_key=own)).photo_keys) == [own]
+    attached = call(client, pb, "AttachPhoto", items.AttachPhotoRequest(item_key=item.key, image_key=ownerless))
+    assert list(attached.photo_keys) == [own, ownerless]
+    wrong_owner = error_of(client, pb, "AttachPhoto", items.AttachPhotoRequest(item_key=item.key, image_key=foreign))
+    assert wrong_owner.code == pb.rpc.FAILED_PRECONDITION == 9
+    assert foreign in wrong_owner.message and other.key in wrong_owner.message
+    unknown = error_of(client, pb, "AttachPhoto", items.AttachPhotoRequest(item_key=item.key, image_key=missing))
+    assert unknown.code == pb.rpc.NOT_FOUND == 5 and missing in unknown.message
+    assert call(client, pb, "GetItem", items.GetItemRequest(key=item.key)) == attached
+
+
+def wait_until_gone(image_client, pb, keys, seconds: float = 20):
+    deadline = time.monotonic() + seconds
+    while any(image_exists(image_client, pb, key) for key in keys):
+        assert time.monotonic() < deadline, f"images {keys} were not all deleted within {seconds} s"
+        time.sleep(0.05)
+
+
+def test_delete_cascades_to_photos_held_only_by_the_item_and_refuses_its_images_after(client, image_client, pb):
+    items = pb.items
+    doomed, keeper = create(client, pb, name="Doomed Spork"), create(client, pb, name="Keeper Spork")
+    owned = put_photo(image_client, pb, doomed.key, 70)
+    only_here, shared = put_photo(image_client, pb, "", 80), put_photo(image_client, pb, "", 90)
+    for item, photo in [(doomed, owned), (doomed, only_here), (doomed, shared), (keeper, shared)]:
+        call(client, pb, "AttachPhoto", items.AttachPhotoRequest(item_key=item.key, image_key=photo))
+    call(client, pb, "DeleteItem", items.DeleteItemRequest(key=doomed.key))
+    # No item may take the doomed item's only photo while its cascade is on its way.
+    taken = error_of(client, pb, "AttachPhoto", items.AttachPhotoRequest(item_key=keeper.key, image_key=only_here))
+    assert taken.code == pb.rpc.FAILED_PRECONDITION and doomed.key in taken.message
+    wait_until_gone(image_client, pb, [owned, only_here])
+    assert image_exists(image_client, pb, shared)
+    assert list(call(client, pb, "GetItem", items.GetItemRequest(key=keeper.key)).photo_keys) == [shared]
+    # The cascade told the image service the item is gone: nothing more is stored for it.
+    with pytest.raises(RpcError) as late:
+        put_photo(image_client, pb, doomed.key)
+    assert late.value.code == pb.rpc.FAILED_PRECONDITION and doomed.key in late.value.message
+    with pytest.raises(RpcError) as late_upload:
+        image_client.call(IMAGES + "BeginUpload", pb.images.BeginUploadRequest(owner_key=doomed.key, total_size=10),
+                          pb.images.BeginUploadResponse)
+    assert late_upload.value.code == pb.rpc.FAILED_PRECONDITION
+
+
+def test_delete_images_for_owner_takes_attached_keys_and_retires_the_owner(image_client, pb):
+    images = pb.images
+    owner = str(uuid.uuid4())
+    mine, attached, kept = put_photo(image_client, pb, owner, 100), put_photo(image_client, pb, "", 110), put_photo(image_client, pb, "", 120)
+    request = images.DeleteImagesForOwnerRequest(owner_key=owner, attached_keys=[attached, str(uuid.uuid4())], owner_deleted=True)
+    reply = image_client.call(IMAGES + "DeleteImagesForOwner", request, images.DeleteImagesForOwnerResponse)
+    assert reply.deleted_count == 2
+    assert not image_exists(image_client, pb, mine) and not image_exists(image_client, pb, attached)
+    assert image_exists(image_client, pb, kept)
+    again = image_client.call(IMAGES + "DeleteImagesForOwner", request, images.DeleteImagesForOwnerResponse)
+    assert again.deleted_count == 0
+    with pytest.raises(RpcError) as late:
+        put_photo(image_client, pb, owner)
+    assert late.value.code == pb.rpc.FAILED_PRECONDITION and owner in late.value.message
+    bad = images.DeleteImagesForOwnerRequest(owner_key=owner, attached_keys=["nope"])
+    with pytest.raises(RpcError) as invalid:
+        image_client.call(IMAGES + "DeleteImagesForOwner", bad, images.DeleteImagesForOwnerResponse)
+    assert invalid.value.code == pb.rpc.INVALID_ARGUMENT and "attached_keys[0]" in invalid.value.message
 
 
 def test_stats_counts_items(client, pb):
