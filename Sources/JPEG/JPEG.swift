@@ -4,13 +4,47 @@ import CTurboJPEG
 public enum JPEG {
     /// True when the bytes start like a JPEG (FF D8 FF).
     public static func sniff(_ data: [UInt8]) -> Bool {
+        data.withUnsafeBytes { sniff($0) }
+    }
+
+    /// `sniff` of bytes in place.
+    public static func sniff(_ data: UnsafeRawBufferPointer) -> Bool {
         data.count >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF
     }
 
     /// Reads the header (tjDecompressHeader3) and EXIF orientation; refuses width × height > maxPixels.
     public static func header(of data: [UInt8], options: DecodeOptions = .init()) throws(JPEGError) -> JPEGHeader {
+        try inPlace(data) { (buffer) throws(JPEGError) in try header(of: buffer, options: options) }
+    }
+
+    /// `header(of:)` of bytes in place (a memory map, a request frame).
+    ///
+    /// The segments before the first scan are walked one by one, so the frame header is found
+    /// wherever it is, after any amount of metadata; TurboJPEG then reads only those segments.
+    public static func header(of data: UnsafeRawBufferPointer, options: DecodeOptions = .init()) throws(JPEGError) -> JPEGHeader {
         let handle = try TurboJPEGHandle(.decompress)
-        return try header(of: data, options: options, handle: handle)
+        var walker = try walker(of: data, options: options)
+        return try header(of: data, walker: &walker, options: options, handle: handle)
+    }
+
+    /// Checks the whole structure of a JPEG without decoding it: the header (under the pixel
+    /// limit), then every scan's entropy-coded data up to EOI (see `JPEGWalker` for what is
+    /// checked). Linear in the size, at memory speed; bytes after EOI are ignored.
+    ///
+    /// What the structure cannot show is whether the Huffman codes themselves decode; for an
+    /// arithmetic-coded frame it cannot bound the data either (`entropyDataChecked` is false):
+    /// decode those to be sure.
+    public static func validate(_ data: UnsafeRawBufferPointer, options: DecodeOptions = .init()) throws(JPEGError) -> JPEGValidation {
+        let handle = try TurboJPEGHandle(.decompress)
+        var walker = try walker(of: data, options: options)
+        let header = try header(of: data, walker: &walker, options: options, handle: handle)
+        let end = try walker.readScans()
+        return JPEGValidation(header: header, scans: walker.scans, end: end, entropyDataChecked: walker.frame?.arithmetic == false)
+    }
+
+    /// `validate` of an array.
+    public static func validate(_ data: [UInt8], options: DecodeOptions = .init()) throws(JPEGError) -> JPEGValidation {
+        try inPlace(data) { (buffer) throws(JPEGError) in try validate(buffer, options: options) }
     }
 
     /// Decodes to 8-bit RGB in stored orientation (apply `header.orientation` with `RGBImage.oriented`).
@@ -24,8 +58,18 @@ public enum JPEG {
         targetSize: (width: Int, height: Int)? = nil,
         options: DecodeOptions = .init()
     ) throws(JPEGError) -> RGBImage {
+        try inPlace(data) { (buffer) throws(JPEGError) in try decode(buffer, targetSize: targetSize, options: options) }
+    }
+
+    /// `decode` of bytes in place (a memory map): nothing is copied before TurboJPEG reads them.
+    public static func decode(
+        _ data: UnsafeRawBufferPointer,
+        targetSize: (width: Int, height: Int)? = nil,
+        options: DecodeOptions = .init()
+    ) throws(JPEGError) -> RGBImage {
         let handle = try TurboJPEGHandle(.decompress)
-        let header = try header(of: data, options: options, handle: handle)
+        var walker = try walker(of: data, options: options)
+        let header = try header(of: data, walker: &walker, options: options, handle: handle)
         let (width, height) = scaledSize(of: header, toCover: targetSize)
         let isCMYK = header.colorSpace == .cmyk || header.colorSpace == .ycck
         // libjpeg cannot convert CMYK or YCCK to RGB itself, so those come out as CMYK and are converted below.
@@ -38,21 +82,17 @@ public enum JPEG {
         if options.fastDCT { flags |= TJFLAG_FASTDCT }
         var rc: Int32 = 0
         let samples = [UInt8](unsafeUninitializedCapacity: width * height * bytesPerPixel) { buffer, count in
-            rc = data.withUnsafeBufferPointer { jpeg in
-                tjDecompress2(
-                    handle.raw, jpeg.baseAddress, UInt(jpeg.count), buffer.baseAddress,
-                    Int32(width), 0, Int32(height), Int32(pixelFormat.rawValue), flags
-                )
-            }
+            rc = tjDecompress2(
+                handle.raw, data.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(data.count), buffer.baseAddress,
+                Int32(width), 0, Int32(height), Int32(pixelFormat.rawValue), flags
+            )
             // On failure TurboJPEG may have written only part of the buffer; zero it so nothing uninitialised escapes.
             if rc != 0 { buffer.initialize(repeating: 0) }
             count = buffer.count
         }
         try handle.check(rc)
         guard isCMYK else { return RGBImage(width: width, height: height, pixels: samples) }
-        return RGBImage(
-            width: width, height: height, cmyk: samples, adobeInverted: JPEGSegment.hasAdobeMarker(in: data)
-        )
+        return RGBImage(width: width, height: height, cmyk: samples, adobeInverted: walker.adobe)
     }
 
     /// Encodes RGB pixels as a baseline JPEG at `quality` 1...100.
@@ -75,17 +115,45 @@ public enum JPEG {
         return try compress(cmyk, width: width, height: height, pixelFormat: TJPF_CMYK, subsampling: TJSAMP_444, quality: quality)
     }
 
+    /// Encodes RGB pixels as a progressive JPEG (TJFLAG_PROGRESSIVE: 10 scans at 4:2:0); for tests.
+    static func encodeProgressive(_ image: RGBImage, quality: Int = 85) throws(JPEGError) -> [UInt8] {
+        image.assertConsistent()
+        return try compress(
+            image.pixels, width: image.width, height: image.height, pixelFormat: TJPF_RGB, subsampling: TJSAMP_420,
+            quality: quality, flags: TJFLAG_PROGRESSIVE)
+    }
+
     // MARK: Internals
 
-    private static func header(of data: [UInt8], options: DecodeOptions, handle: TurboJPEGHandle) throws(JPEGError) -> JPEGHeader {
+    /// `body` with the array's bytes in place, keeping the typed error (withUnsafeBytes only rethrows).
+    private static func inPlace<T>(
+        _ data: [UInt8], _ body: (UnsafeRawBufferPointer) throws(JPEGError) -> T
+    ) throws(JPEGError) -> T {
+        let result = data.withUnsafeBytes { buffer -> Result<T, JPEGError> in
+            do throws(JPEGError) { return .success(try body(buffer)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// A walker over `data`, which must start like a JPEG.
+    private static func walker(of data: UnsafeRawBufferPointer, options: DecodeOptions) throws(JPEGError) -> JPEGWalker {
         guard sniff(data) else {
             throw JPEGError(kind: .notJPEG, message: "data does not start with the JPEG SOI marker FF D8 FF")
         }
+        return JPEGWalker(data, limitScans: options.limitScans)
+    }
+
+    /// Walks the header segments, then has TurboJPEG read just those (up to the end of the
+    /// first SOS segment), however far into the data they reach.
+    private static func header(
+        of data: UnsafeRawBufferPointer, walker: inout JPEGWalker, options: DecodeOptions, handle: TurboJPEGHandle
+    ) throws(JPEGError) -> JPEGHeader {
+        let headerEnd = try walker.readHeader()
         // TurboJPEG 2.1 returns success and leaves these untouched when no frame header was found.
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = -1, colorSpace: Int32 = -1
-        let rc = data.withUnsafeBufferPointer { jpeg in
-            tjDecompressHeader3(handle.raw, jpeg.baseAddress, UInt(jpeg.count), &width, &height, &subsampling, &colorSpace)
-        }
+        let rc = tjDecompressHeader3(
+            handle.raw, data.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(headerEnd),
+            &width, &height, &subsampling, &colorSpace)
         try handle.check(rc)
         guard width > 0, height > 0 else {
             throw JPEGError(kind: .truncated, message: "no frame header (SOF) before the end of the data")
@@ -102,7 +170,7 @@ public enum JPEG {
             height: Int(height),
             colorSpace: try Self.colorSpace(colorSpace),
             subsampling: Self.subsamplingName(subsampling),
-            orientation: EXIF.orientation(in: data) ?? 1
+            orientation: walker.exif.flatMap { EXIF.orientation(ofExifPayload: data, $0) } ?? 1
         )
     }
 
@@ -149,7 +217,7 @@ public enum JPEG {
     }
 
     private static func compress(
-        _ samples: [UInt8], width: Int, height: Int, pixelFormat: TJPF, subsampling: TJSAMP, quality: Int
+        _ samples: [UInt8], width: Int, height: Int, pixelFormat: TJPF, subsampling: TJSAMP, quality: Int, flags: Int32 = 0
     ) throws(JPEGError) -> [UInt8] {
         precondition(width > 0 && height > 0, "cannot encode an empty \(width)×\(height) image")
         precondition(width <= Int(Int32.max) && height <= Int(Int32.max), "\(width)×\(height) is too large for TurboJPEG")
@@ -162,7 +230,7 @@ public enum JPEG {
         let rc = samples.withUnsafeBufferPointer { source in
             tjCompress2(
                 handle.raw, source.baseAddress, Int32(width), 0, Int32(height), Int32(pixelFormat.rawValue),
-                &output, &size, Int32(subsampling.rawValue), Int32(quality), 0
+                &output, &size, Int32(subsampling.rawValue), Int32(quality), flags
             )
         }
         try handle.check(rc)

@@ -1,46 +1,133 @@
-/// One marker segment in a JPEG's header area: its marker byte and where its payload lies.
+/// One marker in a JPEG: its byte after 0xFF, where it starts, and where its payload lies.
 struct JPEGSegment {
     /// The marker byte after 0xFF, e.g. 0xE1 for APP1.
     let marker: UInt8
-    /// The payload's byte range in the data, after the two length bytes.
+    /// The offset of the marker's 0xFF (the last one, after any fill bytes).
+    let offset: Int
+    /// The payload's byte range in the data, after the two length bytes; empty (at the end of
+    /// the marker) for the markers that stand alone.
     let payload: Range<Int>
 
-    /// The segments between SOI and the first SOS; stops quietly at anything malformed or cut short.
-    static func headerSegments(of data: [UInt8]) -> [JPEGSegment] {
-        guard data.count >= 2, data[0] == 0xFF, data[1] == 0xD8 else { return [] }
-        var segments: [JPEGSegment] = []
-        var index = 2
-        while index < data.count, data[index] == 0xFF {
-            // Any number of 0xFF fill bytes may precede a marker.
-            while index < data.count, data[index] == 0xFF { index += 1 }
-            guard index < data.count else { break }
-            let marker = data[index]
-            index += 1
-            switch marker {
-            case 0xD9, 0xDA:
-                // EOI or start of scan: the header area is over.
-                return segments
-            case 0x01, 0xD0...0xD7:
-                // TEM and RSTn stand alone, without a length.
-                continue
-            default:
-                guard index + 2 <= data.count else { return segments }
-                let length = Int(data[index]) << 8 | Int(data[index + 1])
-                let end = index + length
-                guard length >= 2, end <= data.count else { return segments }
-                segments.append(JPEGSegment(marker: marker, payload: (index + 2)..<end))
-                index = end
-            }
+    /// The offset just past the segment.
+    var end: Int { payload.upperBound }
+
+    /// Whether `marker` has no length or payload: SOI, EOI, RSTn, TEM.
+    static func standsAlone(_ marker: UInt8) -> Bool {
+        marker == 0x01 || (0xD0...0xD9).contains(marker)
+    }
+
+    /// The marker's name from the JPEG standard (T.81 table B.1), for messages.
+    static func name(of marker: UInt8) -> String {
+        switch marker {
+        case 0xC4: "DHT"
+        case 0xC8: "JPG"
+        case 0xCC: "DAC"
+        case 0xC0...0xCF: "SOF\(marker - 0xC0)"
+        case 0xD0...0xD7: "RST\(marker - 0xD0)"
+        case 0xD8: "SOI"
+        case 0xD9: "EOI"
+        case 0xDA: "SOS"
+        case 0xDB: "DQT"
+        case 0xDC: "DNL"
+        case 0xDD: "DRI"
+        case 0xDE: "DHP"
+        case 0xDF: "EXP"
+        case 0xE0...0xEF: "APP\(marker - 0xE0)"
+        case 0xF0...0xFD: "JPG\(marker - 0xF0)"
+        case 0xFE: "COM"
+        case 0x01: "TEM"
+        default: "marker 0x\(hex(marker))"
         }
-        return segments
+    }
+
+    /// Two lower-case hex digits.
+    static func hex(_ byte: UInt8) -> String {
+        let digits = Array("0123456789abcdef")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 15)]])
+    }
+
+    /// The segments between SOI and the first SOS; stops quietly at anything malformed or cut short.
+    static func headerSegments(of data: UnsafeRawBufferPointer, _ body: (JPEGSegment) -> Void) {
+        guard data.count >= 2, data[0] == 0xFF, data[1] == 0xD8 else { return }
+        var reader = JPEGSegmentReader(data: data, position: 2)
+        while let segment = try? reader.next(), segment.marker != 0xDA, segment.marker != 0xD9 {
+            body(segment)
+        }
     }
 
     /// True when an APP14 "Adobe" segment is present: such files store CMYK inverted (255 = no ink).
     static func hasAdobeMarker(in data: [UInt8]) -> Bool {
-        let adobe = Array("Adobe".utf8)
-        return headerSegments(of: data).contains { segment in
-            segment.marker == 0xEE && segment.payload.count >= adobe.count
-                && data[segment.payload.prefix(adobe.count)].elementsEqual(adobe)
+        data.withUnsafeBytes { buffer in
+            var found = false
+            headerSegments(of: buffer) { segment in
+                if !found, isAdobe(segment, in: buffer) { found = true }
+            }
+            return found
         }
+    }
+
+    /// Whether `segment` is an APP14 that starts "Adobe".
+    static func isAdobe(_ segment: JPEGSegment, in data: UnsafeRawBufferPointer) -> Bool {
+        segment.marker == 0xEE && segment.payload.count >= 5
+            && data[segment.payload.prefix(5)].elementsEqual("Adobe".utf8)
+    }
+
+    /// Whether `segment` is an APP1 that starts "Exif\0\0" (not, e.g., an XMP APP1).
+    static func isExif(_ segment: JPEGSegment, in data: UnsafeRawBufferPointer) -> Bool {
+        segment.marker == 0xE1 && segment.payload.count >= 6
+            && data[segment.payload.prefix(6)].elementsEqual("Exif\0\0".utf8)
+    }
+}
+
+/// Reads marker segments one after another, each in constant time however long it is: the
+/// walk over a header of any size is linear and never looks at a byte twice.
+struct JPEGSegmentReader {
+    let data: UnsafeRawBufferPointer
+    /// Where the next marker (or its fill bytes) is expected.
+    var position: Int
+
+    /// The next marker segment, or nil when the data ends exactly here.
+    ///
+    /// Throws when the bytes here are not a marker, or the segment's length runs past the end.
+    mutating func next() throws(JPEGError) -> JPEGSegment? {
+        guard position < data.count else { return nil }
+        guard data[position] == 0xFF else {
+            throw JPEGError(
+                kind: .corrupt,
+                message: "expected a marker (FF) at offset \(position), found 0x\(JPEGSegment.hex(data[position]))")
+        }
+        // Any number of 0xFF fill bytes may precede a marker.
+        var index = position
+        while index + 1 < data.count, data[index + 1] == 0xFF { index += 1 }
+        let offset = index
+        guard offset + 1 < data.count else {
+            throw JPEGError(kind: .truncated, message: "the data ends at offset \(data.count) inside a marker")
+        }
+        let marker = data[offset + 1]
+        let name = JPEGSegment.name(of: marker)
+        if marker == 0x00 {
+            throw JPEGError(
+                kind: .corrupt,
+                message: "FF 00 at offset \(offset) is not a marker (byte stuffing belongs in entropy-coded data)")
+        }
+        if JPEGSegment.standsAlone(marker) {
+            position = offset + 2
+            return JPEGSegment(marker: marker, offset: offset, payload: position..<position)
+        }
+        guard offset + 4 <= data.count else {
+            throw JPEGError(kind: .truncated, message: "the \(name) segment at offset \(offset) is cut off before its length")
+        }
+        let length = Int(data[offset + 2]) << 8 | Int(data[offset + 3])
+        guard length >= 2 else {
+            throw JPEGError(kind: .corrupt, message: "the \(name) segment at offset \(offset) declares a length of \(length) (at least 2)")
+        }
+        let end = offset + 2 + length
+        guard end <= data.count else {
+            throw JPEGError(
+                kind: .truncated,
+                message: "the \(name) segment at offset \(offset) declares \(length) bytes, but only \(data.count - offset - 2) remain")
+        }
+        position = end
+        return JPEGSegment(marker: marker, offset: offset, payload: (offset + 4)..<end)
     }
 }
