@@ -324,19 +324,13 @@ extension ImageStore {
         }
     }
 
-    /// Classifies a staged upload from its first and last bytes (reading it whole only for an unusual JPEG end).
+    /// Classifies a staged upload: a container by its first bytes; a JPEG validated whole in
+    /// place, through a read-only map of the staged file (never read into memory whole).
     private static func sniff(_ upload: Upload, maxPixels: Int) throws -> SniffedMedia {
-        let headCount = Int(min(upload.totalSize, 4 << 20))
-        let head = try readStaged(upload, offset: 0, count: headCount)
-        if head.starts(with: [0xFF, 0xD8, 0xFF]) {
-            let tailCount = Int(min(upload.totalSize, 2048))
-            let tail = try readStaged(upload, offset: upload.totalSize - Int64(tailCount), count: tailCount)
-            return try MediaSniffer.jpeg(
-                head: head, tail: tail[...], whole: { try readStaged(upload, offset: 0, count: Int(upload.totalSize)) },
-                maxPixels: maxPixels)
-        }
-        if let media = MediaSniffer.container(head[...]) { return media }
-        throw MediaSniffer.unrecognised(head[...])
+        let head = try readStaged(upload, offset: 0, count: Int(min(upload.totalSize, Int64(MediaSniffer.headBytes))))
+        guard head.starts(with: [0xFF, 0xD8, 0xFF]) else { return try MediaSniffer.classify(head, maxPixels: maxPixels) }
+        let map = try MappedFile(fd: upload.fd, count: Int(upload.totalSize), path: upload.path)
+        return try withExtendedLifetime(map) { try MediaSniffer.jpeg(map.bytes, maxPixels: maxPixels) }
     }
 
     private static func readStaged(_ upload: Upload, offset: Int64, count: Int) throws -> [UInt8] {

@@ -1,7 +1,7 @@
 import JPEG
 import Proto
 
-/// What stored bytes are, from their signature (and, for JPEG, the validated header).
+/// What stored bytes are, from their signature (and, for JPEG, the validated structure).
 struct SniffedMedia: Sendable, Equatable {
     var mediaType: MediaType
     var contentType: String
@@ -11,8 +11,8 @@ struct SniffedMedia: Sendable, Equatable {
     var orientation = 0
 }
 
-/// Recognises JPEG (header validated with TurboJPEG under a pixel limit), HEIC/AVIF, and movies by
-/// their container signature (ISO BMFF/QuickTime, Matroska/WebM, AVI).
+/// Recognises JPEG (its whole structure validated, the header under a pixel limit), HEIC/AVIF,
+/// and movies by their container signature (ISO BMFF/QuickTime, Matroska/WebM, AVI).
 enum MediaSniffer {
     /// Bytes needed to classify by signature.
     static let headBytes = 64
@@ -53,64 +53,44 @@ enum MediaSniffer {
         return nil
     }
 
-    /// Classifies whole data: JPEG (header validated, ending checked), HEIC or a movie.
-    static func classify(_ data: [UInt8], maxPixels: Int) throws(ImageStoreError) -> SniffedMedia {
-        guard !data.isEmpty else { throw .invalid("data is empty") }
-        if JPEG.sniff(data) { return try jpeg(head: data, tail: data.suffix(2048), whole: { data }, maxPixels: maxPixels) }
-        if let media = container(data[...]) { return media }
-        throw unrecognised(data[...])
-    }
-
-    /// Classifies whole data read in place: the JPEG header is read from the first 4 MiB (as
-    /// for uploads), so only an unusual JPEG (no EOI at the end) is copied whole.
+    /// Classifies whole data in place (an array, a request frame, a memory map): JPEG (its
+    /// whole structure validated), HEIC or a movie.
     static func classify(_ data: some BlobBytes, maxPixels: Int) throws -> SniffedMedia {
-        if let array = data as? [UInt8] { return try classify(array, maxPixels: maxPixels) }
-        guard data.count > 0 else { throw ImageStoreError.invalid("data is empty") }
-        // The signatures are in the first bytes; only a JPEG needs more (its header segments).
-        let start = try data.withBlobBytes { [UInt8]($0.prefix(64)) }
-        if JPEG.sniff(start) {
-            let (head, tail) = try data.withBlobBytes { buffer in
-                ([UInt8](buffer.prefix(4 << 20)), [UInt8](buffer.suffix(2048)))
-            }
-            return try jpeg(head: head, tail: tail[...], whole: { data.array }, maxPixels: maxPixels)
-        }
-        if let media = container(start[...]) { return media }
-        throw unrecognised(start[...])
+        try data.withBlobBytes { buffer in try classify(buffer, maxPixels: maxPixels) }
     }
 
-    /// Validates a JPEG from its first bytes (header and EXIF) and its last bytes (the EOI
-    /// marker); when the end does not show EOI it decodes `whole()` to be sure it is complete.
-    static func jpeg(
-        head: [UInt8], tail: ArraySlice<UInt8>, whole: () throws -> [UInt8], maxPixels: Int
-    ) throws(ImageStoreError) -> SniffedMedia {
+    /// `classify` of bytes in place.
+    static func classify(_ data: UnsafeRawBufferPointer, maxPixels: Int) throws(ImageStoreError) -> SniffedMedia {
+        guard data.count > 0 else { throw .invalid("data is empty") }
+        if JPEG.sniff(data) { return try jpeg(data, maxPixels: maxPixels) }
+        // The signatures are in the first bytes.
+        let head = [UInt8](data.prefix(headBytes))
+        if let media = container(head[...]) { return media }
+        throw unrecognised(head[...])
+    }
+
+    /// Validates a whole JPEG in place: every segment wherever the frame header is, every
+    /// scan's entropy-coded data, the EOI (`JPEG.validate`, at memory speed, no decode).
+    ///
+    /// Only an arithmetic-coded JPEG, whose data the structure cannot bound, is decoded as
+    /// well (at 1/8 scale), under the render limit: a decode can hold a large buffer.
+    static func jpeg(_ data: UnsafeRawBufferPointer, maxPixels: Int) throws(ImageStoreError) -> SniffedMedia {
+        let options = DecodeOptions(maxPixels: maxPixels)
         let header: JPEGHeader
         do {
-            header = try JPEG.header(of: head, options: DecodeOptions(maxPixels: maxPixels))
+            let validation = try JPEG.validate(data, options: options)
+            if !validation.entropyDataChecked {
+                ImageStore.renders.wait()
+                defer { ImageStore.renders.signal() }
+                _ = try JPEG.decode(data, targetSize: (1, 1), options: options)
+            }
+            header = validation.header
         } catch {
             throw describe(error)
-        }
-        // Entropy-coded data never contains FF D9, so an EOI near the end means the scan is complete.
-        if !endsWithEOI(tail) {
-            do {
-                _ = try JPEG.decode(try whole(), targetSize: (1, 1), options: DecodeOptions(maxPixels: maxPixels))
-            } catch let error as JPEGError {
-                throw describe(error)
-            } catch {
-                throw .invalid("JPEG could not be read: \(error)")
-            }
         }
         return SniffedMedia(
             mediaType: .image, contentType: "image/jpeg", width: header.width, height: header.height,
             orientation: header.orientation)
-    }
-
-    private static func endsWithEOI(_ tail: ArraySlice<UInt8>) -> Bool {
-        var index = tail.endIndex - 1
-        while index > tail.startIndex {
-            if tail[index - 1] == 0xFF, tail[index] == 0xD9 { return true }
-            index -= 1
-        }
-        return false
     }
 
     private static func describe(_ error: JPEGError) -> ImageStoreError {
