@@ -66,7 +66,7 @@ final class BlobStore: Sendable {
     }
 
     /// Opens a stored blob for reading, where it is now or where an earlier version put it.
-    private func openStored(_ key: String) throws -> (fd: Int32, path: String) {
+    func openStored(_ key: String) throws -> (fd: Int32, path: String) {
         let current = path(of: key)
         let fd = Glibc.open(current, O_RDONLY | O_CLOEXEC)
         if fd >= 0 { return (fd, current) }

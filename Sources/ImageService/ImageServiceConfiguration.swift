@@ -16,6 +16,8 @@ public struct ImageServiceConfiguration: Sendable {
     public var maxPixels: Int
     /// Largest chunked upload.
     public var maxUploadBytes: Int64
+    /// Largest stored JPEG a rendition is made from.
+    public var maxRenditionSourceBytes: Int64
     /// Idle uploads are dropped after this many seconds.
     public var uploadExpirySeconds: Int
     /// Whether PSI and cgroup monitors feed the cache (tests drive it themselves).
@@ -27,7 +29,8 @@ public struct ImageServiceConfiguration: Sendable {
         dataDirectory: String = Defaults.dataDir,
         maxMessageBytes: Int = Defaults.maxMessageBytes,
         cacheBudgetBytes: Int = 0, maxPixels: Int = 100_000_000, maxUploadBytes: Int64 = 4 << 30,
-        uploadExpirySeconds: Int = 900, watchMemoryPressure: Bool = true
+        uploadExpirySeconds: Int = 900, watchMemoryPressure: Bool = true,
+        maxRenditionSourceBytes: Int64 = 256 << 20
     ) {
         self.rpcEndpoint = rpcEndpoint
         self.eventsEndpoint = eventsEndpoint
@@ -37,6 +40,7 @@ public struct ImageServiceConfiguration: Sendable {
         self.maxPixels = maxPixels
         self.maxUploadBytes = maxUploadBytes
         self.uploadExpirySeconds = uploadExpirySeconds
+        self.maxRenditionSourceBytes = maxRenditionSourceBytes
         self.watchMemoryPressure = watchMemoryPressure
     }
 
@@ -62,13 +66,15 @@ public struct ImageServiceConfiguration: Sendable {
                    help: "largest width × height of a JPEG accepted", valueName: "PIXELS"),
         OptionSpec(name: "max-upload-bytes", env: EnvironmentNames.imageMaxUploadBytes, defaultValue: String(4 << 30),
                    help: "largest chunked upload", valueName: "BYTES"),
+        OptionSpec(name: "max-rendition-source-bytes", env: EnvironmentNames.imageMaxRenditionSourceBytes,
+                   defaultValue: String(256 << 20), help: "largest stored JPEG a rendition is made from", valueName: "BYTES"),
         OptionSpec(name: "upload-expiry", env: EnvironmentNames.imageUploadExpirySeconds, defaultValue: "900",
                    help: "seconds an idle upload is kept", valueName: "SECONDS"),
     ]
 
     /// Reads the parsed flags; refuses values outside their range.
     public init(_ options: ParsedOptions) throws {
-        for (name, minimum) in [("cache-bytes", 0), ("max-pixels", 1), ("max-upload-bytes", 1), ("upload-expiry", 1)] {
+        for (name, minimum) in [("cache-bytes", 0), ("max-pixels", 1), ("max-upload-bytes", 1), ("max-rendition-source-bytes", 1), ("upload-expiry", 1)] {
             let value = try options.int(name)
             guard value >= minimum else {
                 throw OptionError.invalidValue(option: "--\(name)", value: String(value), reason: "must be ≥ \(minimum)")
@@ -80,6 +86,7 @@ public struct ImageServiceConfiguration: Sendable {
             maxMessageBytes: try options.int("max-message-bytes"),
             cacheBudgetBytes: try options.int("cache-bytes"), maxPixels: try options.int("max-pixels"),
             maxUploadBytes: Int64(try options.int("max-upload-bytes")),
-            uploadExpirySeconds: try options.int("upload-expiry"))
+            uploadExpirySeconds: try options.int("upload-expiry"),
+            maxRenditionSourceBytes: Int64(try options.int("max-rendition-source-bytes")))
     }
 }

@@ -24,7 +24,8 @@ public enum ImageServiceHost {
         let limits = ImageStoreLimits(
             maxPixels: configuration.maxPixels, maxUploadBytes: configuration.maxUploadBytes,
             maxChunkBytes: max(4096, min(16 << 20, configuration.maxMessageBytes - (64 << 10))),
-            uploadExpiryMilliseconds: Int64(configuration.uploadExpirySeconds) * 1000)
+            uploadExpiryMilliseconds: Int64(configuration.uploadExpirySeconds) * 1000,
+            maxRenditionSourceBytes: configuration.maxRenditionSourceBytes)
         let store = try ImageStore(folder: dataFolder(configuration), cache: cache, limits: limits, logger: logger)
         // A reply carries the data plus ImageInfo and framing; keep a margin under the frame limit.
         ImageServiceHandlers.register(on: host, store: store, replyLimit: max(4096, configuration.maxMessageBytes - (64 << 10)))

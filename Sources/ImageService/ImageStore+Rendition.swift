@@ -50,19 +50,38 @@ extension ImageStore {
         let cacheKey = "\(stored.cacheKey)/r/\(target.width)x\(target.height)/\(mode == .fill ? "fill" : "fit")"
         if let cached = cache.get(cacheKey) { return (Self.renditionInfo(original, target, cached), cached) }
 
-        let source = try await read(stored)
+        let limit = limits.maxRenditionSourceBytes
+        guard original.sizeBytes <= limit else {
+            throw ImageStoreError.failedPrecondition(
+                "image \(original.key) is \(original.sizeBytes) bytes, over the \(limit) bytes a rendition is made from (--max-rendition-source-bytes); fetch it with GetImage and scale it on the client")
+        }
+        // The original from the cache when it is there; else mapped from its file and verified
+        // against its checksum over the map, never copied whole into memory.
+        let cachedSource = cache.get(stored.cacheKey)
         let maxPixels = limits.maxPixels
         let decodeTarget = Self.decodeTarget(of: (orientedWidth, orientedHeight), box: (width, height), mode: mode)
-        let renders = Self.renders
-        let data = try await onIO { () throws -> [UInt8] in
-            // At most one decode per core: each can hold a large pixel buffer.
-            renders.wait()
-            defer { renders.signal() }
-            let storedTarget = swapped ? (decodeTarget.height, decodeTarget.width) : decodeTarget
-            let image = try JPEG.decode(source, targetSize: storedTarget, options: DecodeOptions(maxPixels: maxPixels))
-                .oriented(orientation)
-            let sized = mode == .fill ? image.filled(to: target.width, target.height) : image.fitted(within: target.width, target.height)
-            return try JPEG.encode(sized, quality: 85)
+        let renders = Self.renders, blobs = blobs, key = original.key, size = original.sizeBytes
+        let checksum = stored.verification
+        let data = try await readVerified(key: key) { () throws -> [UInt8] in
+            let render = { (source: UnsafeRawBufferPointer) throws -> [UInt8] in
+                // At most one decode per core: each can hold a large pixel buffer.
+                renders.wait()
+                defer { renders.signal() }
+                let storedTarget = swapped ? (decodeTarget.height, decodeTarget.width) : decodeTarget
+                let image: RGBImage
+                do throws(JPEGError) {
+                    image = try JPEG.decode(source, targetSize: storedTarget, options: DecodeOptions(maxPixels: maxPixels))
+                        .oriented(orientation)
+                } catch {
+                    throw ImageStoreError.failedPrecondition(
+                        "image \(key) cannot be rendered: its JPEG does not decode (\(error.message))")
+                }
+                let sized = mode == .fill ? image.filled(to: target.width, target.height) : image.fitted(within: target.width, target.height)
+                return try JPEG.encode(sized, quality: 85)
+            }
+            if let cachedSource { return try cachedSource.withUnsafeBytes(render) }
+            let map = try blobs.mapVerified(key: key, size: size, checksum: checksum)
+            return try withExtendedLifetime(map) { try render(map.bytes) }
         }
         cache.insert(cacheKey, data)
         return (Self.renditionInfo(original, target, data), data)

@@ -12,17 +12,21 @@ public struct ImageStoreLimits: Sendable {
     public var uploadExpiryMilliseconds: Int64
     /// Uploads in progress at once.
     public var maxOpenUploads: Int
+    /// Largest stored JPEG a rendition is made from (it is mapped and decoded whole).
+    public var maxRenditionSourceBytes: Int64
 
     /// Limits; every value has a default suited to phone photos and short videos.
     public init(
         maxPixels: Int = 100_000_000, maxUploadBytes: Int64 = 4 << 30, maxChunkBytes: Int = 16 << 20,
-        uploadExpiryMilliseconds: Int64 = 15 * 60 * 1000, maxOpenUploads: Int = 256
+        uploadExpiryMilliseconds: Int64 = 15 * 60 * 1000, maxOpenUploads: Int = 256,
+        maxRenditionSourceBytes: Int64 = 256 << 20
     ) {
         self.maxPixels = maxPixels
         self.maxUploadBytes = maxUploadBytes
         self.maxChunkBytes = maxChunkBytes
         self.uploadExpiryMilliseconds = uploadExpiryMilliseconds
         self.maxOpenUploads = maxOpenUploads
+        self.maxRenditionSourceBytes = maxRenditionSourceBytes
     }
 }
 

@@ -26,6 +26,8 @@ public enum EnvironmentNames {
     public static let imageMaxPixels = "HOMEPWNER_IMAGE_MAX_PIXELS"
     /// image-service: the largest chunked upload in bytes.
     public static let imageMaxUploadBytes = "HOMEPWNER_IMAGE_MAX_UPLOAD_BYTES"
+    /// image-service: the largest stored JPEG a rendition is made from, in bytes.
+    public static let imageMaxRenditionSourceBytes = "HOMEPWNER_IMAGE_MAX_RENDITION_SOURCE_BYTES"
     /// image-service: seconds before an idle chunked upload is dropped.
     public static let imageUploadExpirySeconds = "HOMEPWNER_IMAGE_UPLOAD_EXPIRY_SECONDS"
 }
