@@ -6,10 +6,16 @@ public struct DecodeOptions: Sendable {
     public var limitScans: Bool = true
     /// Use the faster, slightly less accurate integer DCT (TJFLAG_FASTDCT).
     public var fastDCT: Bool = false
+    /// The most marker segments a JPEG may have: real files have a few dozen (extended XMP of
+    /// 8 MB is 128), while libjpeg spends ~45 ns on each, so a file of nothing but tiny
+    /// segments would cost far more CPU than its size suggests.
+    public var maxSegments: Int = 65_536
 
     /// Creates options; every parameter has the safe default.
-    public init(maxPixels: Int = 100_000_000, limitScans: Bool = true, fastDCT: Bool = false) {
+    public init(maxPixels: Int = 100_000_000, limitScans: Bool = true, fastDCT: Bool = false, maxSegments: Int = 65_536) {
         precondition(maxPixels > 0, "maxPixels must be positive (got \(maxPixels))")
+        precondition(maxSegments > 0, "maxSegments must be positive (got \(maxSegments))")
+        self.maxSegments = maxSegments
         self.maxPixels = maxPixels
         self.limitScans = limitScans
         self.fastDCT = fastDCT

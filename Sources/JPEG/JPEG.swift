@@ -140,7 +140,7 @@ public enum JPEG {
         guard sniff(data) else {
             throw JPEGError(kind: .notJPEG, message: "data does not start with the JPEG SOI marker FF D8 FF")
         }
-        return JPEGWalker(data, limitScans: options.limitScans)
+        return JPEGWalker(data, options: options)
     }
 
     /// Walks the header segments, then has TurboJPEG read just those (up to the end of the

@@ -104,7 +104,8 @@ struct JPEGSegmentReader {
             throw JPEGError(kind: .truncated, message: "the data ends at offset \(data.count) inside a marker")
         }
         let marker = data[offset + 1]
-        let name = JPEGSegment.name(of: marker)
+        // Named only for a message: formatting it for each of many segments would cost more than the walk.
+        var name: String { JPEGSegment.name(of: marker) }
         if marker == 0x00 {
             throw JPEGError(
                 kind: .corrupt,

@@ -18,6 +18,10 @@ struct JPEGWalker {
     let data: UnsafeRawBufferPointer
     /// Against progressive-scan bombs, as TJFLAG_LIMITSCANS in the decoder.
     let maxScans: Int?
+    /// `DecodeOptions.maxSegments`.
+    let maxSegments: Int
+    /// Marker segments read so far (outside entropy-coded data).
+    private var segments = 0
     private var reader: JPEGSegmentReader
     private(set) var frame: JPEGFrame?
     /// The payload of the first APP1 "Exif" segment.
@@ -39,10 +43,11 @@ struct JPEGWalker {
     static let scanLimit = 500
 
     /// A walker over `data`, which starts with SOI (FF D8).
-    init(_ data: UnsafeRawBufferPointer, limitScans: Bool) {
+    init(_ data: UnsafeRawBufferPointer, options: DecodeOptions) {
         precondition(data.count >= 2 && data[0] == 0xFF && data[1] == 0xD8, "JPEGWalker needs data that starts with SOI")
         self.data = data
-        self.maxScans = limitScans ? Self.scanLimit : nil
+        self.maxScans = options.limitScans ? Self.scanLimit : nil
+        self.maxSegments = options.maxSegments
         reader = JPEGSegmentReader(data: data, position: 2)
     }
 
@@ -53,6 +58,7 @@ struct JPEGWalker {
             guard let segment = try reader.next() else {
                 throw JPEGError(kind: .truncated, message: "\(missing) before the end of the data at offset \(data.count)")
             }
+            try count(segment)
             switch segment.marker {
             case 0xDA:
                 guard frame != nil else {
@@ -83,6 +89,7 @@ struct JPEGWalker {
                     throw JPEGError(
                         kind: .truncated, message: "the data ends at offset \(data.count) after scan \(scans), before EOI")
                 }
+                try count(segment)
                 switch segment.marker {
                 case 0xDA: next = segment
                 case 0xD9: return segment.end
@@ -94,6 +101,16 @@ struct JPEGWalker {
     }
 
     // MARK: Segments
+
+    /// Counts one more segment against `maxSegments`.
+    private mutating func count(_ segment: JPEGSegment) throws(JPEGError) {
+        segments += 1
+        guard segments <= maxSegments else {
+            throw JPEGError(
+                kind: .unsupported("more than \(maxSegments) marker segments"),
+                message: "the JPEG has more than \(maxSegments) marker segments (the \(segments)th is at offset \(segment.offset)); real files have a few dozen")
+        }
+    }
 
     /// Takes in one segment outside the scans.
     private mutating func accept(_ segment: JPEGSegment) throws(JPEGError) {

@@ -18,9 +18,9 @@ import RPCTestSupport
         JPEGSplice.inserting(JPEGSplice.metadata(totalBytes: 8 << 20), beforeFrameOf: try Samples.photo("Landscape_6.jpg"))
     }
 
-    /// A small JPEG after 1.2 million empty COM segments (4.8 MB).
+    /// A small JPEG after 60,000 COM segments of 84 bytes (5 MB).
     static func afterTinySegments() throws -> [UInt8] {
-        JPEGSplice.inserting(JPEGSplice.tinySegments(1_200_000), beforeFrameOf: try Samples.jpeg(width: 64, height: 48))
+        JPEGSplice.inserting(JPEGSplice.tinySegments(60_000, payload: 80), beforeFrameOf: try Samples.jpeg(width: 64, height: 48))
     }
 
     /// A small JPEG whose frame header starts at 4 MiB exactly, right after a full 64 KB APP1 segment.
@@ -39,7 +39,7 @@ import RPCTestSupport
         let client = try ImageServiceHostTests.client(folder)
         defer { client.close() }
         let photo = try Self.photoAfter8MB(), tiny = try Self.afterTinySegments(), boundary = try Self.frameAt4MiB()
-        let cases = [("8 MB of APP1", photo, 1200, 1800, 6), ("1.2 million COM", tiny, 64, 48, 1), ("SOF at 4 MiB", boundary, 64, 48, 1)]
+        let cases = [("8 MB of APP1", photo, 1200, 1800, 6), ("60,000 COM", tiny, 64, 48, 1), ("SOF at 4 MiB", boundary, 64, 48, 1)]
         for (name, data, width, height, orientation) in cases {
             var put = PutImageRequest()
             put.data = data
@@ -61,8 +61,8 @@ import RPCTestSupport
         let cuts: [([UInt8], String)] = [
             (Array(photo.prefix(tenth + 1000)),
              "data: JPEG is truncated (the APP1 segment at offset \(tenth) declares 65535 bytes, but only 998 remain)"),
-            (Array(tiny.prefix(tinyFrame + 4 * 1_000_000 + 2)),
-             "data: JPEG is truncated (the COM segment at offset \(tinyFrame + 4 * 1_000_000) is cut off before its length)"),
+            (Array(tiny.prefix(tinyFrame + 84 * 50_000 + 50)),
+             "data: JPEG is truncated (the COM segment at offset \(tinyFrame + 84 * 50_000) declares 82 bytes, but only 48 remain)"),
             (Array(boundary.prefix((4 << 20) - 10)),
              "data: JPEG is truncated (the APP1 segment at offset \((4 << 20) - JPEGSplice.largestSegment) declares 65535 bytes, but only 65525 remain)"),
             (Array(boundary.prefix(4 << 20)),
@@ -140,6 +140,24 @@ import RPCTestSupport
         #expect(await storeError { try await store.put(short, NewImage()) } == .invalid(
             "data: JPEG is truncated (scan 1 (SOS at offset \(sos)) has 2 bytes of entropy-coded data; its 72 blocks need at least 18)"))
         #expect(try await store.list().images.isEmpty)
+    }
+
+    /// The limit of a structural check: Huffman codes that do not decode are only found by a
+    /// decode, which PutImage does not do; GetRendition then says so.
+    @Test func aWellFormedJPEGWhoseCodesDoNotDecodeIsStoredAndItsRenditionIsFailedPrecondition() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        var data = try Samples.jpeg(width: 64, height: 48)
+        let start = JPEGSplice.scanDataOffset(in: data)
+        // Scramble the middle of the scan without making or breaking any FF.
+        for i in (start + 20)..<(data.count - 40) where data[i] != 0xFF && data[i - 1] != 0xFF {
+            let scrambled = data[i] ^ 0x5A
+            if scrambled != 0xFF { data[i] = scrambled }
+        }
+        let decodeError = try #require(throws: JPEGError.self) { try JPEG.decode(data) }
+        let info = try await store.put(data, NewImage()).info
+        #expect(await storeError { try await store.rendition(info.key, width: 32, height: 32, mode: .fit) }
+            == .failedPrecondition("image \(info.key) cannot be rendered: its JPEG does not decode (\(decodeError.message))"))
     }
 
     @Test func anArithmeticCodedPutIsDecodedUnderTheRenderLimit() async throws {

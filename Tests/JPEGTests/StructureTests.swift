@@ -54,13 +54,13 @@ struct StructureTests {
         }
     }
 
-    @Test("the frame header is found after 8 MB of APP1 segments, after 300,000 tiny segments, and right after a full 64 KB segment")
+    @Test("the frame header is found after 8 MB of APP1 segments, after 60,000 tiny segments, and right after a full 64 KB segment")
     func frameHeaderAfterLargeMetadata() throws {
         let photo = try TestImages.photo("Landscape_6.jpg")
         let small = try Self.baseline()
         let cases: [(String, [UInt8])] = [
             ("8 MB of APP1", JPEGSplice.inserting(JPEGSplice.metadata(totalBytes: 8 << 20), beforeFrameOf: photo)),
-            ("300,000 COM", JPEGSplice.inserting(JPEGSplice.tinySegments(300_000), beforeFrameOf: small)),
+            ("60,000 COM", JPEGSplice.inserting(JPEGSplice.tinySegments(60_000), beforeFrameOf: small)),
             ("64 KB APP1 ending at the SOF", JPEGSplice.inserting(JPEGSplice.metadata(totalBytes: 200_000, lastFull: true), beforeFrameOf: small)),
         ]
         for (name, data) in cases {
@@ -72,6 +72,27 @@ struct StructureTests {
         }
         // The EXIF orientation of the photo (in its APP1 before the inserted ones) is still read.
         #expect(try JPEG.validate(cases[0].1).header.orientation == 6)
+    }
+
+    @Test("a JPEG of more marker segments than DecodeOptions.maxSegments is refused at the first one over, for validate, header and decode")
+    func segmentLimit() throws {
+        let small = try Self.baseline()
+        let frame = JPEGSplice.frameOffset(in: small)
+        // The segments before the frame (APP0, DQT…; SOI is not one) count too.
+        var before = 0, index = 2
+        while index < frame {
+            before += 1
+            index += 2 + (Int(small[index + 2]) << 8 | Int(small[index + 3]))
+        }
+        let data = JPEGSplice.inserting(JPEGSplice.tinySegments(65_536), beforeFrameOf: small)
+        let over = frame + 4 * (65_536 - before)
+        let message = "the JPEG has more than 65536 marker segments (the 65537th is at offset \(over)); real files have a few dozen"
+        #expect(Self.refusal(data)?.message == message)
+        let header = try #require(throws: JPEGError.self) { try JPEG.header(of: data) }
+        #expect(header.message == message && header.kind == .unsupported("more than 65536 marker segments"))
+        let decode = try #require(throws: JPEGError.self) { try JPEG.decode(data) }
+        #expect(decode.message == message)
+        #expect(try JPEG.validate(data, options: DecodeOptions(maxSegments: 70_000)).end == data.count)
     }
 
     @Test("segments that run past the end are refused as truncated, naming the segment, its offset and what remains")

@@ -59,8 +59,9 @@ public enum JPEGSplice {
         return bytes
     }
 
-    /// `count` empty COM segments (FF FE 00 02), 4 bytes each.
-    public static func tinySegments(_ count: Int) -> [UInt8] {
-        Array([[UInt8]](repeating: [0xFF, 0xFE, 0x00, 0x02], count: count).joined())
+    /// `count` COM segments of `payload` bytes each (4 + `payload` bytes with the marker and length).
+    public static func tinySegments(_ count: Int, payload: Int = 0) -> [UInt8] {
+        let segment = [0xFF, 0xFE, UInt8((payload + 2) >> 8), UInt8((payload + 2) & 0xFF)] + [UInt8](repeating: 0x2E, count: payload)
+        return Array([[UInt8]](repeating: segment, count: count).joined())
     }
 }
