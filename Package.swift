@@ -65,7 +65,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "homepwner-bench", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "SQLite", "ItemService", "ImageService", "Harness", "Clients"],
+            name: "homepwner-bench", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "SQLite", "ItemService", "ImageService", "Harness", "Clients", "JPEG"],
             swiftSettings: swiftSettings),
         // Reads the protoc-c descriptors and writes Sources/Proto/Generated (ops/gen-proto).
         .executableTarget(name: "ProtoGenSwift", dependencies: ["CProtobufC", "HomepwnerProtoC"], swiftSettings: swiftSettings),

@@ -1,5 +1,6 @@
 import Foundation
 import ImageService
+import JPEG
 import Proto
 import RPC
 import Runtime
@@ -9,7 +10,7 @@ import ZMQ
 /// for a profiler (perf) or a trace.
 extension ImagesBenchmark {
     static let profileVariants = [
-        "put", "put4", "raw", "raw4", "put-refused", "store-put", "get-cold", "get-cached", "get-cached-client-thread",
+        "put", "put4", "put-jpeg", "store-put-jpeg", "raw", "raw4", "put-refused", "store-put", "get-cold", "get-cached", "get-cached-client-thread",
         "get-cached-undecoded", "decode", "bare",
     ]
 
@@ -22,13 +23,15 @@ extension ImagesBenchmark {
             throw RPCError.invalidArgument("--profile takes \(profileVariants.joined(separator: ", ")) (got \(variant))")
         }
         let size = arguments.firstIndex(of: "--bytes").flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? 20_000_000
-        let blobs = (0..<max(1, 100_000_000 / size)).map { payload(size, seed: 500 + $0) }
+        let jpeg = variant.hasSuffix("-jpeg")
+        let blobs = try (0..<max(1, 100_000_000 / size)).map { jpeg ? try jpegPayload(size, seed: 500 + $0) : payload(size, seed: 500 + $0) }
         let bytes = blobs.reduce(0) { $0 + $1.count }
+        if jpeg { print("\(blobs.count) JPEGs of \(blobs.map(\.count).min()!)...\(blobs.map(\.count).max()!) bytes") }
         var keys: [String] = []
         for round in 0..<rounds {
             let measure: Measure
             switch variant {
-            case "put", "put4":
+            case "put", "put4", "put-jpeg":
                 let (put, newKeys) = try await puts(blobs, client: client, inFlight: variant == "put4" ? 4 : 1)
                 measure = put
                 try await delete(newKeys, client: client)
@@ -46,7 +49,7 @@ extension ImagesBenchmark {
                     _ = try? await client.call(ImageServiceRPC.putImage, request)
                 }
                 measure = Measure(bytes: bytes, seconds: monotonicSeconds() - start)
-            case "store-put":
+            case "store-put", "store-put-jpeg":
                 measure = try await storePuts(blobs, store: store)
             case "get-cold":
                 // From the disk: the cache emptied and the blobs' pages dropped before each round.
@@ -89,4 +92,24 @@ extension ImagesBenchmark {
             print("round \(round + 1): \(variant) \(String(format: "%.0f", measure.megabytesPerSecond)) MB/s")
         }
     }
+
+    /// A photo-like JPEG of about `count` bytes (noise over a gradient, quality 95, 4:2:0), distinct
+    /// per seed: PutImage validates its whole structure, entropy-coded data included.
+    static func jpegPayload(_ count: Int, seed: Int) throws -> [UInt8] {
+        var state = UInt64(seed + 1) &* 0x9E37_79B9_7F4A_7C15
+        func image(_ width: Int, _ height: Int) -> RGBImage {
+            var pixels = [UInt8](repeating: 0, count: width * height * 3)
+            for i in pixels.indices {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                pixels[i] = UInt8(truncatingIfNeeded: (i / 3 % width) &+ Int(state & 63))
+            }
+            return RGBImage(width: width, height: height, pixels: pixels)
+        }
+        // Bytes per pixel measured on a sample, then the size scaled to it.
+        let sample = try JPEG.encode(image(256, 256), quality: 95)
+        let pixels = Double(count) / (Double(sample.count) / 65536)
+        let width = max(16, Int((pixels * 4 / 3).squareRoot())), height = max(16, Int(pixels) / max(16, Int((pixels * 4 / 3).squareRoot())))
+        return try JPEG.encode(image(width, height), quality: 95)
+    }
 }
+
