@@ -2,15 +2,16 @@
 import Glibc
 #endif
 
-/// One pass over a JPEG's structure, from SOI to EOI: every marker segment (however many, of
-/// whatever size: the header is found wherever it is), each scan's header and its
-/// entropy-coded data, without decoding a pixel.
+/// One pass over a JPEG's structure, from SOI to EOI: every marker segment (up to
+/// `DecodeOptions.maxSegments`, of any size: the header is found wherever it is), each scan's
+/// header and its entropy-coded data, without decoding a pixel.
 ///
 /// It refuses, with the offset and the reason, what libjpeg-turbo would refuse or warn about
 /// (and so fail the decode): segments that run past the end, bytes where a marker must be,
 /// malformed DQT, DHT, DRI, SOF and SOS segments, scans that name unknown components or
 /// tables, progressive scripts out of order, restart markers out of sequence or miscounted,
-/// entropy-coded data shorter or longer than the scan's blocks can take, a missing EOI.
+/// entropy-coded data shorter or longer than the scan's blocks can take, a missing EOI. What it
+/// cannot tell is whether the Huffman codes themselves decode.
 ///
 /// The walk is linear: each segment is skipped in constant time by its length, and the
 /// entropy-coded data is searched for 0xFF with memchr; nothing is allocated per segment.
