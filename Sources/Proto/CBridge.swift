@@ -104,19 +104,38 @@ enum CBridge {
         guard input.count <= options.maxBytes else {
             throw .tooLarge(type: M.protoName, size: input.count, limit: options.maxBytes)
         }
+        let descriptor = ProtoRegistry.messageDescriptor(M.protoName)
+        if let descriptor { try WireScan.check(input, as: descriptor, options: options) }
         // protobuf-c allocates the unpacked message piece by piece; an arena serves those
-        // pieces from one chunk and frees them together (its free is a no-op), so a decode costs
-        // one allocation instead of one per string and sub-message.
-        let arena = Arena()
+        // pieces from a few chunks and frees them together (its free is a no-op), within the
+        // budget the scan has just checked protobuf-c's needs against.
+        let arena = Arena(budget: options.memoryBudget(forInputBytes: input.count))
+        let decoded = unpack(type, input, leaving: leaving, descriptor: descriptor, arena: arena)
+        guard let decoded else {
+            guard !arena.exhausted else {
+                let budget = options.memoryBudget(forInputBytes: input.count)
+                throw .overLimit(
+                    type: M.protoName,
+                    reason: "\(M.protoName) (\(input.count) bytes) took more than \(budget) bytes of memory to decode (\(options.memoryBudgetBaseBytes) + \(options.memoryBudgetPerInputByte) per input byte)")
+            }
+            throw .malformed(type: M.protoName, size: input.count)
+        }
+        return decoded
+    }
+
+    /// protobuf-c's unpack into `arena` and the conversion to Swift; nil when protobuf-c fails.
+    static func unpack<M: CBridgedMessage>(
+        _ type: M.Type, _ input: UnsafeRawBufferPointer, leaving: UInt32?,
+        descriptor: UnsafePointer<ProtobufCMessageDescriptor>?, arena: Arena
+    ) -> (message: M, field: Range<Int>?)? {
         var allocator = ProtobufCAllocator(
             alloc: { data, size in
                 Unmanaged<Arena>.fromOpaque(data!).takeUnretainedValue().raw(bytes: size)
             },
             free: { _, _ in },
             allocator_data: Unmanaged.passUnretained(arena).toOpaque())
-        let plan = input.count < LargeBytes.threshold
-            ? nil : ProtoRegistry.messageDescriptor(M.protoName).flatMap { LargeBytes.plan(input, descriptor: $0) }
-        let decoded: (M, Range<Int>?)? = withExtendedLifetime(arena) {
+        let plan = input.count < LargeBytes.threshold ? nil : descriptor.flatMap { LargeBytes.plan(input, descriptor: $0) }
+        return withExtendedLifetime(arena) {
             func unpack(_ buffer: UnsafeRawBufferPointer) -> UnsafeMutablePointer<M.CType>? {
                 // protobuf-c wants a valid pointer even for zero bytes.
                 var empty: UInt8 = 0
@@ -132,8 +151,6 @@ enum CBridge {
             LargeBytes.apply(plan.slices.filter { $0.field.pointee.id != leaving }, to: UnsafeMutableRawPointer(unpacked), input: input)
             return (M(c: unpacked), left?.range)
         }
-        guard let decoded else { throw .malformed(type: M.protoName, size: input.count) }
-        return decoded
     }
 
     static func string(_ c: UnsafePointer<CChar>?) -> String {
@@ -155,17 +172,27 @@ enum CBridge {
     }
 }
 
-/// Memory for one encode: every C string, array and struct, freed together.
+/// Memory for one encode or decode: every C string, array and struct, freed together.
 ///
-/// A bump allocator: small pieces come out of one chunk (most messages fit in it, so an
-/// encode costs one allocation here instead of one per string and struct); large pieces, such
-/// as a bytes field, get blocks of their own.
+/// A bump allocator over chunks that double in size (1 KiB up to 1 MiB), so a message costs one
+/// system allocation when small and a few dozen when huge, instead of one per string and
+/// struct; a piece too large for a chunk gets a block of its own. A decode's arena has a budget:
+/// past it, it hands protobuf-c no more memory (which then fails the unpack cleanly).
 final class Arena {
-    private static let chunkSize = 1024
-    private static let ownBlockOver = 256
+    private static let firstChunkSize = 1024
+    private static let largestChunkSize = 1 << 20
     private var chunk: UnsafeMutableRawPointer?
+    private var chunkSize = 0
     private var used = 0
+    /// Every system allocation, chunks included.
     private var blocks: [UnsafeMutableRawPointer] = []
+    /// Bytes handed out (padding included) and the most that may be.
+    private(set) var allocatedBytes = 0
+    private let budget: Int
+    /// Whether a piece was refused for the budget.
+    private(set) var exhausted = false
+    /// protobuf-c's requests for memory, counted for the tests.
+    private(set) var pieces = 0
     /// Whether large bytes of the top-level message are recorded instead of copied.
     private let deferLargeBytes: Bool
     /// Messages being filled (1 while the top-level message is) and arrays being converted.
@@ -174,44 +201,67 @@ final class Arena {
     /// Bytes left out of the C struct, each under a marker address stored in its field.
     private(set) var deferred: [(marker: UnsafeMutableRawPointer, bytes: [UInt8])] = []
 
-    init(deferLargeBytes: Bool = false) {
+    init(deferLargeBytes: Bool = false, budget: Int = .max) {
         self.deferLargeBytes = deferLargeBytes
+        self.budget = budget
     }
 
     deinit {
-        chunk?.deallocate()
         for block in blocks { block.deallocate() }
     }
 
-    private func allocate(bytes: Int, alignment: Int) -> UnsafeMutableRawPointer {
+    /// System allocations made so far.
+    var systemAllocations: Int { blocks.count }
+
+    private func allocate(bytes: Int, alignment: Int) -> UnsafeMutableRawPointer? {
         let bytes = max(bytes, 1)
-        if bytes <= Self.ownBlockOver {
-            let start = (used + alignment - 1) & ~(alignment - 1)
-            if let chunk, start + bytes <= Self.chunkSize {
-                used = start + bytes
-                return chunk + start
-            }
-            if chunk == nil {
-                let fresh = UnsafeMutableRawPointer.allocate(byteCount: Self.chunkSize, alignment: 16)
-                chunk = fresh
-                used = bytes
-                return fresh
-            }
+        let start = (used + alignment - 1) & ~(alignment - 1)
+        let (total, overflow) = allocatedBytes.addingReportingOverflow(bytes + (start - used))
+        guard !overflow, total <= budget else {
+            exhausted = true
+            return nil
         }
-        let block = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: max(alignment, 16))
-        blocks.append(block)
-        return block
+        if let chunk, start + bytes <= chunkSize {
+            used = start + bytes
+            allocatedBytes = total
+            return chunk + start
+        }
+        allocatedBytes += bytes
+        let next = min(Self.largestChunkSize, max(Self.firstChunkSize, chunkSize * 2))
+        guard bytes <= next / 4 else {
+            let block = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: max(alignment, 16))
+            blocks.append(block)
+            return block
+        }
+        // The rest of the current chunk is left unused: pieces here are at most a quarter of
+        // a chunk, so that wastes little.
+        let fresh = UnsafeMutableRawPointer.allocate(byteCount: next, alignment: 16)
+        blocks.append(fresh)
+        chunk = fresh
+        chunkSize = next
+        used = bytes
+        return fresh
     }
 
-    /// Memory for protobuf-c's unpack, aligned as malloc's.
-    func raw(bytes: Int) -> UnsafeMutableRawPointer {
-        allocate(bytes: bytes, alignment: 16)
+    /// Encoding fills memory for values already in hand; it has no budget.
+    private func allocate(encoding bytes: Int, alignment: Int) -> UnsafeMutableRawPointer {
+        guard let p = allocate(bytes: bytes, alignment: alignment) else {
+            preconditionFailure("an encode's arena has no budget to exhaust")
+        }
+        return p
+    }
+
+    /// Memory for protobuf-c's unpack, or nil past the budget. 8-byte alignment serves every
+    /// struct protobuf-c builds (nothing in them is wider than 8 bytes).
+    func raw(bytes: Int) -> UnsafeMutableRawPointer? {
+        pieces += 1
+        return allocate(bytes: bytes, alignment: 8)
     }
 
     func string(_ s: String) -> UnsafeMutablePointer<CChar> {
         var s = s
         return s.withUTF8 { utf8 in
-            let p = allocate(bytes: utf8.count + 1, alignment: 1).bindMemory(to: CChar.self, capacity: utf8.count + 1)
+            let p = allocate(encoding: utf8.count + 1, alignment: 1).bindMemory(to: CChar.self, capacity: utf8.count + 1)
             if let base = utf8.baseAddress {
                 UnsafeMutableRawPointer(p).copyMemory(from: base, byteCount: utf8.count)
             }
@@ -224,11 +274,11 @@ final class Arena {
         guard !b.isEmpty else { return ProtobufCBinaryData(len: 0, data: nil) }
         if deferLargeBytes && depth == 1 && arrayDepth == 0 && b.count >= LargeBytes.threshold {
             // Length 0, so protobuf-c packs nothing for it; the marker says which bytes go there.
-            let marker = allocate(bytes: 1, alignment: 1)
+            let marker = allocate(encoding: 1, alignment: 1)
             deferred.append((marker, b))
             return ProtobufCBinaryData(len: 0, data: marker.assumingMemoryBound(to: UInt8.self))
         }
-        let p = allocate(bytes: b.count, alignment: 1).bindMemory(to: UInt8.self, capacity: b.count)
+        let p = allocate(encoding: b.count, alignment: 1).bindMemory(to: UInt8.self, capacity: b.count)
         b.withUnsafeBufferPointer { p.update(from: $0.baseAddress!, count: b.count) }
         return ProtobufCBinaryData(len: b.count, data: p)
     }
@@ -237,14 +287,14 @@ final class Arena {
         guard !values.isEmpty else { return nil }
         arrayDepth += 1
         defer { arrayDepth -= 1 }
-        let p = allocate(bytes: MemoryLayout<T>.stride * values.count, alignment: MemoryLayout<T>.alignment)
+        let p = allocate(encoding: MemoryLayout<T>.stride * values.count, alignment: MemoryLayout<T>.alignment)
             .bindMemory(to: T.self, capacity: values.count)
         for (i, v) in values.enumerated() { (p + i).initialize(to: convert(v)) }
         return p
     }
 
     func message<M: CBridgedMessage>(_ m: M) -> UnsafeMutablePointer<M.CType> {
-        let p = allocate(bytes: MemoryLayout<M.CType>.size, alignment: MemoryLayout<M.CType>.alignment)
+        let p = allocate(encoding: MemoryLayout<M.CType>.size, alignment: MemoryLayout<M.CType>.alignment)
             .bindMemory(to: M.CType.self, capacity: 1)
         M.cInit(p)
         depth += 1

@@ -4,6 +4,9 @@ public enum ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvertib
     case tooLarge(type: String, size: Int, limit: Int)
     /// protobuf-c could not parse the bytes as this message type.
     case malformed(type: String, size: Int)
+    /// The encoding breaks another limit of DecodingOptions (unknown fields, values of one
+    /// field, nesting, memory); `reason` names the field and the limit.
+    case overLimit(type: String, reason: String)
 
     public var description: String {
         switch self {
@@ -11,6 +14,8 @@ public enum ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvertib
             return "\(type) is \(size) bytes, over the limit of \(limit) bytes"
         case let .malformed(type, size):
             return "\(size) bytes do not parse as \(type)"
+        case let .overLimit(_, reason):
+            return reason
         }
     }
 }

@@ -4,7 +4,8 @@ extension ProtoJSON {
     /// Unpacks wire bytes of `messageName` with protobuf-c and prints them as proto3 JSON:
     /// lowerCamel keys (or proto names) in field-number order, 64-bit integers as strings, enums by
     /// name (number when unknown to this build), bytes as base64, absent messages as null.
-    /// Bytes over `options.limits.maxBytes` are refused before protobuf-c sees them.
+    /// Bytes over `options.limits.maxBytes`, or breaking its other limits, are refused before
+    /// protobuf-c sees them.
     public static func decode(
         _ bytes: [UInt8], as messageName: String, options: JSONOptions = .init()
     ) throws(ProtoJSONError) -> String {
@@ -13,6 +14,12 @@ extension ProtoJSON {
             throw ProtoJSONError(
                 .tooLarge, path: "",
                 message: "\(schema.fullName) is \(bytes.count) bytes, over the limit of \(options.limits.maxBytes) bytes")
+        }
+        let scanned = bytes.withUnsafeBytes { input in
+            Result { () throws(ProtoDecodingError) in try WireScan.check(input, as: schema.descriptor, options: options.limits) }
+        }
+        if case .failure(let error) = scanned {
+            throw ProtoJSONError(.overLimit, path: "", message: error.description)
         }
         guard let unpacked = schema.unpack(bytes) else {
             throw ProtoJSONError(.malformed, path: "", message: "\(bytes.count) bytes do not parse as \(schema.fullName)")

@@ -47,6 +47,9 @@ public struct ProtoJSONError: Error, Sendable, Hashable, CustomStringConvertible
         case outOfRange
         /// The bytes are larger than `DecodingOptions.maxBytes`.
         case tooLarge
+        /// The bytes break another limit of `DecodingOptions` (unknown fields, values of one
+        /// field, nesting, memory).
+        case overLimit
         /// protobuf-c does not accept the bytes as this message.
         case malformed
     }
