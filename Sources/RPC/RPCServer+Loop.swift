@@ -7,27 +7,62 @@ import ZMQ
 extension RPCServer {
     /// A call being served.
     struct InFlight {
+        /// Empty once the caller was answered (its deadline passed) while the handler goes on.
         let identity: [[UInt8]]
         let requestID: UInt64
         let deadline: Int64
         let method: String
         let idempotencyKey: String?
         let task: Task<Void, Never>?
+        /// The request body's size, counted against `maxInFlightBytes` until the handler ends.
+        let bytes: Int
     }
 
     final class LoopState {
-        var inFlight: [UInt64: InFlight] = [:]
+        private(set) var inFlight: [UInt64: InFlight] = [:]
+        private(set) var inFlightBytes = 0
         var nextTicket: UInt64 = 1
         var idempotency: IdempotencyCache
         var lastDeadlineScan: Int64 = 0
+        /// Callers answered UNAVAILABLE because the server stopped with their calls in flight.
+        var abandoned = 0
         // Registration ends at start(), so the table is read without a lock from here on.
         let methods: [String: Method]
+        let counters: Counters
 
-        init(_ configuration: Configuration, methods: [String: Method]) {
+        init(_ configuration: Configuration, methods: [String: Method], counters: Counters) {
             self.methods = methods
+            self.counters = counters
             idempotency = IdempotencyCache(
                 capacity: configuration.idempotencyCapacity,
-                timeToLiveMilliseconds: configuration.idempotencyTimeToLiveMilliseconds)
+                timeToLiveMilliseconds: configuration.idempotencyTimeToLiveMilliseconds,
+                maxBytes: configuration.idempotencyMaxBytes)
+        }
+
+        func add(_ ticket: UInt64, _ call: InFlight) {
+            inFlight[ticket] = call
+            inFlightBytes += call.bytes
+            published()
+        }
+
+        func remove(_ ticket: UInt64) -> InFlight? {
+            guard let call = inFlight.removeValue(forKey: ticket) else { return nil }
+            inFlightBytes -= call.bytes
+            published()
+            return call
+        }
+
+        /// Replaces the caller of a call whose deadline passed with nobody.
+        func answered(_ ticket: UInt64) {
+            guard let call = inFlight[ticket] else { return }
+            inFlight[ticket] = InFlight(
+                identity: [], requestID: call.requestID, deadline: .max, method: call.method,
+                idempotencyKey: call.idempotencyKey, task: call.task, bytes: call.bytes)
+        }
+
+        private func published() {
+            counters.inFlight.store(inFlight.count, ordering: .relaxed)
+            counters.inFlightBytes.store(inFlightBytes, ordering: .relaxed)
         }
     }
 
@@ -72,7 +107,7 @@ extension RPCServer {
         let poller = Poller()
         let socketIndex = poller.add(socket, events: .in)
         let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
-        let state = LoopState(configuration, methods: shared.withLock { $0.methods })
+        let state = LoopState(configuration, methods: shared.withLock { $0.methods }, counters: counters)
         // While requests or completions keep coming, go round without zmq_poll: each poll is a
         // syscall, and under load the next request is usually queued already. Only a pass
         // that found nothing to do sleeps in poll (the wake-up pipe ends that sleep).
@@ -110,13 +145,35 @@ extension RPCServer {
             expireDeadlines(socket, state)
             busy = received > 0 || completed > 0
         }
-        for call in state.inFlight.values { call.task?.cancel() }
         if let publisher {
             sendEvents(publisher)
             publisher.close()
         }
+        abandonCallers(socket, state)
+        // Linger 0 would drop those answers with the socket; give them a moment to leave.
+        if state.abandoned > 0 { try? socket.setLinger(milliseconds: 200) }
         socket.close()
         logger.info("stopped", ["rpc": configuration.endpoints.joined(separator: ",")])
+    }
+
+    /// Answers UNAVAILABLE to every caller still waiting (the server stops with calls in
+    /// flight) and cancels their handlers; what those finish later is sent nowhere.
+    private func abandonCallers(_ socket: Socket, _ state: LoopState) {
+        for (ticket, call) in state.inFlight {
+            call.task?.cancel()
+            guard !call.identity.isEmpty else { continue }
+            state.answered(ticket)
+            send(socket, Envelope.reply(
+                to: call.identity, requestID: call.requestID, code: .unavailable,
+                message: "\(configuration.processName) stopped before \(call.method) finished; it may have run"))
+            state.abandoned += 1
+        }
+        for (key, waiter) in state.idempotency.takeWaiters() {
+            send(socket, Envelope.reply(
+                to: waiter.identity, requestID: waiter.requestID, code: .unavailable,
+                message: "\(configuration.processName) stopped before the first call of \(Self.method(ofKey: key)) with this idempotency key finished; it may have run"))
+            state.abandoned += 1
+        }
     }
 
     /// Reads one request and either answers it at once or starts its handler.
@@ -163,34 +220,62 @@ extension RPCServer {
         let now = monotonicMilliseconds()
         let timeout = header.timeoutMs == 0 ? configuration.defaultTimeoutMilliseconds : header.timeoutMs
         let deadline = now + Int64(timeout)
+        let body = frames[delimiter + 2]
+        func refuse(_ code: StatusCode, _ message: String, retryAfter: UInt32 = 0) {
+            send(socket, Envelope.reply(
+                to: identity, requestID: header.requestId, code: code, message: message, retryAfterMilliseconds: retryAfter))
+        }
 
+        // Parse, then admit, then claim: a call refused here holds nothing, so its retry with
+        // the same idempotency key runs (a key claimed before a busy refusal stayed "running"
+        // with no call to finish it, and every retry waited on it forever).
         var idempotencyKey: String?
+        var waiting = false
         if method.mutating && !header.idempotencyKey.isEmpty {
+            let keyBytes = header.idempotencyKey.utf8.count
+            guard keyBytes <= configuration.maxIdempotencyKeyBytes else {
+                refuse(.invalidArgument, "idempotency_key is \(keyBytes) bytes; at most \(configuration.maxIdempotencyKeyBytes) are accepted (a UUID is 36)")
+                return
+            }
             let key = header.method + "\u{0}" + header.idempotencyKey
-            let decision = state.idempotency.begin(
-                key: key, waiter: .init(identity: identity, requestID: header.requestId), now: now)
-            switch decision {
-            case .run:
-                idempotencyKey = key
-            case let .replay(outcome):
+            switch state.idempotency.lookup(key: key, now: now) {
+            case let .done(outcome):
+                // A stored answer costs nothing to send: no admission needed.
                 counters.replayed.bump()
                 send(socket, Envelope.reply(
                     to: identity, requestID: header.requestId, code: StatusCode(rawValue: outcome.code),
                     message: outcome.message, body: outcome.body))
                 return
-            case .wait:
-                counters.replayed.bump()
-                return
+            case .running:
+                waiting = true
+            case .absent:
+                break
             }
+            idempotencyKey = key
         }
 
-        guard state.inFlight.count < configuration.maxInFlight else {
+        let calls = state.inFlight.count + state.idempotency.waiterCount
+        guard calls < configuration.maxInFlight else {
             counters.rejectedBusy.bump()
-            send(socket, Envelope.reply(
-                to: identity, requestID: header.requestId, code: .resourceExhausted,
-                message: "server busy: \(configuration.maxInFlight) calls in flight", retryAfterMilliseconds: 50))
+            refuse(.resourceExhausted, "server busy: \(configuration.maxInFlight) calls in flight", retryAfter: 50)
             return
         }
+        if waiting, let key = idempotencyKey {
+            // Answered when the running call finishes, or at this call's own deadline.
+            counters.replayed.bump()
+            state.idempotency.wait(key: key, .init(identity: identity, requestID: header.requestId, deadline: deadline))
+            return
+        }
+        guard state.inFlightBytes == 0 || state.inFlightBytes + body.count <= configuration.maxInFlightBytes else {
+            counters.rejectedBusy.bump()
+            refuse(
+                .resourceExhausted,
+                "server busy: \(state.inFlightBytes) bytes of requests in flight; this one (\(body.count) bytes) would pass the limit of \(configuration.maxInFlightBytes)",
+                retryAfter: 50)
+            return
+        }
+        if let key = idempotencyKey { state.idempotency.claim(key: key) }
+
         let ticket = state.nextTicket
         state.nextTicket += 1
         var metadata: [String: String] = [:]
@@ -198,24 +283,22 @@ extension RPCServer {
         let context = RPCContext(
             method: header.method, requestID: header.requestId, idempotencyKey: header.idempotencyKey,
             metadata: metadata, deadlineMilliseconds: deadline, baseLogger: logger)
-        let body = frames[delimiter + 2]
+        let path = header.method
         if let inline = method.inlineHandler {
-            let completion = Self.completion(ticket: ticket, method: header.method, context: context) {
+            let completion = Self.completion(ticket: ticket, method: path, context: context) {
                 try inline(body, context)
             }
             let call = InFlight(
-                identity: identity, requestID: header.requestId, deadline: deadline, method: header.method,
-                idempotencyKey: idempotencyKey, task: nil)
+                identity: identity, requestID: header.requestId, deadline: deadline, method: path,
+                idempotencyKey: idempotencyKey, task: nil, bytes: 0)
             finish(call, completion, socket, state, now: monotonicMilliseconds())
             return
         }
         if let deferred = method.deferredHandler {
             // Registered before the work starts: its completion is read by this same thread.
-            state.inFlight[ticket] = InFlight(
-                identity: identity, requestID: header.requestId, deadline: deadline, method: header.method,
-                idempotencyKey: idempotencyKey, task: nil)
-            counters.inFlight.store(state.inFlight.count, ordering: .relaxed)
-            let path = header.method
+            state.add(ticket, InFlight(
+                identity: identity, requestID: header.requestId, deadline: deadline, method: path,
+                idempotencyKey: idempotencyKey, task: nil, bytes: body.count))
             deferred(body, context) { [self] result in
                 complete(Self.completion(ticket: ticket, method: path, context: context) { try result.get() })
             }
@@ -233,20 +316,24 @@ extension RPCServer {
                     retryAfter: error.retryAfterMilliseconds, body: .empty)
             } catch is CancellationError {
                 completion = Completion(
-                    ticket: ticket, code: .deadlineExceeded, message: "deadline passed while serving \(header.method)",
+                    ticket: ticket, code: .deadlineExceeded, message: "deadline passed while serving \(path)",
                     retryAfter: 0, body: .empty)
             } catch {
                 context.logger.error("handler failed", ["error": "\(error)"])
                 completion = Completion(
-                    ticket: ticket, code: .internal, message: "internal error in \(header.method): \(error)",
+                    ticket: ticket, code: .internal, message: "internal error in \(path): \(error)",
                     retryAfter: 0, body: .empty)
             }
             complete(completion)
         }
-        state.inFlight[ticket] = InFlight(
-            identity: identity, requestID: header.requestId, deadline: deadline, method: header.method,
-            idempotencyKey: idempotencyKey, task: task)
-        counters.inFlight.store(state.inFlight.count, ordering: .relaxed)
+        state.add(ticket, InFlight(
+            identity: identity, requestID: header.requestId, deadline: deadline, method: path,
+            idempotencyKey: idempotencyKey, task: task, bytes: body.count))
+    }
+
+    /// The method path of an idempotency cache key ("<method>\0<key>").
+    static func method(ofKey key: String) -> String {
+        String(key.prefix { $0 != "\u{0}" })
     }
 
     /// Sends what the handlers finished; drops answers whose call already timed out.
@@ -268,10 +355,9 @@ extension RPCServer {
         guard !completions.isEmpty else { return 0 }
         let now = monotonicMilliseconds()
         for completion in completions {
-            guard let call = state.inFlight.removeValue(forKey: completion.ticket) else { continue }
+            guard let call = state.remove(completion.ticket) else { continue }
             finish(call, completion, socket, state, now: now)
         }
-        counters.inFlight.store(state.inFlight.count, ordering: .relaxed)
         return completions.count
     }
 
@@ -321,7 +407,8 @@ extension RPCServer {
         }
     }
 
-    /// Answers DEADLINE_EXCEEDED for calls past their deadline and cancels their handlers.
+    /// Answers DEADLINE_EXCEEDED for calls past their deadline and cancels their handlers, and
+    /// to callers whose own deadline passed while they waited on a running idempotency key.
     private func expireDeadlines(_ socket: Socket, _ state: LoopState) {
         let now = monotonicMilliseconds()
         guard now - state.lastDeadlineScan >= 5, !state.inFlight.isEmpty else { return }
@@ -329,14 +416,18 @@ extension RPCServer {
         for (ticket, call) in state.inFlight where call.deadline < now {
             call.task?.cancel()
             // The entry stays until the handler ends, so an idempotent retry waits for the real
-            // outcome; only the caller is answered now. Its deadline is moved out of reach.
-            state.inFlight[ticket] = InFlight(
-                identity: [], requestID: call.requestID, deadline: .max, method: call.method,
-                idempotencyKey: call.idempotencyKey, task: call.task)
+            // outcome (up to its own deadline); only the caller is answered now.
+            state.answered(ticket)
             counters.deadlineExceeded.bump()
             send(socket, Envelope.reply(
                 to: call.identity, requestID: call.requestID, code: .deadlineExceeded,
                 message: "deadline of \(call.method) passed before it finished"))
+        }
+        for (key, waiter) in state.idempotency.expireWaiters(now: now) {
+            counters.deadlineExceeded.bump()
+            send(socket, Envelope.reply(
+                to: waiter.identity, requestID: waiter.requestID, code: .deadlineExceeded,
+                message: "deadline of \(Self.method(ofKey: key)) passed while waiting for the first call with this idempotency key, which is still running"))
         }
     }
 

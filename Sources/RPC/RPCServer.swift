@@ -20,10 +20,18 @@ public final class RPCServer: Sendable {
         public var maxMessageBytes: Int
         /// Budget of a call whose header says timeout_ms = 0.
         public var defaultTimeoutMilliseconds: UInt32
-        /// Requests served at once; beyond it: RESOURCE_EXHAUSTED with retry_after_ms.
+        /// Requests served at once (callers waiting on a running idempotency key included);
+        /// beyond it: RESOURCE_EXHAUSTED with retry_after_ms.
         public var maxInFlight: Int
+        /// Bytes of request bodies held by the calls in flight; beyond it: RESOURCE_EXHAUSTED
+        /// with retry_after_ms. A call is always admitted when nothing else is in flight.
+        public var maxInFlightBytes: Int
         /// Finished mutating calls remembered for idempotent replay.
         public var idempotencyCapacity: Int
+        /// Bytes those remembered calls may take (keys, messages and reply bodies).
+        public var idempotencyMaxBytes: Int
+        /// The longest idempotency key accepted, in bytes (UTF-8).
+        public var maxIdempotencyKeyBytes: Int
         /// How long a finished mutating call is remembered.
         public var idempotencyTimeToLiveMilliseconds: Int64
         /// The process name reported by Health/Check, e.g. "item-service".
@@ -32,13 +40,18 @@ public final class RPCServer: Sendable {
         public var eventEndpoints: [String]
 
         /// A configuration with the protocol's defaults.
+        ///
+        /// - Parameter maxInFlightBytes: nil for four times `maxMessageBytes`.
         public init(
             endpoints: [String],
             processName: String,
             maxMessageBytes: Int = Defaults.maxMessageBytes,
             defaultTimeoutMilliseconds: UInt32 = 30_000,
             maxInFlight: Int = 1024,
+            maxInFlightBytes: Int? = nil,
             idempotencyCapacity: Int = 10_000,
+            idempotencyMaxBytes: Int = 64 << 20,
+            maxIdempotencyKeyBytes: Int = 128,
             idempotencyTimeToLiveMilliseconds: Int64 = 10 * 60 * 1000,
             eventEndpoints: [String] = []
         ) {
@@ -48,7 +61,10 @@ public final class RPCServer: Sendable {
             self.maxMessageBytes = maxMessageBytes
             self.defaultTimeoutMilliseconds = defaultTimeoutMilliseconds
             self.maxInFlight = maxInFlight
+            self.maxInFlightBytes = maxInFlightBytes ?? 4 * maxMessageBytes
             self.idempotencyCapacity = idempotencyCapacity
+            self.idempotencyMaxBytes = idempotencyMaxBytes
+            self.maxIdempotencyKeyBytes = maxIdempotencyKeyBytes
             self.idempotencyTimeToLiveMilliseconds = idempotencyTimeToLiveMilliseconds
         }
     }
@@ -292,8 +308,8 @@ public final class RPCServer: Sendable {
         logger.info("serving", ["rpc": boundEndpoints.joined(separator: ",")])
     }
 
-    /// Stops reading, closes the socket and waits for the I/O thread to end. Calls in flight
-    /// are abandoned (their clients see UNAVAILABLE or their deadline).
+    /// Stops reading, answers the calls still in flight 14 UNAVAILABLE (their handlers are
+    /// cancelled; they may have run), closes the socket and waits for the I/O thread to end.
     public func stop() {
         let wasRunning = shared.withLock { state -> Bool in
             let running = state.started && !state.stopping

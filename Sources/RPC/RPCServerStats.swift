@@ -12,12 +12,14 @@ public struct RPCServerStats: Sendable, Hashable {
     public var dropped: Int
     /// Calls answered DEADLINE_EXCEEDED.
     public var deadlineExceeded: Int
-    /// Calls refused because too many were in flight.
+    /// Calls refused because too many calls, or too many bytes of requests, were in flight.
     public var rejectedBusy: Int
     /// Mutating calls answered from the idempotency cache.
     public var replayed: Int
     /// Handlers running now.
     public var inFlight: Int
+    /// Bytes of request bodies the handlers running now hold.
+    public var inFlightBytes: Int
 }
 
 /// Counters bumped by the I/O thread (relaxed atomics: cheap on the hot path), read by anyone.
@@ -30,6 +32,7 @@ final class Counters: Sendable {
     let rejectedBusy = Atomic<Int>(0)
     let replayed = Atomic<Int>(0)
     let inFlight = Atomic<Int>(0)
+    let inFlightBytes = Atomic<Int>(0)
 
     func snapshot() -> RPCServerStats {
         RPCServerStats(
@@ -37,7 +40,7 @@ final class Counters: Sendable {
             malformed: malformed.load(ordering: .relaxed), dropped: dropped.load(ordering: .relaxed),
             deadlineExceeded: deadlineExceeded.load(ordering: .relaxed),
             rejectedBusy: rejectedBusy.load(ordering: .relaxed), replayed: replayed.load(ordering: .relaxed),
-            inFlight: inFlight.load(ordering: .relaxed))
+            inFlight: inFlight.load(ordering: .relaxed), inFlightBytes: inFlightBytes.load(ordering: .relaxed))
     }
 }
 

@@ -97,10 +97,12 @@ final class RawPeer {
     /// that also runs the server's handlers.
     func receiveHeader(timeoutMilliseconds: Int = 30_000) async throws -> (ResponseHeader, [[UInt8]])? {
         let deadline = ContinuousClock.now + .milliseconds(timeoutMilliseconds)
-        var received: [[UInt8]]?
+        var received = try socket.receive(dontWait: true)
         while received == nil && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(2))
+            // Looked at once more after the deadline: a task resumed late (a busy pool) still
+            // finds a reply that arrived in time.
             received = try socket.receive(dontWait: true)
-            if received == nil { try await Task.sleep(for: .milliseconds(2)) }
         }
         guard let frames = received else { return nil }
         let headerIndex = socket.type == .req ? 0 : 1
@@ -126,3 +128,92 @@ func healthy(_ endpoint: String) async throws -> Bool {
     return response.status == .serving
 }
 
+
+/// Holds handlers until opened; they wait without a thread (and without seeing cancellation,
+/// like a handler stuck in a store).
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.open { return true }
+                state.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.open = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Handlers waiting now.
+    var waiting: Int { state.withLock { $0.waiting.count } }
+
+    /// Returns once `count` handlers wait (or throws after 30 s).
+    func waitUntilWaiting(_ count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while waiting < count {
+            guard ContinuousClock.now < deadline else { throw GateError.notReached(waiting: waiting, wanted: count) }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+    }
+
+    enum GateError: Error { case notReached(waiting: Int, wanted: Int) }
+}
+
+/// Polls `condition` every 2 ms for up to 30 s; whether it became true.
+func eventually(_ condition: () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(30)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return condition() }
+        try await Task.sleep(for: .milliseconds(2))
+    }
+    return true
+}
+
+/// A server whose CreateItem (mutating) echoes the name, counting calls, and waits at `gate`
+/// first when the name starts with "gate"; GetItem (read-only) waits at `gate` when its key
+/// starts with "gate".
+func gatedServer(
+    _ gate: Gate, calls: CallCounter, endpoint: String = uniqueEndpoint(),
+    configure: (inout RPCServer.Configuration) -> Void = { _ in }
+) throws -> RPCServer {
+    var configuration = RPCServer.Configuration(endpoints: [endpoint], processName: "test-server")
+    configure(&configuration)
+    let server = try RPCServer(context: testContext, configuration: configuration, logger: testLogger)
+    server.register(ItemServiceRPC.createItem) { request, _ in
+        if request.name.hasPrefix("gate") { await gate.wait() }
+        calls.increment()
+        var item = Item()
+        item.name = request.name
+        return item
+    }
+    server.register(ItemServiceRPC.getItem) { request, _ in
+        if request.key.hasPrefix("gate") { await gate.wait() }
+        var item = Item()
+        item.key = String(request.key.prefix(8))
+        return item
+    }
+    try server.start()
+    return server
+}
+
+func createItem(_ name: String) -> CreateItemRequest {
+    var request = CreateItemRequest()
+    request.name = name
+    return request
+}
+
+func getItem(_ key: String) -> GetItemRequest {
+    var request = GetItemRequest()
+    request.key = key
+    return request
+}
