@@ -284,7 +284,10 @@ extension RPCServer {
             method: header.method, requestID: header.requestId, idempotencyKey: header.idempotencyKey,
             metadata: metadata, deadlineMilliseconds: deadline, baseLogger: logger)
         let path = header.method
-        if let inline = method.inlineHandler {
+        // Large bodies are decoded off this thread: their decode (bounded as it is) would hold
+        // up every other caller meanwhile.
+        let decodeHere = body.count <= Self.ioThreadDecodeLimit
+        if let inline = method.inlineHandler, decodeHere {
             let completion = Self.completion(ticket: ticket, method: path, context: context) {
                 try inline(body, context)
             }
@@ -294,7 +297,7 @@ extension RPCServer {
             finish(call, completion, socket, state, now: monotonicMilliseconds())
             return
         }
-        if let deferred = method.deferredHandler {
+        if let deferred = method.deferredHandler, decodeHere {
             // Registered before the work starts: its completion is read by this same thread.
             state.add(ticket, InFlight(
                 identity: identity, requestID: header.requestId, deadline: deadline, method: path,
@@ -304,31 +307,56 @@ extension RPCServer {
             }
             return
         }
-        let handler = method.handler!
-        let task = Task(priority: Self.handlerPriority) { [self] in
-            let completion: Completion
-            do {
-                let response = try await Self.$insideHandler.withValue(true) { try await handler(body, context) }
-                completion = Completion(ticket: ticket, code: .ok, message: "", retryAfter: 0, body: response)
-            } catch let error as RPCError {
-                completion = Completion(
-                    ticket: ticket, code: error.code, message: error.message,
-                    retryAfter: error.retryAfterMilliseconds, body: .empty)
-            } catch is CancellationError {
-                completion = Completion(
-                    ticket: ticket, code: .deadlineExceeded, message: "deadline passed while serving \(path)",
-                    retryAfter: 0, body: .empty)
-            } catch {
-                context.logger.error("handler failed", ["error": "\(error)"])
-                completion = Completion(
-                    ticket: ticket, code: .internal, message: "internal error in \(path): \(error)",
-                    retryAfter: 0, body: .empty)
-            }
-            complete(completion)
-        }
+        let run = Self.pooledRun(method, ticket: ticket, body: body, context: context, server: self)
+        let task = Task(priority: Self.handlerPriority) { await run() }
         state.add(ticket, InFlight(
             identity: identity, requestID: header.requestId, deadline: deadline, method: path,
             idempotencyKey: idempotencyKey, task: task, bytes: body.count))
+    }
+
+    /// Bodies up to this size are decoded on the I/O thread for inline and deferred methods:
+    /// decoding 64 KiB, however hostile, takes at most about half a millisecond (measured: 64 KiB
+    /// of empty strings, refused by the memory budget, 0.44 ms; of unknown fields, 0.03 ms).
+    public static let ioThreadDecodeLimit = 64 * 1024
+
+    /// The work of a call that runs off the I/O thread: a pooled handler, or an inline or
+    /// deferred one whose body is too large to decode on the I/O thread.
+    private static func pooledRun(
+        _ method: Method, ticket: UInt64, body: Frame, context: RPCContext, server: RPCServer
+    ) -> @Sendable () async -> Void {
+        let path = context.method
+        if let handler = method.handler {
+            return {
+                let completion: Completion
+                do {
+                    let response = try await Self.$insideHandler.withValue(true) { try await handler(body, context) }
+                    completion = Completion(ticket: ticket, code: .ok, message: "", retryAfter: 0, body: response)
+                } catch let error as RPCError {
+                    completion = Completion(
+                        ticket: ticket, code: error.code, message: error.message,
+                        retryAfter: error.retryAfterMilliseconds, body: .empty)
+                } catch is CancellationError {
+                    completion = Completion(
+                        ticket: ticket, code: .deadlineExceeded, message: "deadline passed while serving \(path)",
+                        retryAfter: 0, body: .empty)
+                } catch {
+                    context.logger.error("handler failed", ["error": "\(error)"])
+                    completion = Completion(
+                        ticket: ticket, code: .internal, message: "internal error in \(path): \(error)",
+                        retryAfter: 0, body: .empty)
+                }
+                server.complete(completion)
+            }
+        }
+        if let inline = method.inlineHandler {
+            return { server.complete(Self.completion(ticket: ticket, method: path, context: context) { try inline(body, context) }) }
+        }
+        let deferred = method.deferredHandler!
+        return {
+            deferred(body, context) { result in
+                server.complete(Self.completion(ticket: ticket, method: path, context: context) { try result.get() })
+            }
+        }
     }
 
     /// The method path of an idempotency cache key ("<method>\0<key>").

@@ -183,9 +183,10 @@ public final class RPCServer: Sendable {
     /// which replies when done: no hop through the task pool, so two fewer thread wake-ups per
     /// call than `register`.
     ///
-    /// `handler` is called on the I/O thread: it must only hand the work over (enqueue it) and
-    /// return; `reply` may then be called from any thread, exactly once. The request is decoded
-    /// (and the reply encoded) there too, so this suits small messages, not blob bodies.
+    /// `handler` is called on the I/O thread (for a request body over `ioThreadDecodeLimit`, on
+    /// a pool thread, where that body is decoded): it must only hand the work over (enqueue it)
+    /// and return; `reply` may then be called from any thread, exactly once. The reply is
+    /// encoded where `reply` is called, so this suits small messages, not blob bodies.
     public func registerDeferred<Request, Response>(
         _ method: ProtoMethod<Request, Response>,
         mutating: Bool? = nil,
