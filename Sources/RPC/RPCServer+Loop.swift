@@ -24,6 +24,8 @@ extension RPCServer {
         var nextTicket: UInt64 = 1
         var idempotency: IdempotencyCache
         var lastDeadlineScan: Int64 = 0
+        /// Set once the loop has seen `Shared.draining`: new calls are refused from then on.
+        var draining = false
         /// Callers answered UNAVAILABLE because the server stopped with their calls in flight.
         var abandoned = 0
         // Registration ends at start(), so the table is read without a lock from here on.
@@ -112,7 +114,7 @@ extension RPCServer {
         // syscall, and under load the next request is usually queued already. Only a pass
         // that found nothing to do sleeps in poll (the wake-up pipe ends that sleep).
         var busy = false
-        while !shared.withLock({ $0.stopping }) {
+        while true {
             var socketReadable = true
             if !busy {
                 do {
@@ -123,6 +125,17 @@ extension RPCServer {
                 }
                 if poller.revents(wakeIndex).contains(.in) { wakeUp.drain() }
                 socketReadable = poller.revents(socketIndex).contains(.in)
+            }
+            // Read after the poll, which `stop()` and `drain()` wake: from the requests read
+            // next on, a drain refuses them.
+            let (stopping, draining, abandoning) = shared.withLock {
+                ($0.stopping, $0.draining, $0.abandoning && !$0.abandoned)
+            }
+            if stopping { break }
+            state.draining = draining
+            if abandoning {
+                abandonCallers(socket, state)
+                shared.withLock { $0.abandoned = true }
             }
             if let publisher { sendEvents(publisher) }
             let completed = sendCompletions(socket, state)
@@ -143,6 +156,9 @@ extension RPCServer {
                 }
             }
             expireDeadlines(socket, state)
+            if state.draining && state.inFlight.isEmpty {
+                shared.withLock { $0.drained = true }
+            }
             busy = received > 0 || completed > 0
         }
         if let publisher {
@@ -156,8 +172,9 @@ extension RPCServer {
         logger.info("stopped", ["rpc": configuration.endpoints.joined(separator: ",")])
     }
 
-    /// Answers UNAVAILABLE to every caller still waiting (the server stops with calls in
-    /// flight) and cancels their handlers; what those finish later is sent nowhere.
+    /// Answers UNAVAILABLE to every caller still waiting (the server stops, or its stop grace
+    /// time passed, with calls in flight) and cancels their handlers; what those finish later,
+    /// perhaps against a closed store, is sent nowhere.
     private func abandonCallers(_ socket: Socket, _ state: LoopState) {
         for (ticket, call) in state.inFlight {
             call.task?.cancel()
@@ -224,6 +241,12 @@ extension RPCServer {
         func refuse(_ code: StatusCode, _ message: String, retryAfter: UInt32 = 0) {
             send(socket, Envelope.reply(
                 to: identity, requestID: header.requestId, code: code, message: message, retryAfterMilliseconds: retryAfter))
+        }
+
+        // Health/Check (inline) still answers while stopping: it says NOT_SERVING.
+        if state.draining && method.inlineHandler == nil {
+            refuse(.unavailable, "\(configuration.processName) is stopping and takes no new calls; retry later")
+            return
         }
 
         // Parse, then admit, then claim: a call refused here holds nothing, so its retry with

@@ -34,6 +34,8 @@ public final class RPCServer: Sendable {
         public var maxIdempotencyKeyBytes: Int
         /// How long a finished mutating call is remembered.
         public var idempotencyTimeToLiveMilliseconds: Int64
+        /// How long `ServiceHost.stop()` lets the calls in flight finish before the stores close.
+        public var stopGraceMilliseconds: Int
         /// The process name reported by Health/Check, e.g. "item-service".
         public var processName: String
         /// PUB endpoints for events, owned by the same I/O thread (empty: no events).
@@ -53,6 +55,7 @@ public final class RPCServer: Sendable {
             idempotencyMaxBytes: Int = 64 << 20,
             maxIdempotencyKeyBytes: Int = 128,
             idempotencyTimeToLiveMilliseconds: Int64 = 10 * 60 * 1000,
+            stopGraceMilliseconds: Int = 5000,
             eventEndpoints: [String] = []
         ) {
             self.endpoints = endpoints
@@ -66,6 +69,7 @@ public final class RPCServer: Sendable {
             self.idempotencyMaxBytes = idempotencyMaxBytes
             self.maxIdempotencyKeyBytes = maxIdempotencyKeyBytes
             self.idempotencyTimeToLiveMilliseconds = idempotencyTimeToLiveMilliseconds
+            self.stopGraceMilliseconds = stopGraceMilliseconds
         }
     }
 
@@ -85,6 +89,14 @@ public final class RPCServer: Sendable {
         var methods: [String: Method] = [:]
         var started = false
         var stopping = false
+        /// Set by `drain`: new calls (but Health/Check) are answered UNAVAILABLE.
+        var draining = false
+        /// Set by the I/O thread once draining and no call is in flight.
+        var drained = false
+        /// Set by `drain` when its time is up: the I/O thread answers the callers of the calls
+        /// still in flight UNAVAILABLE, and sets `abandoned`.
+        var abandoning = false
+        var abandoned = false
         var boundEndpoints: [String] = []
         var boundEventEndpoints: [String] = []
         var events: [[[UInt8]]] = []
@@ -307,6 +319,37 @@ public final class RPCServer: Sendable {
         ready.wait()
         if let error = shared.withLock({ $0.startError }) { throw error }
         logger.info("serving", ["rpc": boundEndpoints.joined(separator: ",")])
+    }
+
+    /// Stops taking calls and lets those in flight finish: from now on every call but
+    /// Health/Check is answered 14 UNAVAILABLE (the client may retry elsewhere or later).
+    /// Returns true once no call is in flight (at once when the server is not running). When
+    /// `timeoutMilliseconds` pass first, the callers still waiting are answered 14 UNAVAILABLE
+    /// (their handlers are cancelled, and what they finish later is sent nowhere) and it returns
+    /// false. `ServiceHost.stop()` drains before its stores close, so no caller is ever answered
+    /// by a closed store.
+    @discardableResult
+    public func drain(timeoutMilliseconds: Int) -> Bool {
+        let running = shared.withLock { state -> Bool in
+            guard state.started && !state.stopping && state.startError == nil else { return false }
+            state.draining = true
+            return true
+        }
+        guard running else { return true }
+        wakeUp.signal()
+        let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
+        while !shared.withLock({ $0.drained }) {
+            if finished.withLock({ $0 }) { return false }
+            if monotonicMilliseconds() >= deadline {
+                // Their callers are answered now, before the stores close under the calls.
+                shared.withLock { $0.abandoning = true }
+                wakeUp.signal()
+                while !shared.withLock({ $0.abandoned }) && !finished.withLock({ $0 }) { usleep(1000) }
+                return false
+            }
+            usleep(1000)
+        }
+        return true
     }
 
     /// Stops reading, answers the calls still in flight 14 UNAVAILABLE (their handlers are

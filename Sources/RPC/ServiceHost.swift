@@ -36,14 +36,25 @@ public final class ServiceHost: Service {
         }
     }
 
-    /// Runs `action` when the host stops, before the sockets close (newest first).
+    /// Runs `action` when the host stops (newest first): after the server has stopped taking
+    /// calls and those in flight have finished (or the grace time passed), before the sockets
+    /// close. Close stores here: no call can reach them any more.
     public func addStopAction(_ action: @escaping @Sendable () -> Void) {
         onStop.withLock { $0.insert(action, at: 0) }
     }
 
     /// Stops serving and closes every socket; safe to call twice.
+    ///
+    /// The server first answers every new call 14 UNAVAILABLE and lets the calls in flight
+    /// finish (up to `stopGraceMilliseconds`); only then do the stop actions close the stores,
+    /// so a call never meets a closed store (which answered 9 FAILED_PRECONDITION, a refusal
+    /// clients do not retry). Calls still running after the grace time are answered 14.
     public func stop() {
         server.servingStatus = .notServing
+        if !server.drain(timeoutMilliseconds: server.configuration.stopGraceMilliseconds) {
+            server.logger.warning("calls still in flight after the stop grace time; they are answered UNAVAILABLE",
+                ["grace_ms": String(server.configuration.stopGraceMilliseconds), "in_flight": String(server.stats.inFlight)])
+        }
         let actions = onStop.withLock { actions in
             defer { actions.removeAll() }
             return actions
