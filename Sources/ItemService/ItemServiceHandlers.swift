@@ -77,8 +77,12 @@ enum ItemServiceHandlers {
         _ work: @escaping @Sendable (Request, ItemStore) throws -> T,
         finish: @escaping @Sendable (T) -> Response
     ) {
-        server.registerDeferred(method) { request, _, reply in
-            store.submit({ try work(request, $0) }) { result in
+        server.registerDeferred(method) { request, context, reply in
+            store.submit({ store in
+                // Queued past the call's deadline (its caller was answered 4): apply nothing.
+                try context.checkDeadline()
+                return try work(request, store)
+            }) { result in
                 reply(result.map(finish).mapError(mapped))
             }
         }
@@ -104,7 +108,9 @@ enum ItemServiceHandlers {
         server.registerDeferred(ItemServiceRPC.attachPhoto) { request, context, reply in
             @Sendable func attach() {
                 store.submit({ store in
-                    try changeWork(request, store, clock, key: \.itemKey) { try $0.attachPhoto($1, now: $2) }
+                    // Queued (or checked with the image service) past the call's deadline: apply nothing.
+                    try context.checkDeadline()
+                    return try changeWork(request, store, clock, key: \.itemKey) { try $0.attachPhoto($1, now: $2) }
                 }) { result in
                     reply(result.map { finishChange(host, $0) }.mapError(mapped))
                 }

@@ -23,7 +23,12 @@ public struct RPCContext: Sendable {
     /// Milliseconds left before the deadline (0 when passed).
     public var remainingMilliseconds: Int64 { max(0, deadlineMilliseconds - monotonicMilliseconds()) }
 
-    /// Throws DEADLINE_EXCEEDED when the deadline has passed; long handlers call it between steps.
+    /// Whether the deadline has passed: the caller was (or is about to be) answered
+    /// DEADLINE_EXCEEDED, so work queued for this call that has not started should not start.
+    public var deadlinePassed: Bool { remainingMilliseconds == 0 }
+
+    /// Throws DEADLINE_EXCEEDED when the deadline has passed; long handlers call it between
+    /// steps, and work queued for the call (a store's queue) before it starts.
     public func checkDeadline() throws(RPCError) {
         if remainingMilliseconds == 0 { throw .deadlineExceeded("deadline passed while serving \(method)") }
     }

@@ -331,7 +331,19 @@ extension RPCServer {
             return
         }
         let run = Self.pooledRun(method, ticket: ticket, body: body, context: context, server: self)
-        let task = Task(priority: Self.handlerPriority) { await run() }
+        let start: @Sendable () async -> Void = { [self] in
+            // Queued behind other work past its deadline: the caller was told DEADLINE_EXCEEDED,
+            // and the handler must not apply a change nobody waits for.
+            if Task.isCancelled || context.deadlinePassed {
+                complete(Completion(
+                    ticket: ticket, code: .deadlineExceeded, message: "deadline of \(path) passed before it started",
+                    retryAfter: 0, body: .empty))
+                return
+            }
+            await run()
+        }
+        let task = configuration.handlerExecutor.map { Task(executorPreference: $0, priority: Self.handlerPriority, operation: start) }
+            ?? Task(priority: Self.handlerPriority, operation: start)
         state.add(ticket, InFlight(
             identity: identity, requestID: header.requestId, deadline: deadline, method: path,
             idempotencyKey: idempotencyKey, task: task, bytes: body.count))

@@ -40,6 +40,9 @@ public final class RPCServer: Sendable {
         public var processName: String
         /// PUB endpoints for events, owned by the same I/O thread (empty: no events).
         public var eventEndpoints: [String]
+        /// Where pooled handlers run (nil: the global concurrent executor); tests hold their
+        /// start with it.
+        var handlerExecutor: (any TaskExecutor)?
 
         /// A configuration with the protocol's defaults.
         ///
@@ -198,7 +201,8 @@ public final class RPCServer: Sendable {
     /// `handler` is called on the I/O thread (for a request body over `ioThreadDecodeLimit`, on
     /// a pool thread, where that body is decoded): it must only hand the work over (enqueue it)
     /// and return; `reply` may then be called from any thread, exactly once. The reply is
-    /// encoded where `reply` is called, so this suits small messages, not blob bodies.
+    /// encoded where `reply` is called, so this suits small messages, not blob bodies. Work that
+    /// waits in a queue should check `RPCContext.deadlinePassed` when it starts.
     public func registerDeferred<Request, Response>(
         _ method: ProtoMethod<Request, Response>,
         mutating: Bool? = nil,
