@@ -13,6 +13,15 @@ protocol CBridgedMessage: ProtoMessage {
 }
 
 extension CBridgedMessage {
+    /// protobuf-c's descriptor of the message, read from a struct its init function fills:
+    /// no lookup by name (a string hash) on every decode.
+    static var cDescriptor: UnsafePointer<ProtobufCMessageDescriptor> {
+        withUnsafeTemporaryAllocation(of: CType.self, capacity: 1) { buffer in
+            cInit(buffer.baseAddress!)
+            return UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: ProtobufCMessage.self).pointee.descriptor
+        }
+    }
+
     /// Packs with protobuf-c straight into the caller's memory.
     public func serialize(into allocate: (Int) -> UnsafeMutableRawBufferPointer?) -> [UInt8]? {
         CBridge.encode(self, into: allocate)
@@ -104,8 +113,8 @@ enum CBridge {
         guard input.count <= options.maxBytes else {
             throw .tooLarge(type: M.protoName, size: input.count, limit: options.maxBytes)
         }
-        let descriptor = ProtoRegistry.messageDescriptor(M.protoName)
-        if let descriptor { try WireScan.check(input, as: descriptor, options: options) }
+        let descriptor = M.cDescriptor
+        try WireScan.check(input, as: descriptor, options: options)
         // protobuf-c allocates the unpacked message piece by piece; an arena serves those
         // pieces from a few chunks and frees them together (its free is a no-op), within the
         // budget the scan has just checked protobuf-c's needs against.
@@ -126,7 +135,7 @@ enum CBridge {
     /// protobuf-c's unpack into `arena` and the conversion to Swift; nil when protobuf-c fails.
     static func unpack<M: CBridgedMessage>(
         _ type: M.Type, _ input: UnsafeRawBufferPointer, leaving: UInt32?,
-        descriptor: UnsafePointer<ProtobufCMessageDescriptor>?, arena: Arena
+        descriptor: UnsafePointer<ProtobufCMessageDescriptor>, arena: Arena
     ) -> (message: M, field: Range<Int>?)? {
         var allocator = ProtobufCAllocator(
             alloc: { data, size in
@@ -134,7 +143,7 @@ enum CBridge {
             },
             free: { _, _ in },
             allocator_data: Unmanaged.passUnretained(arena).toOpaque())
-        let plan = input.count < LargeBytes.threshold ? nil : descriptor.flatMap { LargeBytes.plan(input, descriptor: $0) }
+        let plan = input.count < LargeBytes.threshold ? nil : LargeBytes.plan(input, descriptor: descriptor)
         return withExtendedLifetime(arena) {
             func unpack(_ buffer: UnsafeRawBufferPointer) -> UnsafeMutablePointer<M.CType>? {
                 // protobuf-c wants a valid pointer even for zero bytes.
@@ -184,7 +193,9 @@ final class Arena {
     private var chunk: UnsafeMutableRawPointer?
     private var chunkSize = 0
     private var used = 0
-    /// Every system allocation, chunks included.
+    /// The first chunk, and every later system allocation: most messages fit in the first,
+    /// so the array (an allocation of its own) is seldom made.
+    private var first: UnsafeMutableRawPointer?
     private var blocks: [UnsafeMutableRawPointer] = []
     /// Bytes handed out (padding included) and the most that may be.
     private(set) var allocatedBytes = 0
@@ -207,11 +218,12 @@ final class Arena {
     }
 
     deinit {
+        first?.deallocate()
         for block in blocks { block.deallocate() }
     }
 
     /// System allocations made so far.
-    var systemAllocations: Int { blocks.count }
+    var systemAllocations: Int { (first == nil ? 0 : 1) + blocks.count }
 
     private func allocate(bytes: Int, alignment: Int) -> UnsafeMutableRawPointer? {
         let bytes = max(bytes, 1)
@@ -236,7 +248,7 @@ final class Arena {
         // The rest of the current chunk is left unused: pieces here are at most a quarter of
         // a chunk, so that wastes little.
         let fresh = UnsafeMutableRawPointer.allocate(byteCount: next, alignment: 16)
-        blocks.append(fresh)
+        if first == nil { first = fresh } else { blocks.append(fresh) }
         chunk = fresh
         chunkSize = next
         used = bytes

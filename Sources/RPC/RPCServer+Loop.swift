@@ -330,20 +330,16 @@ extension RPCServer {
             }
             return
         }
-        let run = Self.pooledRun(method, ticket: ticket, body: body, context: context, server: self)
-        let start: @Sendable () async -> Void = { [self] in
-            // Queued behind other work past its deadline: the caller was told DEADLINE_EXCEEDED,
-            // and the handler must not apply a change nobody waits for.
-            if Task.isCancelled || context.deadlinePassed {
-                complete(Completion(
-                    ticket: ticket, code: .deadlineExceeded, message: "deadline of \(path) passed before it started",
-                    retryAfter: 0, body: .empty))
-                return
+        // One closure per call, as on the hot path every allocation counts.
+        let task = if let executor = configuration.handlerExecutor {
+            Task(executorPreference: executor, priority: Self.handlerPriority) { [self] in
+                await serve(method, ticket: ticket, body: body, context: context)
             }
-            await run()
+        } else {
+            Task(priority: Self.handlerPriority) { [self] in
+                await serve(method, ticket: ticket, body: body, context: context)
+            }
         }
-        let task = configuration.handlerExecutor.map { Task(executorPreference: $0, priority: Self.handlerPriority, operation: start) }
-            ?? Task(priority: Self.handlerPriority, operation: start)
         state.add(ticket, InFlight(
             identity: identity, requestID: header.requestId, deadline: deadline, method: path,
             idempotencyKey: idempotencyKey, task: task, bytes: body.count))
@@ -356,40 +352,41 @@ extension RPCServer {
 
     /// The work of a call that runs off the I/O thread: a pooled handler, or an inline or
     /// deferred one whose body is too large to decode on the I/O thread.
-    private static func pooledRun(
-        _ method: Method, ticket: UInt64, body: Frame, context: RPCContext, server: RPCServer
-    ) -> @Sendable () async -> Void {
+    private func serve(_ method: Method, ticket: UInt64, body: Frame, context: RPCContext) async {
         let path = context.method
+        // Queued behind other work past its deadline: the caller was told DEADLINE_EXCEEDED,
+        // and the handler must not apply a change nobody waits for.
+        if Task.isCancelled || context.deadlinePassed {
+            complete(Completion(
+                ticket: ticket, code: .deadlineExceeded, message: "deadline of \(path) passed before it started",
+                retryAfter: 0, body: .empty))
+            return
+        }
         if let handler = method.handler {
-            return {
-                let completion: Completion
-                do {
-                    let response = try await Self.$insideHandler.withValue(true) { try await handler(body, context) }
-                    completion = Completion(ticket: ticket, code: .ok, message: "", retryAfter: 0, body: response)
-                } catch let error as RPCError {
-                    completion = Completion(
-                        ticket: ticket, code: error.code, message: error.message,
-                        retryAfter: error.retryAfterMilliseconds, body: .empty)
-                } catch is CancellationError {
-                    completion = Completion(
-                        ticket: ticket, code: .deadlineExceeded, message: "deadline passed while serving \(path)",
-                        retryAfter: 0, body: .empty)
-                } catch {
-                    context.logger.error("handler failed", ["error": "\(error)"])
-                    completion = Completion(
-                        ticket: ticket, code: .internal, message: "internal error in \(path): \(error)",
-                        retryAfter: 0, body: .empty)
-                }
-                server.complete(completion)
+            let completion: Completion
+            do {
+                let response = try await Self.$insideHandler.withValue(true) { try await handler(body, context) }
+                completion = Completion(ticket: ticket, code: .ok, message: "", retryAfter: 0, body: response)
+            } catch let error as RPCError {
+                completion = Completion(
+                    ticket: ticket, code: error.code, message: error.message,
+                    retryAfter: error.retryAfterMilliseconds, body: .empty)
+            } catch is CancellationError {
+                completion = Completion(
+                    ticket: ticket, code: .deadlineExceeded, message: "deadline passed while serving \(path)",
+                    retryAfter: 0, body: .empty)
+            } catch {
+                context.logger.error("handler failed", ["error": "\(error)"])
+                completion = Completion(
+                    ticket: ticket, code: .internal, message: "internal error in \(path): \(error)",
+                    retryAfter: 0, body: .empty)
             }
-        }
-        if let inline = method.inlineHandler {
-            return { server.complete(Self.completion(ticket: ticket, method: path, context: context) { try inline(body, context) }) }
-        }
-        let deferred = method.deferredHandler!
-        return {
-            deferred(body, context) { result in
-                server.complete(Self.completion(ticket: ticket, method: path, context: context) { try result.get() })
+            complete(completion)
+        } else if let inline = method.inlineHandler {
+            complete(Self.completion(ticket: ticket, method: path, context: context) { try inline(body, context) })
+        } else if let deferred = method.deferredHandler {
+            deferred(body, context) { [self] result in
+                complete(Self.completion(ticket: ticket, method: path, context: context) { try result.get() })
             }
         }
     }

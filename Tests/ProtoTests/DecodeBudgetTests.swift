@@ -102,7 +102,7 @@ struct DecodeBudgetTests {
         var request = ReorderPhotosRequest()
         request.imageKeys = (0..<60_000).map { String(format: "7f9c24e8-3b1a-4c2d-9e8f-%012x", $0) }
         let bytes = request.serializedBytes()
-        let descriptor = try #require(ProtoRegistry.messageDescriptor(ReorderPhotosRequest.protoName))
+        let descriptor = ReorderPhotosRequest.cDescriptor
         let arena = Arena(budget: DecodingOptions.default.memoryBudget(forInputBytes: bytes.count))
         let decoded = bytes.withUnsafeBytes { input in
             CBridge.unpack(ReorderPhotosRequest.self, input, leaving: nil, descriptor: descriptor, arena: arena)
