@@ -18,7 +18,11 @@ import RPCTestSupport
         let host = try ServiceHost(
             name: "item-service", context: testContext, rpcEndpoints: [folder.endpoint("item")], logger: testLogger)
         defer { host.stop() }
-        ItemServiceHandlers.register(on: host, store: store, clock: SystemClock(), deleted: {})
+        // No image service: CreateItem never asks it.
+        let images = try RPCClient(context: testContext, endpoint: folder.endpoint("no-image-service"))
+        defer { images.close() }
+        ItemServiceHandlers.register(
+            on: host, store: store, clock: SystemClock(), photoCheck: PhotoCheck(client: images), deleted: {})
         try host.start()
         let client = try itemClient(folder)
         defer { client.close() }
