@@ -147,30 +147,37 @@ final class ImageIndex {
         return found
     }
 
-    /// Deletes an image and everything made from it; returns the rows removed.
-    func delete(_ key: String) throws -> [ImageInfo] {
-        try db.inTransaction {
-            guard let info = try get(key) else { return [] }
-            let removed = [info] + (try descendants(of: key))
-            for image in removed { try db.execute("DELETE FROM images WHERE key = ?", [.text(image.key)]) }
-            return removed
-        }
+    /// An image and everything made from it (none when it does not exist): what deleting it removes.
+    func deletion(of key: String) throws -> [ImageInfo] {
+        guard let info = try get(key) else { return [] }
+        return [info] + (try descendants(of: key))
     }
 
-    /// Deletes every image of an owner (and what was made from them); returns the rows removed.
-    func deleteOwner(_ ownerKey: String) throws -> [ImageInfo] {
-        try db.inTransaction {
-            let owned = try db.query("SELECT \(Self.columns) FROM images WHERE owner_key = ? ORDER BY seq", [.text(ownerKey)])
-                .map { Self.info($0).info }
-            var removed: [ImageInfo] = []
-            var seen = Set<String>()
-            for image in owned {
-                for row in [image] + (try descendants(of: image.key)) where seen.insert(row.key).inserted {
-                    removed.append(row)
-                }
+    /// Every image of an owner and what was made from them: what deleting the owner's images removes.
+    func deletion(ofOwner ownerKey: String) throws -> [ImageInfo] {
+        let owned = try db.query("SELECT \(Self.columns) FROM images WHERE owner_key = ? ORDER BY seq", [.text(ownerKey)])
+            .map { Self.info($0).info }
+        var removed: [ImageInfo] = []
+        var seen = Set<String>()
+        for image in owned {
+            for row in [image] + (try descendants(of: image.key)) where seen.insert(row.key).inserted {
+                removed.append(row)
             }
-            for image in removed { try db.execute("DELETE FROM images WHERE key = ?", [.text(image.key)]) }
-            return removed
+        }
+        return removed
+    }
+
+    /// In one transaction, the rows `find` returns are deleted when every key among them is in
+    /// `claimed`; otherwise nothing is deleted and the keys outside `claimed` are returned.
+    func delete(
+        claimed: Set<String>, _ find: (ImageIndex) throws -> [ImageInfo]
+    ) throws -> (removed: [ImageInfo], unclaimed: Set<String>) {
+        try db.inTransaction {
+            let rows = try find(self)
+            let unclaimed = Set(rows.map(\.key)).subtracting(claimed)
+            guard unclaimed.isEmpty else { return ([], unclaimed) }
+            for image in rows { try db.execute("DELETE FROM images WHERE key = ?", [.text(image.key)]) }
+            return (rows, [])
         }
     }
 

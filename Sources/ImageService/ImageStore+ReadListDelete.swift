@@ -130,24 +130,59 @@ extension ImageStore {
 
     /// Deletes an image and the images made from it; NOT_FOUND when it does not exist.
     public func delete(_ key: String) async throws -> [ImageInfo] {
-        let info = try await info(key)
-        let removed = try await onIndex { try $0.delete(info.key) }
-        try await removeFiles(removed)
-        return removed
+        let key = try await info(key).key
+        return try await deleteClaimed { try $0.deletion(of: key) }
     }
 
     /// Deletes every image of `ownerKey`; none is not an error (it is the item delete's cascade).
     public func deleteOwner(_ ownerKey: String) async throws -> [ImageInfo] {
         guard !ownerKey.isEmpty else { throw ImageStoreError.invalid("owner_key must not be empty") }
-        let removed = try await onIndex { try $0.deleteOwner(ownerKey) }
-        try await removeFiles(removed)
-        return removed
+        return try await deleteClaimed { try $0.deletion(ofOwner: ownerKey) }
+    }
+
+    /// Deletes the rows `find` names, then their files, holding the claim of every key from
+    /// before the rows go until the files are gone: a put of one of those keys waits, so it can
+    /// never be acknowledged and then lose its new file to this delete's unlink.
+    private func deleteClaimed(_ find: @escaping @Sendable (ImageIndex) throws -> [ImageInfo]) async throws -> [ImageInfo] {
+        var keys = Set(try await onReader { try find($0).map(\.key) })
+        while true {
+            await claimForDelete(keys)
+            // Every key claimed so far, kept outside the closure so that a failure releases them all.
+            let held = Mutex(keys)
+            let outcome: (removed: [ImageInfo], busy: Set<String>)
+            do {
+                outcome = try await onIndex { index in
+                    while true {
+                        let attempt = try index.delete(claimed: held.withLock { $0 }, find)
+                        if attempt.unclaimed.isEmpty { return (attempt.removed, []) }
+                        // Rows added since the look (a thumbnail just stored): claimed here when
+                        // free; otherwise waited for with the rest, in key order.
+                        guard self.tryClaimForDelete(attempt.unclaimed) else { return ([], attempt.unclaimed) }
+                        held.withLock { $0.formUnion(attempt.unclaimed) }
+                    }
+                }
+            } catch {
+                for key in held.withLock({ $0 }) { release(key) }
+                throw error
+            }
+            let claimed = held.withLock { $0 }
+            if outcome.busy.isEmpty {
+                defer { for key in claimed { release(key) } }
+                try await removeFiles(outcome.removed)
+                return outcome.removed
+            }
+            for key in claimed { release(key) }
+            keys = claimed.union(outcome.busy)
+        }
     }
 
     func removeFiles(_ removed: [ImageInfo]) async throws {
-        let blobs = blobs
+        let blobs = blobs, hook = hooks.current.beforeRemovingFiles
         // The rows are gone first: a crash before the unlink leaves an orphan file that start-up removes.
-        try await onIO { for image in removed { blobs.remove(key: image.key) } }
+        try await onIO {
+            hook?(removed.map(\.key))
+            for image in removed { blobs.remove(key: image.key) }
+        }
         for image in removed { cache.remove(prefix: image.key) }
         verifiedFiles.withLock { files in for image in removed { files[image.key] = nil } }
     }

@@ -200,7 +200,7 @@ extension ImageStore {
         let chosenKey = new.key
         let exists: Bool
         do {
-            try claim(chosenKey)
+            try await claim(chosenKey)
         } catch {
             releaseUpload(upload)  // ABORTED: the upload stays, so a retry of the commit can succeed
             throw error

@@ -32,7 +32,10 @@ public final class ImageStore: Sendable {
     /// Set by `close()` while it holds the uploads lock (always taken first): uploads ending
     /// their call are then dropped.
     let closing = Mutex(false)
-    private let keysInFlight = Mutex<Set<String>>([])
+    /// Keys being stored or deleted (see `claim(_:)`).
+    private let claims = Mutex(KeyClaims())
+    /// Test hooks (all nil in service).
+    let hooks: StoreHooks
     /// Rows waiting for the next group commit.
     private let pendingInserts = Mutex<(rows: [PendingInsert], scheduled: Bool)>(([], false))
     /// Blobs too large to cache whose whole checksum was verified, by key: ranged reads of an
@@ -41,10 +44,19 @@ public final class ImageStore: Sendable {
 
     /// Opens (or creates) the store in `folder`, removes leftovers of interrupted writes and
     /// reconciles the index with the files.
-    public init(
+    public convenience init(
         folder: String, cache: ImageCache, limits: ImageStoreLimits = .init(), clock: any WallClock = SystemClock(),
         logger: Logger
     ) throws {
+        try self.init(folder: folder, cache: cache, limits: limits, clock: clock, logger: logger, hooks: StoreHooks())
+    }
+
+    /// `init(folder:cache:limits:clock:logger:)` with test hooks in place from the start.
+    init(
+        folder: String, cache: ImageCache, limits: ImageStoreLimits = .init(), clock: any WallClock = SystemClock(),
+        logger: Logger, hooks: StoreHooks
+    ) throws {
+        self.hooks = hooks
         blobs = try BlobStore(root: folder)
         self.cache = cache
         self.limits = limits
@@ -164,9 +176,9 @@ public final class ImageStore: Sendable {
         if !keyGiven { validated.key = UUID().uuidString.lowercased() }
         let new = validated
         // Claim the key first, then look: every write of a key happens under its claim, so no
-        // other put or commit can slip in between the look and the rename. A key made here is
-        // a fresh random UUID: nothing to look up.
-        try claim(new.key)
+        // other put, commit or delete can slip in between the look and the rename. A key made
+        // here is a fresh random UUID: nothing to look up.
+        try await claim(new.key)
         defer { release(new.key) }
         let requestedKey = new.key
         if keyGiven, let existing = try await onIndex({ try $0.get(requestedKey) }) {
@@ -323,6 +335,7 @@ public final class ImageStore: Sendable {
             blobs.remove(key: info.key)
             throw error
         }
+        hooks.current.afterPutCommitted?(info.key)
         if case .failure(let error) = synced {
             // The row is committed but its blob may not survive a crash: take both back.
             let key = info.key
@@ -365,12 +378,72 @@ public final class ImageStore: Sendable {
         for row in batch { row.done(outcome) }
     }
 
-    func claim(_ key: String) throws {
-        let claimed = keysInFlight.withLock { $0.insert(key).inserted }
-        guard claimed else { throw ImageStoreError.aborted("another put of key \(key) is in progress; retry") }
+    // MARK: Claims
+
+    /// Claims `key` for a put or commit: ABORTED while another put holds it; waits while a
+    /// delete holds it (the put then runs after the delete, as if it had arrived later).
+    ///
+    /// A put never waits while it holds a claim, and deletes take theirs in key order, so no
+    /// two claimants can wait for each other.
+    func claim(_ key: String) async throws {
+        while true {
+            let holder = claims.withLock { state -> KeyClaims.Holder? in
+                if let holder = state.held[key] { return holder }
+                state.held[key] = .put
+                return nil
+            }
+            switch holder {
+            case nil: return
+            case .put: throw ImageStoreError.aborted("another put of key \(key) is in progress; retry")
+            case .delete: await waitForRelease(of: key)
+            }
+        }
     }
 
-    func release(_ key: String) { _ = keysInFlight.withLock { $0.remove(key) } }
+    /// Claims every key of `keys` for a delete, in key order, waiting for the puts and deletes
+    /// that hold them.
+    func claimForDelete(_ keys: Set<String>) async {
+        for key in keys.sorted() {
+            while !claims.withLock({ state in
+                guard state.held[key] == nil else { return false }
+                state.held[key] = .delete
+                return true
+            }) {
+                await waitForRelease(of: key)
+            }
+        }
+    }
+
+    /// Claims all of `keys` for a delete if none is held, without waiting; whether it did.
+    func tryClaimForDelete(_ keys: Set<String>) -> Bool {
+        claims.withLock { state in
+            guard keys.allSatisfy({ state.held[$0] == nil }) else { return false }
+            for key in keys { state.held[key] = .delete }
+            return true
+        }
+    }
+
+    private func waitForRelease(of key: String) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let waiting = claims.withLock { state -> Bool in
+                guard state.held[key] != nil else { return false }
+                state.waiters[key, default: []].append(continuation)
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    /// Calls waiting for the claim of `key` (tests).
+    func claimWaiters(_ key: String) -> Int { claims.withLock { $0.waiters[key]?.count ?? 0 } }
+
+    func release(_ key: String) {
+        let waiters = claims.withLock { state in
+            state.held[key] = nil
+            return state.waiters.removeValue(forKey: key) ?? []
+        }
+        for waiter in waiters { waiter.resume() }
+    }
 
     /// The lower-case canonical form of a UUID, or nil.
     public static func canonicalKey(_ text: String) -> String? {
@@ -396,6 +469,13 @@ public final class ImageStore: Sendable {
         }
         return index == 36
     }
+}
+
+/// Who holds which key, and who waits for it.
+struct KeyClaims {
+    enum Holder { case put, delete }
+    var held: [String: Holder] = [:]
+    var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
 }
 
 /// A row waiting for its group commit, and the put waiting for it.
