@@ -46,6 +46,8 @@ static const HPMessageEntry messages[] = {
   { "images", "homepwner__v1__cache_stats_response__descriptor", &homepwner__v1__cache_stats_response__descriptor },
   { "images", "homepwner__v1__purge_cache_request__descriptor", &homepwner__v1__purge_cache_request__descriptor },
   { "images", "homepwner__v1__purge_cache_response__descriptor", &homepwner__v1__purge_cache_response__descriptor },
+  { "images", "homepwner__v1__image_stats_request__descriptor", &homepwner__v1__image_stats_request__descriptor },
+  { "images", "homepwner__v1__image_stats_response__descriptor", &homepwner__v1__image_stats_response__descriptor },
   { "items", "homepwner__v1__item__descriptor", &homepwner__v1__item__descriptor },
   { "items", "homepwner__v1__create_item_request__descriptor", &homepwner__v1__create_item_request__descriptor },
   { "items", "homepwner__v1__get_item_request__descriptor", &homepwner__v1__get_item_request__descriptor },

@@ -19,33 +19,65 @@ struct BlobIOError: Error, CustomStringConvertible {
 ///
 /// A write goes to `tmp/`, is fsynced, renamed into place and its folder fsynced, so a blob
 /// is either whole on disk or absent (a put commits its index row while that folder fsync
-/// runs; see `ImageStore.placeAndIndex`). Every method blocks: callers run them on their own threads.
+/// runs; see `ImageStore.placeAndIndex`). Every folder is fsynced into its parent when it is
+/// made, before anything is written into it. Every method blocks: callers run them on their
+/// own threads.
 ///
 /// Stores written by earlier versions used two levels (`ab/cd/<key>`): a new folder, with its
 /// own mkdir and fsyncs, for most puts of a young store. Those blobs stay where they are and
 /// are read, listed and removed there.
 final class BlobStore: Sendable {
+    /// The store's folder (`images/` under the data directory).
+    let root: String
     /// `<root>/blobs`.
     let blobsFolder: String
     /// `<root>/tmp`: writes in progress; anything here at start is a leftover of a crash.
     let temporaryFolder: String
+    /// `<root>/quarantine`: blobs start-up found without an index row, one folder per start.
+    let quarantineFolder: String
+    let hooks: StoreHooks
 
-    init(root: String) throws {
+    init(root: String, hooks: StoreHooks = StoreHooks()) throws {
+        self.root = root
         blobsFolder = root + "/blobs"
         temporaryFolder = root + "/tmp"
-        for folder in [root, blobsFolder, temporaryFolder] {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        }
-        var made = false
+        quarantineFolder = root + "/quarantine"
+        self.hooks = hooks
+        var parents = try makeFolders(blobsFolder, syncing: false)
+        parents.formUnion(try makeFolders(temporaryFolder, syncing: false))
         for byte in 0..<256 {
             let folder = blobsFolder + "/" + Self.hexDigits(byte)
-            if !FileManager.default.fileExists(atPath: folder) {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
-                made = true
-            }
+            if try Self.makeFolder(folder) { parents.insert(blobsFolder) }
         }
-        // The folders must survive a crash before any blob is renamed into them.
-        if made { try Self.fsyncFolder(blobsFolder) }
+        // The folders must survive a crash before any blob is renamed into them: each is made
+        // durable by an fsync of the folder that holds it (deepest first, as made).
+        for parent in parents.sorted(by: { $0.count > $1.count }) { try syncFolder(parent) }
+    }
+
+    /// Makes `path` and any missing folders above it; returns the folders that got a new entry
+    /// (each new folder's parent), fsynced unless `syncing` is false (then the caller must).
+    @discardableResult
+    func makeFolders(_ path: String, syncing: Bool = true) throws -> Set<String> {
+        var missing: [String] = []
+        var folder = path
+        while !folder.isEmpty, folder != "/", access(folder, F_OK) != 0 {
+            missing.append(folder)
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        var parents = Set<String>()
+        for made in missing.reversed() where try Self.makeFolder(made) {
+            parents.insert((made as NSString).deletingLastPathComponent)
+        }
+        if syncing { for parent in parents.sorted(by: { $0.count > $1.count }) { try syncFolder(parent) } }
+        return parents
+    }
+
+    /// mkdir; false when something of that name exists already (a file in the way fails the
+    /// writes into it later, with their own message).
+    private static func makeFolder(_ path: String) throws -> Bool {
+        if mkdir(path, 0o755) == 0 { return true }
+        guard errno == EEXIST else { throw BlobIOError(operation: "mkdir", path: path, code: errno) }
+        return false
     }
 
     private static func hexDigits(_ byte: Int) -> String {
@@ -184,9 +216,7 @@ final class BlobStore: Sendable {
 
     /// Makes the fan-out folder of `key` again (they are all made at open), durably.
     func prepareFolder(of key: String) throws {
-        let folder = (path(of: key) as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try Self.fsyncFolder(blobsFolder)
+        try makeFolders((path(of: key) as NSString).deletingLastPathComponent)
     }
 
     /// Step two of `write`: renames a fsynced temporary file into place and fsyncs the folders.
@@ -208,7 +238,7 @@ final class BlobStore: Sendable {
 
     /// Makes the renames into `key`'s folder durable.
     func syncFolder(of key: String) throws {
-        try Self.fsyncFolder((path(of: key) as NSString).deletingLastPathComponent)
+        try syncFolder((path(of: key) as NSString).deletingLastPathComponent)
     }
 
     /// Whether a file for `key` exists (where this version or an earlier one puts it).
@@ -313,6 +343,33 @@ final class BlobStore: Sendable {
         unlink(legacyPath(of: key))
     }
 
+    /// A new folder in `quarantine/` named `name` (`name-2`, … when taken), made durably.
+    func newQuarantineFolder(named name: String) throws -> String {
+        try makeFolders(quarantineFolder)
+        for attempt in 1... {
+            let folder = quarantineFolder + "/" + (attempt == 1 ? name : "\(name)-\(attempt)")
+            if mkdir(folder, 0o755) == 0 {
+                try syncFolder(quarantineFolder)
+                return folder
+            }
+            guard errno == EEXIST else { throw BlobIOError(operation: "mkdir", path: folder, code: errno) }
+        }
+        fatalError("unreachable")
+    }
+
+    /// Moves the file of blob `key` into `folder` (and a copy where an earlier version put it,
+    /// as `<key>.legacy`); returns the folders the files left. Durable once `folder` and those
+    /// folders are fsynced.
+    func quarantine(key: String, into folder: String) throws -> Set<String> {
+        var sources = Set<String>()
+        for (source, name) in [(path(of: key), key), (legacyPath(of: key), key + ".legacy")] where access(source, F_OK) == 0 {
+            let target = "\(folder)/\(name)"
+            try Self.check(Glibc.rename(source, target), "rename to", target)
+            sources.insert((source as NSString).deletingLastPathComponent)
+        }
+        return sources
+    }
+
     /// Deletes every leftover in `tmp/` (interrupted writes and uploads); returns how many.
     @discardableResult
     func removeTemporaryLeftovers() -> Int {
@@ -414,10 +471,12 @@ final class BlobStore: Sendable {
         }
     }
 
-    static func fsyncFolder(_ path: String) throws {
-        let fd = try open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    /// Makes the entries of folder `path` (files renamed or made in it) durable.
+    func syncFolder(_ path: String) throws {
+        try hooks.current.folderSync?(path)
+        let fd = try Self.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         defer { close(fd) }
-        try check(fsync(fd), "fsync", path)
+        try Self.check(fsync(fd), "fsync", path)
     }
 }
 

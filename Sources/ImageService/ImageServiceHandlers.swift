@@ -129,6 +129,16 @@ enum ImageServiceHandlers {
                 return response
             }
         }
+        let recovery = store.recovery
+        server.register(ImageServiceRPC.stats) { _, _ in
+            var response = ImageStatsResponse()
+            response.quarantinedBlobs = Int64(recovery.quarantined)
+            response.quarantineFolder = recovery.quarantineFolder
+            response.missingBlobs = Int64(recovery.missingFiles.count)
+            response.finishedPuts = Int64(recovery.finishedPuts)
+            response.removedLeftovers = Int64(recovery.leftovers)
+            return response
+        }
         server.register(ImageServiceRPC.cacheStats) { _, _ in
             cacheStatsResponse(store.cache.statistics)
         }

@@ -178,7 +178,8 @@ extension ImageStore {
 
     func removeFiles(_ removed: [ImageInfo]) async throws {
         let blobs = blobs, hook = hooks.current.beforeRemovingFiles
-        // The rows are gone first: a crash before the unlink leaves an orphan file that start-up removes.
+        // The rows are gone first: a crash before the unlink leaves a file without a row, which
+        // start-up moves to quarantine/.
         try await onIO {
             hook?(removed.map(\.key))
             for image in removed { blobs.remove(key: image.key) }

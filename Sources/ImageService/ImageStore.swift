@@ -57,18 +57,19 @@ public final class ImageStore: Sendable {
         logger: Logger, hooks: StoreHooks
     ) throws {
         self.hooks = hooks
-        blobs = try BlobStore(root: folder)
+        blobs = try BlobStore(root: folder, hooks: hooks)
         self.cache = cache
         self.limits = limits
         self.clock = clock
         self.logger = logger
         let index = try ImageIndex(path: folder + "/images.db")
-        let report = try Self.reconcile(index: index, blobs: blobs)
+        let report = try Self.reconcile(index: index, blobs: blobs, now: clock.nowMilliseconds())
+        recovery = report
         self.index = Mutex(index)
         reader = Mutex(try ImageIndex(path: folder + "/images.db", readOnly: true))
-        if report.finishedPuts + report.leftovers + report.orphanFiles + report.missingFiles.count > 0 {
+        if report.finishedPuts + report.leftovers + report.quarantined + report.missingFiles.count > 0 {
             logger.warning(
-                "image store recovered: \(report.finishedPuts) committed puts renamed into place, \(report.leftovers) interrupted writes removed, \(report.orphanFiles) unindexed blobs removed, \(report.missingFiles.count) indexed images without a file",
+                "image store recovered: \(report.finishedPuts) committed puts renamed into place, \(report.leftovers) interrupted writes removed, \(report.quarantined) blobs without an index row moved to \(report.quarantineFolder.isEmpty ? "quarantine" : report.quarantineFolder) (not deleted: with an images.db restored from an older copy they are the newer photos; put them back under blobs/ with an index that lists them, or remove the folder), \(report.missingFiles.count) indexed images without a file",
                 ["missing": report.missingFiles.prefix(10).joined(separator: ",")])
         }
     }
@@ -88,29 +89,55 @@ public final class ImageStore: Sendable {
     }
 
     /// What start-up found.
-    struct RecoveryReport {
+    struct RecoveryReport: Sendable {
         /// Puts whose row was committed while their rename had not reached the disk yet (see `placeAndIndex`).
         var finishedPuts = 0
+        /// Interrupted writes and uploads removed from `tmp/`.
         var leftovers = 0
-        var orphanFiles = 0
+        /// Blobs without an index row, moved to `quarantineFolder`.
+        var quarantined = 0
+        /// Where this start moved them ("" when there were none).
+        var quarantineFolder = ""
         /// Images whose blob file is gone: kept, so reading them says DATA_LOSS instead of NOT_FOUND.
         var missingFiles: [String] = []
     }
 
-    private static func reconcile(index: ImageIndex, blobs: BlobStore) throws -> RecoveryReport {
+    /// What this store's start found.
+    let recovery: RecoveryReport
+
+    private static func reconcile(index: ImageIndex, blobs: BlobStore, now: Int64) throws -> RecoveryReport {
         var report = RecoveryReport()
         report.finishedPuts = try finishInterruptedPuts(index: index, blobs: blobs)
         report.leftovers = blobs.removeTemporaryLeftovers()
         let indexed = try index.allKeys()
         let onDisk = Set(blobs.allKeys())
-        // A file without a row is a put that crashed between rename and insert, or a delete
-        // that crashed between the row and the file: never acknowledged, so never visible.
-        for key in onDisk.subtracting(indexed) {
-            blobs.remove(key: key)
-            report.orphanFiles += 1
+        // A file without a row is a put that crashed between rename and insert, a delete that
+        // crashed between the row and the file (neither acknowledged), or a photo stored after
+        // the copy of images.db in use was taken (an older copy restored). It is never visible,
+        // and never deleted here: moved aside, where the operator can judge it.
+        let orphans = onDisk.subtracting(indexed).sorted()
+        if !orphans.isEmpty {
+            let folder = try blobs.newQuarantineFolder(named: quarantineName(now))
+            var sources = Set<String>()
+            for key in orphans { sources.formUnion(try blobs.quarantine(key: key, into: folder)) }
+            // The new entries first, then the removals from where the files were.
+            try blobs.syncFolder(folder)
+            for source in sources.sorted() { try blobs.syncFolder(source) }
+            report.quarantined = orphans.count
+            report.quarantineFolder = folder
         }
         report.missingFiles = indexed.subtracting(onDisk).sorted()
         return report
+    }
+
+    /// The folder name of a start's quarantine: its UTC time, "2026-11-29T17-37-12Z".
+    static func quarantineName(_ milliseconds: Int64) -> String {
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d-%02d-%02dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour,
+            parts.tm_min, parts.tm_sec)
     }
 
     /// Renames into place each temporary file of a put whose row is committed and whose blob is
@@ -337,9 +364,18 @@ public final class ImageStore: Sendable {
         }
         hooks.current.afterPutCommitted?(info.key)
         if case .failure(let error) = synced {
-            // The row is committed but its blob may not survive a crash: take both back.
+            // The row is committed but its blob may not survive a crash: take both back. When
+            // the row cannot be taken back, the blob stays with it (the image is whole and
+            // readable although the put failed): a row without its blob reads as DATA_LOSS.
             let key = info.key
-            _ = try? indexQueue.sync { try Self.open(self.index) { try $0.remove(keys: [key]) } }
+            do {
+                try hooks.current.rowRollback?(key)
+                try indexQueue.sync { try Self.open(self.index) { try $0.remove(keys: [key]) } }
+            } catch let rollback {
+                logger.error(
+                    "put of image \(key) failed after its row was committed (\(error)), and the row could not be taken back (\(rollback)): the image stays, with its blob")
+                throw error
+            }
             blobs.remove(key: key)
             throw error
         }

@@ -48,6 +48,8 @@ public enum ProtoCatalog {
         CacheStatsResponse.self,
         PurgeCacheRequest.self,
         PurgeCacheResponse.self,
+        ImageStatsRequest.self,
+        ImageStatsResponse.self,
         Item.self,
         CreateItemRequest.self,
         GetItemRequest.self,

@@ -1267,6 +1267,96 @@ void   homepwner__v1__purge_cache_response__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__purge_cache_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   homepwner__v1__image_stats_request__init
+                     (Homepwner__V1__ImageStatsRequest         *message)
+{
+  static const Homepwner__V1__ImageStatsRequest init_value = HOMEPWNER__V1__IMAGE_STATS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__image_stats_request__get_packed_size
+                     (const Homepwner__V1__ImageStatsRequest *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__image_stats_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__image_stats_request__pack
+                     (const Homepwner__V1__ImageStatsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__image_stats_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__image_stats_request__pack_to_buffer
+                     (const Homepwner__V1__ImageStatsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__image_stats_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__ImageStatsRequest *
+       homepwner__v1__image_stats_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__ImageStatsRequest *)
+     protobuf_c_message_unpack (&homepwner__v1__image_stats_request__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__image_stats_request__free_unpacked
+                     (Homepwner__V1__ImageStatsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__image_stats_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__image_stats_response__init
+                     (Homepwner__V1__ImageStatsResponse         *message)
+{
+  static const Homepwner__V1__ImageStatsResponse init_value = HOMEPWNER__V1__IMAGE_STATS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__image_stats_response__get_packed_size
+                     (const Homepwner__V1__ImageStatsResponse *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__image_stats_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__image_stats_response__pack
+                     (const Homepwner__V1__ImageStatsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__image_stats_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__image_stats_response__pack_to_buffer
+                     (const Homepwner__V1__ImageStatsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__image_stats_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__ImageStatsResponse *
+       homepwner__v1__image_stats_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__ImageStatsResponse *)
+     protobuf_c_message_unpack (&homepwner__v1__image_stats_response__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__image_stats_response__free_unpacked
+                     (Homepwner__V1__ImageStatsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__image_stats_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor homepwner__v1__image_info__field_descriptors[12] =
 {
   {
@@ -2986,6 +3076,114 @@ const ProtobufCMessageDescriptor homepwner__v1__purge_cache_response__descriptor
   (ProtobufCMessageInit) homepwner__v1__purge_cache_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
+#define homepwner__v1__image_stats_request__field_descriptors NULL
+#define homepwner__v1__image_stats_request__field_indices_by_name NULL
+#define homepwner__v1__image_stats_request__number_ranges NULL
+const ProtobufCMessageDescriptor homepwner__v1__image_stats_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.ImageStatsRequest",
+  "ImageStatsRequest",
+  "Homepwner__V1__ImageStatsRequest",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__ImageStatsRequest),
+  0,
+  homepwner__v1__image_stats_request__field_descriptors,
+  homepwner__v1__image_stats_request__field_indices_by_name,
+  0,  homepwner__v1__image_stats_request__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__image_stats_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__image_stats_response__field_descriptors[5] =
+{
+  {
+    "quarantined_blobs",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ImageStatsResponse, quarantined_blobs),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "quarantine_folder",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ImageStatsResponse, quarantine_folder),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "missing_blobs",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ImageStatsResponse, missing_blobs),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "finished_puts",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ImageStatsResponse, finished_puts),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "removed_leftovers",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ImageStatsResponse, removed_leftovers),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__image_stats_response__field_indices_by_name[] = {
+  3,   /* field[3] = finished_puts */
+  2,   /* field[2] = missing_blobs */
+  1,   /* field[1] = quarantine_folder */
+  0,   /* field[0] = quarantined_blobs */
+  4,   /* field[4] = removed_leftovers */
+};
+static const ProtobufCIntRange homepwner__v1__image_stats_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__image_stats_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.ImageStatsResponse",
+  "ImageStatsResponse",
+  "Homepwner__V1__ImageStatsResponse",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__ImageStatsResponse),
+  5,
+  homepwner__v1__image_stats_response__field_descriptors,
+  homepwner__v1__image_stats_response__field_indices_by_name,
+  1,  homepwner__v1__image_stats_response__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__image_stats_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
 static const ProtobufCEnumValue homepwner__v1__image_kind__enum_values_by_number[4] =
 {
   { "IMAGE_KIND_UNSPECIFIED", "HOMEPWNER__V1__IMAGE_KIND__IMAGE_KIND_UNSPECIFIED", 0 },
@@ -3108,7 +3306,7 @@ const ProtobufCEnumDescriptor homepwner__v1__purge_level__descriptor =
   homepwner__v1__purge_level__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor homepwner__v1__image_service__method_descriptors[14] =
+static const ProtobufCMethodDescriptor homepwner__v1__image_service__method_descriptors[15] =
 {
   { "PutImage", &homepwner__v1__put_image_request__descriptor, &homepwner__v1__image_info__descriptor },
   { "BeginUpload", &homepwner__v1__begin_upload_request__descriptor, &homepwner__v1__begin_upload_response__descriptor },
@@ -3124,6 +3322,7 @@ static const ProtobufCMethodDescriptor homepwner__v1__image_service__method_desc
   { "EnqueueThumbnails", &homepwner__v1__enqueue_thumbnails_request__descriptor, &homepwner__v1__enqueue_thumbnails_response__descriptor },
   { "CacheStats", &homepwner__v1__cache_stats_request__descriptor, &homepwner__v1__cache_stats_response__descriptor },
   { "PurgeCache", &homepwner__v1__purge_cache_request__descriptor, &homepwner__v1__purge_cache_response__descriptor },
+  { "Stats", &homepwner__v1__image_stats_request__descriptor, &homepwner__v1__image_stats_response__descriptor },
 };
 const unsigned homepwner__v1__image_service__method_indices_by_name[] = {
   4,        /* AbortUpload */
@@ -3139,7 +3338,8 @@ const unsigned homepwner__v1__image_service__method_indices_by_name[] = {
   7,        /* ListImages */
   13,        /* PurgeCache */
   0,        /* PutImage */
-  6         /* StatImage */
+  6,        /* StatImage */
+  14         /* Stats */
 };
 const ProtobufCServiceDescriptor homepwner__v1__image_service__descriptor =
 {
@@ -3148,7 +3348,7 @@ const ProtobufCServiceDescriptor homepwner__v1__image_service__descriptor =
   "ImageService",
   "Homepwner__V1__ImageService",
   "homepwner.v1",
-  14,
+  15,
   homepwner__v1__image_service__method_descriptors,
   homepwner__v1__image_service__method_indices_by_name
 };
@@ -3263,6 +3463,14 @@ void homepwner__v1__image_service__purge_cache(ProtobufCService *service,
 {
   assert(service->descriptor == &homepwner__v1__image_service__descriptor);
   service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__image_service__stats(ProtobufCService *service,
+                                         const Homepwner__V1__ImageStatsRequest *input,
+                                         Homepwner__V1__ImageStatsResponse_Closure closure,
+                                         void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__image_service__descriptor);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void homepwner__v1__image_service__init (Homepwner__V1__ImageService_Service *service,
                                          Homepwner__V1__ImageService_ServiceDestroy destroy)

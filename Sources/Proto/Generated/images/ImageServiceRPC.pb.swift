@@ -36,6 +36,8 @@ public enum ImageServiceRPC {
     public static let cacheStats = ProtoMethod<CacheStatsRequest, CacheStatsResponse>(service: serviceName, name: "CacheStats")
     /// `/homepwner.v1.ImageService/PurgeCache`.
     public static let purgeCache = ProtoMethod<PurgeCacheRequest, PurgeCacheResponse>(service: serviceName, name: "PurgeCache")
+    /// `/homepwner.v1.ImageService/Stats`.
+    public static let stats = ProtoMethod<ImageStatsRequest, ImageStatsResponse>(service: serviceName, name: "Stats")
     /// Every method of the service.
-    public static let allMethods: [any AnyProtoMethod] = [putImage, beginUpload, appendUpload, commitUpload, abortUpload, getImage, statImage, listImages, deleteImage, deleteImagesForOwner, getRendition, enqueueThumbnails, cacheStats, purgeCache]
+    public static let allMethods: [any AnyProtoMethod] = [putImage, beginUpload, appendUpload, commitUpload, abortUpload, getImage, statImage, listImages, deleteImage, deleteImagesForOwner, getRendition, enqueueThumbnails, cacheStats, purgeCache, stats]
 }

@@ -43,6 +43,8 @@ typedef struct Homepwner__V1__PurgeCount Homepwner__V1__PurgeCount;
 typedef struct Homepwner__V1__CacheStatsResponse Homepwner__V1__CacheStatsResponse;
 typedef struct Homepwner__V1__PurgeCacheRequest Homepwner__V1__PurgeCacheRequest;
 typedef struct Homepwner__V1__PurgeCacheResponse Homepwner__V1__PurgeCacheResponse;
+typedef struct Homepwner__V1__ImageStatsRequest Homepwner__V1__ImageStatsRequest;
+typedef struct Homepwner__V1__ImageStatsResponse Homepwner__V1__ImageStatsResponse;
 
 
 /* --- enums --- */
@@ -508,6 +510,48 @@ struct  Homepwner__V1__PurgeCacheResponse
 #define HOMEPWNER__V1__PURGE_CACHE_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__purge_cache_response__descriptor) \
     , 0, 0, 0 }
+
+
+struct  Homepwner__V1__ImageStatsRequest
+{
+  ProtobufCMessage base;
+};
+#define HOMEPWNER__V1__IMAGE_STATS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__image_stats_request__descriptor) \
+     }
+
+
+/*
+ * What the image service's last start found and did (docs/protocol.md, "Start-up recovery").
+ */
+struct  Homepwner__V1__ImageStatsResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Blob files without an index row (an images.db restored from an older copy, or a put or a
+   * delete cut short by a crash), moved into quarantine_folder at that start; never deleted.
+   */
+  int64_t quarantined_blobs;
+  /*
+   * Where that start moved them, a path on the service's host; empty when there were none.
+   */
+  char *quarantine_folder;
+  /*
+   * Indexed images whose blob file is missing: reading them is DATA_LOSS.
+   */
+  int64_t missing_blobs;
+  /*
+   * Puts committed just before a crash whose rename start-up finished.
+   */
+  int64_t finished_puts;
+  /*
+   * Interrupted writes and uploads removed from the temporary folder.
+   */
+  int64_t removed_leftovers;
+};
+#define HOMEPWNER__V1__IMAGE_STATS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__image_stats_response__descriptor) \
+    , 0, (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
 /* Homepwner__V1__ImageInfo methods */
@@ -1042,6 +1086,44 @@ Homepwner__V1__PurgeCacheResponse *
 void   homepwner__v1__purge_cache_response__free_unpacked
                      (Homepwner__V1__PurgeCacheResponse *message,
                       ProtobufCAllocator *allocator);
+/* Homepwner__V1__ImageStatsRequest methods */
+void   homepwner__v1__image_stats_request__init
+                     (Homepwner__V1__ImageStatsRequest         *message);
+size_t homepwner__v1__image_stats_request__get_packed_size
+                     (const Homepwner__V1__ImageStatsRequest   *message);
+size_t homepwner__v1__image_stats_request__pack
+                     (const Homepwner__V1__ImageStatsRequest   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__image_stats_request__pack_to_buffer
+                     (const Homepwner__V1__ImageStatsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__ImageStatsRequest *
+       homepwner__v1__image_stats_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__image_stats_request__free_unpacked
+                     (Homepwner__V1__ImageStatsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__ImageStatsResponse methods */
+void   homepwner__v1__image_stats_response__init
+                     (Homepwner__V1__ImageStatsResponse         *message);
+size_t homepwner__v1__image_stats_response__get_packed_size
+                     (const Homepwner__V1__ImageStatsResponse   *message);
+size_t homepwner__v1__image_stats_response__pack
+                     (const Homepwner__V1__ImageStatsResponse   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__image_stats_response__pack_to_buffer
+                     (const Homepwner__V1__ImageStatsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__ImageStatsResponse *
+       homepwner__v1__image_stats_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__image_stats_response__free_unpacked
+                     (Homepwner__V1__ImageStatsResponse *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Homepwner__V1__ImageInfo_Closure)
@@ -1128,6 +1210,12 @@ typedef void (*Homepwner__V1__PurgeCacheRequest_Closure)
 typedef void (*Homepwner__V1__PurgeCacheResponse_Closure)
                  (const Homepwner__V1__PurgeCacheResponse *message,
                   void *closure_data);
+typedef void (*Homepwner__V1__ImageStatsRequest_Closure)
+                 (const Homepwner__V1__ImageStatsRequest *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__ImageStatsResponse_Closure)
+                 (const Homepwner__V1__ImageStatsResponse *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -1191,6 +1279,10 @@ struct Homepwner__V1__ImageService_Service
                       const Homepwner__V1__PurgeCacheRequest *input,
                       Homepwner__V1__PurgeCacheResponse_Closure closure,
                       void *closure_data);
+  void (*stats)(Homepwner__V1__ImageService_Service *service,
+                const Homepwner__V1__ImageStatsRequest *input,
+                Homepwner__V1__ImageStatsResponse_Closure closure,
+                void *closure_data);
 };
 typedef void (*Homepwner__V1__ImageService_ServiceDestroy)(Homepwner__V1__ImageService_Service *);
 void homepwner__v1__image_service__init (Homepwner__V1__ImageService_Service *service,
@@ -1212,7 +1304,8 @@ void homepwner__v1__image_service__init (Homepwner__V1__ImageService_Service *se
       function_prefix__ ## get_rendition,\
       function_prefix__ ## enqueue_thumbnails,\
       function_prefix__ ## cache_stats,\
-      function_prefix__ ## purge_cache  }
+      function_prefix__ ## purge_cache,\
+      function_prefix__ ## stats  }
 void homepwner__v1__image_service__put_image(ProtobufCService *service,
                                              const Homepwner__V1__PutImageRequest *input,
                                              Homepwner__V1__ImageInfo_Closure closure,
@@ -1269,6 +1362,10 @@ void homepwner__v1__image_service__purge_cache(ProtobufCService *service,
                                                const Homepwner__V1__PurgeCacheRequest *input,
                                                Homepwner__V1__PurgeCacheResponse_Closure closure,
                                                void *closure_data);
+void homepwner__v1__image_service__stats(ProtobufCService *service,
+                                         const Homepwner__V1__ImageStatsRequest *input,
+                                         Homepwner__V1__ImageStatsResponse_Closure closure,
+                                         void *closure_data);
 
 /* --- descriptors --- */
 
@@ -1304,6 +1401,8 @@ extern const ProtobufCMessageDescriptor homepwner__v1__purge_count__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__cache_stats_response__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__purge_cache_request__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__purge_cache_response__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__image_stats_request__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__image_stats_response__descriptor;
 extern const ProtobufCServiceDescriptor homepwner__v1__image_service__descriptor;
 
 PROTOBUF_C__END_DECLS
