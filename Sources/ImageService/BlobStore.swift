@@ -264,12 +264,12 @@ final class BlobStore: Sendable {
         return hash.finish() == contentCheck
     }
 
-    /// Reads the first `size` bytes of `fd` a megabyte at a time, handing each piece and its
-    /// offset to `body`.
+    /// Reads the first `size` bytes of `fd` a block (`BlockChecks.blockSize`) at a time,
+    /// handing each block and its offset to `body`.
     static func stream(
         _ fd: Int32, size: Int64, path: String, _ body: (UnsafeRawBufferPointer, Int64) throws -> Void
     ) throws {
-        let chunk = 1 << 20
+        let chunk = BlockChecks.blockSize
         var buffer = [UInt8](repeating: 0, count: Int(min(Int64(chunk), size)))
         var position: Int64 = 0
         while position < size {
@@ -283,58 +283,106 @@ final class BlobStore: Sendable {
         }
     }
 
-    /// Reads the whole blob and checks its size and checksum; a mismatch is `BlobDamage`.
+    /// Reads the whole blob and checks its size and content check; a mismatch is `BlobDamage`.
     func read(key: String, size: Int64, checksum: String) throws -> [UInt8] {
+        try [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, count in
+            _ = try read(
+                key: key, size: size, verification: checksum, blockChecks: BlockChecks(), offset: 0,
+                into: UnsafeMutableRawBufferPointer(buffer))
+            count = Int(size)
+        }
+    }
+
+    /// Reads bytes `offset ..< offset + target.count` of blob `key` into `target`, verifying
+    /// every byte it hands over: with `blockChecks`, each block the range touches (and only
+    /// those: the blocks wholly inside the range are read and checked in `target` itself);
+    /// without, the whole file against `verification`, computing the block checks on the way.
+    /// Returns those computed checks (for the row), or nil when `blockChecks` were given. A
+    /// mismatch is `BlobDamage`, and `target` must then not be used.
+    func read(
+        key: String, size: Int64, verification: String, blockChecks: BlockChecks, offset: Int64,
+        into target: UnsafeMutableRawBufferPointer
+    ) throws -> BlockChecks? {
         let (fd, path) = try openStored(key)
         defer { close(fd) }
         let actualSize = try Self.size(fd, path)
         guard actualSize == size else {
             throw BlobDamage(key: key, detail: "file is \(actualSize) bytes, the index says \(size)")
         }
-        let bytes = try [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, count in
-            try Self.readAll(fd, UnsafeMutableRawBufferPointer(buffer), offset: 0, path: path)
-            count = Int(size)
+        precondition(offset >= 0 && Int64(target.count) <= size - offset, "read of \(target.count) bytes at \(offset) of \(size)")
+        guard !blockChecks.isEmpty else {
+            return try readVerifyingWhole(fd, path: path, key: key, size: size, verification: verification, offset: offset, into: target)
         }
-        let actual = ContentDigest.of(bytes, like: checksum)
-        guard actual == checksum else {
-            throw BlobDamage(key: key, detail: "content checksum \(actual) does not match the stored \(checksum)")
+        guard blockChecks.digests.count == BlockChecks.count(forSize: size) else {
+            throw BlobDamage(key: key, detail: "the index holds \(blockChecks.digests.count) block checks for \(size) bytes")
         }
-        return bytes
+        let block = Int64(BlockChecks.blockSize), end = offset + Int64(target.count)
+        var scratch: UnsafeMutableRawBufferPointer?
+        defer { scratch?.deallocate() }
+        var index = Int(offset / block)
+        while Int64(index) * block < end {
+            let start = Int64(index) * block, stop = min(start + block, size)
+            let from = max(start, offset), to = min(stop, end)
+            if from == start && to == stop {
+                let piece = UnsafeMutableRawBufferPointer(rebasing: target[Int(start - offset)..<Int(stop - offset)])
+                try Self.readAll(fd, piece, offset: start, path: path)
+                try verify(UnsafeRawBufferPointer(piece), block: index, at: start, blockChecks, key: key)
+            } else {
+                // A block the range only partly covers: read and checked whole, then the part copied.
+                if scratch == nil { scratch = .allocate(byteCount: BlockChecks.blockSize, alignment: 64) }
+                let piece = UnsafeMutableRawBufferPointer(rebasing: scratch![0..<Int(stop - start)])
+                try Self.readAll(fd, piece, offset: start, path: path)
+                try verify(UnsafeRawBufferPointer(piece), block: index, at: start, blockChecks, key: key)
+                (target.baseAddress! + Int(from - offset)).copyMemory(from: piece.baseAddress! + Int(from - start), byteCount: Int(to - from))
+            }
+            index += 1
+        }
+        return nil
     }
 
-    /// Reads `length` bytes at `offset`. Unless the file still has the identity and modification
-    /// time of `verified` (checked whole before), it streams the whole file through the checksum
-    /// on the way; returns the bytes and the stamp of the file it verified.
-    func read(
-        key: String, size: Int64, checksum: String, offset: Int64, length: Int64, verified: FileStamp?
-    ) throws -> (bytes: [UInt8], stamp: FileStamp) {
-        let (fd, path) = try openStored(key)
-        defer { close(fd) }
-        let stamp = try Self.stamp(fd, path)
-        guard stamp.size == size else {
-            throw BlobDamage(key: key, detail: "file is \(stamp.size) bytes, the index says \(size)")
+    private func verify(_ bytes: UnsafeRawBufferPointer, block: Int, at start: Int64, _ checks: BlockChecks, key: String) throws {
+        let actual = BlockChecks.digest(bytes)
+        guard actual == checks.digests[block] else {
+            throw BlobDamage(
+                key: key,
+                detail: "block \(block) (bytes \(start)–\(start + Int64(bytes.count) - 1)) does not match its checksum (XXH64 \(String(actual, radix: 16)), the index says \(String(checks.digests[block], radix: 16)))")
         }
-        if let verified, verified == stamp {
-            let bytes = try [UInt8](unsafeUninitializedCapacity: Int(length)) { buffer, count in
-                try Self.readAll(fd, UnsafeMutableRawBufferPointer(buffer), offset: offset, path: path)
-                count = Int(length)
+    }
+
+    /// `read` of a blob without block checks: the whole file streams through `verification`
+    /// (straight into `target` when the whole blob is asked for), and its block checks are computed.
+    private func readVerifyingWhole(
+        _ fd: Int32, path: String, key: String, size: Int64, verification: String, offset: Int64,
+        into target: UnsafeMutableRawBufferPointer
+    ) throws -> BlockChecks {
+        var hash = ContentDigest(like: verification)
+        var digests: [UInt64] = []
+        digests.reserveCapacity(BlockChecks.count(forSize: size))
+        if offset == 0 && Int64(target.count) == size {
+            var start = 0
+            while start < target.count {
+                let piece = UnsafeMutableRawBufferPointer(rebasing: target[start..<min(start + BlockChecks.blockSize, target.count)])
+                try Self.readAll(fd, piece, offset: Int64(start), path: path)
+                hash.update(UnsafeRawBufferPointer(piece))
+                digests.append(BlockChecks.digest(UnsafeRawBufferPointer(piece)))
+                start += piece.count
             }
-            return (bytes, stamp)
-        }
-        var hash = ContentDigest(like: checksum)
-        var result = [UInt8]()
-        result.reserveCapacity(Int(length))
-        let end = offset + length
-        try Self.stream(fd, size: size, path: path) { bytes, position in
-            hash.update(bytes)
-            let from = max(position, offset), to = min(position + Int64(bytes.count), end)
-            if from < to { result += UnsafeRawBufferPointer(rebasing: bytes[Int(from - position)..<Int(to - position)]) }
+        } else {
+            let end = offset + Int64(target.count)
+            try Self.stream(fd, size: size, path: path) { bytes, position in
+                hash.update(bytes)
+                digests.append(BlockChecks.digest(bytes))
+                let from = max(position, offset), to = min(position + Int64(bytes.count), end)
+                if from < to {
+                    (target.baseAddress! + Int(from - offset)).copyMemory(from: bytes.baseAddress! + Int(from - position), byteCount: Int(to - from))
+                }
+            }
         }
         let actual = hash.finish()
-        guard actual == checksum else {
-            throw BlobDamage(key: key, detail: "content checksum \(actual) does not match the stored \(checksum)")
+        guard actual == verification else {
+            throw BlobDamage(key: key, detail: "content checksum \(actual) does not match the stored \(verification)")
         }
-        return (result, stamp)
+        return BlockChecks(digests)
     }
 
     /// Removes a blob; a missing file is not an error (deletes are idempotent).
@@ -400,14 +448,6 @@ final class BlobStore: Sendable {
 
     static func check(_ rc: Int32, _ operation: String, _ path: String) throws {
         guard rc == 0 else { throw BlobIOError(operation: operation, path: path, code: errno) }
-    }
-
-    static func stamp(_ fd: Int32, _ path: String) throws -> FileStamp {
-        var info = stat()
-        try check(fstat(fd, &info), "fstat", path)
-        return FileStamp(
-            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-            modifiedSeconds: Int64(info.st_mtim.tv_sec), modifiedNanoseconds: Int64(info.st_mtim.tv_nsec))
     }
 
     static func size(_ fd: Int32, _ path: String) throws -> Int64 {
@@ -485,15 +525,6 @@ struct BlobDamage: Error, CustomStringConvertible {
     let key: String
     let detail: String
     var description: String { "image \(key) is damaged on disk: \(detail)" }
-}
-
-/// A file's identity and last modification: any write through the file system changes it.
-struct FileStamp: Sendable, Equatable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var modifiedSeconds: Int64
-    var modifiedNanoseconds: Int64
 }
 
 /// The digest named by a stored check's prefix: "xxh64:" or "sha256:".

@@ -17,6 +17,8 @@ public struct StoredImage: Sendable, Equatable {
     public var info: ImageInfo
     /// "xxh64:<hex>", or "" for rows written before it existed (then `info.checksum` is verified).
     var contentCheck: String
+    /// The digest of each block, which reads verify; empty for rows that have none yet.
+    var blockChecks = BlockChecks()
 
     /// What a read verifies the blob against.
     var verification: String { contentCheck.isEmpty ? info.checksum : contentCheck }
@@ -59,10 +61,12 @@ final class ImageIndex {
               deleted_at_ms INTEGER NOT NULL
             ) WITHOUT ROWID;
             """),
+        // The XXH64 of each 1 MiB block (`BlockChecks`); empty for older rows until a read fills it.
+        (4, "ALTER TABLE images ADD COLUMN block_checks BLOB NOT NULL DEFAULT x''"),
     ])
 
     private static let columns =
-        "seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check"
+        "seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check, block_checks"
 
     /// The writer connection (creates and migrates the file), or with `readOnly` a reader
     /// connection beside it.
@@ -83,21 +87,29 @@ final class ImageIndex {
 
     var isOpen: Bool { db.isOpen }
 
-    func insert(_ info: ImageInfo, contentCheck: String) throws {
+    func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) throws {
         try refuseDeletedOwner(info.ownerKey)
         try db.execute(
-            "INSERT INTO images (key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO images (key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check, block_checks) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [.text(info.key), .text(info.ownerKey), .integer(Int64(info.kind.rawValue)), .text(info.parentKey),
              .integer(Int64(info.mediaType.rawValue)), .text(info.contentType), .integer(info.sizeBytes),
              .integer(Int64(info.width)), .integer(Int64(info.height)), .integer(Int64(info.orientation)),
-             .text(info.checksum), .integer(info.createdAtMs), .text(contentCheck)])
+             .text(info.checksum), .integer(info.createdAtMs), .text(contentCheck), .blob(blockChecks.encoded)])
     }
 
     /// Inserts several rows in one transaction: one commit (one fsync) for the lot.
-    func insertAll(_ rows: [(info: ImageInfo, contentCheck: String)]) throws {
+    func insertAll(_ rows: [StoredImage]) throws {
         try db.inTransaction {
-            for row in rows { try insert(row.info, contentCheck: row.contentCheck) }
+            for row in rows { try insert(row.info, contentCheck: row.contentCheck, blockChecks: row.blockChecks) }
         }
+    }
+
+    /// Gives a row that has none its block checks, computed by a read that verified the whole
+    /// blob; a row whose content changed since (deleted, stored again) is left alone.
+    func setBlockChecks(_ checks: BlockChecks, of image: StoredImage) throws {
+        try db.execute(
+            "UPDATE images SET block_checks = ? WHERE key = ? AND checksum = ? AND length(block_checks) = 0",
+            [.blob(checks.encoded), .text(image.info.key), .text(image.info.checksum)])
     }
 
     func get(_ key: String) throws -> ImageInfo? {
@@ -107,7 +119,9 @@ final class ImageIndex {
     /// The row with its content check.
     func stored(_ key: String) throws -> StoredImage? {
         try db.query("SELECT \(Self.columns) FROM images WHERE key = ?", [.text(key)]).first.map {
-            StoredImage(info: Self.info($0).info, contentCheck: $0[13].stringValue ?? "")
+            StoredImage(
+                info: Self.info($0).info, contentCheck: $0[13].stringValue ?? "",
+                blockChecks: BlockChecks(encoded: $0[14].blobValue ?? []))
         }
     }
 

@@ -69,19 +69,35 @@ extension ImageStore {
         if let cached = cache.get(image.cacheKey) {
             return whole ? cached : Array(cached[Int(offset)..<Int(offset + count)])
         }
-        let blobs = blobs, key = info.key, checksum = image.verification
-        // Blobs small enough to cache are read whole (and cached); larger ones stream the checksum.
-        if size <= Int64(cache.budgetBytes / 4) || whole {
-            let bytes = try await readVerified(key: key) { try blobs.read(key: key, size: size, checksum: checksum) }
-            cache.insert(image.cacheKey, bytes, image: image, ticket: ticket)
-            return whole ? bytes : Array(bytes[Int(offset)..<Int(offset + count)])
+        let blobs = blobs, key = info.key
+        // Blobs small enough to cache are read whole (and cached); a range of a larger one
+        // reads, and verifies, only the blocks it touches.
+        let readWhole = whole || size <= Int64(cache.budgetBytes / 4)
+        let (from, length) = readWhole ? (0, size) : (offset, count)
+        let (bytes, computed) = try await readVerified(key: key) { () throws -> ([UInt8], BlockChecks?) in
+            var computed: BlockChecks?
+            let bytes = try [UInt8](unsafeUninitializedCapacity: Int(length)) { buffer, initialized in
+                computed = try blobs.read(
+                    key: key, size: size, verification: image.verification, blockChecks: image.blockChecks, offset: from,
+                    into: UnsafeMutableRawBufferPointer(buffer))
+                initialized = Int(length)
+            }
+            return (bytes, computed)
         }
-        let known = verifiedFiles.withLock { $0[key] }
-        let (bytes, stamp) = try await readVerified(key: key) {
-            try blobs.read(key: key, size: size, checksum: checksum, offset: offset, length: count, verified: known)
+        if let computed { storeBlockChecks(computed, of: image) }
+        guard readWhole else { return bytes }
+        cache.insert(image.cacheKey, bytes, image: image, ticket: ticket)
+        return whole ? bytes : Array(bytes[Int(offset)..<Int(offset + count)])
+    }
+
+    /// Gives a row without block checks the ones a read just computed (verified whole), so
+    /// that its next reads check only the blocks they send. Not waited for: whatever runs on
+    /// the index queue next runs after it.
+    func storeBlockChecks(_ checks: BlockChecks, of image: StoredImage) {
+        let logger = logger
+        onIndexLater({ try $0.setBlockChecks(checks, of: image) }) { error in
+            logger.warning("could not store the block checks of image \(image.info.key): \(error)")
         }
-        if stamp != known { verifiedFiles.withLock { $0[key] = stamp } }
-        return bytes
     }
 
     func readVerified<T: Sendable>(
@@ -185,7 +201,6 @@ extension ImageStore {
             for image in removed { blobs.remove(key: image.key) }
         }
         for image in removed { cache.remove(prefix: image.key) }
-        verifiedFiles.withLock { files in for image in removed { files[image.key] = nil } }
     }
 }
 

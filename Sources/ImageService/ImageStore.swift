@@ -38,9 +38,6 @@ public final class ImageStore: Sendable {
     let hooks: StoreHooks
     /// Rows waiting for the next group commit.
     private let pendingInserts = Mutex<(rows: [PendingInsert], scheduled: Bool)>(([], false))
-    /// Blobs too large to cache whose whole checksum was verified, by key: ranged reads of an
-    /// unchanged file (same inode and mtime) skip re-hashing it.
-    let verifiedFiles = Mutex<[String: FileStamp]>([:])
 
     /// Opens (or creates) the store in `folder`, removes leftovers of interrupted writes and
     /// reconciles the index with the files.
@@ -166,6 +163,16 @@ public final class ImageStore: Sendable {
         }
     }
 
+    /// Runs `body` with the writer connection on its queue without waiting for it; `failure`
+    /// gets its error.
+    func onIndexLater(
+        _ body: @escaping @Sendable (ImageIndex) throws -> Void, failure: @escaping @Sendable (any Error) -> Void
+    ) {
+        indexQueue.async {
+            do { try Self.open(self.index, body) } catch { failure(error) }
+        }
+    }
+
     /// Runs a read-only lookup on the reader connection (sees every commit made before it starts).
     func onReader<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
@@ -214,20 +221,21 @@ public final class ImageStore: Sendable {
         let key = new.key
         let limits = limits, blobs = blobs, digestLanes = digestLanes
         let ticket = cache.removalTicket()
-        let (info, check) = try await onIO { () throws -> (ImageInfo, String) in
+        let stored = try await onIO { () throws -> StoredImage in
             let media = try MediaSniffer.classify(data, maxPixels: limits.maxPixels)
             try Self.check(media, against: new)
             // The digests (SHA-256 ~2 GB/s on the SHA extensions, ~340 MB/s without; XXH64
-            // ~22 GB/s) run on a second core while this one writes and fsyncs.
+            // ~22 GB/s, once whole and once per block) run on a second core while this one
+            // writes and fsyncs.
             var temporary: String?
-            let digests: (checksum: String, check: String)
+            let digests: (checksum: String, check: String, blocks: BlockChecks)
             do {
                 (digests, _) = try digestLanes.alongside({
                     try data.withBlobBytes { buffer in
                         var sha = SHA256(), xxh = XXHash64()
                         sha.update(buffer)
                         xxh.update(buffer)
-                        return (sha.checksum(), xxh.checksum())
+                        return (sha.checksum(), xxh.checksum(), BlockChecks.of(buffer))
                     }
                 }, while: {
                     temporary = try data.withBlobBytes { try blobs.writeTemporary($0, key: key) }
@@ -236,11 +244,13 @@ public final class ImageStore: Sendable {
                 if let temporary { unlink(temporary) }  // written, but its digests failed
                 throw error
             }
-            let info = self.makeInfo(new, media: media, size: Int64(data.count), checksum: digests.checksum)
-            try self.placeAndIndex(temporary!, info, contentCheck: digests.check)
-            return (info, digests.check)
+            let stored = StoredImage(
+                info: self.makeInfo(new, media: media, size: Int64(data.count), checksum: digests.checksum),
+                contentCheck: digests.check, blockChecks: digests.blocks)
+            try self.placeAndIndex(temporary!, stored)
+            return stored
         }
-        let stored = StoredImage(info: info, contentCheck: check)
+        let info = stored.info
         // Small blobs (thumbnails, small photos) are likely read soon and cost little to keep. A
         // large original is cached by its first read instead: caching every upload would push
         // hot thumbnails out, and would keep each put's buffer alive, so that every large put
@@ -324,10 +334,11 @@ public final class ImageStore: Sendable {
     ///
     /// Rows that arrive while a commit is running are committed together by the next one (group
     /// commit): concurrent puts share fsyncs instead of queueing one fsync each.
-    func insert(_ info: ImageInfo, contentCheck: String) async throws {
+    func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) async throws {
+        let row = StoredImage(info: info, contentCheck: contentCheck, blockChecks: blockChecks)
         do {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                enqueueInsert(info, contentCheck: contentCheck) { continuation.resume(with: $0) }
+                enqueueInsert(row) { continuation.resume(with: $0) }
             }
         } catch {
             blobs.remove(key: info.key)
@@ -335,14 +346,15 @@ public final class ImageStore: Sendable {
         }
     }
 
-    /// Renames a fsynced temporary file into place as `info.key` and adds its row, durably, on
-    /// the calling (I/O) thread.
+    /// Renames a fsynced temporary file into place as `image.info.key` and adds its row,
+    /// durably, on the calling (I/O) thread.
     ///
     /// The folder's fsync (which makes the rename durable) and the row's commit run at the same
     /// time. A crash after the commit and before the rename reached the disk leaves the row and
     /// the whole temporary file: start-up finishes the rename (`finishInterruptedPuts`). On
     /// failure neither the row nor the blob (nor the temporary file) is left.
-    func placeAndIndex(_ temporary: String, _ info: ImageInfo, contentCheck: String) throws {
+    func placeAndIndex(_ temporary: String, _ image: StoredImage) throws {
+        let info = image.info
         do {
             try blobs.rename(temporary: temporary, key: info.key)
         } catch {
@@ -351,7 +363,7 @@ public final class ImageStore: Sendable {
         }
         let committed = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<Void, any Error>>(.success(()))
-        enqueueInsert(info, contentCheck: contentCheck) { result in
+        enqueueInsert(image) { result in
             outcome.withLock { $0 = result }
             committed.signal()
         }
@@ -381,12 +393,10 @@ public final class ImageStore: Sendable {
         }
     }
 
-    /// Queues `info`'s row for the next group commit; `done` gets the commit's outcome.
-    private func enqueueInsert(
-        _ info: ImageInfo, contentCheck: String, done: @escaping @Sendable (Result<Void, any Error>) -> Void
-    ) {
+    /// Queues `row` for the next group commit; `done` gets the commit's outcome.
+    private func enqueueInsert(_ row: StoredImage, done: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         let schedule = pendingInserts.withLock { state -> Bool in
-            state.rows.append(PendingInsert(info: info, contentCheck: contentCheck, done: done))
+            state.rows.append(PendingInsert(row: row, done: done))
             defer { state.scheduled = true }
             return !state.scheduled
         }
@@ -403,11 +413,13 @@ public final class ImageStore: Sendable {
             return state.rows
         }
         guard !batch.isEmpty else { return }
-        let outcome = Result { try Self.open(index) { try $0.insertAll(batch.map { ($0.info, $0.contentCheck) }) } }
+        let outcome = Result { try Self.open(index) { try $0.insertAll(batch.map(\.row)) } }
         if case .failure = outcome, batch.count > 1 {
             // One bad row must not fail the others: each on its own.
             for row in batch {
-                row.done(Result { try Self.open(index) { try $0.insert(row.info, contentCheck: row.contentCheck) } })
+                row.done(Result {
+                    try Self.open(index) { try $0.insert(row.row.info, contentCheck: row.row.contentCheck, blockChecks: row.row.blockChecks) }
+                })
             }
             return
         }
@@ -516,7 +528,6 @@ struct KeyClaims {
 
 /// A row waiting for its group commit, and the put waiting for it.
 struct PendingInsert: Sendable {
-    let info: ImageInfo
-    let contentCheck: String
+    let row: StoredImage
     let done: @Sendable (Result<Void, any Error>) -> Void
 }
