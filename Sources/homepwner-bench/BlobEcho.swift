@@ -7,9 +7,10 @@ import Synchronization
 import ZMQ
 
 /// Bare ZeroMQ: a ROUTER thread answering each small request with the same three frames a
-/// GetImage reply has (`[empty][header][blob]`), over tcp loopback, one at a time; and
-/// writing the blob of each large request to a file of its own (`rawWrite`: write + fsync)
-/// before a small answer, a put without the service (`Sink`).
+/// GetImage reply has (`[empty][header][blob]`), over tcp loopback, one at a time; writing
+/// the blob of each large request to a file of its own (`rawWrite`: write + fsync) before a
+/// small answer, a put without the service (`Sink`); and answering a request naming a file
+/// with its bytes, read straight into the reply's frame, a get without the service (`Reader`).
 final class BlobEcho: Sendable {
     private final class Shared: Sendable {
         let stopping = Atomic<Bool>(false)
@@ -23,6 +24,8 @@ final class BlobEcho: Sendable {
 
     /// Requests whose last frame is larger are blobs to write.
     static let sinkThreshold = 1024
+    /// A request whose last frame starts with this names a file to answer with.
+    static let readMarker = Array("read:".utf8)
 
     private let endpoint: String
     private let context: Context
@@ -56,6 +59,15 @@ final class BlobEcho: Sendable {
                         }
                         let written = (try? last.withUnsafeBytes { try ImagesBenchmark.rawWrite($0, path: path) }) != nil
                         _ = try? router.send([message[0].bytes, [], written ? [8, 1] : [8, 13]])
+                        continue
+                    }
+                    if let last = message.last, last.count > Self.readMarker.count, last.bytes.starts(with: Self.readMarker) {
+                        let path = String(decoding: last.bytes.dropFirst(Self.readMarker.count), as: UTF8.self)
+                        if let frame = Self.readFile(path) {
+                            _ = try? router.send([message[0].bytes, [], [8, 1]], body: frame)
+                        } else {
+                            _ = try? router.send([message[0].bytes, [], [8, 5]])
+                        }
                         continue
                     }
                     let blob = shared.blobs.withLock { $0.isEmpty ? [] : $0[next % $0.count] }
@@ -118,6 +130,53 @@ final class BlobEcho: Sendable {
         _ = try dealer.send([[], [10, 1, 0x2f], [10, 36] + Array(repeating: 0x61, count: 36)])
         _ = try dealer.receive()
         return Sink(dealer)
+    }
+
+    /// The file at `path` read into a frame of its size (open, fstat, read, close); nil when it cannot be read.
+    static func readFile(_ path: String) -> Frame? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        let frame = Frame(uninitializedCount: Int(info.st_size))
+        let target = frame.unsafeMutableBytes
+        var done = 0
+        while done < target.count {
+            let n = read(fd, target.baseAddress! + done, target.count - done)
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            done += n
+        }
+        return frame
+    }
+
+    /// The calling end of a get without the service: asks for a file, receives its bytes.
+    final class Reader {
+        private let dealer: Socket
+
+        fileprivate init(_ dealer: Socket) { self.dealer = dealer }
+
+        /// The size of the file at `path`, read and sent by the server thread.
+        func read(_ path: String) throws -> Int {
+            _ = try dealer.send([[], [10, 1, 0x2f], BlobEcho.readMarker + Array(path.utf8)])
+            guard let reply = try dealer.receive(), reply.count == 3, reply[1] == [8, 1] else {
+                throw RPCError.internal("the reader could not read \(path)")
+            }
+            return reply[2].count
+        }
+
+        func close() { dealer.close() }
+    }
+
+    /// A connected `Reader`.
+    func reader() throws -> Reader {
+        let dealer = try Socket(clientContext, .dealer)
+        try dealer.connect(endpoint)
+        // One exchange to connect.
+        _ = try dealer.send([[], [10, 1, 0x2f], [10, 36] + Array(repeating: 0x61, count: 36)])
+        _ = try dealer.receive()
+        return Reader(dealer)
     }
 
     func stop() {

@@ -155,18 +155,45 @@ extension ImagesBenchmark {
         return measure
     }
 
-    /// The baseline for cold gets: the files `rawWrites` left, read back after evicting them from
-    /// the page cache.
-    static func rawReads(_ folder: String, count: Int) throws -> Measure {
-        for i in 0..<count { evict("\(folder)/\(i)") }
-        var total = 0
-        let measure = try timed(0) {
-            for i in 0..<count {
-                let data = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(i)"))
-                total += data.count
+    /// The cold reads blob by blob, each from the disk (its pages dropped just before it): the
+    /// raw file read (`open`, `read`), the same read into a ZeroMQ frame on a ROUTER thread that
+    /// sends it to a DEALER (a GetImage without the service: the floor for any read that answers
+    /// over ZeroMQ), and GetImage (cache purged first). `rawFolder` holds the files `rawWrite`
+    /// left, `<i>` holding the blob of `keys[i]`; the order rotates from blob to blob.
+    static func interleavedColdReads(
+        rawFolder: String, keys: [String], blobsFolder: String, client: RPCClient, echo: BlobEcho
+    ) async throws -> [String: Measure] {
+        _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
+        let reader = try echo.reader()
+        defer { reader.close() }
+        var measures: [String: Measure] = [:]
+        for (i, key) in keys.enumerated() {
+            let raw = "\(rawFolder)/\(i)"
+            for step in 0..<3 {
+                let reading: String
+                var bytes = 0
+                let start: Double
+                switch (i + step) % 3 {
+                case 0:
+                    evict(raw)
+                    start = monotonicSeconds()
+                    bytes = try Data(contentsOf: URL(fileURLWithPath: raw)).count
+                    reading = what[3]
+                case 1:
+                    evict(raw)
+                    start = monotonicSeconds()
+                    bytes = try reader.read(raw)
+                    reading = what[12]
+                default:
+                    evict(blobPath(blobsFolder, key))
+                    start = monotonicSeconds()
+                    bytes = try await gets([key], client: client).bytes
+                    reading = what[4]
+                }
+                measures[reading, default: Measure()].add(Measure(bytes: bytes, seconds: monotonicSeconds() - start))
             }
         }
-        return Measure(bytes: total, seconds: measure.seconds)
+        return measures
     }
 
     /// GetImage of every key, whole.

@@ -29,14 +29,14 @@ enum ImagesBenchmark {
         "raw file write + fsync", "PutImage (durable)", "ImageStore.put, no RPC", "raw file read, cold",
         "GetImage, cold (disk)", "bare ZeroMQ transfer", "GetImage, cached", "raw O_DIRECT write + fsync",
         "raw file write + fsync, 4 writers", "PutImage, 4 in flight", "GetImage, cached, on the client's thread",
-        "bare ZeroMQ send + raw file write + fsync",
+        "bare ZeroMQ send + raw file write + fsync", "raw cold read + bare ZeroMQ transfer",
     ]
     /// Rows of the report: (variant, baseline); the variant's MB/s and the ratio to the baseline.
     static let rows: [(String, String?)] = [
         (what[0], nil), (what[7], nil), (what[11], what[0]), (what[1], what[0]), (what[1], what[7]), (what[1], what[11]),
         (what[2], what[0]), (what[2], what[7]),
         (what[8], nil), (what[9], what[8]), (what[9], what[0]),
-        (what[3], nil), (what[4], what[3]), (what[5], nil), (what[6], what[5]), (what[10], what[5]),
+        (what[3], nil), (what[12], what[3]), (what[4], what[3]), (what[4], what[12]), (what[5], nil), (what[6], what[5]), (what[10], what[5]),
     ]
 
     static func run(_ arguments: [String]) async {
@@ -105,10 +105,10 @@ enum ImagesBenchmark {
                     r[what[9]] = fourPuts
                     try await delete(fourKeys, client: client)
                     if round % 2 == 1 { r[what[8]] = try rawWrites(blobs, folder: rawFolder, lanes: 4) }
-                    r[what[3]] = try rawReads(folder + "/raw/\(tag)", count: blobs.count)
-                    _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
-                    for key in keys { evict(blobPath(folder + "/data/images/blobs", key)) }
-                    r[what[4]] = try await gets(keys, client: client)
+                    let cold = try await interleavedColdReads(
+                        rawFolder: folder + "/raw/\(tag)", keys: keys, blobsFolder: folder + "/data/images/blobs", client: client,
+                        echo: echo)
+                    r.merge(cold) { $1 }
                     // The order alternates by round, so neither meets the other's leftovers always.
                     _ = try await gets(keys, client: client)  // every blob in the cache
                     // At least 100 MB each, in passes over the blobs whose order rotates (a
