@@ -1,4 +1,5 @@
 import Proto
+import ZMQ
 
 /// A reply already in its protobuf wire encoding, for replies that carry large `bytes`.
 ///
@@ -43,9 +44,33 @@ struct EncodedReply<Message: ProtoMessage>: ProtoMessage {
 
     /// The same with a part of an array (a range of a cached blob), copied only into the frame.
     init(message: [UInt8], data: ArraySlice<UInt8>) {
-        var head = protoFieldHeader(number: 1, length: message.count) + message
-        if !data.isEmpty { head += protoFieldHeader(number: 2, length: data.count) }
-        self.head = head
+        head = Self.head(message: message, dataCount: data.count)
         self.data = data
     }
+
+    /// What precedes `dataCount` bytes of data in the encoding: field 1 (`message`) and the
+    /// tag and length of field 2 (none when there is no data).
+    static func head(message: [UInt8], dataCount: Int) -> [UInt8] {
+        var head = protoFieldHeader(number: 1, length: message.count) + message
+        if dataCount > 0 { head += protoFieldHeader(number: 2, length: dataCount) }
+        return head
+    }
+}
+
+/// A reply frame whose data is read straight into it: the encoded head (see
+/// `EncodedReply.head`) is written first, the blob's bytes after it, and the frame is sent as
+/// it is.
+struct FramedRead: ReadTarget {
+    let frame: Frame
+    let headCount: Int
+
+    /// A frame of `head` followed by room for `dataCount` bytes.
+    init(head: [UInt8], dataCount: Int) {
+        frame = Frame(uninitializedCount: head.count + dataCount)
+        headCount = head.count
+        let target = frame.unsafeMutableBytes
+        head.withUnsafeBytes { target.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+    }
+
+    var bytes: UnsafeMutableRawBufferPointer { UnsafeMutableRawBufferPointer(rebasing: frame.unsafeMutableBytes[headCount...]) }
 }

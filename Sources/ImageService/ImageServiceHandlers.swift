@@ -67,27 +67,35 @@ enum ImageServiceHandlers {
                 return AbortUploadResponse()
             }
         }
-        // GetImage answers with its encoding written directly: the data is copied once, not twice.
+        // GetImage answers with its encoding written directly into the reply's frame: a cached
+        // blob is copied there once, a blob from disk is read there (and verified) in place.
         let getImage = ProtoMethod<GetImageRequest, EncodedReply<GetImageResponse>>(
             service: ImageServiceRPC.serviceName, name: "GetImage")
         // A cached image is answered on the server's I/O thread (no hop to the task pool and no
-        // index lookup) when its reply is small enough not to hold that thread up; the rest run
-        // as a task, which takes over what the cache had (one lookup, one hit counted).
-        server.registerDeferred(getImage) { request, _, reply in
+        // index lookup) when its reply is small enough not to hold that thread up; a larger
+        // one by a task, which takes over what the cache had (one lookup, one hit counted);
+        // the rest on an I/O lane, from the index lookup to the reply (no other thread woken).
+        server.registerDeferredEncoded(getImage) { request, _, reply in
             let hit = store.cachedRead(request.key, offset: request.offset, length: request.length)
             if let hit, hit.bytes.count <= min(replyLimit, inlineReplyBytes) {
-                reply(.success(EncodedReply(message: hit.encodedInfo, data: hit.bytes)))
+                reply(.success(MessageBody(encoding: EncodedReply<GetImageResponse>(message: hit.encodedInfo, data: hit.bytes))))
                 return
             }
-            Task(priority: RPCServer.handlerPriority) {
-                do {
-                    reply(.success(try await mapped {
-                        try await Self.getImage(request, cached: hit, store: store, replyLimit: replyLimit)
-                    }))
-                } catch {
-                    reply(.failure(error))
+            if let hit, hit.bytes.count <= replyLimit {
+                Task(priority: RPCServer.handlerPriority) {
+                    reply(.success(MessageBody(encoding: EncodedReply<GetImageResponse>(message: hit.encodedInfo, data: hit.bytes))))
                 }
+                return
             }
+            store.read(
+                key: request.key, offset: request.offset, length: request.length,
+                accept: { try Self.checkReplyLimit($0.info, request, replyLimit) },
+                into: { image, count in
+                    FramedRead(head: EncodedReply<GetImageResponse>.head(message: image.info.serializedBytes(), dataCount: count), dataCount: count)
+                },
+                done: { result in
+                    reply(result.map { MessageBody(frame: $0.frame) }.mapError { ($0 as? ImageStoreError).map(rpcError) ?? $0 })
+                })
         }
         server.register(ImageServiceRPC.statImage) { request, _ in
             try await mapped { try await store.info(request.key) }
@@ -150,6 +158,7 @@ enum ImageServiceHandlers {
             default: throw RPCError.invalidArgument("level \(request.level.rawValue) is not WARNING or CRITICAL")
             }
             let result = store.cache.purge(level, reason: "manual")
+            store.forgetRecentReads()
             var response = PurgeCacheResponse()
             response.freedBytes = Int64(result.freedBytes)
             response.entries = Int64(result.entries)
@@ -162,24 +171,15 @@ enum ImageServiceHandlers {
     /// hold up every other call).
     static let inlineReplyBytes = 4 << 20
 
-    /// GetImage from what the cache had (`cached`), else from the index and the store.
-    static func getImage(
-        _ request: GetImageRequest, cached: CachedImage?, store: ImageStore, replyLimit: Int
-    ) async throws -> EncodedReply<GetImageResponse> {
-        if let hit = cached, hit.bytes.count <= replyLimit {
-            return EncodedReply(message: hit.encodedInfo, data: hit.bytes)
-        }
-        let image = try await store.image(request.key)
-        let info = image.info
-        // Offsets outside the blob are left to the store, which names the problem.
+    /// RESOURCE_EXHAUSTED when what `request` asks of the image would not fit in a reply;
+    /// offsets outside the blob are left to the store's read, which names the problem.
+    static func checkReplyLimit(_ info: ImageInfo, _ request: GetImageRequest, _ replyLimit: Int) throws {
         let inside = (0..<info.sizeBytes).contains(request.offset)
         let length = request.length == 0 && inside ? info.sizeBytes - request.offset : request.length
         if inside, length >= 0, length <= info.sizeBytes - request.offset, length > Int64(replyLimit) {
             throw ImageStoreError.tooLarge(
                 "image \(info.key) is \(info.sizeBytes) bytes; a reply holds at most \(replyLimit): read it in ranges (offset, length ≤ \(replyLimit))")
         }
-        let data = try await store.read(image, offset: request.offset, length: request.length)
-        return EncodedReply(message: info.serializedBytes(), data: data)
     }
 
     static func cacheStatsResponse(_ stats: CacheStatistics) -> CacheStatsResponse {

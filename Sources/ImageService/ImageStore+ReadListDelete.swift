@@ -49,8 +49,114 @@ extension ImageStore {
     }
 
     /// Bytes of an image: all of them, or `length` bytes at `offset` (0 = to the end), verified
-    /// against the stored checksum (DATA_LOSS when they differ).
+    /// against the stored checks (DATA_LOSS when they differ).
     public func read(_ image: StoredImage, offset: Int64 = 0, length: Int64 = 0) async throws -> [UInt8] {
+        let (offset, count) = try range(of: image, offset: offset, length: length)
+        let size = image.info.sizeBytes
+        let whole = offset == 0 && count == size
+        let ticket = cache.removalTicket()
+        if let cached = cache.get(image.cacheKey) {
+            return whole ? cached : Array(cached[Int(offset)..<Int(offset + count)])
+        }
+        // A blob the cache takes is read whole (and cached); otherwise only the blocks the
+        // range touches are read, and verified.
+        let cacheIt = admits(image)
+        let readWhole = whole || cacheIt
+        let bytes = try await readFromDisk(image, offset: readWhole ? 0 : offset, count: readWhole ? size : count)
+        if cacheIt { cache.insert(image.cacheKey, bytes, image: image, ticket: ticket) }
+        return whole || !readWhole ? bytes : Array(bytes[Int(offset)..<Int(offset + count)])
+    }
+
+    /// GetImage's path for an image the cache does not hold, on one I/O lane from its start
+    /// (the index lookup included) to its end, so no other thread is woken on the way: `key`
+    /// is looked up, `accept` may refuse the image (a reply limit), and the bytes asked for
+    /// arrive in `target(image, count)` (the reply's frame) verified, read from the file
+    /// straight into it, or copied from the cache. A blob the cache takes (`admits`) is cached
+    /// by this read, as by `read`; read whole, each block is copied for the cache as it
+    /// arrives, while it is in the CPU's caches. `done` gets the filled target, or the
+    /// refusal, on that lane.
+    public func read<Target: ReadTarget>(
+        key: String, offset: Int64, length: Int64, accept: @escaping @Sendable (StoredImage) throws -> Void,
+        into target: @escaping @Sendable (StoredImage, Int) -> Target,
+        done: @escaping @Sendable (Result<Target, any Error>) -> Void
+    ) {
+        ioLanes.queue().async {
+            guard let canonical = Self.canonicalKey(key) else {
+                done(.failure(ImageStoreError.invalid("key \"\(key)\" is not a UUID")))
+                return
+            }
+            let result = Result { () throws -> Target in
+                guard let image = try self.lookUpNow(canonical) else {
+                    throw ImageStoreError.notFound("key \(canonical): no such image")
+                }
+                try accept(image)
+                return try self.readNow(image, offset: offset, length: length) { target(image, $0) }
+            }
+            done(result.mapError { self.readError($0, key: canonical) { try self.lookUpNow(canonical) != nil } })
+        }
+    }
+
+    /// The read of `read(key:offset:length:accept:into:done:)` on the calling thread (an I/O
+    /// lane); file errors and damage are thrown as they are (see `readError`).
+    private func readNow<Target: ReadTarget>(
+        _ image: StoredImage, offset: Int64, length: Int64, into target: (Int) -> Target
+    ) throws -> Target {
+        let (offset, count) = try range(of: image, offset: offset, length: length)
+        let size = image.info.sizeBytes
+        let whole = offset == 0 && count == size
+        let ticket = cache.removalTicket()
+        var cached = cache.get(image.cacheKey)
+        let cacheIt = cached == nil && admits(image)
+        var computed: BlockChecks?
+        defer { if let computed { storeBlockChecks(computed, of: image) } }
+        if cacheIt, !whole {
+            // A range of a blob the cache takes: read whole (and cached), as by `read`.
+            let read = blobRead(image, offset: 0)
+            let bytes = try [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, initialized in
+                computed = try read(UnsafeMutableRawBufferPointer(buffer), nil)
+                initialized = Int(size)
+            }
+            cache.insert(image.cacheKey, bytes, image: image, ticket: ticket)
+            cached = bytes
+        }
+        let filled = target(Int(count))
+        if let cached {
+            cached.withUnsafeBytes { source in
+                filled.bytes.baseAddress!.copyMemory(from: source.baseAddress! + Int(offset), byteCount: Int(count))
+            }
+            return filled
+        }
+        let read = blobRead(image, offset: offset)
+        guard cacheIt else {
+            computed = try read(filled.bytes, nil)
+            return filled
+        }
+        let copy = try [UInt8](unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
+            computed = try read(filled.bytes, UnsafeMutableRawBufferPointer(buffer))
+            initialized = Int(count)
+        }
+        cache.insert(image.cacheKey, copy, image: image, ticket: ticket)
+        return filled
+    }
+
+    /// Whether a blob read from disk (whole) goes into the cache: up to 1 MiB (what a put
+    /// leaves there) at once; a larger one when it is read a second time (among the last
+    /// `RecentReads.capacity` blobs read once), and never one over a quarter of the budget.
+    /// A blob read a single time (a download, a backup) then costs no copy and pushes out
+    /// nothing that is read often. Each call counts as a read.
+    func admits(_ image: StoredImage) -> Bool {
+        let size = image.info.sizeBytes
+        guard size <= Int64(cache.budgetBytes / 4) else { return false }
+        if size <= Int64(Self.cacheOnPutBytes) { return true }
+        return recentReads.withLock { $0.readAgain(image.cacheKey) }
+    }
+
+    /// Forgets which blobs were read once (a purge of the cache forgets them with it).
+    public func forgetRecentReads() { recentReads.withLock { $0 = RecentReads() } }
+
+    /// `offset` and the byte count of a read of `length` at `offset` (0: to the end), or the
+    /// refusal that names what is wrong with them.
+    func range(of image: StoredImage, offset: Int64, length: Int64) throws -> (offset: Int64, count: Int64) {
         let info = image.info
         let size = info.sizeBytes
         guard offset >= 0 else { throw ImageStoreError.invalid("offset must be ≥ 0 (got \(offset))") }
@@ -64,30 +170,36 @@ extension ImageStore {
             throw ImageStoreError.outOfRange(
                 "offset \(offset) + length \(length) = \(end.overflow ? "more than \(Int64.max)" : String(end.partialValue)) is past the end of image \(info.key) (\(size) bytes)")
         }
-        let whole = offset == 0 && count == size
-        let ticket = cache.removalTicket()
-        if let cached = cache.get(image.cacheKey) {
-            return whole ? cached : Array(cached[Int(offset)..<Int(offset + count)])
-        }
-        let blobs = blobs, key = info.key
-        // Blobs small enough to cache are read whole (and cached); a range of a larger one
-        // reads, and verifies, only the blocks it touches.
-        let readWhole = whole || size <= Int64(cache.budgetBytes / 4)
-        let (from, length) = readWhole ? (0, size) : (offset, count)
-        let (bytes, computed) = try await readVerified(key: key) { () throws -> ([UInt8], BlockChecks?) in
+        return (offset, count)
+    }
+
+    /// `count` bytes at `offset` of the blob in a new array, read and verified on an I/O lane;
+    /// a row without block checks gets the ones this read computed.
+    private func readFromDisk(_ image: StoredImage, offset: Int64, count: Int64) async throws -> [UInt8] {
+        let read = blobRead(image, offset: offset)
+        let (bytes, computed) = try await readVerified(key: image.info.key) { () throws -> ([UInt8], BlockChecks?) in
             var computed: BlockChecks?
-            let bytes = try [UInt8](unsafeUninitializedCapacity: Int(length)) { buffer, initialized in
-                computed = try blobs.read(
-                    key: key, size: size, verification: image.verification, blockChecks: image.blockChecks, offset: from,
-                    into: UnsafeMutableRawBufferPointer(buffer))
-                initialized = Int(length)
+            let bytes = try [UInt8](unsafeUninitializedCapacity: Int(count)) { buffer, initialized in
+                computed = try read(UnsafeMutableRawBufferPointer(buffer), nil)
+                initialized = Int(count)
             }
             return (bytes, computed)
         }
         if let computed { storeBlockChecks(computed, of: image) }
-        guard readWhole else { return bytes }
-        cache.insert(image.cacheKey, bytes, image: image, ticket: ticket)
-        return whole ? bytes : Array(bytes[Int(offset)..<Int(offset + count)])
+        return bytes
+    }
+
+    /// The verified read of the blob's bytes from `offset` into a buffer, and into a copy
+    /// (`BlobStore.read`).
+    private func blobRead(
+        _ image: StoredImage, offset: Int64
+    ) -> @Sendable (UnsafeMutableRawBufferPointer, UnsafeMutableRawBufferPointer?) throws -> BlockChecks? {
+        let blobs = blobs
+        return { target, copy in
+            try blobs.read(
+                key: image.info.key, size: image.info.sizeBytes, verification: image.verification,
+                blockChecks: image.blockChecks, offset: offset, into: target, copy: copy)
+        }
     }
 
     /// Gives a row without block checks the ones a read just computed (verified whole), so
@@ -100,21 +212,35 @@ extension ImageStore {
         }
     }
 
+    /// `body` (a read) on an I/O lane, with its failure told as `readError` tells it.
     func readVerified<T: Sendable>(
         key: String, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
         do {
             return try await onIO(body)
-        } catch let damage as BlobDamage {
-            logger.error("\(damage)")
-            throw ImageStoreError.damaged(damage.description)
-        } catch let error as BlobIOError where error.code == ENOENT {
-            // Deleted while this read was on its way: gone, not damaged.
-            if try await onReader({ try $0.get(key) }) == nil {
-                throw ImageStoreError.notFound("key \(key): no such image (deleted)")
+        } catch {
+            var indexed = true
+            if (error as? BlobIOError)?.code == ENOENT, let found = try? await onReader({ try $0.get(key) != nil }) {
+                indexed = found
             }
-            throw ImageStoreError.damaged("image \(error.path.split(separator: "/").last ?? "") is damaged on disk: its blob file is missing")
+            throw readError(error, key: key) { [indexed] in indexed }
         }
+    }
+
+    /// What a failed read tells its caller: damage is DATA_LOSS (and logged); a missing file
+    /// is NOT_FOUND when its image was deleted meanwhile (`stillIndexed` is false), else
+    /// DATA_LOSS; anything else as it is.
+    func readError(_ error: any Error, key: String, stillIndexed: () throws -> Bool) -> any Error {
+        if let damage = error as? BlobDamage {
+            logger.error("\(damage)")
+            return ImageStoreError.damaged(damage.description)
+        }
+        if let error = error as? BlobIOError, error.code == ENOENT {
+            // Deleted while this read was on its way: gone, not damaged.
+            if (try? stillIndexed()) == false { return ImageStoreError.notFound("key \(key): no such image (deleted)") }
+            return ImageStoreError.damaged("image \(error.path.split(separator: "/").last ?? "") is damaged on disk: its blob file is missing")
+        }
+        return error
     }
 
     /// A page of images in created order; `pageToken` is the `next` of the previous page.
@@ -202,6 +328,34 @@ extension ImageStore {
         }
         for image in removed { cache.remove(prefix: image.key) }
     }
+}
+
+/// The blobs read once from disk lately, by cache key, oldest first out.
+struct RecentReads {
+    static let capacity = 4096
+    private var keys = Set<String>()
+    private var order: [String] = []
+    private var next = 0
+
+    /// Whether `key` was read before (and is then forgotten); otherwise it is remembered.
+    mutating func readAgain(_ key: String) -> Bool {
+        if keys.remove(key) != nil { return true }
+        if order.count < Self.capacity {
+            order.append(key)
+        } else {
+            keys.remove(order[next])
+            order[next] = key
+            next = (next + 1) % Self.capacity
+        }
+        keys.insert(key)
+        return false
+    }
+}
+
+/// Memory a read puts a blob's bytes in (the frame of a reply), and what keeps it alive.
+public protocol ReadTarget: Sendable {
+    /// Where the bytes go: exactly as many as were asked for.
+    var bytes: UnsafeMutableRawBufferPointer { get }
 }
 
 /// What `cachedRead` found: the image's row, its `ImageInfo` encoded, and the bytes asked for.

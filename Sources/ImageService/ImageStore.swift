@@ -32,6 +32,8 @@ public final class ImageStore: Sendable {
     /// Set by `close()` while it holds the uploads lock (always taken first): uploads ending
     /// their call are then dropped.
     let closing = Mutex(false)
+    /// Blobs read once from disk lately (see `admits`).
+    let recentReads = Mutex(RecentReads())
     /// Keys being stored or deleted (see `claim(_:)`).
     private let claims = Mutex(KeyClaims())
     /// Test hooks (all nil in service).
@@ -180,6 +182,12 @@ public final class ImageStore: Sendable {
         }
     }
 
+    /// The row of `key` from the reader connection, on the calling thread (an I/O lane, which
+    /// may wait briefly for the reader's lock): for a path that should wake no other thread.
+    func lookUpNow(_ key: String) throws -> StoredImage? {
+        try Self.open(reader) { try $0.stored(key) }
+    }
+
     /// `body` with the connection, unless the store was closed (stopping).
     private static func open<T>(_ connection: borrowing Mutex<ImageIndex>, _ body: @Sendable (ImageIndex) throws -> T) throws -> T {
         try connection.withLock { index throws -> T in
@@ -252,7 +260,7 @@ public final class ImageStore: Sendable {
         }
         let info = stored.info
         // Small blobs (thumbnails, small photos) are likely read soon and cost little to keep. A
-        // large original is cached by its first read instead: caching every upload would push
+        // large original is cached when it is read again (`admits`): caching every upload would push
         // hot thumbnails out, and would keep each put's buffer alive, so that every large put
         // needs (and page-faults in) fresh memory.
         if data.count <= Self.cacheOnPutBytes {

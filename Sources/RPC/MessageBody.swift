@@ -34,6 +34,10 @@ public struct MessageBody: Sendable, Equatable {
     /// Bytes already encoded.
     public init(bytes: [UInt8]) { storage = .bytes(bytes) }
 
+    /// An encoding already written into the frame it is sent in (a reply filled while its
+    /// data was read from disk): sent without a copy.
+    public init(frame: Frame) { storage = .frame(frame) }
+
     init(storage: Storage) { self.storage = storage }
 
     /// The encoding of `message`, written once into where it will be sent from (a frame for a

@@ -225,6 +225,28 @@ public final class RPCServer: Sendable {
         add(entry)
     }
 
+    /// `registerDeferred` for a handler that encodes its reply itself, e.g. into a frame it
+    /// fills while reading the data from disk (`MessageBody(frame:)`): `reply` takes the body
+    /// as it is sent.
+    public func registerDeferredEncoded<Request, Response>(
+        _ method: ProtoMethod<Request, Response>,
+        mutating: Bool? = nil,
+        handler: @escaping @Sendable (
+            Request, RPCContext, _ reply: @escaping @Sendable (Result<MessageBody, any Error>) -> Void
+        ) -> Void
+    ) {
+        let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
+        var entry = Method(path: method.path, mutating: mutating ?? !method.isReadOnly, handler: nil, inlineHandler: nil)
+        entry.deferredHandler = { bytes, context, reply in
+            do {
+                handler(try Self.decode(Request.self, bytes, limit), context, reply)
+            } catch {
+                reply(.failure(error))
+            }
+        }
+        add(entry)
+    }
+
     private func add(_ method: Method) {
         shared.withLock {
             precondition(!$0.started, "register \(method.path) before start()")

@@ -11,7 +11,7 @@ import ZMQ
 extension ImagesBenchmark {
     static let profileVariants = [
         "put", "put4", "put-jpeg", "store-put-jpeg", "raw", "raw4", "put-refused", "store-put", "get-cold", "get-cached", "get-cached-client-thread",
-        "get-cached-undecoded", "decode", "bare",
+        "get-cached-undecoded", "decode", "bare", "cold-floor",
     ]
 
     /// Runs `variant` on blobs of `--bytes` (20 MB unless given; 100 MB per round), printing MB/s per round.
@@ -85,6 +85,22 @@ extension ImagesBenchmark {
                         try GetImageResponse(serializedBuffer: buffer, options: limit)
                     }.data.count
                 }
+                measure = Measure(bytes: total, seconds: monotonicSeconds() - start)
+            case "cold-floor":
+                // The floor of get-cold: each blob's file read cold into a frame and sent by a
+                // bare ROUTER thread (raw files of the same blobs).
+                let folder = dataFolder + "/../cold-floor"
+                if keys.isEmpty {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                    for (i, blob) in blobs.enumerated() { try rawWrite(blob, path: "\(folder)/\(i)") }
+                    keys = blobs.indices.map { "\(folder)/\($0)" }
+                }
+                for path in keys { evict(path) }
+                let reader = try echo.reader()
+                defer { reader.close() }
+                let start = monotonicSeconds()
+                var total = 0
+                for path in keys { total += try reader.read(path) }
                 measure = Measure(bytes: total, seconds: monotonicSeconds() - start)
             default:  // "bare"
                 measure = try echo.transfer(blobs)

@@ -50,7 +50,7 @@ import RPCTestSupport
         #expect(cache.statistics.hits == 2)
     }
 
-    @Test func putsCacheSmallBlobsAndLeaveLargeOnesToTheirFirstRead() async throws {
+    @Test func putsCacheSmallBlobsAndLeaveLargeOnesToTheirSecondRead() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder, budget: 64 << 20)
         defer { store.close() }
@@ -63,8 +63,15 @@ import RPCTestSupport
         let largeInfo = try await store.put(large, NewImage()).info
         #expect(store.cachedRead(smallInfo.key, offset: 0, length: 0).map { Array($0.bytes) } == small)
         #expect(store.cachedRead(largeInfo.key, offset: 0, length: 0) == nil)
-        #expect(try await store.read(largeInfo) == large)  // the first read caches it
+        #expect(try await store.read(largeInfo) == large)  // read once: not cached
+        #expect(store.cachedRead(largeInfo.key, offset: 0, length: 0) == nil)
+        #expect(try await store.read(largeInfo, offset: 5, length: 10) == Array(large[5..<15]))  // again: cached
         #expect(store.cachedRead(largeInfo.key, offset: 0, length: 0).map { Array($0.bytes) } == large)
+        // A purge forgets the reads too.
+        store.cache.purge(.critical, reason: "manual")
+        store.forgetRecentReads()
+        #expect(try await store.read(largeInfo) == large)
+        #expect(store.cachedRead(largeInfo.key, offset: 0, length: 0) == nil)
     }
 
     @Test func aLargePutIsStoredFromItsFrameWhole() async throws {
@@ -107,6 +114,7 @@ import RPCTestSupport
         let info = try await client.call(ImageServiceRPC.putImage, put)
         var get = GetImageRequest()
         get.key = info.key
+        #expect(try await client.call(ImageServiceRPC.getImage, get).data == put.data)  // from disk, read once
         #expect(try await client.call(ImageServiceRPC.getImage, get).data == put.data)  // from disk, now cached
         let before = try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest())
         #expect(try await client.call(ImageServiceRPC.getImage, get).data == put.data)

@@ -1,0 +1,88 @@
+import Foundation
+import Proto
+import RPC
+import Testing
+@testable import ImageService
+import RPCTestSupport
+
+/// GetImage of a blob that is not cached: read from the file straight into the reply's frame,
+/// every block verified on the way, and cached from there when it is small enough.
+@Suite struct GetImageFromDiskTests {
+    static let block = BlockChecks.blockSize
+
+    static func blob(_ count: Int, seed: Int) -> [UInt8] {
+        [0, 0, 0, 16] + Array("ftypisom".utf8) + [0, 0, 0, 0]
+            + (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131 &+ $0 >> 10) ^ seed) }
+    }
+
+    static func get(_ client: RPCClient, _ key: String, offset: Int64 = 0, length: Int64 = 0) async throws -> GetImageResponse {
+        var request = GetImageRequest()
+        request.key = key
+        request.offset = offset
+        request.length = length
+        return try await client.call(ImageServiceRPC.getImage, request)
+    }
+
+    @Test func aBlobTooLargeToCacheIsSentWholeAndInRangesAndNeverDamaged() async throws {
+        let folder = try TemporaryFolder()
+        // An 8 MiB cache takes blobs up to 2 MiB: this one is always read from the file.
+        let host = try ImageServiceHostTests.start(folder, cacheBudgetBytes: 8 << 20)
+        defer { host.stop() }
+        let client = try ImageServiceHostTests.client(folder)
+        defer { client.close() }
+        var put = PutImageRequest()
+        put.data = Self.blob(3 * Self.block + 500, seed: 1)
+        let info = try await client.call(ImageServiceRPC.putImage, put)
+
+        let whole = try await Self.get(client, info.key)
+        #expect(whole.data == put.data && whole.info == info)
+        let spanning = try await Self.get(client, info.key, offset: Int64(Self.block) - 10, length: Int64(Self.block) + 20)
+        #expect(spanning.data == Array(put.data[(Self.block - 10)..<(2 * Self.block + 10)]) && spanning.info == info)
+        let tail = try await Self.get(client, info.key, offset: Int64(3 * Self.block))
+        #expect(tail.data == Array(put.data[(3 * Self.block)...]))
+        #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 0)
+
+        // One byte of block 2 changes on disk behind an unchanged size and mtime.
+        let path = "\(folder.path)/data/images/blobs/\(info.key.prefix(2))/\(info.key)"
+        try BlockCheckTests.corruptKeepingTimes(path, at: 2 * Self.block + 7)
+        #expect(await rpcError { try await Self.get(client, info.key) }?.code == .dataLoss)
+        let damaged = await rpcError { try await Self.get(client, info.key, offset: Int64(2 * Self.block), length: 10) }
+        #expect(damaged?.code == .dataLoss && damaged?.message.contains("block 2") == true, "\(String(describing: damaged))")
+        #expect(try await Self.get(client, info.key, offset: 100, length: 1000).data == Array(put.data[100..<1100]))
+    }
+
+    @Test func aBlobOverAMebibyteIsCachedByItsSecondGetUnlessItIsDamaged() async throws {
+        let folder = try TemporaryFolder()
+        let host = try ImageServiceHostTests.start(folder, cacheBudgetBytes: 8 << 20)
+        defer { host.stop() }
+        let client = try ImageServiceHostTests.client(folder)
+        defer { client.close() }
+        var put = PutImageRequest()
+        put.data = Self.blob(Self.block + 300_000, seed: 2)  // over what a put caches, under a quarter of the budget
+        let info = try await client.call(ImageServiceRPC.putImage, put)
+        var damagedPut = PutImageRequest()
+        damagedPut.data = Self.blob(Self.block + 200_000, seed: 3)
+        let damagedInfo = try await client.call(ImageServiceRPC.putImage, damagedPut)
+        _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
+
+        // Read once: sent, not cached (no copy); read again (whole, or a range): cached.
+        #expect(try await Self.get(client, info.key).data == put.data)
+        #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 0)
+        #expect(try await Self.get(client, info.key).data == put.data)
+        let stats = try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest())
+        #expect(stats.entries == 1 && stats.bytes >= Int64(put.data.count))
+        let again = try await Self.get(client, info.key)
+        #expect(again.data == put.data && again.info == info)
+        #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).hits == stats.hits + 1)
+        _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())  // forgets the reads too
+        #expect(try await Self.get(client, info.key, offset: 7, length: 1000).data == Array(put.data[7..<1007]))
+        #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 0)
+        #expect(try await Self.get(client, info.key, offset: 9, length: 10).data == Array(put.data[9..<19]))
+        #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 1)
+
+        let path = "\(folder.path)/data/images/blobs/\(damagedInfo.key.prefix(2))/\(damagedInfo.key)"
+        try BlockCheckTests.corruptKeepingTimes(path, at: Self.block + 5)
+        for _ in 0..<3 { #expect(await rpcError { try await Self.get(client, damagedInfo.key) }?.code == .dataLoss) }
+        #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 1)
+    }
+}
