@@ -319,6 +319,7 @@ extension ImageStore {
     }
 
     func removeFiles(_ removed: [ImageInfo]) async throws {
+        guard !removed.isEmpty else { return }  // the cascade's usual case: the owner had none
         let blobs = blobs, hook = hooks.current.beforeRemovingFiles
         // The rows are gone first: a crash before the unlink leaves a file without a row, which
         // start-up moves to quarantine/.
