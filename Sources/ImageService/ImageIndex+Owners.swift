@@ -18,30 +18,21 @@ extension ImageIndex {
             "owner_key \(ownerKey) was deleted at \(deletedAt) ms (item \(ownerKey) was deleted, and its images with it); store the image for an owner that exists")
     }
 
-    /// Deletes the images of `ownerKey`, the images `attached` (whoever owns them) and
-    /// everything made from either, in one transaction; with `ownerDeleted`, records the owner
-    /// as gone in the same transaction. Keys with no image are skipped.
-    ///
-    /// - Returns: The rows removed.
-    func deleteForOwner(_ ownerKey: String, attached: [String], ownerDeleted: Bool, now: Int64) throws -> [ImageInfo] {
-        try db.inTransaction {
-            if ownerDeleted {
-                try db.execute(
-                    "INSERT OR IGNORE INTO deleted_owners (owner_key, deleted_at_ms) VALUES (?, ?)",
-                    [.text(ownerKey), .integer(now)])
-            }
-            let owned = try db.query("SELECT key FROM images WHERE owner_key = ? ORDER BY seq", [.text(ownerKey)])
-                .compactMap { $0[0].stringValue }
-            var removed: [ImageInfo] = []
-            var seen = Set<String>()
-            for key in owned + attached {
-                guard !seen.contains(key), let image = try get(key) else { continue }
-                for row in [image] + (try descendants(of: key)) where seen.insert(row.key).inserted {
-                    removed.append(row)
-                }
-            }
-            for image in removed { try db.execute("DELETE FROM images WHERE key = ?", [.text(image.key)]) }
-            return removed
+    /// Records `ownerKey` as deleted for good (a repeat keeps the first time); written in the
+    /// transaction that deletes the owner's images (`ImageStore.deleteForOwner`).
+    func recordDeletedOwner(_ ownerKey: String, now: Int64) throws {
+        try db.execute(
+            "INSERT OR IGNORE INTO deleted_owners (owner_key, deleted_at_ms) VALUES (?, ?)", [.text(ownerKey), .integer(now)])
+    }
+
+    /// The images of `ownerKey`, the images `attached` (whoever owns them; keys with no image
+    /// are skipped) and everything made from either: what the item delete's cascade removes.
+    func deletion(ofOwner ownerKey: String, attached: [String]) throws -> [ImageInfo] {
+        var rows = try deletion(ofOwner: ownerKey)
+        var seen = Set(rows.map(\.key))
+        for key in attached where !seen.contains(key) {
+            for row in try deletion(of: key) where seen.insert(row.key).inserted { rows.append(row) }
         }
+        return rows
     }
 }

@@ -182,14 +182,16 @@ final class ImageIndex {
     }
 
     /// In one transaction, the rows `find` returns are deleted when every key among them is in
-    /// `claimed`; otherwise nothing is deleted and the keys outside `claimed` are returned.
+    /// `claimed` (and `alongside` is written with them); otherwise nothing is written and the
+    /// keys outside `claimed` are returned.
     func delete(
-        claimed: Set<String>, _ find: (ImageIndex) throws -> [ImageInfo]
+        claimed: Set<String>, alongside: ((ImageIndex) throws -> Void)? = nil, _ find: (ImageIndex) throws -> [ImageInfo]
     ) throws -> (removed: [ImageInfo], unclaimed: Set<String>) {
         try db.inTransaction {
             let rows = try find(self)
             let unclaimed = Set(rows.map(\.key)).subtracting(claimed)
             guard unclaimed.isEmpty else { return ([], unclaimed) }
+            try alongside?(self)
             for image in rows { try db.execute("DELETE FROM images WHERE key = ?", [.text(image.key)]) }
             return (rows, [])
         }

@@ -21,9 +21,13 @@ extension ImageStore {
             keys.append(canonical)
         }
         let now = clock.nowMilliseconds(), attached = keys
-        let removed = try await onIndex { try $0.deleteForOwner(ownerKey, attached: attached, ownerDeleted: ownerDeleted, now: now) }
-        try await removeFiles(removed)
-        return removed
+        // The record goes in the transaction that deletes the rows, under the same key claims
+        // as every delete (a put of one of those keys waits for the unlink).
+        var record: (@Sendable (ImageIndex) throws -> Void)?
+        if ownerDeleted {
+            record = { index in try index.recordDeletedOwner(ownerKey, now: now) }
+        }
+        return try await deleteClaimed(alongside: record) { index in try index.deletion(ofOwner: ownerKey, attached: attached) }
     }
 
     /// Refuses, before any byte is written, a new image for an owner deleted for good; the

@@ -276,16 +276,16 @@ extension ImageStore {
         return try await deleteClaimed { try $0.deletion(of: key) }
     }
 
-    /// Deletes every image of `ownerKey`; none is not an error (it is the item delete's cascade).
-    public func deleteOwner(_ ownerKey: String) async throws -> [ImageInfo] {
-        guard !ownerKey.isEmpty else { throw ImageStoreError.invalid("owner_key must not be empty") }
-        return try await deleteClaimed { try $0.deletion(ofOwner: ownerKey) }
-    }
-
     /// Deletes the rows `find` names, then their files, holding the claim of every key from
     /// before the rows go until the files are gone: a put of one of those keys waits, so it can
     /// never be acknowledged and then lose its new file to this delete's unlink.
-    private func deleteClaimed(_ find: @escaping @Sendable (ImageIndex) throws -> [ImageInfo]) async throws -> [ImageInfo] {
+    ///
+    /// - Parameter alongside: Written in the transaction that deletes the rows (the record of
+    ///   a deleted owner), never on the reader connection that looks first.
+    func deleteClaimed(
+        alongside: (@Sendable (ImageIndex) throws -> Void)? = nil,
+        _ find: @escaping @Sendable (ImageIndex) throws -> [ImageInfo]
+    ) async throws -> [ImageInfo] {
         var keys = Set(try await onReader { try find($0).map(\.key) })
         while true {
             await claimForDelete(keys)
@@ -295,7 +295,7 @@ extension ImageStore {
             do {
                 outcome = try await onIndex { index in
                     while true {
-                        let attempt = try index.delete(claimed: held.withLock { $0 }, find)
+                        let attempt = try index.delete(claimed: held.withLock { $0 }, alongside: alongside, find)
                         if attempt.unclaimed.isEmpty { return (attempt.removed, []) }
                         // Rows added since the look (a thumbnail just stored): claimed here when
                         // free; otherwise waited for with the rest, in key order.

@@ -74,7 +74,7 @@ import Testing
         _ = try await store.deleteForOwner(Self.owner, ownerDeleted: true)
         let temporary = try store.blobs.writeTemporary(data, key: key)
         let placed = await storeError {
-            try await store.onIO { try store.placeAndIndex(temporary, info, contentCheck: "") }
+            try await store.onIO { try store.placeAndIndex(temporary, StoredImage(info: info, contentCheck: "")) }
         }
         #expect(Self.isRefusedForTheDeletedOwner(placed), "\(String(describing: placed))")
         #expect(try await store.list().images.isEmpty)

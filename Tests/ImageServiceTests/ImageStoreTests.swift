@@ -347,8 +347,8 @@ import Testing
         #expect(Set(removed.map(\.key)) == [original.key, thumb.key, edited.key, editedThumb.key])
         #expect(!FileManager.default.fileExists(atPath: store.blobs.path(of: thumb.key)))
         #expect(!FileManager.default.fileExists(atPath: store.blobs.path(of: editedThumb.key)))
-        #expect(try await store.deleteOwner("item").map(\.key) == [other.key])
-        #expect(try await store.deleteOwner("item").isEmpty)
+        #expect(try await store.deleteForOwner("item").map(\.key) == [other.key])
+        #expect(try await store.deleteForOwner("item").isEmpty)
         #expect(try await store.list().images.map(\.key) == [keep.key])
         #expect(store.blobs.allKeys() == [keep.key])
     }
