@@ -89,6 +89,12 @@ final class ImageIndex {
 
     func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) throws {
         try refuseDeletedOwner(info.ownerKey)
+        // The put checked its parent before writing; a delete of the parent since then (which
+        // removes what was made from it in one transaction on this connection) must not leave
+        // this child behind, pointing at nothing.
+        if !info.parentKey.isEmpty, try get(info.parentKey) == nil {
+            throw ImageStoreError.notFound("parent_key \(info.parentKey): no such image (deleted while this image was being stored)")
+        }
         try db.execute(
             "INSERT INTO images (key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check, block_checks) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [.text(info.key), .text(info.ownerKey), .integer(Int64(info.kind.rawValue)), .text(info.parentKey),

@@ -229,7 +229,9 @@ public final class ImageStore: Sendable {
         let key = new.key
         let limits = limits, blobs = blobs, digestLanes = digestLanes
         let ticket = cache.removalTicket()
+        let beforeWriting = hooks.current.beforePutWrites
         let stored = try await onIO { () throws -> StoredImage in
+            beforeWriting?(key)
             let media = try MediaSniffer.classify(data, maxPixels: limits.maxPixels)
             try Self.check(media, against: new)
             // The digests (SHA-256 ~2 GB/s on the SHA extensions, ~340 MB/s without; XXH64

@@ -6,6 +6,8 @@ final class StoreHooks: Sendable {
     struct Hooks: Sendable {
         /// Before a delete unlinks the files of the rows it removed (on an I/O lane), with their keys.
         var beforeRemovingFiles: (@Sendable ([String]) -> Void)?
+        /// When a put that passed its checks starts writing (on an I/O lane), with its key.
+        var beforePutWrites: (@Sendable (String) -> Void)?
         /// After a put's row is committed, before the put finishes (on an I/O lane), with its key.
         var afterPutCommitted: (@Sendable (String) -> Void)?
         /// Before each folder fsync, with the folder's path; a throw fails the fsync.

@@ -50,7 +50,7 @@ import Testing
 
         let gate = Gate()
         hooks.set { $0.beforeRemovingFiles = { _ in gate.pass() } }
-        let deletion = Tracked { try await store.deleteOwner("item-1") }
+        let deletion = Tracked { try await store.deleteForOwner("item-1") }
         #expect(await eventually { gate.arrived })
         // The thumbnail's key (removed by the cascade, not named in the call) stored again.
         let new = Samples.mp4(9000)
@@ -108,5 +108,40 @@ import Testing
         gate.open()
         let stored = try await first.value.info
         #expect(try await store.put(Samples.mp4(5000), NewImage(key: key)) == (stored, false))
+    }
+}
+
+/// A child (THUMBNAIL, EDITED) is checked against its parent before it is written and again
+/// in the transaction that adds its row: a delete of the parent in between leaves no child
+/// pointing at nothing.
+@Suite struct ChildOfADeletedParentTests {
+    @Test func aThumbnailPutWhoseParentIsDeletedWhileItWritesIsRefusedAndLeavesNothing() async throws {
+        let folder = try TemporaryFolder()
+        let hooks = StoreHooks()
+        let store = try makeStore(folder, budget: 1024, hooks: hooks)
+        defer { store.close() }
+        let original = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "item-1")).info
+        let thumbnailKey = UUID().uuidString.lowercased()
+
+        // The thumbnail passed its parent check and is about to be written.
+        let gate = Gate()
+        hooks.set { $0.beforePutWrites = { key in if key == thumbnailKey { gate.pass() } } }
+        let thumbnail = try Samples.jpeg(width: 16, height: 12)
+        let put = Tracked {
+            try await store.put(thumbnail, NewImage(kind: .thumbnail, parentKey: original.key, key: thumbnailKey))
+        }
+        #expect(await eventually { gate.arrived })
+        #expect(try await store.delete(original.key).map(\.key) == [original.key])
+        gate.open()
+
+        let refused = await storeError { try await put.value }
+        #expect(refused == .notFound("parent_key \(original.key): no such image (deleted while this image was being stored)"))
+        #expect(try await store.list().images.isEmpty)
+        #expect(!store.blobs.exists(key: thumbnailKey), "the refused thumbnail's blob was left behind")
+        // After a restart too: nothing in the index, nothing quarantined.
+        store.close()
+        let reopened = try makeStore(folder, budget: 1024)
+        defer { reopened.close() }
+        #expect(try await reopened.list().images.isEmpty)
     }
 }
