@@ -210,19 +210,9 @@ public final class RPCServer: Sendable {
             Request, RPCContext, _ reply: @escaping @Sendable (Result<Response, any Error>) -> Void
         ) -> Void
     ) {
-        let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-        var entry = Method(path: method.path, mutating: mutating ?? !method.isReadOnly, handler: nil, inlineHandler: nil)
-        entry.deferredHandler = { bytes, context, reply in
-            let request: Request
-            do {
-                request = try Self.decode(Request.self, bytes, limit)
-            } catch {
-                reply(.failure(error))
-                return
-            }
+        registerDeferredEncoded(method, mutating: mutating) { request, context, reply in
             handler(request, context) { result in reply(result.map { MessageBody(encoding: $0) }) }
         }
-        add(entry)
     }
 
     /// `registerDeferred` for a handler that encodes its reply itself, e.g. into a frame it
