@@ -76,7 +76,9 @@ extension ImageStore {
                     throw ImageStoreError.failedPrecondition(
                         "image \(key) cannot be rendered: its JPEG does not decode (\(error.message))")
                 }
-                let sized = mode == .fill ? image.filled(to: target.width, target.height) : image.fitted(within: target.width, target.height)
+                // FIT: exactly the size `info` reports, from the original's declared size; the
+                // DCT-scaled decode rounds its edges up, so its own aspect can be a pixel off.
+                let sized = mode == .fill ? image.filled(to: target.width, target.height) : image.resized(width: target.width, height: target.height)
                 return try JPEG.encode(sized, quality: 85)
             }
             if let cachedSource { return try cachedSource.withUnsafeBytes(render) }

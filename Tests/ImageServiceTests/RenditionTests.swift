@@ -22,6 +22,20 @@ import Testing
         #expect(wide.info.checksum == SHA256.checksum(wide.data) && wide.info.orientation == 1)
     }
 
+    @Test func fitIsExactlyTheSizeItsInfoReportsWhenTheScaledDecodeRoundsItsEdges() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        // 300×225 decodes at 1/4 as 75×57 (edges rounded up), 151×269 at 1/2 as 76×135: a fit of
+        // those would be 63×48 and 56×99, not the 64×48 and 56×100 of the originals' aspect.
+        for (width, height, box, expected) in [(300, 225, 64, (64, 48)), (151, 269, 100, (56, 100))] {
+            let info = try await store.put(try Samples.jpeg(width: width, height: height), NewImage()).info
+            let rendition = try await store.rendition(info.key, width: box, height: box, mode: .fit)
+            let image = try JPEG.decode(rendition.data)
+            #expect(rendition.info.width == Int32(expected.0) && rendition.info.height == Int32(expected.1), "\(width)×\(height)")
+            #expect(image.width == expected.0 && image.height == expected.1, "\(width)×\(height): \(image.width)×\(image.height)")
+        }
+    }
+
     @Test func fillCoversTheBoxAndRenditionsAreCached() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder)
