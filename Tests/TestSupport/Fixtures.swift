@@ -17,4 +17,12 @@ public enum Fixtures {
     public static func orientationPhoto(_ name: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: orientationFolder.appendingPathComponent(name)))
     }
+
+    /// `Tests/Fixtures/pillow`: odd real JPEGs from Pillow's test images (HPND licence).
+    public static let pillowFolder = folder.appendingPathComponent("pillow")
+
+    /// The bytes of a Pillow test image, e.g. "junk_jpeg_header.jpg".
+    public static func pillowImage(_ name: String) throws -> [UInt8] {
+        [UInt8](try Data(contentsOf: pillowFolder.appendingPathComponent(name)))
+    }
 }
