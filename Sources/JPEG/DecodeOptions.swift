@@ -10,12 +10,26 @@ public struct DecodeOptions: Sendable {
     /// 8 MB is 128), while libjpeg spends ~45 ns on each, so a file of nothing but tiny
     /// segments would cost far more CPU than its size suggests.
     public var maxSegments: Int = 65_536
+    /// The most extraneous bytes (bytes between marker segments that belong to none, which
+    /// libjpeg skips with a warning) a JPEG may have in all; 0 refuses any. Writers' slips
+    /// leave 1 to 16 of them (a segment's length off by a few, a Photoshop resource run past
+    /// its segment); 64 KiB is all a segment can hold, so what a writer that got one length
+    /// wrong leaves behind fits, while megabytes of stray bytes posing as a JPEG do not.
+    public var maxExtraneousBytes: Int = DecodeOptions.defaultMaxExtraneousBytes
+
+    /// The default of `maxExtraneousBytes`: 65,536.
+    public static let defaultMaxExtraneousBytes = 65_536
 
     /// Creates options; every parameter has the safe default.
-    public init(maxPixels: Int = 100_000_000, limitScans: Bool = true, fastDCT: Bool = false, maxSegments: Int = 65_536) {
+    public init(
+        maxPixels: Int = 100_000_000, limitScans: Bool = true, fastDCT: Bool = false, maxSegments: Int = 65_536,
+        maxExtraneousBytes: Int = DecodeOptions.defaultMaxExtraneousBytes
+    ) {
         precondition(maxPixels > 0, "maxPixels must be positive (got \(maxPixels))")
         precondition(maxSegments > 0, "maxSegments must be positive (got \(maxSegments))")
+        precondition(maxExtraneousBytes >= 0, "maxExtraneousBytes must not be negative (got \(maxExtraneousBytes))")
         self.maxSegments = maxSegments
+        self.maxExtraneousBytes = maxExtraneousBytes
         self.maxPixels = maxPixels
         self.limitScans = limitScans
         self.fastDCT = fastDCT

@@ -39,7 +39,10 @@ public enum JPEG {
         var walker = try walker(of: data, options: options)
         let header = try header(of: data, walker: &walker, options: options, handle: handle)
         let end = try walker.readScans()
-        return JPEGValidation(header: header, scans: walker.scans, end: end, entropyDataChecked: walker.frame?.arithmetic == false)
+        return JPEGValidation(
+            header: header, scans: walker.scans, end: end, entropyDataChecked: walker.frame?.arithmetic == false,
+            extraneousBytes: walker.extraneousBytes, extraneousRuns: walker.extraneous.count,
+            firstExtraneousOffset: walker.extraneous.first?.lowerBound)
     }
 
     /// `validate` of an array.
@@ -61,7 +64,9 @@ public enum JPEG {
         try inPlace(data) { (buffer) throws(JPEGError) in try decode(buffer, targetSize: targetSize, options: options) }
     }
 
-    /// `decode` of bytes in place (a memory map): nothing is copied before TurboJPEG reads them.
+    /// `decode` of bytes in place (a memory map): nothing is copied before TurboJPEG reads them,
+    /// except from a file with extraneous bytes between its marker segments, which TurboJPEG
+    /// reads from a copy without them (up to EOI), as libjpeg reads the file when it skips them.
     public static func decode(
         _ data: UnsafeRawBufferPointer,
         targetSize: (width: Int, height: Int)? = nil,
@@ -70,6 +75,10 @@ public enum JPEG {
         let handle = try TurboJPEGHandle(.decompress)
         var walker = try walker(of: data, options: options)
         let header = try header(of: data, walker: &walker, options: options, handle: handle)
+        // The rest of the structure, only for the extraneous bytes between the segments after
+        // the first scan (at memory speed, next to the decode): what else it would refuse,
+        // TurboJPEG refuses in its own words, as it always has.
+        let end = try? walker.readScans()
         let (width, height) = scaledSize(of: header, toCover: targetSize)
         let isCMYK = header.colorSpace == .cmyk || header.colorSpace == .ycck
         // libjpeg cannot convert CMYK or YCCK to RGB itself, so those come out as CMYK and are converted below.
@@ -82,10 +91,12 @@ public enum JPEG {
         if options.fastDCT { flags |= TJFLAG_FASTDCT }
         var rc: Int32 = 0
         let samples = [UInt8](unsafeUninitializedCapacity: width * height * bytesPerPixel) { buffer, count in
-            rc = tjDecompress2(
-                handle.raw, data.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(data.count), buffer.baseAddress,
-                Int32(width), 0, Int32(height), Int32(pixelFormat.rawValue), flags
-            )
+            withoutExtraneous(data, walker.extraneous, end: end ?? data.count) { source in
+                rc = tjDecompress2(
+                    handle.raw, source.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(source.count), buffer.baseAddress,
+                    Int32(width), 0, Int32(height), Int32(pixelFormat.rawValue), flags
+                )
+            }
             // On failure TurboJPEG may have written only part of the buffer; zero it so nothing uninitialised escapes.
             if rc != 0 { buffer.initialize(repeating: 0) }
             count = buffer.count
@@ -151,9 +162,12 @@ public enum JPEG {
         let headerEnd = try walker.readHeader()
         // TurboJPEG 2.1 returns success and leaves these untouched when no frame header was found.
         var width: Int32 = 0, height: Int32 = 0, subsampling: Int32 = -1, colorSpace: Int32 = -1
-        let rc = tjDecompressHeader3(
-            handle.raw, data.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(headerEnd),
-            &width, &height, &subsampling, &colorSpace)
+        var rc: Int32 = 0
+        withoutExtraneous(data, walker.extraneous, end: headerEnd) { source in
+            rc = tjDecompressHeader3(
+                handle.raw, source.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(source.count),
+                &width, &height, &subsampling, &colorSpace)
+        }
         try handle.check(rc)
         guard width > 0, height > 0 else {
             throw JPEGError(kind: .truncated, message: "no frame header (SOF) before the end of the data")

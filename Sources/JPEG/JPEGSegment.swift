@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// One marker in a JPEG: its byte after 0xFF, where it starts, and where its payload lies.
 struct JPEGSegment {
     /// The marker byte after 0xFF, e.g. 0xE1 for APP1.
@@ -81,36 +85,41 @@ struct JPEGSegment {
 
 /// Reads marker segments one after another, each in constant time however long it is: the
 /// walk over a header of any size is linear and never looks at a byte twice.
+///
+/// Bytes between two segments that begin no marker are skipped the way libjpeg's
+/// `next_marker` skips them ("Corrupt JPEG data: N extraneous bytes before marker"): up to the
+/// next FF followed by a byte that is neither 00 nor FF, an FF 00 among them included. Every
+/// decoder and viewer opens such a file; the runs skipped are recorded (`extraneous`) so that
+/// the decoder can be handed the file without them, and they are bounded in all by
+/// `maxExtraneousBytes`, past which the data is refused as not a JPEG's segments.
 struct JPEGSegmentReader {
     let data: UnsafeRawBufferPointer
     /// Where the next marker (or its fill bytes) is expected.
     var position: Int
+    /// `DecodeOptions.maxExtraneousBytes`: the most bytes skipped between segments in all.
+    let maxExtraneousBytes: Int
+    /// The runs of extraneous bytes skipped so far, in order; each ends where the fill bytes
+    /// or the FF of the marker after it begin. Empty (and never allocated) for a well-formed file.
+    private(set) var extraneous: [Range<Int>] = []
+    /// The bytes in `extraneous`.
+    private(set) var extraneousBytes = 0
+
+    init(data: UnsafeRawBufferPointer, position: Int, maxExtraneousBytes: Int = DecodeOptions.defaultMaxExtraneousBytes) {
+        self.data = data
+        self.position = position
+        self.maxExtraneousBytes = maxExtraneousBytes
+    }
 
     /// The next marker segment, or nil when the data ends exactly here.
     ///
-    /// Throws when the bytes here are not a marker, or the segment's length runs past the end.
+    /// Throws when the segment's length runs past the end, when the data ends before a marker,
+    /// or when the extraneous bytes before it are more than `maxExtraneousBytes` allows.
     mutating func next() throws(JPEGError) -> JPEGSegment? {
         guard position < data.count else { return nil }
-        guard data[position] == 0xFF else {
-            throw JPEGError(
-                kind: .corrupt,
-                message: "expected a marker (FF) at offset \(position), found 0x\(JPEGSegment.hex(data[position]))")
-        }
-        // Any number of 0xFF fill bytes may precede a marker.
-        var index = position
-        while index + 1 < data.count, data[index + 1] == 0xFF { index += 1 }
-        let offset = index
-        guard offset + 1 < data.count else {
-            throw JPEGError(kind: .truncated, message: "the data ends at offset \(data.count) inside a marker")
-        }
+        let offset = try markerOffset()
         let marker = data[offset + 1]
         // Named only for a message: formatting it for each of many segments would cost more than the walk.
         var name: String { JPEGSegment.name(of: marker) }
-        if marker == 0x00 {
-            throw JPEGError(
-                kind: .corrupt,
-                message: "FF 00 at offset \(offset) is not a marker (byte stuffing belongs in entropy-coded data)")
-        }
         if JPEGSegment.standsAlone(marker) {
             position = offset + 2
             return JPEGSegment(marker: marker, offset: offset, payload: position..<position)
@@ -130,5 +139,61 @@ struct JPEGSegmentReader {
         }
         position = end
         return JPEGSegment(marker: marker, offset: offset, payload: (offset + 4)..<end)
+    }
+
+    /// The offset of the FF (the last of any fill bytes) of the marker at `position`, after
+    /// skipping any extraneous bytes before it.
+    @inline(__always)
+    private mutating func markerOffset() throws(JPEGError) -> Int {
+        if data[position] == 0xFF {
+            // Any number of 0xFF fill bytes may precede a marker.
+            var index = position
+            while index + 1 < data.count, data[index + 1] == 0xFF { index += 1 }
+            guard index + 1 < data.count else {
+                throw JPEGError(kind: .truncated, message: "the data ends at offset \(data.count) inside a marker")
+            }
+            if data[index + 1] != 0 { return index }
+        }
+        return try skipExtraneous()
+    }
+
+    /// Skips the extraneous bytes from `position` to the next marker, as libjpeg does, and
+    /// returns the offset of that marker's last FF. Linear: each byte is looked at once (memchr
+    /// for FF), and never more than the bytes still allowed.
+    @inline(never)  // rare: out of the way of the loop over well-formed segments
+    private mutating func skipExtraneous() throws(JPEGError) -> Int {
+        guard let base = data.baseAddress else { preconditionFailure("a reader's data is never empty") }
+        let start = position
+        let allowed = maxExtraneousBytes - extraneousBytes
+        // The marker's first FF may be at most `allowed` bytes on.
+        let limit = min(data.count, start + allowed + 1)
+        var search = start
+        while true {
+            guard search < limit, let found = memchr(base + search, 0xFF, limit - search) else {
+                if limit == data.count {
+                    throw JPEGError(
+                        kind: .truncated,
+                        message: "the data ends at offset \(data.count) in \(data.count - start) extraneous bytes from offset \(start), before any marker")
+                }
+                throw JPEGError(
+                    kind: .corrupt,
+                    message: "more than \(maxExtraneousBytes) extraneous bytes between marker segments: no marker within \(allowed) bytes of offset \(start)"
+                        + (extraneousBytes > 0 ? " (after \(extraneousBytes) skipped before it)" : "")
+                        + "; a JPEG's segments follow one another, with at most a few stray bytes between them")
+            }
+            let ff = base.distance(to: UnsafeRawPointer(found))
+            var next = ff + 1
+            while next < data.count, data[next] == 0xFF { next += 1 }
+            guard next < data.count else {
+                throw JPEGError(kind: .truncated, message: "the data ends at offset \(data.count) inside a marker")
+            }
+            guard data[next] == 0 else {
+                extraneous.append(start..<ff)
+                extraneousBytes += ff - start
+                return next - 1
+            }
+            // FF 00 between segments is no marker either: libjpeg skips it too.
+            search = next + 1
+        }
     }
 }

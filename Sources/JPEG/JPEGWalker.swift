@@ -7,14 +7,24 @@ import Glibc
 /// header and its entropy-coded data, without decoding a pixel.
 ///
 /// It refuses, with the offset and the reason, what libjpeg-turbo would refuse or warn about
-/// (and so fail the decode): segments that run past the end, bytes where a marker must be,
-/// malformed DQT, DHT, DRI, SOF and SOS segments, scans that name unknown components or
-/// tables, progressive scripts out of order, restart markers out of sequence or miscounted,
-/// entropy-coded data shorter or longer than the scan's blocks can take, a missing EOI. What it
-/// cannot tell is whether the Huffman codes themselves decode.
+/// (and so fail the decode): segments that run past the end, malformed DQT, DHT, DRI, SOF and
+/// SOS segments, scans that name unknown components or tables, progressive scripts out of
+/// order, restart markers out of sequence or miscounted, entropy-coded data shorter or longer
+/// than the scan's blocks can take, a missing EOI. What it cannot tell is whether the Huffman
+/// codes themselves decode.
+///
+/// Extraneous bytes between marker segments, which libjpeg skips with a warning and every
+/// viewer opens, are skipped the same way (`JPEGSegmentReader`), at most
+/// `DecodeOptions.maxExtraneousBytes` in all, and recorded (`extraneous`) so the decoder can be
+/// handed the file without them. Inside a scan's entropy-coded data such bytes cannot be told
+/// from the data without decoding it: they count as its bytes, within the scan's bounds (one
+/// pass, as all of it), and the decoder, which warns about bytes left over before a restart
+/// marker or the next segment, refuses them (all but the few its bit buffer has read ahead,
+/// which it drops without a word).
 ///
 /// The walk is linear: each segment is skipped in constant time by its length, and the
-/// entropy-coded data is searched for 0xFF with memchr; nothing is allocated per segment.
+/// entropy-coded data and extraneous bytes are searched for 0xFF with memchr; nothing is
+/// allocated per segment, only a range per run of extraneous bytes.
 struct JPEGWalker {
     let data: UnsafeRawBufferPointer
     /// Against progressive-scan bombs, as TJFLAG_LIMITSCANS in the decoder.
@@ -49,8 +59,13 @@ struct JPEGWalker {
         self.data = data
         self.maxScans = options.limitScans ? Self.scanLimit : nil
         self.maxSegments = options.maxSegments
-        reader = JPEGSegmentReader(data: data, position: 2)
+        reader = JPEGSegmentReader(data: data, position: 2, maxExtraneousBytes: options.maxExtraneousBytes)
     }
+
+    /// The runs of extraneous bytes between marker segments skipped so far, in order.
+    var extraneous: [Range<Int>] { reader.extraneous }
+    /// The bytes in `extraneous`.
+    var extraneousBytes: Int { reader.extraneousBytes }
 
     /// Walks the header: every segment up to and including the first SOS. Returns the offset
     /// just past that SOS segment (all a header reader needs).
