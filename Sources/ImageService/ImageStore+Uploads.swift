@@ -247,6 +247,7 @@ extension ImageStore {
         }
         let info = makeInfo(new, media: media, size: upload.totalSize, checksum: actual)
         try await insert(info, contentCheck: upload.check.checksum())
+        if let note = media.extraneousNote(key: key) { logger.info(note) }
         return info
     }
 

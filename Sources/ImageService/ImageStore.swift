@@ -258,6 +258,7 @@ public final class ImageStore: Sendable {
                 info: self.makeInfo(new, media: media, size: Int64(data.count), checksum: digests.checksum),
                 contentCheck: digests.check, blockChecks: digests.blocks)
             try self.placeAndIndex(temporary!, stored)
+            if let note = media.extraneousNote(key: key) { self.logger.info(note) }
             return stored
         }
         let info = stored.info

@@ -9,6 +9,16 @@ struct SniffedMedia: Sendable, Equatable {
     var height = 0
     /// EXIF orientation 1...8 for JPEG; 0 when not an image with one.
     var orientation = 0
+    /// A JPEG's extraneous bytes between marker segments, which decoders skip (`JPEGValidation`).
+    var extraneousBytes = 0
+    /// Their runs, and where the first starts.
+    var extraneousRuns = 0, firstExtraneousOffset: Int?
+
+    /// A line for the log when the JPEG has extraneous bytes; nil when it has none.
+    func extraneousNote(key: String) -> String? {
+        guard extraneousBytes > 0, let first = firstExtraneousOffset else { return nil }
+        return "image \(key): its JPEG has \(extraneousBytes) extraneous bytes between marker segments in \(extraneousRuns) run(s), the first at offset \(first); decoders skip them, and so do renditions; stored as sent"
+    }
 }
 
 /// Recognises JPEG (its whole structure validated, the header under a pixel limit), HEIC/AVIF,
@@ -76,21 +86,22 @@ enum MediaSniffer {
     /// well (at 1/8 scale), under the render limit: a decode can hold a large buffer.
     static func jpeg(_ data: UnsafeRawBufferPointer, maxPixels: Int) throws(ImageStoreError) -> SniffedMedia {
         let options = DecodeOptions(maxPixels: maxPixels)
-        let header: JPEGHeader
+        let validation: JPEGValidation
         do {
-            let validation = try JPEG.validate(data, options: options)
+            validation = try JPEG.validate(data, options: options)
             if !validation.entropyDataChecked {
                 ImageStore.renders.wait()
                 defer { ImageStore.renders.signal() }
                 _ = try JPEG.decode(data, targetSize: (1, 1), options: options)
             }
-            header = validation.header
         } catch {
             throw describe(error)
         }
+        let header = validation.header
         return SniffedMedia(
             mediaType: .image, contentType: "image/jpeg", width: header.width, height: header.height,
-            orientation: header.orientation)
+            orientation: header.orientation, extraneousBytes: validation.extraneousBytes,
+            extraneousRuns: validation.extraneousRuns, firstExtraneousOffset: validation.firstExtraneousOffset)
     }
 
     private static func describe(_ error: JPEGError) -> ImageStoreError {
