@@ -18,14 +18,15 @@ enum ImageServiceHandlers {
         }
 
         // The photo is stored from the request frame it arrived in (field 2, data): no copy.
-        server.register(ImageServiceRPC.putImage, largeBytesField: 2) { request, data, _ in
+        server.register(ImageServiceRPC.putImage, largeBytesField: 2) { request, data, context in
             try await mapped {
                 let bytes: any BlobBytes = data ?? request.data
                 let (info, created) = try await store.put(
                     bytes,
                     NewImage(
                         ownerKey: request.ownerKey, contentType: request.contentType, kind: request.kind,
-                        parentKey: request.parentKey, key: request.key))
+                        parentKey: request.parentKey, key: request.key),
+                    abandoned: { context.deadlinePassed })
                 if created { publish(EventTopic.imageStored, info) }
                 return info
             }

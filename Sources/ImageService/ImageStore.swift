@@ -211,7 +211,13 @@ public final class ImageStore: Sendable {
 
     /// Stores `data` as a new image and returns its metadata; with a client key that exists,
     /// returns the existing image and `created` false. On disk before it returns.
-    public func put(_ data: some BlobBytes, _ new: NewImage) async throws -> (info: ImageInfo, created: Bool) {
+    ///
+    /// - Parameter abandoned: Asked once the put holds its key and its I/O lane, before it
+    ///   writes: true (the call's deadline passed while it waited, and its caller was told so)
+    ///   stores nothing and throws `CancellationError`.
+    public func put(
+        _ data: some BlobBytes, _ new: NewImage, abandoned: @escaping @Sendable () -> Bool = { false }
+    ) async throws -> (info: ImageInfo, created: Bool) {
         guard data.count > 0 else { throw ImageStoreError.invalid("data is empty") }
         var validated = try await validate(new)
         let keyGiven = !validated.key.isEmpty
@@ -232,6 +238,10 @@ public final class ImageStore: Sendable {
         let beforeWriting = hooks.current.beforePutWrites
         let stored = try await onIO { () throws -> StoredImage in
             beforeWriting?(key)
+            // Waited past its deadline (for the key's claim, behind other puts on the lanes):
+            // its caller has its DEADLINE_EXCEEDED; writing now would only store what it may
+            // send again.
+            if abandoned() { throw CancellationError() }
             let media = try MediaSniffer.classify(data, maxPixels: limits.maxPixels)
             try Self.check(media, against: new)
             // The digests (SHA-256 ~2 GB/s on the SHA extensions, ~340 MB/s without; XXH64

@@ -145,3 +145,44 @@ import Testing
         #expect(try await reopened.list().images.isEmpty)
     }
 }
+
+/// A put that waited for its key (behind a delete of it) until its call's deadline passed
+/// writes nothing when its turn comes: its caller was answered DEADLINE_EXCEEDED.
+@Suite struct AbandonedPutTests {
+    @Test func aPutThatWaitedPastItsDeadlineForADeleteOfItsKeyStoresNothing() async throws {
+        let folder = try TemporaryFolder()
+        let hooks = StoreHooks()
+        let store = try makeStore(folder, budget: 1024, hooks: hooks)
+        defer { store.close() }
+        let key = UUID().uuidString.lowercased()
+        _ = try await store.put(Samples.mp4(5000), NewImage(key: key))
+
+        let gate = Gate()
+        hooks.set { $0.beforeRemovingFiles = { keys in if keys.contains(key) { gate.pass() } } }
+        let deletion = Tracked { try await store.delete(key) }
+        #expect(await eventually { gate.arrived })
+        let deadline = ContinuousClock.now + .milliseconds(100)
+        let put = Tracked {
+            try await store.put(Samples.mp4(7000), NewImage(key: key), abandoned: { ContinuousClock.now > deadline })
+        }
+        #expect(await eventually { store.claimWaiters(key) == 1 })
+        // The deadline passes while the put waits for the delete's claim.
+        try await Task.sleep(until: deadline + .milliseconds(50))
+        gate.open()
+        #expect(try await deletion.value.map(\.key) == [key])
+        do {
+            _ = try await put.value
+            Issue.record("the put stored its image after its deadline had passed")
+        } catch {
+            #expect(error is CancellationError, "\(error)")
+        }
+        let lookup = await storeError { try await store.info(key) }
+        guard case .notFound = lookup else {
+            Issue.record("expected NOT_FOUND, got \(String(describing: lookup))")
+            return
+        }
+        #expect(!store.blobs.exists(key: key))
+        // The same put on time is stored.
+        #expect(try await store.put(Samples.mp4(7000), NewImage(key: key)).created)
+    }
+}
