@@ -163,3 +163,37 @@ import TestSupport
     }
 }
 
+
+/// A request header is decoded on the I/O thread for every call: its metadata is bounded.
+@Suite struct RequestHeaderLimitTests {
+    static func header(metadataEntries count: Int) -> [UInt8] {
+        var header = RequestHeader()
+        header.method = "/homepwner.v1.Health/Check"
+        header.requestId = 9
+        header.metadata = (0..<count).map { index in
+            var entry = MetadataEntry()
+            entry.key = "k\(index)"
+            return entry
+        }
+        return header.serializedBytes()
+    }
+
+    @Test func sixtyFourMetadataEntriesAreServedAndSixtyFiveAreInvalidArgumentNamingTheLimit() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let peer = try RawPeer(.dealer, endpoint: server.boundEndpoints[0])
+        try peer.send([[], Self.header(metadataEntries: 64), []])
+        let (served, _) = try #require(try await peer.receiveHeader())
+        #expect(served.code == StatusCode.ok.rawValue, "\(served.message)")
+
+        // 6,000 entries fit in the header's 64 KiB; they are refused before any is kept.
+        for count in [65, 6000] {
+            try peer.send([[], Self.header(metadataEntries: count), []])
+            let (refused, _) = try #require(try await peer.receiveHeader())
+            #expect(refused.code == StatusCode.invalidArgument.rawValue)
+            #expect(refused.message.hasPrefix("request header: "), "\(refused.message)")
+            #expect(refused.message.contains("has more than 64 values; at most 64 are accepted"), "\(refused.message)")
+        }
+        #expect(try await healthy(server.boundEndpoints[0]))
+    }
+}
