@@ -424,8 +424,11 @@ extension RPCServer {
     /// Answers one finished call (and callers waiting on its idempotency key).
     private func finish(_ call: InFlight, _ completion: Completion, _ socket: Socket, _ state: LoopState, now: Int64) {
         if let key = call.idempotencyKey {
+            // Kept only when the answer is the call's last word. ABORTED means the change was not
+            // applied (a concurrent call on the same image key or upload was first, a stale
+            // expected_version): a retry with the same key must run again, not replay 10.
             let transient: Set<StatusCode> = [
-                .unavailable, .resourceExhausted, .deadlineExceeded, .internal, .unknown, .cancelled,
+                .unavailable, .resourceExhausted, .deadlineExceeded, .internal, .unknown, .cancelled, .aborted,
             ]
             let outcome = IdempotencyCache.Outcome(
                 code: completion.code.rawValue, message: completion.message, body: completion.body)

@@ -116,6 +116,35 @@ import RPCTestSupport
         #expect(answers[2]?.code == StatusCode.unavailable.rawValue)
     }
 
+    @Test func anAbortedCallIsNotReplayedSoItsRetryWithTheSameKeyRuns() async throws {
+        // ABORTED applies nothing (another call on the same image key was first): the first
+        // attempt is refused, the retry with the same key must run and succeed.
+        let server = try RPCServer(
+            context: testContext, configuration: .init(endpoints: [uniqueEndpoint()], processName: "test-server"),
+            logger: testLogger)
+        let calls = CallCounter()
+        server.register(ItemServiceRPC.createItem) { request, _ in
+            calls.increment()
+            if calls.value == 1 { throw RPCError.aborted("another put of key k is in progress; retry") }
+            var item = Item()
+            item.name = request.name
+            return item
+        }
+        try server.start()
+        defer { server.stop() }
+        let client = try RPCClient(context: testContext, endpoint: server.boundEndpoints[0])
+        defer { client.close() }
+        let keyed = CallOptions(timeoutMilliseconds: 10_000, idempotencyKey: "put-k-1", retry: .none)
+        let first = await rpcError { try await client.call(ItemServiceRPC.createItem, createItem("Spork"), options: keyed) }
+        #expect(first?.code == .aborted)
+        let retried = try await client.call(ItemServiceRPC.createItem, createItem("Spork"), options: keyed)
+        #expect(retried.name == "Spork")
+        #expect(calls.value == 2)
+        // A final outcome is still replayed: a third call runs nothing.
+        _ = try await client.call(ItemServiceRPC.createItem, createItem("Spork"), options: keyed)
+        #expect(calls.value == 2)
+    }
+
     @Test func idempotencyKeyOverTheLimitIsInvalidArgumentNamingIt() async throws {
         let calls = CallCounter()
         let server = try gatedServer(Gate(), calls: calls)
