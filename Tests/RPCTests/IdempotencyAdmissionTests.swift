@@ -213,14 +213,19 @@ struct IdempotencyCacheTests {
         var cache = IdempotencyCache(capacity: 2, timeToLiveMilliseconds: 10, maxBytes: 1 << 20)
         cache.claim(key: "a")
         _ = cache.finish(key: "a", outcome: outcome(1), keep: true, now: 0)
-        // Expired, then run and finished again: its first place in the order must not evict it.
-        #expect(cache.lookup(key: "a", now: 20) == .absent)
+        cache.claim(key: "x")
+        _ = cache.finish(key: "x", outcome: outcome(1), keep: true, now: 5)
+        // "a" expired, then ran and finished again: it is now newer than "x".
+        #expect(cache.lookup(key: "a", now: 12) == .absent)
         cache.claim(key: "a")
-        _ = cache.finish(key: "a", outcome: outcome(1), keep: true, now: 20)
-        cache.claim(key: "b")
-        _ = cache.finish(key: "b", outcome: outcome(1), keep: true, now: 21)
-        #expect(cache.lookup(key: "a", now: 22) == .done(outcome(1)))
-        #expect(cache.lookup(key: "b", now: 22) == .done(outcome(1)))
+        _ = cache.finish(key: "a", outcome: outcome(1), keep: true, now: 12)
+        // A third entry over the capacity of 2 evicts the oldest, "x": not "a" by its first place.
+        cache.claim(key: "y")
+        _ = cache.finish(key: "y", outcome: outcome(1), keep: true, now: 13)
+        #expect(cache.lookup(key: "a", now: 14) == .done(outcome(1)))
+        #expect(cache.lookup(key: "x", now: 14) == .absent)
+        #expect(cache.lookup(key: "y", now: 14) == .done(outcome(1)))
+        #expect(cache.doneCount == 2)
     }
 
     @Test func waitersLeaveAtTheirOwnDeadlineAndAtStop() {
