@@ -206,7 +206,7 @@ public final class Database {
     }
 
     /// The open connection; using a closed database is a programmer mistake.
-    private var handle: OpaquePointer {
+    var handle: OpaquePointer {
         guard let connection else { preconditionFailure("Database \(path) used after close()") }
         return connection
     }
