@@ -109,8 +109,9 @@ public final class ItemStore {
     var order: ManualOrder
     /// True between `beginBatch()` and `commitBatch()`, while the batch's transaction is open.
     private(set) var inBatch = false
-    /// Set when SQLite rolled back a batch's whole transaction in one of its jobs (SQLITE_FULL,
-    /// IOERR, NOMEM, RAISE(ROLLBACK) can): the jobs before it were undone with it.
+    /// Set when SQLite rolled back a batch's whole transaction in one of its jobs: any statement
+    /// that fails with SQLITE_FULL, IOERR or NOMEM does that (a read too), and RAISE(ROLLBACK)
+    /// can. The jobs before it were undone with it.
     private(set) var batchLost = false
     private let selectByKey: Statement
     private let insert: Statement
@@ -169,7 +170,13 @@ public final class ItemStore {
                 throw error
             }
         }
-        precondition(!db.isAutocommit, "a batch job runs inside the batch's transaction")
+        // A statement of this job that failed before this write (a read whose error the job did
+        // not pass on) made SQLite roll back the batch's transaction: a SAVEPOINT now would open
+        // a transaction of its own, behind the batch's back.
+        guard !db.isAutocommit else {
+            loseBatch()
+            throw BatchTransactionLost()
+        }
         try db.execute("SAVEPOINT job")
         do {
             let result = try body()
@@ -178,18 +185,40 @@ public final class ItemStore {
         } catch {
             if db.isAutocommit {
                 // SQLite rolled back the whole transaction, not only this job: the batch's
-                // earlier jobs went with it, and from here a SAVEPOINT would open a transaction
-                // of its own that RELEASE commits, behind the batch's back. The batch ends here
-                // (`ItemStoreQueue.runBatch` runs the other jobs again, each alone).
-                inBatch = false
-                batchLost = true
+                // earlier jobs went with it. The batch ends here (`ItemStoreQueue.runBatch`
+                // runs the other jobs again, each alone).
+                loseBatch()
             } else {
                 // Undo this job only; the batch's other jobs stay.
                 try? db.execute("ROLLBACK TO job")
                 try? db.execute("RELEASE job")
+                try? reloadOrder()
             }
-            try? reloadOrder()
             throw error
+        }
+    }
+
+    /// Whether the batch's transaction is still open after a job. When SQLite has rolled it
+    /// back, in a write or in a read (whose error reaches no `write`), the batch ends here.
+    func batchIsOpen() -> Bool {
+        if inBatch && db.isAutocommit { loseBatch() }
+        return !batchLost
+    }
+
+    /// Ends a batch whose transaction SQLite rolled back: nothing of it is kept, and the
+    /// in-memory order is read back.
+    private func loseBatch() {
+        inBatch = false
+        batchLost = true
+        try? reloadOrder()
+    }
+
+    /// What a write in a batch throws when SQLite had already rolled back the batch's
+    /// transaction (a statement before it in the same job failed): nothing of the job is kept,
+    /// and `ItemStoreQueue.runBatch` runs it again alone, so its caller never sees this.
+    struct BatchTransactionLost: Error, CustomStringConvertible {
+        var description: String {
+            "SQLite rolled back the group commit's transaction before this write (an earlier statement failed with an I/O error, a full disk or no memory); nothing of it was stored"
         }
     }
 

@@ -7,8 +7,19 @@ import Synchronization
 public final class ItemStoreQueue: Sendable {
     /// A job: runs on the store's thread and returns how to resume its caller once the
     /// transaction it ran in has committed (or, given an error, failed to).
-    typealias Job = @Sendable (ItemStore?) -> Completion
+    typealias Job = @Sendable (ItemStore?) -> Ran
     typealias Completion = @Sendable ((any Error)?) -> Void
+
+    /// What a job left behind when it ran.
+    struct Ran {
+        /// Resumes the job's caller, given the error of the commit (nil: committed, or none).
+        let complete: Completion
+        /// Whether the job's answer stands when SQLite rolled back the batch's transaction
+        /// while it ran: a failure of its own does (nothing of it is kept); a success does not
+        /// (what it wrote went with the transaction, what it read may have been undone), nor a
+        /// write that found the transaction gone. Those run again alone.
+        let answerSurvivesLostBatch: Bool
+    }
 
     /// The most jobs that share one commit.
     static let maxBatch = 64
@@ -115,9 +126,16 @@ public final class ItemStoreQueue: Sendable {
         _ body: @escaping @Sendable (ItemStore) throws -> T, then done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) -> Job {
         { store in
-            guard let store else { return { _ in done(.failure(ItemStoreError.closed)) } }
+            guard let store else {
+                return Ran(complete: { _ in done(.failure(ItemStoreError.closed)) }, answerSurvivesLostBatch: true)
+            }
             let result = Result { try body(store) }
-            return { commitError in done(commitError.map { .failure($0) } ?? result) }
+            let survives: Bool
+            switch result {
+            case .success: survives = false
+            case .failure(let error): survives = !(error is ItemStore.BatchTransactionLost)
+            }
+            return Ran(complete: { commitError in done(commitError.map { .failure($0) } ?? result) }, answerSurvivesLostBatch: survives)
         }
     }
 
@@ -126,22 +144,27 @@ public final class ItemStoreQueue: Sendable {
     /// what became of its own work.
     static func runBatch(_ jobs: ArraySlice<Job>, on store: ItemStore) {
         guard jobs.count > 1, (try? store.beginBatch()) != nil else {
-            for job in jobs { job(store)(nil) }
+            for job in jobs { job(store).complete(nil) }
             return
         }
         var completions: [Completion] = []
         for index in jobs.indices {
-            let completion = jobs[index](store)
-            guard store.batchLost else {
-                completions.append(completion)
+            let ran = jobs[index](store)
+            // Asked after every job, reads included: SQLite rolls back the whole transaction
+            // when any statement fails with IOERR, NOMEM or FULL, and a read's error goes
+            // through no `write` that would notice.
+            if store.batchIsOpen() {
+                completions.append(ran.complete)
                 continue
             }
-            // SQLite rolled the whole transaction back in this job (its own error is its
-            // answer): the jobs before it are undone, so they run again, and the rest run
-            // too, each alone. Answering them the batch's fate instead would tell a caller
-            // its write failed when a later transaction had committed it, or the reverse.
-            completion(nil)
-            for job in jobs[..<index] + jobs[(index + 1)...] { job(store)(nil) }
+            // The transaction is gone, and the jobs before this one with it: they run again,
+            // and the rest run too, each alone. Answering them the batch's fate instead would
+            // tell a caller its write failed when a later transaction had committed it, or the
+            // reverse. This job's own error is its answer; a success is not (see `Ran`).
+            if ran.answerSurvivesLostBatch { ran.complete(nil) }
+            for position in jobs.indices where position != index || !ran.answerSurvivesLostBatch {
+                jobs[position](store).complete(nil)
+            }
             return
         }
         var commitError: (any Error)?

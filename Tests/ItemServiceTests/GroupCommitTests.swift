@@ -96,6 +96,130 @@ import Testing
         #expect(commits == 3, "the three creates, each alone after the batch was lost")
     }
 
+    /// Every read of the cascade outbox on `store`'s connection (the Stats job's, the cascade's)
+    /// fails with a real SQLITE_IOERR_READ from inside SQLite, which then rolls back the open
+    /// transaction as it does for a disk that fails under a read: a temporary view of that name,
+    /// which this connection reads instead of the table, calls a function that fails on each row
+    /// (one owed cascade is there).
+    static func failReadsOfTheOutbox(_ store: ItemStore) throws {
+        try store.db.createFunction("injected_read_fault") { _ in
+            throw SQLiteError(extendedCode: 266, message: "injected: disk I/O error reading the outbox", sql: nil)
+        }
+        try store.db.execute("INSERT INTO cascade_outbox (owner_key, created_at_ms) VALUES ('owed', 1)")
+        try store.db.execute("CREATE TEMP VIEW cascade_outbox AS SELECT * FROM main.cascade_outbox WHERE injected_read_fault()")
+    }
+
+    /// Jobs that keep their outcome under a name.
+    final class Outcomes: Sendable {
+        let results = Mutex<[String: Result<String, any Error>]>([:])
+
+        func job(_ name: String, _ body: @escaping @Sendable (ItemStore) throws -> String) -> ItemStoreQueue.Job {
+            ItemStoreQueue.job(body) { result in self.results.withLock { $0[name] = result } }
+        }
+
+        func create(_ name: String) -> ItemStoreQueue.Job {
+            job(name) { try $0.create(createRequest(name), now: 1).item.name }
+        }
+
+        subscript(name: String) -> Result<String, any Error>? { results.withLock { $0[name] } }
+    }
+
+    /// `failure` is an SQLITE_IOERR the store's read hit (extended 266, primary 10).
+    static func isTheInjectedReadFault(_ failure: Result<String, any Error>?) -> Bool {
+        guard case .failure(let error as SQLiteError)? = failure else { return false }
+        return error.extendedCode == 266 && error.primaryCode == 10
+    }
+
+    @Test func aReadThatMakesSQLiteRollBackTheBatchTrapsNothingAndEachCallerHearsWhatIsDurable() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path + "/items.db"
+        let store = try ItemStore(path: path)
+        let existing = try store.create(createRequest("Existing"), now: 1).item
+        try Self.failReadsOfTheOutbox(store)
+        let outcomes = Outcomes()
+        var rename = UpdateItemRequest()
+        rename.key = existing.key
+        rename.name = "Renamed"
+        rename.updateMask = ["name"]
+        let commitsBefore = store.db.commitCount
+        // Stats fails in the middle of the batch; a write follows it in the same batch (it trapped).
+        ItemStoreQueue.runBatch(
+            [
+                outcomes.create("Before"),
+                outcomes.job("stats") { try String($0.stats().itemCount) },
+                outcomes.create("After"),
+                outcomes.job("rename") { [rename] store in try store.update(rename, now: 2).name },
+                outcomes.job("get") { [key = existing.key] store in try store.get(key: key).name },
+            ][...], on: store)
+        let commits = store.db.commitCount - commitsBefore
+        #expect(!store.inBatch && store.db.isAutocommit)
+        try store.close()
+
+        #expect(Self.isTheInjectedReadFault(outcomes["stats"]), "\(String(describing: outcomes["stats"]))")
+        for name in ["Before", "After", "rename", "get"] {
+            #expect((try? outcomes[name]?.get()) != nil, "\(name) failed for another job's error: \(String(describing: outcomes[name]))")
+        }
+        #expect((try? outcomes["get"]?.get()) == "Renamed", "the read after the rename sees it")
+        let reopened = try ItemStore(path: path)
+        #expect(Set(try allItems(reopened).map(\.name)) == ["Renamed", "Before", "After"])
+        #expect(try reopened.stats().itemCount == 3 && reopened.order.count == 3)
+        #expect(commits == 3, "Before again, After and the rename, each alone (got \(commits))")
+    }
+
+    @Test func aReadThatMakesSQLiteRollBackTheBatchAsItsLastJobLosesNoEarlierWrite() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path + "/items.db"
+        let store = try ItemStore(path: path)
+        try Self.failReadsOfTheOutbox(store)
+        let outcomes = Outcomes()
+        // The cascade's read of due rows, last: nothing after it would notice the lost transaction.
+        ItemStoreQueue.runBatch(
+            [
+                outcomes.create("First"), outcomes.create("Second"),
+                outcomes.job("due") { try String($0.dueCascades(now: 10, maxDelayMilliseconds: 10_000).count) },
+            ][...], on: store)
+        try store.close()
+
+        #expect(Self.isTheInjectedReadFault(outcomes["due"]), "\(String(describing: outcomes["due"]))")
+        for name in ["First", "Second"] {
+            #expect((try? outcomes[name]?.get()) == name, "\(name): \(String(describing: outcomes[name]))")
+        }
+        let reopened = try ItemStore(path: path)
+        #expect(Set(try allItems(reopened).map(\.name)) == ["First", "Second"])
+    }
+
+    @Test func aWriteAfterAReadWhoseFailureItsJobSwallowedRunsAgainAloneInsteadOfTrapping() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path + "/items.db"
+        let store = try ItemStore(path: path)
+        try Self.failReadsOfTheOutbox(store)
+        let outcomes = Outcomes()
+        let commitsBefore = store.db.commitCount
+        // As the photo changes read the version before (`try?`), then write, in one job.
+        ItemStoreQueue.runBatch(
+            [
+                outcomes.create("Before"),
+                outcomes.job("Swallowed") { store in
+                    _ = try? store.stats()
+                    return try store.create(createRequest("Swallowed"), now: 1).item.name
+                },
+                outcomes.create("After"),
+            ][...], on: store)
+        let commits = store.db.commitCount - commitsBefore
+        try store.close()
+
+        for name in ["Before", "Swallowed", "After"] {
+            #expect((try? outcomes[name]?.get()) == name, "\(name): \(String(describing: outcomes[name]))")
+        }
+        let reopened = try ItemStore(path: path)
+        #expect(try allItems(reopened).map(\.name).sorted() == ["After", "Before", "Swallowed"])
+        #expect(reopened.order.count == 3)
+        #expect(commits == 3, "each alone after the batch was lost (got \(commits))")
+    }
+
     @Test func aFailingJobInABatchLeavesTheOthersCommitted() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
