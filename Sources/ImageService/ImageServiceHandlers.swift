@@ -125,6 +125,9 @@ enum ImageServiceHandlers {
                 for info in removed { publish(EventTopic.imageDeleted, info) }
                 var response = DeleteImagesForOwnerResponse()
                 response.deletedCount = Int64(removed.count)
+                // The record went in with the delete (deleteForOwner returns only then): the item
+                // cascade keeps its delivery when an older image service leaves this unset.
+                response.ownerDeletedRecorded = request.ownerDeleted
                 return response
             }
         }

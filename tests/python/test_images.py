@@ -245,6 +245,7 @@ def test_list_filters_and_pages_in_created_order(image_client, pb, jpeg):
     # DeleteImagesForOwner: the rest, then 0 on a repeat.
     first = call(image_client, pb, "DeleteImagesForOwner", images.DeleteImagesForOwnerRequest(owner_key=owner))
     assert first.deleted_count == 2
+    assert not first.owner_deleted_recorded  # no owner_deleted asked: the owner may store again
     assert call(image_client, pb, "DeleteImagesForOwner", images.DeleteImagesForOwnerRequest(owner_key=owner)).deleted_count == 0
     assert error_of(image_client, pb, "DeleteImagesForOwner", images.DeleteImagesForOwnerRequest()).code == 3
 

@@ -315,11 +315,13 @@ def test_delete_images_for_owner_takes_attached_keys_and_retires_the_owner(image
     mine, attached, kept = put_photo(image_client, pb, owner, 100), put_photo(image_client, pb, "", 110), put_photo(image_client, pb, "", 120)
     request = images.DeleteImagesForOwnerRequest(owner_key=owner, attached_keys=[attached, str(uuid.uuid4())], owner_deleted=True)
     reply = image_client.call(IMAGES + "DeleteImagesForOwner", request, images.DeleteImagesForOwnerResponse)
-    assert reply.deleted_count == 2
+    # owner_deleted_recorded: what the item delete cascade waits for (an older image service
+    # ignores attached_keys and owner_deleted and leaves it false).
+    assert reply.deleted_count == 2 and reply.owner_deleted_recorded
     assert not image_exists(image_client, pb, mine) and not image_exists(image_client, pb, attached)
     assert image_exists(image_client, pb, kept)
     again = image_client.call(IMAGES + "DeleteImagesForOwner", request, images.DeleteImagesForOwnerResponse)
-    assert again.deleted_count == 0
+    assert again.deleted_count == 0 and again.owner_deleted_recorded
     with pytest.raises(RpcError) as late:
         put_photo(image_client, pb, owner)
     assert late.value.code == pb.rpc.FAILED_PRECONDITION and owner in late.value.message

@@ -2457,7 +2457,7 @@ const ProtobufCMessageDescriptor homepwner__v1__delete_images_for_owner_request_
   (ProtobufCMessageInit) homepwner__v1__delete_images_for_owner_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__delete_images_for_owner_response__field_descriptors[1] =
+static const ProtobufCFieldDescriptor homepwner__v1__delete_images_for_owner_response__field_descriptors[2] =
 {
   {
     "deleted_count",
@@ -2471,14 +2471,27 @@ static const ProtobufCFieldDescriptor homepwner__v1__delete_images_for_owner_res
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "owner_deleted_recorded",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__DeleteImagesForOwnerResponse, owner_deleted_recorded),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__delete_images_for_owner_response__field_indices_by_name[] = {
   0,   /* field[0] = deleted_count */
+  1,   /* field[1] = owner_deleted_recorded */
 };
 static const ProtobufCIntRange homepwner__v1__delete_images_for_owner_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__delete_images_for_owner_response__descriptor =
 {
@@ -2488,7 +2501,7 @@ const ProtobufCMessageDescriptor homepwner__v1__delete_images_for_owner_response
   "Homepwner__V1__DeleteImagesForOwnerResponse",
   "homepwner.v1",
   sizeof(Homepwner__V1__DeleteImagesForOwnerResponse),
-  1,
+  2,
   homepwner__v1__delete_images_for_owner_response__field_descriptors,
   homepwner__v1__delete_images_for_owner_response__field_indices_by_name,
   1,  homepwner__v1__delete_images_for_owner_response__number_ranges,

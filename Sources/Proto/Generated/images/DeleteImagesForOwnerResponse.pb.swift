@@ -10,6 +10,8 @@ public struct DeleteImagesForOwnerResponse: ProtoMessage {
     public static let protoName = "homepwner.v1.DeleteImagesForOwnerResponse"
     /// Field 1, `deleted_count`.
     public var deletedCount: Int64 = 0
+    /// Field 2, `owner_deleted_recorded`.
+    public var ownerDeletedRecorded: Bool = false
 
     /// An all-default message.
     public init() {}
@@ -34,9 +36,11 @@ extension DeleteImagesForOwnerResponse: CBridgedMessage {
     init(c m: UnsafePointer<CType>) {
         self.init()
         self.deletedCount = m.pointee.deleted_count
+        self.ownerDeletedRecorded = m.pointee.owner_deleted_recorded != 0
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
         m.pointee.deleted_count = self.deletedCount
+        m.pointee.owner_deleted_recorded = self.ownerDeletedRecorded ? 1 : 0
     }
 }

@@ -368,10 +368,17 @@ struct  Homepwner__V1__DeleteImagesForOwnerResponse
 {
   ProtobufCMessage base;
   int64_t deleted_count;
+  /*
+   * True when the request had owner_deleted and the owner's record was written (in the
+   * transaction that deleted the images, attached_keys included). An image service older than
+   * the owner record ignores attached_keys and owner_deleted as unknown fields and leaves this
+   * false: the item delete cascade then keeps its delivery and retries until it is upgraded.
+   */
+  protobuf_c_boolean owner_deleted_recorded;
 };
 #define HOMEPWNER__V1__DELETE_IMAGES_FOR_OWNER_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__delete_images_for_owner_response__descriptor) \
-    , 0 }
+    , 0, 0 }
 
 
 struct  Homepwner__V1__GetRenditionRequest
