@@ -5,7 +5,9 @@ import Runtime
 import Synchronization
 
 /// Delivers the delete cascade: for each outbox row, `DeleteImagesForOwner` to the image
-/// service, with backoff until it succeeds; the row goes only once the image service said OK.
+/// service, with backoff until it succeeds; the row goes only once the image service said OK
+/// and that it recorded the owner as deleted (`owner_deleted_recorded`: an older image service
+/// answers OK without doing the whole cascade).
 ///
 /// The outbox is in items.db, so deliveries survive restarts of either side. Deleting the
 /// images of an owner twice has the effect of once, and every attempt of one row carries the
@@ -139,10 +141,11 @@ public final class CascadeDispatcher: Sendable {
                 } else {
                     logger.debug("cascade not delivered; will retry", details)
                 }
-                // The image service is down or slow: the other rows would only wait for the same answer.
+                // The image service is down, slow or too old: the other rows would only get the same answer.
                 if let error = error as? RPCError, error.code == .unavailable || error.code == .deadlineExceeded {
                     return .paused(until: Self.monotonicNow() + delay)
                 }
+                if error is OlderImageService { return .paused(until: Self.monotonicNow() + delay) }
             }
         }
         return delivered ? .delivered : .idle
@@ -175,6 +178,9 @@ public final class CascadeDispatcher: Sendable {
             ImageServiceRPC.deleteImagesForOwner, request,
             options: CallOptions(
                 timeoutMilliseconds: 10_000, idempotencyKey: "cascade-\(cascade.id)-\(cascade.ownerKey)", retry: .none))
+        // An image service from before attached_keys and owner_deleted skips both as unknown
+        // fields and still answers OK (a rolling upgrade): the row stays until one records them.
+        guard response.ownerDeletedRecorded else { throw OlderImageService(endpoint: client.endpoint) }
         try await store.perform { try $0.completeCascade(id: cascade.id) }
         return response.deletedCount
     }
@@ -191,6 +197,18 @@ public final class CascadeDispatcher: Sendable {
             request.pageToken = page.nextPageToken
         } while !request.pageToken.isEmpty
         return keys
+    }
+
+    /// An image service that answered DeleteImagesForOwner OK without `owner_deleted_recorded`:
+    /// it predates `attached_keys` and `owner_deleted`, so the photos attached only to the item
+    /// stay and the owner may store images again.
+    struct OlderImageService: Error, CustomStringConvertible {
+        /// The image service's endpoint.
+        let endpoint: String
+
+        var description: String {
+            "image-service at \(endpoint) is older than this item-service: it does not record deleted owners; upgrade it"
+        }
     }
 
     /// Milliseconds on CLOCK_MONOTONIC: pauses that wall-clock jumps cannot move.

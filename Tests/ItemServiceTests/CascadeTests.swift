@@ -3,6 +3,7 @@ import ItemService
 import Proto
 import RPC
 import Runtime
+import SQLite
 import Synchronization
 import Testing
 
@@ -16,15 +17,22 @@ import Testing
         let stat: [String: String]
         /// Owners whose DeleteImagesForOwner answers INTERNAL.
         let failing: Set<String>
+        /// Answers as an image service from before `attached_keys` and `owner_deleted`: OK,
+        /// without `owner_deleted_recorded`.
+        let older: Bool
         let calls = Mutex<[String]>([])
         let requests = Mutex<[DeleteImagesForOwnerRequest]>([])
         let deleted = Mutex<[String: Int64]>([:])
 
-        init(images: [String: Int64], owned: [String: [String]] = [:], stat: [String: String] = [:], failing: Set<String> = []) {
+        init(
+            images: [String: Int64], owned: [String: [String]] = [:], stat: [String: String] = [:], failing: Set<String> = [],
+            older: Bool = false
+        ) {
             self.images = Mutex(images)
             self.owned = owned
             self.stat = stat
             self.failing = failing
+            self.older = older
         }
 
         func start(_ endpoint: String) throws -> RPCServer {
@@ -38,6 +46,7 @@ import Testing
                 deleted.withLock { $0[request.ownerKey, default: 0] += count }
                 var response = DeleteImagesForOwnerResponse()
                 response.deletedCount = count
+                response.ownerDeletedRecorded = request.ownerDeleted && !older
                 return response
             }
             server.register(ImageServiceRPC.listImages) { [owned] request, _ in
@@ -187,6 +196,62 @@ import Testing
         get.key = other.key
         let after = try await client.call(ItemServiceRPC.getItem, get)
         #expect(after.photoKeys == [shared, kept] && after.primaryPhotoKey == shared && after.version == 5)
+    }
+
+    /// The outbox as the item service left it: attempts and last_error of each row, by id.
+    static func outbox(_ folder: TemporaryFolder) throws -> [(attempts: Int64, lastError: String)] {
+        let db = try Database(path: folder.path + "/data/items/items.db", mode: .readOnly)
+        defer { try? db.close() }
+        return try db.query("SELECT attempts, last_error FROM cascade_outbox ORDER BY id").map {
+            ($0[0].int64Value ?? -1, $0[1].stringValue ?? "")
+        }
+    }
+
+    @Test func anOlderImageServiceThatAnswersOKWithoutRecordingTheOwnerLeavesTheCascadeOwedUntilItIsUpgraded() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let onlyHere = UUID().uuidString.lowercased()
+        var doomed = Item()
+        try Self.prepareDatabase(folder) { store in
+            doomed = try store.create(createRequest("Doomed"), now: 1).item
+            try Self.attach(store, onlyHere, to: doomed)
+            _ = try store.delete(key: doomed.key, now: 3)
+        }
+        // A rolling upgrade, item-service first: the image service skips attached_keys and
+        // owner_deleted as unknown fields, deletes the owner's own images and answers OK.
+        let older = FakeImageService(images: [doomed.key: 2], older: true)
+        var images = try older.start(folder.endpoint("image"))
+        let collector = LogCollector()
+        let host = try startItemService(
+            in: folder, logger: Logger(label: "item-service", level: .info, sink: .collecting(collector)))
+        defer { host.stop() }
+        let client = try itemClient(folder)
+        defer { client.close() }
+
+        // Until the row has been answered twice (the retry is replayed from the image service's
+        // idempotency cache), or is gone.
+        let end = ContinuousClock.now + .seconds(30)
+        while try (Self.outbox(folder).first?.attempts ?? 0) < 2, try await pending(client) > 0, ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(older.calls.withLock { !$0.isEmpty && $0.allSatisfy { $0 == doomed.key } }, "the older image service was asked")
+        #expect(try await pending(client) == 1, "the cascade is still owed: the photo attached only to the item was not deleted")
+        let expected = "image-service at \(folder.endpoint("image")) is older than this item-service: it does not record deleted owners; upgrade it"
+        let rows = try Self.outbox(folder)
+        #expect(rows.count == 1 && rows[0].attempts >= 2 && rows[0].lastError == expected, "\(rows)")
+        let warnings = collector.lines.filter { $0.contains(" warning ") && $0.contains("cascade not delivered; will retry") }
+        #expect(!warnings.isEmpty && warnings.allSatisfy { $0.contains("upgrade it") && $0.contains(doomed.key) }, "\(collector.lines)")
+
+        // Upgraded on the same endpoint: the next attempt is the whole cascade, and the row goes.
+        images.stop()
+        let upgraded = FakeImageService(images: [:])
+        images = try upgraded.start(folder.endpoint("image"))
+        defer { images.stop() }
+        let upgradeEnd = ContinuousClock.now + .seconds(30)
+        while try await pending(client) > 0 && ContinuousClock.now < upgradeEnd { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(try await pending(client) == 0)
+        let requests = upgraded.requests.withLock { $0 }
+        #expect(requests.map(\.ownerKey) == [doomed.key] && requests.first?.attachedKeys == [onlyHere] && requests.first?.ownerDeleted == true)
     }
 
     @Test func cascadeSurvivesTheImageServiceGoingDownBetweenDeletes() async throws {

@@ -30,12 +30,12 @@ struct TemporaryFolder {
 /// An item-service host on ipc endpoints in `folder`, started.
 func startItemService(
     in folder: TemporaryFolder, imageEndpoint: String? = nil, clock: any WallClock = SystemClock(),
-    backoff: CascadeDispatcher.Backoff = .init(initialMilliseconds: 50, maxMilliseconds: 300)
+    backoff: CascadeDispatcher.Backoff = .init(initialMilliseconds: 50, maxMilliseconds: 300), logger: Logger = testLogger
 ) throws -> ServiceHost {
     let configuration = ItemServiceConfiguration(
         rpcEndpoint: folder.endpoint("item"), eventsEndpoint: folder.endpoint("item-events"),
         dataDirectory: folder.path + "/data", imageServiceEndpoint: imageEndpoint ?? folder.endpoint("image"))
-    let host = try ItemServiceHost.make(configuration, context: testContext, logger: testLogger, clock: clock, cascadeBackoff: backoff)
+    let host = try ItemServiceHost.make(configuration, context: testContext, logger: logger, clock: clock, cascadeBackoff: backoff)
     try host.start()
     return host
 }
