@@ -58,9 +58,9 @@ extension ImageStore {
         if let cached = cache.get(image.cacheKey) {
             return whole ? cached : Array(cached[Int(offset)..<Int(offset + count)])
         }
-        // A blob the cache takes is read whole (and cached); otherwise only the blocks the
-        // range touches are read, and verified.
-        let cacheIt = admits(image)
+        // Only a read of every block may cache the blob (`readsEveryBlock`); any other range
+        // reads and verifies exactly its own blocks.
+        let cacheIt = readsEveryBlock(image, offset: offset, count: count) && admits(image)
         let readWhole = whole || cacheIt
         let bytes = try await readFromDisk(image, offset: readWhole ? 0 : offset, count: readWhole ? size : count)
         if cacheIt { cache.insert(image.cacheKey, bytes, image: image, ticket: ticket) }
@@ -71,10 +71,10 @@ extension ImageStore {
     /// (the index lookup included) to its end, so no other thread is woken on the way: `key`
     /// is looked up, `accept` may refuse the image (a reply limit), and the bytes asked for
     /// arrive in `target(image, count)` (the reply's frame) verified, read from the file
-    /// straight into it, or copied from the cache. A blob the cache takes (`admits`) is cached
-    /// by this read, as by `read`; read whole, each block is copied for the cache as it
-    /// arrives, while it is in the CPU's caches. `done` gets the filled target, or the
-    /// refusal, on that lane.
+    /// straight into it, or copied from the cache. A read of every block of a blob the cache
+    /// takes (`readsEveryBlock`, `admits`) caches it, as `read` does; read whole, each block
+    /// is copied for the cache as it arrives, while it is in the CPU's caches. `done` gets the
+    /// filled target, or the refusal, on that lane.
     public func read<Target: ReadTarget>(
         key: String, offset: Int64, length: Int64, accept: @escaping @Sendable (StoredImage) throws -> Void,
         into target: @escaping @Sendable (StoredImage, Int) -> Target,
@@ -106,11 +106,11 @@ extension ImageStore {
         let whole = offset == 0 && count == size
         let ticket = cache.removalTicket()
         var cached = cache.get(image.cacheKey)
-        let cacheIt = cached == nil && admits(image)
+        let cacheIt = cached == nil && readsEveryBlock(image, offset: offset, count: count) && admits(image)
         var computed: BlockChecks?
         defer { if let computed { storeBlockChecks(computed, of: image) } }
         if cacheIt, !whole {
-            // A range of a blob the cache takes: read whole (and cached), as by `read`.
+            // A range that reads every block anyway: read whole (and cached), as by `read`.
             let read = blobRead(image, offset: 0)
             let bytes = try [UInt8](unsafeUninitializedCapacity: Int(size)) { buffer, initialized in
                 computed = try read(UnsafeMutableRawBufferPointer(buffer), nil)
@@ -137,6 +137,21 @@ extension ImageStore {
         }
         cache.insert(image.cacheKey, copy, image: image, ticket: ticket)
         return filled
+    }
+
+    /// Whether a read of `count` bytes at `offset` reads every byte of the blob anyway: the
+    /// whole blob, a range that reaches into each of its blocks (any range of a blob of one
+    /// block), or any range of a row without block checks (verified whole). Only such a read
+    /// may cache the blob, and only such a read counts for `admits`.
+    ///
+    /// Any other range reads and verifies its own blocks and nothing else: reading the whole
+    /// blob to cache it would make a 100-byte range cost up to a quarter of the cache budget,
+    /// and would fail it for damage outside its blocks, on every second read, when the docs
+    /// promise that a range wholly in undamaged blocks is answered.
+    func readsEveryBlock(_ image: StoredImage, offset: Int64, count: Int64) -> Bool {
+        guard !image.blockChecks.isEmpty else { return true }
+        let block = Int64(BlockChecks.blockSize), size = image.info.sizeBytes
+        return offset < block && offset + count > (size - 1) / block * block
     }
 
     /// Whether a blob read from disk (whole) goes into the cache: up to 1 MiB (what a put

@@ -58,6 +58,72 @@ import Testing
         #expect(try await store.read(info, offset: Int64(3 * Self.block), length: 0) == Array(data[(3 * Self.block)...]))
     }
 
+    /// GetImage's read at the store: the cache first, as the handler does, else the path that
+    /// reads from the file into the reply's frame (here a buffer of the test's).
+    static func getImage(_ store: ImageStore, _ key: String, offset: Int64 = 0, length: Int64 = 0) async throws -> [UInt8] {
+        if let hit = store.cachedRead(key, offset: offset, length: length) { return Array(hit.bytes) }
+        return try await withCheckedThrowingContinuation { continuation in
+            store.read(
+                key: key, offset: offset, length: length, accept: { _ in }, into: { _, count in BufferTarget(count: count) },
+                done: { result in continuation.resume(with: result.map { Array($0.bytes) }) })
+        }
+    }
+
+    @Test func aRangeInUndamagedBlocksOfADamagedBlobIsAnsweredOnEveryRetryAndCachesNothing() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder, budget: 16 << 20)  // takes blobs up to 4 MiB on their second read
+        defer { store.close() }
+        let data = Samples.mp4(3 * Self.block)
+        let info = try await store.put(data, NewImage()).info
+        try Self.corruptKeepingTimes(store.blobs.path(of: info.key), at: 2 * Self.block + 12_345)
+        let expected = Array(data[10..<110])
+        var outcomes: [String] = []
+        for _ in 0..<6 {
+            do {
+                outcomes.append(try await Self.getImage(store, info.key, offset: 10, length: 100) == expected ? "ok" : "wrong bytes")
+            } catch {
+                outcomes.append("\(error)")
+            }
+        }
+        for _ in 0..<6 {
+            do {
+                outcomes.append(try await store.read(info, offset: 10, length: 100) == expected ? "ok" : "wrong bytes")
+            } catch {
+                outcomes.append("\(error)")
+            }
+        }
+        #expect(outcomes == Array(repeating: "ok", count: 12), "\(outcomes)")
+        // A range of some of the blocks never read the whole blob to cache it.
+        #expect(store.cache.statistics.entries == 0)
+        // Whole, or in the damaged block, it stays DATA_LOSS however often it is asked for.
+        for _ in 0..<4 {
+            let whole = await storeError { try await Self.getImage(store, info.key) }
+            #expect(Self.isDataLoss(whole, naming: "block 2"), "\(String(describing: whole))")
+            let inBlock = await storeError { try await Self.getImage(store, info.key, offset: Int64(2 * Self.block) + 1, length: 10) }
+            #expect(Self.isDataLoss(inBlock, naming: "block 2"), "\(String(describing: inBlock))")
+        }
+        #expect(try await Self.getImage(store, info.key, offset: 10, length: 100) == expected)
+    }
+
+    @Test func aRangeOfSomeBlocksIsReadAloneAndAWholeReadCachesTheBlobOnItsSecondRead() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder, budget: 16 << 20)
+        defer { store.close() }
+        let data = Samples.mp4(3 * Self.block)
+        let info = try await store.put(data, NewImage()).info
+        for _ in 0..<3 {
+            #expect(try await Self.getImage(store, info.key, offset: Int64(Self.block), length: 100) == Array(data[Self.block..<(Self.block + 100)]))
+            #expect(try await store.read(info, offset: 7, length: 1000) == Array(data[7..<1007]))
+        }
+        #expect(store.cache.statistics.entries == 0)
+        #expect(try await Self.getImage(store, info.key) == data)
+        #expect(store.cache.statistics.entries == 0)  // read once: not cached
+        // A range that reaches into every block reads all of them anyway: its read counts.
+        let spanning = try await Self.getImage(store, info.key, offset: 5, length: Int64(data.count - 10))
+        #expect(spanning == Array(data[5..<(data.count - 5)]))
+        #expect(store.cachedRead(info.key, offset: 0, length: 0).map { Array($0.bytes) } == data)
+    }
+
     /// Clears the block checks of every row, as rows stored before they existed have none.
     static func clearBlockChecks(_ folder: TemporaryFolder) throws {
         let db = try Database(path: folder.path + "/images/images.db")
@@ -119,4 +185,13 @@ import Testing
         }
         #expect(BlockChecks(encoded: [1, 2, 3]).isEmpty)
     }
+}
+
+/// Memory of the test's own for a read into a reply's frame.
+final class BufferTarget: ReadTarget, @unchecked Sendable {
+    let bytes: UnsafeMutableRawBufferPointer
+
+    init(count: Int) { bytes = .allocate(byteCount: count, alignment: 16) }
+
+    deinit { bytes.deallocate() }
 }

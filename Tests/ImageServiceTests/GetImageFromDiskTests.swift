@@ -75,14 +75,52 @@ import RPCTestSupport
         #expect(again.data == put.data && again.info == info)
         #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).hits == stats.hits + 1)
         _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())  // forgets the reads too
-        #expect(try await Self.get(client, info.key, offset: 7, length: 1000).data == Array(put.data[7..<1007]))
+        // A range of some of its blocks reads only those, and neither caches it nor counts.
+        for _ in 0..<2 {
+            #expect(try await Self.get(client, info.key, offset: 7, length: 1000).data == Array(put.data[7..<1007]))
+            #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 0)
+        }
+        // One that reaches into every block reads them all anyway: counted, and cached the second time.
+        let spanning = Int64(put.data.count) - 20
+        #expect(try await Self.get(client, info.key, offset: 9, length: spanning).data == Array(put.data[9..<(9 + Int(spanning))]))
         #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 0)
-        #expect(try await Self.get(client, info.key, offset: 9, length: 10).data == Array(put.data[9..<19]))
+        #expect(try await Self.get(client, info.key, offset: 9, length: spanning).data == Array(put.data[9..<(9 + Int(spanning))]))
         #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 1)
 
         let path = "\(folder.path)/data/images/blobs/\(damagedInfo.key.prefix(2))/\(damagedInfo.key)"
         try BlockCheckTests.corruptKeepingTimes(path, at: Self.block + 5)
         for _ in 0..<3 { #expect(await rpcError { try await Self.get(client, damagedInfo.key) }?.code == .dataLoss) }
         #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 1)
+    }
+
+    @Test func aRangeInUndamagedBlocksOfADamagedBlobIsAnsweredOnEveryRetry() async throws {
+        let folder = try TemporaryFolder()
+        // A 16 MiB cache takes this 3 MiB blob on its second read.
+        let host = try ImageServiceHostTests.start(folder, cacheBudgetBytes: 16 << 20)
+        defer { host.stop() }
+        let client = try ImageServiceHostTests.client(folder)
+        defer { client.close() }
+        var put = PutImageRequest()
+        put.data = Self.blob(3 * Self.block - 16, seed: 4)
+        let info = try await client.call(ImageServiceRPC.putImage, put)
+        let path = "\(folder.path)/data/images/blobs/\(info.key.prefix(2))/\(info.key)"
+        try BlockCheckTests.corruptKeepingTimes(path, at: 2 * Self.block + 1)
+
+        var codes: [Int] = []
+        for _ in 0..<6 {
+            do {
+                let reply = try await Self.get(client, info.key, offset: 10, length: 100)
+                codes.append(reply.data == Array(put.data[10..<110]) && reply.info == info ? 0 : -1)
+            } catch {
+                codes.append((error as? RPCError).map { Int($0.code.rawValue) } ?? -2)
+            }
+        }
+        #expect(codes == [0, 0, 0, 0, 0, 0])
+        #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 0)
+        for _ in 0..<3 {
+            let whole = await rpcError { try await Self.get(client, info.key) }
+            #expect(whole?.code == .dataLoss && whole?.message.contains("block 2") == true, "\(String(describing: whole))")
+        }
+        #expect(try await Self.get(client, info.key, offset: Int64(Self.block), length: 100).data == Array(put.data[Self.block..<(Self.block + 100)]))
     }
 }
