@@ -110,6 +110,16 @@ final class ImageIndex {
         }
     }
 
+    /// Replaces the row `lost` (whose blob file is gone) by `image`, of the same key, in one
+    /// transaction; fails when `lost` is no longer the row of its key.
+    func replace(_ lost: StoredImage, with image: StoredImage) throws {
+        try db.inTransaction {
+            try db.execute(
+                "DELETE FROM images WHERE key = ? AND checksum = ?", [.text(lost.info.key), .text(lost.info.checksum)])
+            try insert(image.info, contentCheck: image.contentCheck, blockChecks: image.blockChecks)
+        }
+    }
+
     /// Gives a row that has none its block checks, computed by a read that verified the whole
     /// blob; a row whose content changed since (deleted, stored again) is left alone.
     func setBlockChecks(_ checks: BlockChecks, of image: StoredImage) throws {

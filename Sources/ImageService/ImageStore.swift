@@ -212,6 +212,13 @@ public final class ImageStore: Sendable {
     /// Stores `data` as a new image and returns its metadata; with a client key that exists,
     /// returns the existing image and `created` false. On disk before it returns.
     ///
+    /// A key whose row is there without its blob file (a crash after the row committed lost
+    /// the rename, and the temporary file's entry with it: that put was never acknowledged)
+    /// gets the bytes sent: the same bytes (size and SHA-256) become the row's blob, and the
+    /// row stays as it was; other bytes replace the lost image under the key, as a new put
+    /// would store them. Either way `created` is true (this call made the image readable),
+    /// and it is logged.
+    ///
     /// - Parameter abandoned: Asked once the put holds its key and its I/O lane, before it
     ///   writes: true (the call's deadline passed while it waited, and its caller was told so)
     ///   stores nothing and throws `CancellationError`.
@@ -229,14 +236,21 @@ public final class ImageStore: Sendable {
         try await claim(new.key)
         defer { release(new.key) }
         let requestedKey = new.key
-        if keyGiven, let existing = try await onIndex({ try $0.get(requestedKey) }) {
-            return (existing, false)
-        }
         let key = new.key
         let limits = limits, blobs = blobs, digestLanes = digestLanes
+        // The row of the given key when its blob file is gone (see above).
+        var lost: StoredImage?
+        if keyGiven, let existing = try await onIndex({ try $0.stored(requestedKey) }) {
+            if try await onIO({ blobs.exists(key: requestedKey) }) { return (existing.info, false) }
+            lost = existing
+            // Whatever the cache still holds of it (the file went while the service ran) is
+            // not what this key will name once the put is done.
+            cache.remove(prefix: key)
+        }
+        let replacing = lost
         let ticket = cache.removalTicket()
         let beforeWriting = hooks.current.beforePutWrites
-        let stored = try await onIO { () throws -> StoredImage in
+        let (stored, restored) = try await onIO { () throws -> (StoredImage, Bool) in
             beforeWriting?(key)
             // Waited past its deadline (for the key's claim, behind other puts on the lanes):
             // its caller has its DEADLINE_EXCEEDED; writing now would only store what it may
@@ -264,12 +278,31 @@ public final class ImageStore: Sendable {
                 if let temporary { unlink(temporary) }  // written, but its digests failed
                 throw error
             }
+            if let replacing, replacing.info.sizeBytes == Int64(data.count), replacing.info.checksum == digests.checksum {
+                // The bytes the row was stored with: its blob again, the row as it is.
+                do {
+                    try blobs.publish(temporary: temporary!, key: key)
+                } catch {
+                    unlink(temporary!)
+                    throw error
+                }
+                return (replacing, true)
+            }
             let stored = StoredImage(
                 info: self.makeInfo(new, media: media, size: Int64(data.count), checksum: digests.checksum),
                 contentCheck: digests.check, blockChecks: digests.blocks)
-            try self.placeAndIndex(temporary!, stored)
+            try self.placeAndIndex(temporary!, stored, replacing: replacing)
             if let note = media.extraneousNote(key: key) { self.logger.info(note) }
-            return stored
+            return (stored, false)
+        }
+        if let replacing {
+            if restored {
+                logger.warning(
+                    "put of image \(key): its row was there without its blob file (a crash lost the rename before it reached the disk, or the file was removed); the bytes sent match its checksum and are its blob again")
+            } else {
+                logger.warning(
+                    "put of image \(key): its row was there without its blob file (a crash lost the rename before it reached the disk, or the file was removed), and the bytes sent are not the ones it was stored with (\(replacing.info.sizeBytes) bytes, \(replacing.info.checksum)); that image cannot be recovered, and this one (\(stored.info.sizeBytes) bytes, \(stored.info.checksum)) replaces it under its key")
+            }
         }
         let info = stored.info
         // Small blobs (thumbnails, small photos) are likely read soon and cost little to keep. A
@@ -374,7 +407,11 @@ public final class ImageStore: Sendable {
     /// time. A crash after the commit and before the rename reached the disk leaves the row and
     /// the whole temporary file: start-up finishes the rename (`finishInterruptedPuts`). On
     /// failure neither the row nor the blob (nor the temporary file) is left.
-    func placeAndIndex(_ temporary: String, _ image: StoredImage) throws {
+    ///
+    /// - Parameter lost: A row of the same key whose blob file is gone: removed in the
+    ///   transaction that adds this one (not in a group commit). Should the folder fsync then
+    ///   fail, neither row stays.
+    func placeAndIndex(_ temporary: String, _ image: StoredImage, replacing lost: StoredImage? = nil) throws {
         let info = image.info
         do {
             try blobs.rename(temporary: temporary, key: info.key)
@@ -384,9 +421,14 @@ public final class ImageStore: Sendable {
         }
         let committed = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<Void, any Error>>(.success(()))
-        enqueueInsert(image) { result in
+        let done: @Sendable (Result<Void, any Error>) -> Void = { result in
             outcome.withLock { $0 = result }
             committed.signal()
+        }
+        if let lost {
+            indexQueue.async { done(Result { try Self.open(self.index) { try $0.replace(lost, with: image) } }) }
+        } else {
+            enqueueInsert(image, done: done)
         }
         let synced = Result { try blobs.syncFolder(of: info.key) }
         committed.wait()

@@ -305,6 +305,68 @@ import Testing
         #expect(second.info == first.info && first.info.key == key.lowercased())
     }
 
+    @Test func aPutRetriedWithItsKeyAfterItsBlobWasLostStoresTheBytesAgain() async throws {
+        // A crash after the row committed and before the rename reached the disk, with the
+        // temporary file's entry in tmp/ lost too: the row stays, its blob is gone, and the
+        // put was never acknowledged. Its client retries with the same key.
+        let folder = try TemporaryFolder()
+        var store = try makeStore(folder)
+        let small = try Samples.photo("Landscape_6.jpg")
+        let large = Samples.mp4(3 * BlockChecks.blockSize + 5)  // written around the page cache, not cached on put
+        let smallKey = UUID().uuidString.lowercased(), largeKey = UUID().uuidString.lowercased()
+        let first = try await store.put(small, NewImage(ownerKey: "o", key: smallKey)).info
+        let firstLarge = try await store.put(large, NewImage(ownerKey: "o", key: largeKey)).info
+        store.close()
+        for key in [smallKey, largeKey] { try FileManager.default.removeItem(atPath: store.blobs.path(of: key)) }
+        store = try makeStore(folder)
+        #expect(store.recovery.missingFiles == [smallKey, largeKey].sorted())
+        let lost = await storeError { try await store.read(first) }
+        #expect(lost.map { if case .damaged = $0 { true } else { false } } == true, "\(String(describing: lost))")
+
+        // The same bytes: written as the row's blob, the row kept as it was.
+        let retried = try await store.put(small, NewImage(ownerKey: "o", key: smallKey))
+        let retriedLarge = try await store.put(large, NewImage(ownerKey: "o", key: largeKey.uppercased()))
+        #expect(retried.created && retried.info == first)
+        #expect(retriedLarge.created && retriedLarge.info == firstLarge)
+        #expect(try await store.read(first) == small)
+        #expect(try await store.read(firstLarge) == large)
+        #expect(try await store.read(firstLarge, offset: Int64(2 * BlockChecks.blockSize), length: 10) == Array(large[(2 * BlockChecks.blockSize)..<(2 * BlockChecks.blockSize + 10)]))
+        // A further retry finds both, as before.
+        let again = try await store.put(small, NewImage(ownerKey: "o", key: smallKey))
+        #expect(!again.created && again.info == first)
+        store.close()
+        store = try makeStore(folder)  // durable: nothing missing after another start
+        defer { store.close() }
+        #expect(store.recovery.missingFiles.isEmpty)
+        store.cache.purge(.critical, reason: "manual")
+        #expect(try await store.read(first) == small && store.recovery.missingFiles.isEmpty)
+        #expect(try await store.read(firstLarge) == large)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.blobs.temporaryFolder).isEmpty)
+    }
+
+    @Test func aPutWithTheKeyOfARowWithoutItsBlobAndOtherBytesReplacesTheLostImage() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        defer { store.close() }
+        let key = UUID().uuidString.lowercased()
+        let old = try Samples.photo("Landscape_6.jpg")
+        let first = try await store.put(old, NewImage(ownerKey: "o", key: key)).info
+        // Its blob goes while the service runs (cached on put: the cache must not answer for it).
+        try FileManager.default.removeItem(atPath: store.blobs.path(of: key))
+        let newer = Samples.mp4(2 * BlockChecks.blockSize)
+        let replaced = try await store.put(newer, NewImage(ownerKey: "p", key: key))
+        #expect(replaced.created)
+        #expect(replaced.info.key == key && replaced.info.ownerKey == "p" && replaced.info.sizeBytes == Int64(newer.count))
+        #expect(replaced.info.checksum == SHA256.checksum(newer) && replaced.info.checksum != first.checksum)
+        #expect(try await store.info(key) == replaced.info)
+        #expect(try await store.read(replaced.info) == newer)
+        #expect(store.cachedRead(key, offset: 0, length: 0).map { $0.image.info.checksum } == nil)
+        #expect(try await store.list(ownerKey: "o").images.isEmpty)
+        #expect(try await store.list(ownerKey: "p").images.map(\.key) == [key])
+        let again = try await store.put(old, NewImage(ownerKey: "o", key: key))
+        #expect(!again.created && again.info == replaced.info)
+    }
+
     @Test func listPagesInCreatedOrderWithFilters() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder)
