@@ -16,7 +16,7 @@ public struct ImageServiceConfiguration: Sendable {
     public var maxPixels: Int
     /// Largest chunked upload.
     public var maxUploadBytes: Int64
-    /// Largest stored JPEG a rendition is made from.
+    /// Largest stored JPEG a rendition is made from, and largest arithmetic-coded JPEG accepted.
     public var maxRenditionSourceBytes: Int64
     /// Idle uploads are dropped after this many seconds.
     public var uploadExpirySeconds: Int
@@ -67,7 +67,7 @@ public struct ImageServiceConfiguration: Sendable {
         OptionSpec(name: "max-upload-bytes", env: EnvironmentNames.imageMaxUploadBytes, defaultValue: String(4 << 30),
                    help: "largest chunked upload", valueName: "BYTES"),
         OptionSpec(name: "max-rendition-source-bytes", env: EnvironmentNames.imageMaxRenditionSourceBytes,
-                   defaultValue: String(256 << 20), help: "largest stored JPEG a rendition is made from", valueName: "BYTES"),
+                   defaultValue: String(256 << 20), help: "largest stored JPEG a rendition is made from, and largest arithmetic-coded JPEG accepted", valueName: "BYTES"),
         OptionSpec(name: "upload-expiry", env: EnvironmentNames.imageUploadExpirySeconds, defaultValue: "900",
                    help: "seconds an idle upload is kept", valueName: "SECONDS"),
     ]

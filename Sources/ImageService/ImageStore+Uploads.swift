@@ -229,7 +229,7 @@ extension ImageStore {
                     if upload.directFD >= 0 { Glibc.close(upload.directFD) }
                 }
                 try upload.flushPending()
-                let media = try Self.sniff(upload, maxPixels: limits.maxPixels)
+                let media = try Self.sniff(upload, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
                 try Self.check(media, against: declared)
                 try BlobStore.check(fsync(upload.fd), "fsync", upload.path)
                 // Renamed and its folder fsynced before the row is added, not beside it as a
@@ -327,11 +327,13 @@ extension ImageStore {
 
     /// Classifies a staged upload: a container by its first bytes; a JPEG validated whole in
     /// place, through a read-only map of the staged file (never read into memory whole).
-    private static func sniff(_ upload: Upload, maxPixels: Int) throws -> SniffedMedia {
+    private static func sniff(_ upload: Upload, maxPixels: Int, maxDecodeBytes: Int64) throws -> SniffedMedia {
         let head = try readStaged(upload, offset: 0, count: Int(min(upload.totalSize, Int64(MediaSniffer.headBytes))))
         guard head.starts(with: [0xFF, 0xD8, 0xFF]) else { return try MediaSniffer.classify(head, maxPixels: maxPixels) }
         let map = try MappedFile(fd: upload.fd, count: Int(upload.totalSize), path: upload.path)
-        return try withExtendedLifetime(map) { try MediaSniffer.jpeg(map.bytes, maxPixels: maxPixels) }
+        return try withExtendedLifetime(map) {
+            try MediaSniffer.jpeg(map.bytes, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes)
+        }
     }
 
     private static func readStaged(_ upload: Upload, offset: Int64, count: Int) throws -> [UInt8] {

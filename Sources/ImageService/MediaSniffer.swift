@@ -64,15 +64,17 @@ enum MediaSniffer {
     }
 
     /// Classifies whole data in place (an array, a request frame, a memory map): JPEG (its
-    /// whole structure validated), HEIC or a movie.
-    static func classify(_ data: some BlobBytes, maxPixels: Int) throws -> SniffedMedia {
-        try data.withBlobBytes { buffer in try classify(buffer, maxPixels: maxPixels) }
+    /// whole structure validated), HEIC or a movie. `maxDecodeBytes`: see `jpeg`.
+    static func classify(_ data: some BlobBytes, maxPixels: Int, maxDecodeBytes: Int64 = .max) throws -> SniffedMedia {
+        try data.withBlobBytes { buffer in try classify(buffer, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes) }
     }
 
     /// `classify` of bytes in place.
-    static func classify(_ data: UnsafeRawBufferPointer, maxPixels: Int) throws(ImageStoreError) -> SniffedMedia {
+    static func classify(
+        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max
+    ) throws(ImageStoreError) -> SniffedMedia {
         guard data.count > 0 else { throw .invalid("data is empty") }
-        if JPEG.sniff(data) { return try jpeg(data, maxPixels: maxPixels) }
+        if JPEG.sniff(data) { return try jpeg(data, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes) }
         // The signatures are in the first bytes.
         let head = [UInt8](data.prefix(headBytes))
         if let media = container(head[...]) { return media }
@@ -83,19 +85,34 @@ enum MediaSniffer {
     /// scan's entropy-coded data, the EOI (`JPEG.validate`, at memory speed, no decode).
     ///
     /// Only an arithmetic-coded JPEG, whose data the structure cannot bound, is decoded as
-    /// well (at 1/8 scale), under the render limit: a decode can hold a large buffer.
-    static func jpeg(_ data: UnsafeRawBufferPointer, maxPixels: Int) throws(ImageStoreError) -> SniffedMedia {
+    /// well (at 1/8 scale), under the render limit: a decode can hold a large buffer. One over
+    /// `maxDecodeBytes` (the store's `maxRenditionSourceBytes`, which it could never be rendered
+    /// past either) is refused before that decode: with extraneous bytes between segments the
+    /// decode works on a copy of the whole file on the heap (`JPEG.withoutExtraneous`), and an
+    /// upload may be 4 GiB, one per core at once; without them, the decode of that much
+    /// arithmetic-coded data would hold a render slot for minutes.
+    static func jpeg(
+        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max
+    ) throws(ImageStoreError) -> SniffedMedia {
         let options = DecodeOptions(maxPixels: maxPixels)
         let validation: JPEGValidation
         do {
             validation = try JPEG.validate(data, options: options)
-            if !validation.entropyDataChecked {
-                ImageStore.renders.wait()
-                defer { ImageStore.renders.signal() }
-                _ = try JPEG.decode(data, targetSize: (1, 1), options: options)
-            }
         } catch {
             throw describe(error)
+        }
+        if !validation.entropyDataChecked {
+            guard Int64(data.count) <= maxDecodeBytes else {
+                throw .invalid(
+                    "data: arithmetic-coded JPEG of \(data.count) bytes is over the limit of \(maxDecodeBytes) bytes (--max-rendition-source-bytes): such a JPEG is decoded whole to be validated; store it Huffman-coded (jpegtran -optimize), or raise the limit")
+            }
+            ImageStore.renders.wait()
+            defer { ImageStore.renders.signal() }
+            do {
+                _ = try JPEG.decode(data, targetSize: (1, 1), options: options)
+            } catch {
+                throw describe(error)
+            }
         }
         let header = validation.header
         return SniffedMedia(

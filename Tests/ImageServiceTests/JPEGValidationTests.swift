@@ -190,6 +190,43 @@ import RPCTestSupport
         // Huffman-coded JPEGs are never decoded to be stored (their structure suffices).
     }
 
+    /// cjpeg's arithmetic-coded JPEG (`frame`: SOF9 or SOF10) with `metadata` bytes of APP1
+    /// segments and then 3 extraneous bytes before its frame header: the decode that validates
+    /// it works on a copy without them, as large as the file.
+    static func arithmeticPadded(_ jpeg: [UInt8], frame: UInt8, metadata: Int) -> [UInt8] {
+        let at = JPEGSplice.offset(of: [frame], in: jpeg)
+        return Array(jpeg[..<at]) + JPEGSplice.metadata(totalBytes: metadata) + [0x00, 0x2A, 0x00] + Array(jpeg[at...])
+    }
+
+    @Test func anArithmeticCodedJPEGOverTheDecodeLimitIsRefusedNamingItsSizeAndTheLimit() async throws {
+        let folder = try TemporaryFolder()
+        let limit: Int64 = 200_000
+        let store = try makeStore(folder, limits: ImageStoreLimits(maxRenditionSourceBytes: limit))
+        defer { store.close() }
+        for (jpeg, frame) in [(JPEGFixtures.arithmetic, UInt8(0xC9)), (JPEGFixtures.arithmeticProgressive, UInt8(0xCA))] {
+            let over = Self.arithmeticPadded(jpeg, frame: frame, metadata: 250_000)
+            let validation = try JPEG.validate(over)
+            #expect(!validation.entropyDataChecked && validation.extraneousBytes == 3)
+            let expected = ImageStoreError.invalid(
+                "data: arithmetic-coded JPEG of \(over.count) bytes is over the limit of \(limit) bytes (--max-rendition-source-bytes): such a JPEG is decoded whole to be validated; store it Huffman-coded (jpegtran -optimize), or raise the limit")
+            #expect(await storeError { try await store.put(over, NewImage()) } == expected)
+            let uploaded = await storeError { try await self.upload(over, to: store) }
+            #expect(uploaded == .invalid(
+                "data: arithmetic-coded JPEG of \(over.count) bytes is over the limit of \(limit) bytes (--max-rendition-source-bytes): such a JPEG is decoded whole to be validated; store it Huffman-coded (jpegtran -optimize), or raise the limit; the upload is discarded"),
+                "\(String(describing: uploaded))")
+            // At the limit it is decoded, and stored byte for byte.
+            let at = Self.arithmeticPadded(jpeg, frame: frame, metadata: Int(limit) - jpeg.count - 3)
+            #expect(Int64(at.count) == limit)
+            let info = try await store.put(at, NewImage()).info
+            #expect(try await store.read(info) == at && info.width == 96 && info.height == 32)
+            #expect(try await store.read(try await self.upload(at, to: store)) == at)
+        }
+        // A Huffman-coded JPEG of that size is validated without a decode: not refused.
+        let huffman = JPEGSplice.inserting(JPEGSplice.metadata(totalBytes: 250_000), beforeFrameOf: try Samples.jpeg())
+        #expect(try await store.put(huffman, NewImage()).info.sizeBytes == Int64(huffman.count))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.blobs.temporaryFolder).isEmpty)
+    }
+
     @Test func renditionOfACorruptedBlobIsDataLoss() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder)
