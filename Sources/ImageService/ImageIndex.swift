@@ -63,7 +63,21 @@ final class ImageIndex {
             """),
         // The XXH64 of each 1 MiB block (`BlockChecks`); empty for older rows until a read fills it.
         (4, "ALTER TABLE images ADD COLUMN block_checks BLOB NOT NULL DEFAULT x''"),
+        // Owner keys that are UUIDs, in their canonical lower-case form (`ImageStore.canonicalOwner`),
+        // as every version from this one stores them; a retired owner spelt both ways keeps the
+        // earlier time.
+        (5, """
+            UPDATE images SET owner_key = lower(owner_key)
+              WHERE owner_key GLOB '\(uuidPattern)' AND owner_key <> lower(owner_key);
+            INSERT OR REPLACE INTO deleted_owners (owner_key, deleted_at_ms)
+              SELECT lower(owner_key), min(deleted_at_ms) FROM deleted_owners
+              WHERE owner_key GLOB '\(uuidPattern)' GROUP BY lower(owner_key);
+            DELETE FROM deleted_owners WHERE owner_key GLOB '\(uuidPattern)' AND owner_key <> lower(owner_key);
+            """),
     ])
+
+    /// A GLOB that matches a UUID in any case (what `UUID(uuidString:)` parses).
+    private static let uuidPattern = "[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]"
 
     private static let columns =
         "seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check, block_checks"

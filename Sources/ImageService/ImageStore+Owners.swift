@@ -10,6 +10,7 @@ extension ImageStore {
     /// `ownerDeleted`, later puts and uploads for the owner are refused.
     public func deleteForOwner(_ ownerKey: String, attachedKeys: [String] = [], ownerDeleted: Bool = false) async throws -> [ImageInfo] {
         guard !ownerKey.isEmpty else { throw ImageStoreError.invalid("owner_key must not be empty") }
+        let ownerKey = Self.canonicalOwner(ownerKey)
         guard attachedKeys.count <= Self.maxAttachedKeys else {
             throw ImageStoreError.invalid("attached_keys holds \(attachedKeys.count) keys, over the limit of \(Self.maxAttachedKeys)")
         }
@@ -35,6 +36,7 @@ extension ImageStore {
     /// makes it certain.
     func refuseDeletedOwner(_ ownerKey: String) async throws {
         guard !ownerKey.isEmpty else { return }
+        let ownerKey = Self.canonicalOwner(ownerKey)
         try await onReader { try $0.refuseDeletedOwner(ownerKey) }
     }
 }

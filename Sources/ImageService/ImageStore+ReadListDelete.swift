@@ -270,7 +270,7 @@ extension ImageStore {
         guard MediaType.allCases.contains(mediaType) else {
             throw ImageStoreError.invalid("media_type \(mediaType.rawValue) is not a MediaType")
         }
-        var query = ImageQuery(ownerKey: ownerKey, kind: kind, mediaType: mediaType)
+        var query = ImageQuery(ownerKey: Self.canonicalOwner(ownerKey), kind: kind, mediaType: mediaType)
         query.limit = pageSize == 0 ? 100 : pageSize
         if !pageToken.isEmpty {
             guard let after = Int64(pageToken), after > 0 else {

@@ -327,6 +327,7 @@ public final class ImageStore: Sendable {
             }
             new.key = canonical
         }
+        new.ownerKey = Self.canonicalOwner(new.ownerKey)
         if new.kind == .unspecified { new.kind = .original }
         guard ImageKind.allCases.contains(new.kind) else {
             throw ImageStoreError.invalid("kind \(new.kind.rawValue) is not an ImageKind")
@@ -563,6 +564,14 @@ public final class ImageStore: Sendable {
         if isCanonical(text) { return text }
         guard let uuid = UUID(uuidString: text) else { return nil }
         return uuid.uuidString.lowercased()
+    }
+
+    /// An owner key as it is stored and matched: a UUID (an item key, which a client may send
+    /// in upper case) in its canonical lower-case form, so that every spelling of it is one
+    /// owner for AttachPhoto's check, ListImages, DeleteImagesForOwner and the record of a
+    /// deleted owner; any other text as sent.
+    public static func canonicalOwner(_ ownerKey: String) -> String {
+        canonicalKey(ownerKey) ?? ownerKey
     }
 
     /// Whether `text` is a UUID in lower-case hex with hyphens at 8, 13, 18 and 23.

@@ -1,5 +1,6 @@
 import Foundation
 import Proto
+import SQLite
 import Testing
 @testable import ImageService
 
@@ -104,5 +105,82 @@ import Testing
         #expect(Set(removed.map(\.key)) == [mine.key, foreign.key, ownerless.key, thumbnail.key] && removed.count == 4)
         #expect(try await store.list().images.map(\.key) == [kept.key])
         #expect(store.blobs.allKeys() == [kept.key])
+    }
+
+    @Test func anOwnerKeyThatIsAUUIDIsStoredLowerCaseAndMatchedInEitherCase() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        defer { store.close() }
+        let item = UUID().uuidString.lowercased(), upper = item.uppercased()
+        let put = try await store.put(try Samples.jpeg(), NewImage(ownerKey: upper)).info
+        #expect(put.ownerKey == item)
+        let thumbnail = try await store.put(try Samples.jpeg(width: 8, height: 6), NewImage(kind: .thumbnail, parentKey: put.key)).info
+        #expect(thumbnail.ownerKey == item)
+        let data = try Samples.jpeg(width: 32, height: 24)
+        let ticket = try await store.beginUpload(NewImage(ownerKey: upper), totalSize: Int64(data.count), checksum: "")
+        _ = try await store.appendUpload(ticket.uploadID, offset: 0, data: data)
+        let uploaded = try await store.commitUpload(ticket.uploadID, checksum: "")
+        #expect(uploaded.ownerKey == item)
+        #expect(try await store.info(put.key).ownerKey == item)
+        for owner in [item, upper, "\(item.prefix(9))\(item.dropFirst(9).uppercased())"] {
+            #expect(try await store.list(ownerKey: owner).images.map(\.key) == [put.key, thumbnail.key, uploaded.key], "\(owner)")
+        }
+        // Free text that is not a UUID is kept and matched as sent.
+        let album = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "Album-2024")).info
+        #expect(album.ownerKey == "Album-2024")
+        #expect(try await store.list(ownerKey: "album-2024").images.isEmpty)
+        #expect(try await store.deleteForOwner("album-2024").isEmpty)
+
+        // Deleted by the other spelling, with what was made from them.
+        #expect(Set(try await store.deleteForOwner(upper).map(\.key)) == [put.key, thumbnail.key, uploaded.key])
+        let again = try await store.put(try Samples.jpeg(), NewImage(ownerKey: item)).info
+        #expect(try await store.deleteForOwner(upper, ownerDeleted: true).map(\.key) == [again.key])
+        // Retired in upper case: refused in lower case, and the other way round.
+        let refused = await storeError { try await store.put(try Samples.jpeg(), NewImage(ownerKey: item)) }
+        guard case .failedPrecondition(let message)? = refused else {
+            Issue.record("\(String(describing: refused))")
+            return
+        }
+        #expect(message.hasPrefix("owner_key \(item) was deleted at ") && message.contains("(item \(item) was deleted"), "\(message)")
+        let other = UUID().uuidString.lowercased()
+        _ = try await store.deleteForOwner(other, ownerDeleted: true)
+        let upperPut = await storeError { try await store.put(try Samples.jpeg(), NewImage(ownerKey: other.uppercased())) }
+        #expect(upperPut.map { if case .failedPrecondition = $0 { true } else { false } } == true, "\(String(describing: upperPut))")
+        let upperUpload = await storeError { try await store.beginUpload(NewImage(ownerKey: other.uppercased()), totalSize: 10, checksum: "") }
+        #expect(upperUpload.map { if case .failedPrecondition = $0 { true } else { false } } == true, "\(String(describing: upperUpload))")
+        #expect(try await store.list().images.map(\.key) == [album.key])
+    }
+
+    @Test func ownerKeysStoredInUpperCaseByAnEarlierVersionAreMadeLowerCaseAtStart() async throws {
+        let folder = try TemporaryFolder()
+        var store = try makeStore(folder)
+        let item = UUID().uuidString.lowercased(), retired = UUID().uuidString.lowercased()
+        let image = try await store.put(try Samples.jpeg(), NewImage(ownerKey: item)).info
+        let album = try await store.put(try Samples.jpeg(), NewImage(ownerKey: "Album")).info
+        _ = try await store.deleteForOwner(retired, ownerDeleted: true)
+        store.close()
+        // What an earlier version wrote: the owner keys as the client sent them.
+        let db = try Database(path: folder.path + "/images/images.db")
+        try db.execute("UPDATE images SET owner_key = upper(owner_key) WHERE owner_key = ?", [.text(item)])
+        try db.execute("UPDATE deleted_owners SET owner_key = upper(owner_key)")
+        try db.execute("INSERT INTO deleted_owners (owner_key, deleted_at_ms) VALUES ('NOT-A-UUID', 1)")
+        // One owner retired twice, spelt two ways: the earlier time stays.
+        let twice = UUID().uuidString.lowercased()
+        try db.execute("INSERT INTO deleted_owners (owner_key, deleted_at_ms) VALUES (?, 5), (?, 3)", [.text(twice), .text(twice.uppercased())])
+        try db.setUserVersion(4)
+        try db.close()
+
+        store = try makeStore(folder)
+        defer { store.close() }
+        #expect(try await store.info(image.key).ownerKey == item)
+        #expect(try await store.info(album.key).ownerKey == "Album")
+        #expect(try await store.list(ownerKey: item).images.map(\.key) == [image.key])
+        let refused = await storeError { try await store.put(try Samples.jpeg(), NewImage(ownerKey: retired)) }
+        #expect(refused.map { if case .failedPrecondition = $0 { true } else { false } } == true, "\(String(describing: refused))")
+        let rows = try await store.onReader {
+            try $0.db.query("SELECT owner_key, deleted_at_ms FROM deleted_owners").map { "\($0[0].stringValue ?? "") \($0[1].int64Value ?? 0)" }
+        }
+        #expect(Set(rows.map { String($0.split(separator: " ")[0]) }) == ["NOT-A-UUID", retired, twice] && rows.count == 3, "\(rows)")
+        #expect(rows.contains("\(twice) 3") && rows.contains("NOT-A-UUID 1"), "\(rows)")
     }
 }

@@ -248,4 +248,26 @@ import Testing
         #expect(try await Self.get(clients.items, other.key).photoKeys.isEmpty)
         #expect(try await Self.attach(clients.items, foreign, to: other.key).photoKeys == [foreign])
     }
+
+    @Test func anImageStoredWithTheItemKeyInUpperCaseIsTheItemsPhotoAndGoesWithIt() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start()
+        let clients = try harness.clients()
+        defer { clients.close() }
+        let item = try await Self.create(clients.items, "Shiny Mac")
+        let upper = item.key.uppercased()
+        let attached = try await Self.put(clients.images, owner: upper, seed: 1)
+        let unattached = try await Self.put(clients.images, owner: upper, seed: 2)
+        #expect(attached.ownerKey == item.key && unattached.ownerKey == item.key)
+        #expect(try await Self.attach(clients.items, attached.key, to: item.key).photoKeys == [attached.key])
+        #expect(Set(try await Self.owned(by: upper, clients.images).map(\.key)) == [attached.key, unattached.key])
+
+        try await Self.delete(clients.items, item.key)
+        try await Self.waitForCascades(clients.items)
+        #expect(try await Self.exists(clients.images, attached.key) == false)
+        #expect(try await Self.exists(clients.images, unattached.key) == false)
+        let late = await rpcError { try await Self.put(clients.images, owner: upper, seed: 3) }
+        #expect(late?.code == .failedPrecondition && late?.message.contains(item.key) == true, "\(String(describing: late))")
+    }
 }

@@ -100,7 +100,8 @@ struct  Homepwner__V1__ImageInfo
    */
   char *key;
   /*
-   * The item (or other owner) this image belongs to; DeleteImagesForOwner removes all.
+   * The item (or other owner) this image belongs to; DeleteImagesForOwner removes all. One
+   * that is a UUID is stored in its lower-case canonical form, and matched in any case.
    */
   char *owner_key;
   Homepwner__V1__ImageKind kind;
