@@ -25,13 +25,19 @@ extension ImageIndex {
             "INSERT OR IGNORE INTO deleted_owners (owner_key, deleted_at_ms) VALUES (?, ?)", [.text(ownerKey), .integer(now)])
     }
 
-    /// The images of `ownerKey`, the images `attached` (whoever owns them; keys with no image
-    /// are skipped) and everything made from either: what the item delete's cascade removes.
+    /// The images of `ownerKey`, the images `attached` that belong to it or to no owner (keys
+    /// with no image, or with an image of another owner, are skipped) and everything made from
+    /// either: what the item delete's cascade removes.
+    ///
+    /// AttachPhoto admits only images of the item or of no owner, so an attached key whose
+    /// image has another owner was deleted and stored again (keys may be reused) after the
+    /// cascade named it: that image is someone else's, and stays.
     func deletion(ofOwner ownerKey: String, attached: [String]) throws -> [ImageInfo] {
         var rows = try deletion(ofOwner: ownerKey)
         var seen = Set(rows.map(\.key))
         for key in attached where !seen.contains(key) {
-            for row in try deletion(of: key) where seen.insert(row.key).inserted { rows.append(row) }
+            guard let image = try get(key), image.ownerKey.isEmpty || image.ownerKey == ownerKey else { continue }
+            for row in [image] + (try descendants(of: key)) where seen.insert(row.key).inserted { rows.append(row) }
         }
         return rows
     }

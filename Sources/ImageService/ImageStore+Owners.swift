@@ -5,8 +5,8 @@ extension ImageStore {
     /// The most `attached_keys` one DeleteImagesForOwner takes (an item holds at most 100 photos).
     public static let maxAttachedKeys = 1000
 
-    /// Deletes every image of `ownerKey`, the `attachedKeys` images whoever owns them, and what
-    /// was made from either; none is not an error (it is the item delete's cascade). With
+    /// Deletes every image of `ownerKey`, the `attachedKeys` images that are its or no one's
+    /// (`ImageIndex.deletion(ofOwner:attached:)`), and what was made from either; none is not an error (it is the item delete's cascade). With
     /// `ownerDeleted`, later puts and uploads for the owner are refused.
     public func deleteForOwner(_ ownerKey: String, attachedKeys: [String] = [], ownerDeleted: Bool = false) async throws -> [ImageInfo] {
         guard !ownerKey.isEmpty else { throw ImageStoreError.invalid("owner_key must not be empty") }

@@ -199,12 +199,14 @@ import Testing
         try await Self.delete(clients.items, doomed.key)
         try await Self.waitForCascades(clients.items)
 
-        for gone in [foreignOnlyHere, mineShownElsewhere, mineUnattached, ownerlessOnlyHere] {
+        for gone in [mineShownElsewhere, mineUnattached, ownerlessOnlyHere] {
             #expect(try await Self.exists(clients.images, gone) == false, "\(gone) outlived the item it was a photo of")
         }
         for kept in [ownerlessShared, foreignShared] {
             #expect(try await Self.exists(clients.images, kept), "\(kept) is another item's photo too, yet was deleted")
         }
+        // Another item's image, shown only by the deleted one: it is its owner's, and goes with it.
+        #expect(try await Self.exists(clients.images, foreignOnlyHere), "\(foreignOnlyHere) belongs to another item, yet was deleted")
         let held = try await Self.get(clients.items, holder.key)
         #expect(held.photoKeys.isEmpty && held.primaryPhotoKey.isEmpty, "\(held.photoKeys) still shows a deleted image")
         #expect(try await Self.get(clients.items, sharer.key).photoKeys == [ownerlessShared])

@@ -348,9 +348,11 @@ struct  Homepwner__V1__DeleteImagesForOwnerRequest
   ProtobufCMessage base;
   char *owner_key;
   /*
-   * More images to delete with the owner's, whoever owns them (and what was made from each):
-   * the item delete cascade names the photos that were attached to the deleted item and to no
-   * other item. Keys of images that do not exist are skipped; a key that is not a UUID is 3.
+   * More images to delete with the owner's (and what was made from each), when they belong to
+   * owner_key or to no owner: the item delete cascade names the photos that were attached to
+   * the deleted item and to no other item. Keys of images that do not exist, or that belong to
+   * another owner (a key deleted and stored again since), are skipped; a key that is not a
+   * UUID is 3.
    */
   size_t n_attached_keys;
   char **attached_keys;
