@@ -71,7 +71,7 @@ enum ImageServiceHandlers {
         // GetImage answers with its encoding written directly into the reply's frame: a cached
         // blob is copied there once, a blob from disk is read there (and verified) in place.
         let getImage = ProtoMethod<GetImageRequest, EncodedReply<GetImageResponse>>(
-            service: ImageServiceRPC.serviceName, name: "GetImage")
+            service: ImageServiceRPC.serviceName, name: "GetImage", isReadOnly: ImageServiceRPC.getImage.isReadOnly)
         // A cached image is answered on the server's I/O thread (no hop to the task pool and no
         // index lookup) when its reply is small enough not to hold that thread up; a larger
         // one by a task, which takes over what the cache had (one lookup, one hit counted);

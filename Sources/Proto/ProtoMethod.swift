@@ -10,8 +10,8 @@ public protocol AnyProtoMethod: Sendable {
     var requestName: String { get }
     /// Full proto name of the response message.
     var responseName: String { get }
-    /// True for methods that change nothing (Get…, List…, Stat…, Check, …Stats):
-    /// safe to retry after a reply was lost.
+    /// True for methods that change nothing, marked in the .proto with
+    /// `option idempotency_level = NO_SIDE_EFFECTS;`: safe to retry after a reply was lost.
     var isReadOnly: Bool { get }
 }
 
@@ -19,18 +19,17 @@ public protocol AnyProtoMethod: Sendable {
 public struct ProtoMethod<Request: ProtoMessage, Response: ProtoMessage>: AnyProtoMethod, Hashable {
     public let service: String
     public let name: String
+    public let isReadOnly: Bool
 
-    /// A method of a service.
-    public init(service: String, name: String) {
+    /// A method of a service; `isReadOnly` as the .proto declares it (the generated handles
+    /// in Sources/Proto/Generated carry it).
+    public init(service: String, name: String, isReadOnly: Bool) {
         self.service = service
         self.name = name
+        self.isReadOnly = isReadOnly
     }
 
     public var path: String { "/\(service)/\(name)" }
     public var requestName: String { Request.protoName }
     public var responseName: String { Response.protoName }
-    public var isReadOnly: Bool {
-        // By naming convention of proto/: readers are named for what they read.
-        ["Get", "List", "Stat", "Check"].contains { name.hasPrefix($0) } || name.hasSuffix("Stats")
-    }
 }

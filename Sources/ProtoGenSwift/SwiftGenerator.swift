@@ -34,6 +34,8 @@ struct ServiceInfo {
 
 /// Walks the protoc-c registry and renders Swift source per .proto file.
 struct SwiftGenerator {
+    /// The options of every method, from the descriptor set.
+    let methodOptions: MethodOptions
     var messages: [MessageInfo] = []
     var enums: [EnumInfo] = []
     var services: [ServiceInfo] = []
@@ -70,7 +72,7 @@ struct SwiftGenerator {
         }
         for m in messages { append(m.file, m.fullName, try renderMessage(m) + renderBridge(m)) }
         for e in enums { append(e.file, e.fullName, renderEnum(e)) }
-        for svc in services { append(svc.file, svc.fullName + "RPC", renderService(svc)) }
+        for svc in services { append(svc.file, svc.fullName + "RPC", try renderService(svc)) }
         var result = out.sorted { $0.key < $1.key }.map { ($0.key, $0.value.trimmingTrailingNewlines() + "\n") }
         result.append(("Catalog.pb.swift", renderCatalog()))
         return result
@@ -295,7 +297,7 @@ struct SwiftGenerator {
 
     // MARK: Services
 
-    func renderService(_ svc: ServiceInfo) -> String {
+    func renderService(_ svc: ServiceInfo) throws -> String {
         let d = svc.descriptor.pointee
         var s = "/// The methods of the proto service `\(svc.fullName)`.\n"
         s += "public enum \(svc.shortName)RPC {\n"
@@ -308,9 +310,16 @@ struct SwiftGenerator {
             let input = swiftTypeName(String(cString: method.input.pointee.name))
             let output = swiftTypeName(String(cString: method.output.pointee.name))
             let swiftName = lowerFirst(methodName)
+            let path = "/\(svc.fullName)/\(methodName)"
+            // A descriptor set from other .proto files than the C code would silently make every
+            // method mutating.
+            guard methodOptions.methods.contains(path) else {
+                throw GeneratorError(description: "\(path) is not in the descriptor set")
+            }
+            let readOnly = methodOptions.readOnly.contains(path)
             names.append(swiftName)
-            s += "    /// `/\(svc.fullName)/\(methodName)`.\n"
-            s += "    public static let \(escape(swiftName)) = ProtoMethod<\(input), \(output)>(service: serviceName, name: \"\(methodName)\")\n"
+            s += "    /// `\(path)`\(readOnly ? " (read-only)" : "").\n"
+            s += "    public static let \(escape(swiftName)) = ProtoMethod<\(input), \(output)>(service: serviceName, name: \"\(methodName)\", isReadOnly: \(readOnly))\n"
         }
         s += "    /// Every method of the service.\n"
         s += "    public static let allMethods: [any AnyProtoMethod] = [\(names.map(escape).joined(separator: ", "))]\n"

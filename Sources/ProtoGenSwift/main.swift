@@ -1,6 +1,8 @@
 // proto-gen-swift: writes the Swift message layer (Sources/Proto/Generated) from the
-// protoc-c descriptors compiled into HomepwnerProtoC. Run by ops/gen-proto, never by hand.
-// The descriptors come from the .proto files, so the Swift types cannot drift from them.
+// protoc-c descriptors compiled into HomepwnerProtoC, and the method options from the
+// FileDescriptorSet protoc-c wrote beside them (the C descriptors do not carry options). Run by
+// ops/gen-proto, never by hand. Both come from the .proto files, so the Swift types cannot
+// drift from them.
 import CProtobufC
 import HomepwnerProtoC
 
@@ -14,15 +16,15 @@ func printError(_ line: String) {
     _ = text.withCString { write(2, $0, strlen($0)) }
 }
 
-guard CommandLine.arguments.count == 2 else {
-    printError("usage: proto-gen-swift OUTPUT_DIR (run by ops/gen-proto)")
+guard CommandLine.arguments.count == 3 else {
+    printError("usage: proto-gen-swift OUTPUT_DIR DESCRIPTOR_SET (run by ops/gen-proto)")
     exit(2)
 }
 let outputDirectory = CommandLine.arguments[1]
 
-var generator = SwiftGenerator()
-generator.collect()
 do {
+    var generator = SwiftGenerator(methodOptions: try MethodOptions(contentsOf: CommandLine.arguments[2]))
+    generator.collect()
     for (name, text) in try generator.files() {
         let path = outputDirectory + "/" + name
         if let slash = name.lastIndex(of: "/") {

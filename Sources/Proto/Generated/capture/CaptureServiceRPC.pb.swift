@@ -8,14 +8,14 @@ import HomepwnerProtoC
 public enum CaptureServiceRPC {
     /// The service's full name.
     public static let serviceName = "homepwner.v1.CaptureService"
-    /// `/homepwner.v1.CaptureService/ListSources`.
-    public static let listSources = ProtoMethod<ListSourcesRequest, ListSourcesResponse>(service: serviceName, name: "ListSources")
+    /// `/homepwner.v1.CaptureService/ListSources` (read-only).
+    public static let listSources = ProtoMethod<ListSourcesRequest, ListSourcesResponse>(service: serviceName, name: "ListSources", isReadOnly: true)
     /// `/homepwner.v1.CaptureService/Capture`.
-    public static let capture = ProtoMethod<CaptureRequest, CaptureResponse>(service: serviceName, name: "Capture")
-    /// `/homepwner.v1.CaptureService/GetCaptureJob`.
-    public static let getCaptureJob = ProtoMethod<GetCaptureJobRequest, GetCaptureJobResponse>(service: serviceName, name: "GetCaptureJob")
+    public static let capture = ProtoMethod<CaptureRequest, CaptureResponse>(service: serviceName, name: "Capture", isReadOnly: false)
+    /// `/homepwner.v1.CaptureService/GetCaptureJob` (read-only).
+    public static let getCaptureJob = ProtoMethod<GetCaptureJobRequest, GetCaptureJobResponse>(service: serviceName, name: "GetCaptureJob", isReadOnly: true)
     /// `/homepwner.v1.CaptureService/SaveToAlbum`.
-    public static let saveToAlbum = ProtoMethod<SaveToAlbumRequest, SaveToAlbumResponse>(service: serviceName, name: "SaveToAlbum")
+    public static let saveToAlbum = ProtoMethod<SaveToAlbumRequest, SaveToAlbumResponse>(service: serviceName, name: "SaveToAlbum", isReadOnly: false)
     /// Every method of the service.
     public static let allMethods: [any AnyProtoMethod] = [listSources, capture, getCaptureJob, saveToAlbum]
 }

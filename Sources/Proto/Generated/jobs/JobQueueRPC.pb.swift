@@ -9,17 +9,17 @@ public enum JobQueueRPC {
     /// The service's full name.
     public static let serviceName = "homepwner.v1.JobQueue"
     /// `/homepwner.v1.JobQueue/Lease`.
-    public static let lease = ProtoMethod<LeaseRequest, LeaseResponse>(service: serviceName, name: "Lease")
+    public static let lease = ProtoMethod<LeaseRequest, LeaseResponse>(service: serviceName, name: "Lease", isReadOnly: false)
     /// `/homepwner.v1.JobQueue/Complete`.
-    public static let complete = ProtoMethod<CompleteRequest, CompleteResponse>(service: serviceName, name: "Complete")
+    public static let complete = ProtoMethod<CompleteRequest, CompleteResponse>(service: serviceName, name: "Complete", isReadOnly: false)
     /// `/homepwner.v1.JobQueue/Fail`.
-    public static let fail = ProtoMethod<FailRequest, FailResponse>(service: serviceName, name: "Fail")
+    public static let fail = ProtoMethod<FailRequest, FailResponse>(service: serviceName, name: "Fail", isReadOnly: false)
     /// `/homepwner.v1.JobQueue/Extend`.
-    public static let extend = ProtoMethod<ExtendRequest, ExtendResponse>(service: serviceName, name: "Extend")
+    public static let extend = ProtoMethod<ExtendRequest, ExtendResponse>(service: serviceName, name: "Extend", isReadOnly: false)
     /// `/homepwner.v1.JobQueue/RetryDead`.
-    public static let retryDead = ProtoMethod<RetryDeadRequest, RetryDeadResponse>(service: serviceName, name: "RetryDead")
-    /// `/homepwner.v1.JobQueue/Stats`.
-    public static let stats = ProtoMethod<JobStatsRequest, JobStatsResponse>(service: serviceName, name: "Stats")
+    public static let retryDead = ProtoMethod<RetryDeadRequest, RetryDeadResponse>(service: serviceName, name: "RetryDead", isReadOnly: false)
+    /// `/homepwner.v1.JobQueue/Stats` (read-only).
+    public static let stats = ProtoMethod<JobStatsRequest, JobStatsResponse>(service: serviceName, name: "Stats", isReadOnly: true)
     /// Every method of the service.
     public static let allMethods: [any AnyProtoMethod] = [lease, complete, fail, extend, retryDead, stats]
 }
