@@ -59,9 +59,11 @@ let package = Package(
         .executableTarget(name: "image-service", dependencies: ["ImageService", "RPC", "Runtime"], swiftSettings: swiftSettings),
         .executableTarget(name: "capture-worker", dependencies: ["CaptureWorker", "RPC", "Runtime"], swiftSettings: swiftSettings),
         .executableTarget(name: "thumbnail-worker", dependencies: ["ThumbnailWorker", "RPC", "Runtime"], swiftSettings: swiftSettings),
+        // What the CLI shows people (method names as typed, schemas), apart so tests reach it.
+        .target(name: "CLISupport", dependencies: ["Proto"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "homepwner",
-            dependencies: ["Harness", "Clients", "ImageService", "RPC", "Proto", "Runtime", "Digest"],
+            dependencies: ["Harness", "Clients", "CLISupport", "ImageService", "RPC", "Proto", "Runtime", "Digest"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -78,6 +80,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ProtoTests", dependencies: ["Proto", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "Proto"], swiftSettings: swiftSettings),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime"], swiftSettings: swiftSettings),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "TestSupport", "RPCTestSupport"], swiftSettings: swiftSettings),

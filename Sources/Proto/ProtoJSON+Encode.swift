@@ -222,3 +222,12 @@ enum JSONToWire {
         path.isEmpty ? name : "\(path).\(name)"
     }
 }
+
+extension String {
+    fileprivate func trimmingSpaces() -> String {
+        var s = Substring(self)
+        while let f = s.first, f.isWhitespace { s = s.dropFirst() }
+        while let l = s.last, l.isWhitespace { s = s.dropLast() }
+        return String(s)
+    }
+}

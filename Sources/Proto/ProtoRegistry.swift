@@ -33,7 +33,7 @@ public enum ProtoFieldType: String, Sendable, Hashable, CaseIterable {
     case `enum`, message
 }
 
-/// One field of a message as protoc-c describes it (for the CLI's help and for tests).
+/// One field of a message as protoc-c describes it.
 public struct ProtoFieldInfo: Sendable, Hashable {
     /// The proto name, "value_in_dollars".
     public let name: String
@@ -56,41 +56,9 @@ public struct ProtoEnumValueInfo: Sendable, Hashable {
 
 /// Runtime lookup over every descriptor protoc-c generated for proto/.
 public enum ProtoRegistry {
-    /// The method for a path. Accepted forms: "/homepwner.v1.ItemService/CreateItem",
-    /// "homepwner.v1.ItemService/CreateItem", "ItemService/CreateItem", "homepwner.v1.ItemService.CreateItem",
-    /// "ItemService.CreateItem", and a bare "CreateItem" when only one service has that method.
-    /// Exact spelling wins; otherwise a unique case-insensitive match is accepted.
+    /// The method of an exact path, "/homepwner.v1.ItemService/CreateItem"; nil for any other.
     public static func method(path: String) -> MethodDescriptorInfo? {
-        var text = Substring(path.trimmingSpaces())
-        while text.hasPrefix("/") { text = text.dropFirst() }
-        guard !text.isEmpty else { return nil }
-        let service: Substring?
-        let name: Substring
-        if let slash = text.lastIndex(of: "/") {
-            service = text[..<slash]
-            name = text[text.index(after: slash)...]
-        } else if let dot = text.lastIndex(of: ".") {
-            service = text[..<dot]
-            name = text[text.index(after: dot)...]
-        } else {
-            service = nil
-            name = text
-        }
-        func matches(_ m: MethodDescriptorInfo, caseInsensitive: Bool) -> Bool {
-            func same(_ a: some StringProtocol, _ b: some StringProtocol) -> Bool {
-                caseInsensitive ? a.lowercased() == b.lowercased() : a == b
-            }
-            guard same(m.name, name) else { return false }
-            guard let service else { return true }
-            let short = m.service.split(separator: ".").last.map(String.init) ?? m.service
-            return same(m.service, service) || same(short, service)
-        }
-        for caseInsensitive in [false, true] {
-            let found = allMethods.filter { matches($0, caseInsensitive: caseInsensitive) }
-            if found.count == 1 { return found[0] }
-            if found.count > 1 { return nil }
-        }
-        return nil
+        methodsByPath[path]
     }
 
     /// Every method of every service, in .proto order.
@@ -109,6 +77,8 @@ public enum ProtoRegistry {
         }
         return result
     }()
+
+    private static let methodsByPath = Dictionary(uniqueKeysWithValues: allMethods.map { ($0.path, $0) })
 
     /// Full names of every message, in .proto order.
     public static var messageNames: [String] { messageIndex.names }
@@ -137,63 +107,6 @@ public enum ProtoRegistry {
     public static func enumValues(of enumName: String) -> [ProtoEnumValueInfo]? {
         guard let d = enumDescriptor(enumName) else { return nil }
         return EnumSchema(descriptor: d).values.map { ProtoEnumValueInfo(name: $0.name, number: $0.number) }
-    }
-
-    /// A schema summary in .proto syntax for `homepwner call --describe`: the message,
-    /// then every message and enum it uses, each once. Nil for an unknown message.
-    public static func describe(message fullName: String) -> String? {
-        guard let root = messageDescriptor(fullName) else { return nil }
-        var pending = [MessageSchema(descriptor: root)]
-        var seenMessages: Set<String> = []
-        var enums: [EnumSchema] = []
-        var seenEnums: Set<String> = []
-        var blocks: [String] = []
-        while !pending.isEmpty {
-            let m = pending.removeFirst()
-            guard seenMessages.insert(m.fullName).inserted else { continue }
-            blocks.append(describeBlock(m))
-            for f in m.fields {
-                if let nested = f.message { pending.append(nested) }
-                if let e = f.enumeration, seenEnums.insert(e.fullName).inserted { enums.append(e) }
-            }
-        }
-        for e in enums {
-            let lines = e.values.map { "  \($0.name) = \($0.number);" }
-            blocks.append("enum \(e.fullName) {\n\(lines.joined(separator: "\n"))\n}")
-        }
-        return blocks.joined(separator: "\n\n") + "\n"
-    }
-
-    private static func describeBlock(_ m: MessageSchema) -> String {
-        let fields = m.fields
-        guard !fields.isEmpty else { return "message \(m.fullName) {}" }
-        let declarations = fields.map { f in
-            "  \(f.isRepeated ? "repeated " : "")\(f.typeName) \(f.name) = \(f.number);"
-        }
-        let width = declarations.map(\.count).max() ?? 0
-        var lines: [String] = []
-        for (f, declaration) in zip(fields, declarations) {
-            var notes: [String] = []
-            if f.jsonName != f.name { notes.append("JSON \"\(f.jsonName)\"") }
-            switch f.type {
-            case PROTOBUF_C_TYPE_INT64, PROTOBUF_C_TYPE_SINT64, PROTOBUF_C_TYPE_SFIXED64,
-                 PROTOBUF_C_TYPE_UINT64, PROTOBUF_C_TYPE_FIXED64:
-                notes.append("number or decimal string")
-            case PROTOBUF_C_TYPE_BYTES:
-                notes.append("base64")
-            case PROTOBUF_C_TYPE_ENUM:
-                notes.append("value name or number")
-            default:
-                break
-            }
-            if notes.isEmpty {
-                lines.append(declaration)
-            } else {
-                let pad = String(repeating: " ", count: width - declaration.count)
-                lines.append("\(declaration)\(pad)  // \(notes.joined(separator: "; "))")
-            }
-        }
-        return "message \(m.fullName) {\n\(lines.joined(separator: "\n"))\n}"
     }
 
     // MARK: Descriptors (internal)
@@ -234,14 +147,5 @@ public enum ProtoRegistry {
 
     private static let enumIndex = Index(count: hp_enum_count()) { i in
         hp_enum_at(i)?.pointee.descriptor.map { String(cString: $0.pointee.name) }
-    }
-}
-
-extension String {
-    func trimmingSpaces() -> String {
-        var s = Substring(self)
-        while let f = s.first, f.isWhitespace { s = s.dropFirst() }
-        while let l = s.last, l.isWhitespace { s = s.dropLast() }
-        return String(s)
     }
 }

@@ -1,3 +1,4 @@
+import CLISupport
 import Foundation
 import Proto
 import RPC
@@ -32,9 +33,8 @@ enum CallCommand {
             printError("homepwner call: expected METHOD and at most one JSON argument (see 'homepwner call --help'; 'homepwner methods' lists methods)")
             return ExitCode.usage
         }
-        guard let method = ProtoRegistry.method(path: methodName) else {
-            let close = ProtoRegistry.allMethods.map(\.path)
-                .filter { $0.lowercased().contains(methodName.split(separator: "/").last.map { $0.lowercased() } ?? "") }
+        guard let method = MethodLookup.method(named: methodName) else {
+            let close = MethodLookup.suggestions(for: methodName)
             printError("homepwner call: unknown method '\(methodName)'"
                 + (close.isEmpty ? "" : "; did you mean \(close.prefix(3).joined(separator: ", "))?")
                 + " ('homepwner methods' lists them)")
@@ -53,7 +53,7 @@ enum CallCommand {
             endpoint = try target(for: method, requestJSON: text, options: options)
         } catch {
             printError("homepwner call: \(error)")
-            if error is ProtoJSONError, let schema = ProtoRegistry.describe(message: method.requestType) {
+            if error is ProtoJSONError, let schema = SchemaText.describe(message: method.requestType) {
                 printError("\(method.requestType):\n\(schema)")
             }
             return error is ProtoJSONError ? ExitCode.invalid : ExitCode.usage
@@ -116,14 +116,14 @@ enum MethodsCommand {
             for method in ProtoRegistry.allMethods { print(method) }
             return ExitCode.ok
         }
-        guard let method = ProtoRegistry.method(path: name) else {
+        guard let method = MethodLookup.method(named: name) else {
             printError("homepwner methods: unknown method '\(name)'")
             return ExitCode.usage
         }
         print(method)
         for type in [method.requestType, method.responseType] {
             print("\n\(type):")
-            print(ProtoRegistry.describe(message: type) ?? "  (no fields)")
+            print(SchemaText.describe(message: type) ?? "  (no fields)")
         }
         return ExitCode.ok
     }
