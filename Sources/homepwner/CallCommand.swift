@@ -17,7 +17,8 @@ enum CallCommand {
         usage: "homepwner call METHOD [JSON|-] [options]",
         options: CommonOptions.endpoints + [
             OptionSpec(name: "to", env: nil, defaultValue: nil,
-                       help: "item, image or an endpoint (default: the service that owns METHOD)", valueName: "TARGET"),
+                       help: "item, image or an endpoint (default: the process that serves METHOD's service; JobQueue by its queue, Health item)",
+                       valueName: "TARGET"),
             OptionSpec(name: "idempotency-key", env: nil, defaultValue: nil,
                        help: "key for a mutating call (default: a fresh one)", valueName: "KEY"),
             OptionSpec(name: "proto-names", env: nil, defaultValue: nil,
@@ -50,7 +51,7 @@ enum CallCommand {
         do {
             body = try ProtoJSON.encode(json: text, as: method.requestType)
             timeout = try CommonOptions.timeout(options)
-            endpoint = try target(for: method, requestJSON: text, options: options)
+            endpoint = try target(for: method, request: body, options: options)
         } catch {
             printError("homepwner call: \(error)")
             if error is ProtoJSONError, let schema = SchemaText.describe(message: method.requestType) {
@@ -79,8 +80,8 @@ enum CallCommand {
         }
     }
 
-    /// The endpoint that serves `method`: --to, else the owning service (JobQueue by its queue).
-    static func target(for method: MethodDescriptorInfo, requestJSON: String, options: ParsedOptions) throws -> String {
+    /// The endpoint that serves `method`: --to, else the process that serves its service.
+    static func target(for method: MethodDescriptorInfo, request: [UInt8], options: ParsedOptions) throws -> String {
         if let to = options["to"] {
             switch to {
             case "item", "item-service": return try options.string("item")
@@ -96,11 +97,21 @@ enum CallCommand {
         case ImageServiceRPC.serviceName:
             return try options.string("image")
         case JobQueueRPC.serviceName:
-            // "thumbnails" lives on image-service, "capture" on item-service.
-            return requestJSON.contains("thumbnails") ? try options.string("image") : try options.string("item")
+            // A queue lives with the service whose work it holds: "thumbnails" on image-service,
+            // "capture" on item-service.
+            return queue(of: request, as: method.requestType) == "thumbnails" ? try options.string("image") : try options.string("item")
         default:
+            // ItemService, CaptureService, and Health (every process serves it; --to picks another).
             return try options.string("item")
         }
+    }
+
+    /// The `queue` field of an encoded JobQueue request; empty when it has none.
+    private static func queue(of request: [UInt8], as requestType: String) -> String {
+        guard let json = try? ProtoJSON.decode(request, as: requestType, options: .init(useProtoNames: true, prettyPrinted: false)),
+              let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        else { return "" }
+        return object["queue"] as? String ?? ""
     }
 }
 

@@ -86,6 +86,25 @@ import Testing
         #expect(down.stdout.contains("\"status\": \"UNAVAILABLE\""))
     }
 
+    @Test func callSendsAJobQueueRequestToTheProcessOfItsQueue() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start()
+        harness.stop(.imageService)
+        // "thumbnails" in another field does not send a "capture" request to image-service: a
+        // live process answers it (item-service, which serves no JobQueue yet: UNIMPLEMENTED).
+        let capture = try await Self.homepwner(
+            ["call", "JobQueue/Lease", "{\"queue\": \"capture\", \"workerId\": \"thumbnails-1\"}", "--json", "--timeout", "3000"],
+            harness: harness)
+        #expect(capture.status != 5, "\(capture.stdout)")
+        #expect(!capture.stdout.contains("UNAVAILABLE"), "\(capture.stdout)")
+        // The "thumbnails" queue goes to image-service, which is down.
+        let thumbnails = try await Self.homepwner(
+            ["call", "JobQueue/Stats", "{\"queue\": \"thumbnails\"}", "--json", "--timeout", "3000"], harness: harness)
+        #expect(thumbnails.status == 5)
+        #expect(thumbnails.stdout.contains("\"status\": \"UNAVAILABLE\""))
+    }
+
     @Test func healthReportsEachServiceAndFailsWhenOneIsDown() async throws {
         let harness = try Harness()
         defer { harness.shutdown() }
