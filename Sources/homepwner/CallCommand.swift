@@ -17,7 +17,7 @@ enum CallCommand {
         usage: "homepwner call METHOD [JSON|-] [options]",
         options: CommonOptions.endpoints + [
             OptionSpec(name: "to", env: nil, defaultValue: nil,
-                       help: "item, image or an endpoint (default: the process that serves METHOD's service; JobQueue by its queue, Health item)",
+                       help: "item, image or an endpoint (default: the process serving METHOD; JobQueue by its queue; Health: item)",
                        valueName: "TARGET"),
             OptionSpec(name: "idempotency-key", env: nil, defaultValue: nil,
                        help: "key for a mutating call (default: a fresh one)", valueName: "KEY"),
