@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "CLISupport", dependencies: ["Proto"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "homepwner",
-            dependencies: ["Harness", "Clients", "CLISupport", "ImageService", "RPC", "Proto", "Runtime", "Digest"],
+            dependencies: ["Harness", "Clients", "CLISupport", "ImageService", "RPC", "Proto", "Runtime", "ZMQ", "Digest"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
