@@ -17,7 +17,7 @@ public struct ServiceEndpoints: Sendable, Hashable {
     /// thumbnail-worker Health.
     public var thumbnailWorkerHealth: String
 
-    /// Endpoints; the defaults are the loopback ports of PROTOCOL.md.
+    /// Endpoints; the defaults are the loopback ports of docs/protocol.md.
     public init(
         itemRPC: String = Defaults.itemRPC, itemEvents: String = Defaults.itemEvents,
         imageRPC: String = Defaults.imageRPC, imageEvents: String = Defaults.imageEvents,

@@ -58,7 +58,7 @@ struct WireScan {
 
     /// What protobuf-c 1.4.1 allocates while unpacking, rounded as the arena rounds (8 bytes).
     enum Cost {
-        /// Each field read takes a scan entry (`ScannedMember`): the first 16 of a message on
+        /// Each field read takes a scan entry (protobuf-c.c's `ScannedMember`): the first 16 of a message on
         /// protobuf-c's stack, then in slabs of 32, 64, 128… entries allocated as they fill.
         static let scannedMember = 32
         static let entriesOnStack = 16
