@@ -1,5 +1,6 @@
 import Foundation
 import Proto
+import Runtime
 import Synchronization
 import ZMQ
 

@@ -198,7 +198,5 @@ enum RPCBenchmark {
 }
 
 func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    Double(monotonicNanoseconds()) / 1e9
 }
