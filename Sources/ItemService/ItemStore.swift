@@ -185,7 +185,7 @@ public final class ItemStore {
         } catch {
             if db.isAutocommit {
                 // SQLite rolled back the whole transaction, not only this job: the batch's
-                // earlier jobs went with it. The batch ends here (`ItemStoreQueue.runBatch`
+                // earlier jobs went with it. The batch ends here (`DatabaseOwner.runBatch`
                 // runs the other jobs again, each alone).
                 loseBatch()
             } else {
@@ -200,7 +200,7 @@ public final class ItemStore {
 
     /// Whether the batch's transaction is still open after a job. When SQLite has rolled it
     /// back, in a write or in a read (whose error reaches no `write`), the batch ends here.
-    func batchIsOpen() -> Bool {
+    public func batchIsOpen() -> Bool {
         if inBatch && db.isAutocommit { loseBatch() }
         return !batchLost
     }
@@ -213,18 +213,9 @@ public final class ItemStore {
         try? reloadOrder()
     }
 
-    /// What a write in a batch throws when SQLite had already rolled back the batch's
-    /// transaction (a statement before it in the same job failed): nothing of the job is kept,
-    /// and `ItemStoreQueue.runBatch` runs it again alone, so its caller never sees this.
-    struct BatchTransactionLost: Error, CustomStringConvertible {
-        var description: String {
-            "SQLite rolled back the group commit's transaction before this write (an earlier statement failed with an I/O error, a full disk or no memory); nothing of it was stored"
-        }
-    }
-
     /// Group commit: the jobs between `beginBatch()` and `commitBatch()` share one transaction
     /// (one fsync), each in its own savepoint. Their callers hear back only after the commit.
-    func beginBatch() throws {
+    public func beginBatch() throws {
         precondition(!inBatch, "batches do not nest")
         try db.execute("BEGIN IMMEDIATE")
         inBatch = true
@@ -232,7 +223,7 @@ public final class ItemStore {
     }
 
     /// Commits the batch; on failure nothing of it is kept and the order is read back.
-    func commitBatch() throws {
+    public func commitBatch() throws {
         inBatch = false
         do {
             try db.execute("COMMIT")

@@ -1,0 +1,208 @@
+import Foundation
+import Synchronization
+
+/// A store a ``DatabaseOwner`` runs jobs on: it opens one transaction for a batch of jobs
+/// (each job then writes in a savepoint of its own), tells after each job whether SQLite
+/// still has that transaction open, and commits it.
+public protocol GroupCommitStore: AnyObject, SendableMetatype {
+    /// Opens the transaction that the next jobs share.
+    func beginBatch() throws
+    /// Whether the batch's transaction is still open: SQLite rolls back the whole transaction
+    /// when any statement fails with IOERR, NOMEM or FULL, a read too.
+    func batchIsOpen() -> Bool
+    /// Commits the batch's transaction; on failure nothing of it is kept.
+    func commitBatch() throws
+    /// Closes the database.
+    func close() throws
+}
+
+/// Thrown by a write that found its batch's transaction gone (SQLite rolled it back under an
+/// earlier job): nothing of it was stored, and the owner runs it again alone.
+public struct BatchTransactionLost: Error, CustomStringConvertible, Sendable {
+    public init() {}
+
+    public var description: String {
+        "SQLite rolled back the group commit's transaction before this write (an earlier statement failed with an I/O error, a full disk or no memory); nothing of it was stored"
+    }
+}
+
+/// The serial owner of one SQLite database: one dedicated thread that opens the store, runs
+/// jobs one at a time and closes it, so SQLite's blocking work (fsync included) never holds a
+/// thread of the Swift concurrency pool.
+///
+/// Jobs that queue up together run in one transaction (group commit, up to ``maxBatch``), so
+/// concurrent writes share an fsync; each caller hears back after the commit, with what became
+/// of its own job. The thread sleeps until a job or ``close()`` signals it, and `close()`
+/// joins it.
+public final class DatabaseOwner<Store: GroupCommitStore>: Sendable {
+    /// A queued job: runs on the owner's thread and says how its caller is resumed.
+    package struct Job: Sendable {
+        let run: @Sendable (Store) -> JobRan
+    }
+
+    /// The most jobs that share one commit.
+    public static var maxBatch: Int { 64 }
+
+    private struct State {
+        var jobs: [Job] = []
+        var closing = false
+    }
+
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    /// What a job or a submission answers once the owner is closing.
+    private let closedError: any Error & Sendable
+
+    /// Opens the store with `open` on a new thread named `name`; throws what opening threw.
+    ///
+    /// - Parameter closedError: What a job submitted once ``close()`` has begun fails with.
+    public init(name: String, closedError: any Error & Sendable, open: @escaping @Sendable () throws -> Store) throws {
+        self.closedError = closedError
+        let opened = DispatchSemaphore(value: 0)
+        let openError = Mutex<(any Error)?>(nil)
+        let thread = Thread { [self] in
+            let store: Store
+            do {
+                store = try open()
+            } catch {
+                openError.withLock { $0 = error }
+                opened.signal()
+                finished.signal()
+                return
+            }
+            opened.signal()
+            serve(store)
+            try? store.close()
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+        opened.wait()
+        if let error = openError.withLock({ $0 }) {
+            state.withLock { $0.closing = true }
+            throw error
+        }
+    }
+
+    /// Runs the jobs as they come until closing, then those still queued.
+    private func serve(_ store: Store) {
+        var closing = false
+        while !closing {
+            wake.wait()
+            // Drain until empty: one wake-up may stand for many jobs.
+            while true {
+                let (jobs, stop) = state.withLock { state in
+                    defer { state.jobs.removeAll() }
+                    return (state.jobs, state.closing)
+                }
+                for start in stride(from: 0, to: jobs.count, by: Self.maxBatch) {
+                    Self.runBatch(jobs[start..<min(jobs.count, start + Self.maxBatch)], on: store)
+                }
+                if jobs.isEmpty {
+                    closing = stop
+                    break
+                }
+            }
+        }
+    }
+
+    /// Runs `body` on the owner's thread and returns its result once the transaction it ran in
+    /// has committed; throws the owner's closed error once it is closing.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable (Store) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            submit(body) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Runs `body` on the owner's thread, then calls `done` on that thread once the transaction
+    /// it ran in has committed (or with the error); the closed error once closing. Never blocks
+    /// the caller: the RPC server's I/O thread calls it directly.
+    public func submit<T: Sendable>(
+        _ body: @escaping @Sendable (Store) throws -> T,
+        then done: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        let job = Self.job(body, then: done)
+        let accepted = state.withLock { state -> Bool in
+            guard !state.closing else { return false }
+            state.jobs.append(job)
+            return true
+        }
+        if accepted {
+            wake.signal()
+        } else {
+            done(.failure(closedError))
+        }
+    }
+
+    /// Runs the jobs already queued, closes the database and joins the thread; safe to call twice.
+    public func close() {
+        let first = state.withLock { state -> Bool in
+            defer { state.closing = true }
+            return !state.closing
+        }
+        guard first else { return }
+        wake.signal()
+        finished.wait()
+        // Let a second close() return at once too.
+        finished.signal()
+    }
+
+    /// A job running `body` whose caller hears `done` once the transaction it ran in has ended.
+    package static func job<T: Sendable>(
+        _ body: @escaping @Sendable (Store) throws -> T, then done: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) -> Job {
+        Job { store in
+            let result = Result { try body(store) }
+            let survives: Bool
+            switch result {
+            case .success: survives = false
+            case .failure(let error): survives = !(error is BatchTransactionLost)
+            }
+            return JobRan(complete: { commitError in done(commitError.map { .failure($0) } ?? result) }, answerSurvivesLostBatch: survives)
+        }
+    }
+
+    /// Runs jobs that queued up together in one transaction, so concurrent writes share an
+    /// fsync; a single job runs in its own. Callers are resumed after the commit, each with
+    /// what became of its own work.
+    package static func runBatch(_ jobs: ArraySlice<Job>, on store: Store) {
+        guard jobs.count > 1, (try? store.beginBatch()) != nil else {
+            for job in jobs { job.run(store).complete(nil) }
+            return
+        }
+        var completions: [@Sendable ((any Error)?) -> Void] = []
+        for index in jobs.indices {
+            let ran = jobs[index].run(store)
+            // Asked after every job, reads included: a read's error goes through no write
+            // that would notice the lost transaction.
+            if store.batchIsOpen() {
+                completions.append(ran.complete)
+                continue
+            }
+            // The transaction is gone, and the jobs before this one with it: they run again,
+            // and the rest run too, each alone. Answering them the batch's fate instead would
+            // tell a caller its write failed when a later transaction had committed it, or the
+            // reverse. This job's own error is its answer; a success is not (see `JobRan`).
+            if ran.answerSurvivesLostBatch { ran.complete(nil) }
+            for position in jobs.indices where position != index || !ran.answerSurvivesLostBatch {
+                jobs[position].run(store).complete(nil)
+            }
+            return
+        }
+        var commitError: (any Error)?
+        do { try store.commitBatch() } catch { commitError = error }
+        for completion in completions { completion(commitError) }
+    }
+}
+
+/// What a job left behind when it ran.
+package struct JobRan: Sendable {
+    /// Resumes the job's caller, given the error of the commit (nil: committed, or none).
+    let complete: @Sendable ((any Error)?) -> Void
+    /// Whether the job's answer stands when SQLite rolled back the batch's transaction
+    /// while it ran: a failure of its own does (nothing of it is kept); a success does not
+    /// (what it wrote went with the transaction, what it read may have been undone), nor a
+    /// write that found the transaction gone. Those run again alone.
+    let answerSurvivesLostBatch: Bool
+}
