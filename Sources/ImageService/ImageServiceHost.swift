@@ -1,8 +1,6 @@
-import Dispatch
 import Foundation
 import RPC
 import Runtime
-import Synchronization
 import ZMQ
 
 /// Composes image-service: its data folder, store, cache, pressure watcher, RPC server and events.
@@ -30,8 +28,15 @@ public enum ImageServiceHost {
         // A reply carries the data plus ImageInfo and framing; keep a margin under the frame limit.
         ImageServiceHandlers.register(on: host, store: store, replyLimit: max(4096, configuration.maxMessageBytes - (64 << 10)))
 
-        let reaper = UploadReaper(store: store, everyMilliseconds: max(1000, configuration.uploadExpirySeconds * 250))
-        reaper.start()
+        let reaper = IntervalThread(
+            name: "image-upload-reaper", intervalMilliseconds: Int32(clamping: max(1000, configuration.uploadExpirySeconds * 250))
+        ) { store.expireUploads() }
+        do {
+            try reaper.start()
+        } catch {
+            store.close()
+            throw error
+        }
         var monitors: [any MemoryPressureMonitor] = []
         var triggerPath: String?
         if configuration.watchMemoryPressure {
@@ -52,26 +57,5 @@ public enum ImageServiceHost {
             store.close()
         }
         return host
-    }
-}
-
-/// Drops expired uploads on a timer.
-final class UploadReaper: Sendable {
-    private let timer: Mutex<(any DispatchSourceTimer)?>
-
-    init(store: ImageStore, everyMilliseconds: Int) {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "homepwner.images.reaper"))
-        timer.schedule(deadline: .now() + .milliseconds(everyMilliseconds), repeating: .milliseconds(everyMilliseconds))
-        timer.setEventHandler { store.expireUploads() }
-        self.timer = Mutex(timer)
-    }
-
-    func start() { timer.withLock { $0?.resume() } }
-
-    func stop() {
-        timer.withLock { timer in
-            timer?.cancel()
-            timer = nil
-        }
     }
 }

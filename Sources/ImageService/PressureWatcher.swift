@@ -5,7 +5,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// Feeds memory-pressure readings into the cache from its own thread.
+/// Feeds memory-pressure readings into the cache from its own thread, joined on stop.
 ///
 /// It reads every monitor each `interval`; where the kernel allows it, a PSI poll trigger
 /// ("some 150 ms in 2 s") wakes it at once when pressure starts.
@@ -15,7 +15,7 @@ public final class PressureWatcher: Sendable {
     private let intervalMilliseconds: Int32
     private let triggerPath: String?
     private let logger: Logger
-    private let stopping = Mutex(false)
+    private let thread: IntervalThread
     private let finished = Mutex(true)
 
     /// - Parameters:
@@ -29,43 +29,43 @@ public final class PressureWatcher: Sendable {
         self.intervalMilliseconds = intervalMilliseconds
         self.triggerPath = triggerPath
         self.logger = logger
+        thread = IntervalThread(name: "image-cache-pressure", intervalMilliseconds: intervalMilliseconds) {
+            Self.sample(monitors, into: cache)
+        }
     }
 
     /// Reads every monitor once and feeds the cache (what the thread does each round).
     public func sampleOnce() {
+        Self.sample(monitors, into: cache)
+    }
+
+    private static func sample(_ monitors: [any MemoryPressureMonitor], into cache: ImageCache) {
         for monitor in monitors {
             if let level = monitor.read() { cache.observe(level, from: monitor.source) }
         }
     }
 
-    /// Starts the thread.
+    /// Starts the thread (none without monitors); a failure to start it is logged, and the
+    /// cache then sees no pressure readings.
     public func start() {
         guard !monitors.isEmpty else { return }
         finished.withLock { $0 = false }
-        let thread = Thread { [self] in
-            let trigger = armTrigger()
-            defer {
+        let trigger = armTrigger()
+        do {
+            try thread.start(watching: trigger) { [self] in
                 if trigger >= 0 { close(trigger) }
                 finished.withLock { $0 = true }
             }
-            while !stopping.withLock({ $0 }) {
-                if trigger >= 0 {
-                    var fds = [pollfd(fd: trigger, events: Int16(POLLPRI), revents: 0)]
-                    _ = poll(&fds, 1, intervalMilliseconds)
-                } else {
-                    usleep(UInt32(intervalMilliseconds) * 1000)
-                }
-                sampleOnce()
-            }
+        } catch {
+            if trigger >= 0 { close(trigger) }
+            finished.withLock { $0 = true }
+            logger.error("memory-pressure watcher not started: \(error)")
         }
-        thread.name = "image-cache-pressure"
-        thread.start()
     }
 
-    /// Asks the thread to end; it does within one interval. It holds nothing that needs closing
-    /// first, so stopping a service does not wait for it.
+    /// Wakes the thread and waits for it to end; safe to call twice.
     public func stop() {
-        stopping.withLock { $0 = true }
+        thread.stop()
     }
 
     /// Whether the thread has ended (or never started).

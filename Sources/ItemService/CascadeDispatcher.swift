@@ -48,7 +48,8 @@ public final class CascadeDispatcher: Sendable {
     private let logger: Logger
     private let backoff: Backoff
     private let clock: any WallClock
-    private let kicked = Atomic<Bool>(true)
+    /// Signalled by a delete (`kick()`); the loop sleeps on it until then or the next row falls due.
+    private let wake = WakeSignal()
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     /// A dispatcher delivering through `client` (the image service's endpoint); `clock` dates
@@ -72,7 +73,7 @@ public final class CascadeDispatcher: Sendable {
 
     /// Asks for a delivery round now (after a delete).
     public func kick() {
-        kicked.store(true, ordering: .releasing)
+        wake.signal()
     }
 
     /// Stops delivering; rows left stay in the outbox for the next start.
@@ -94,23 +95,21 @@ public final class CascadeDispatcher: Sendable {
     private func run() async {
         var pausedUntil: Int64 = 0
         while !Task.isCancelled {
-            if Self.monotonicNow() >= pausedUntil {
+            if monotonicMilliseconds() >= pausedUntil {
                 switch await deliverRound() {
                 case .delivered: continue
                 case .idle: break
                 case .paused(let until): pausedUntil = until
                 }
             }
-            // Sleep until a delete kicks us or a row falls due (light polling: no thread is held).
+            // Sleep until a delete kicks us, a row falls due or the task is cancelled (`stop()`).
             let now = clock.nowMilliseconds()
             let nextDue = (try? await store.perform { try $0.nextCascadeDue() }) ?? nil
             let dueIn = nextDue.map { min(max($0 - now, 0), 60_000) } ?? 60_000
-            // At least one pause of the polling, so a row that stays due (its failure could not
-            // be recorded) is not retried in a busy loop.
-            let wakeAt = max(Self.monotonicNow() + max(dueIn, 25), pausedUntil)
-            while !Task.isCancelled && !kicked.exchange(false, ordering: .acquiringAndReleasing) && Self.monotonicNow() < wakeAt {
-                try? await Task.sleep(for: .milliseconds(25))
-            }
+            // At least 25 ms, so a row that stays due (its failure could not be recorded) is
+            // not retried in a busy loop.
+            let wakeAt = max(monotonicMilliseconds() + max(dueIn, 25), pausedUntil)
+            await wake.wait(timeoutMilliseconds: wakeAt - monotonicMilliseconds())
         }
     }
 
@@ -121,7 +120,7 @@ public final class CascadeDispatcher: Sendable {
         do {
             due = try await store.perform { try $0.dueCascades(now: now, maxDelayMilliseconds: maxDelay, limit: Self.roundSize) }
         } catch {
-            return .paused(until: Self.monotonicNow() + backoff.maxMilliseconds)
+            return .paused(until: monotonicMilliseconds() + backoff.maxMilliseconds)
         }
         var delivered = false
         for cascade in due where !Task.isCancelled {
@@ -143,9 +142,9 @@ public final class CascadeDispatcher: Sendable {
                 }
                 // The image service is down, slow or too old: the other rows would only get the same answer.
                 if let error = error as? RPCError, error.code == .unavailable || error.code == .deadlineExceeded {
-                    return .paused(until: Self.monotonicNow() + delay)
+                    return .paused(until: monotonicMilliseconds() + delay)
                 }
-                if error is OlderImageService { return .paused(until: Self.monotonicNow() + delay) }
+                if error is OlderImageService { return .paused(until: monotonicMilliseconds() + delay) }
             }
         }
         return delivered ? .delivered : .idle
@@ -209,12 +208,5 @@ public final class CascadeDispatcher: Sendable {
         var description: String {
             "image-service at \(endpoint) is older than this item-service: it does not record deleted owners; upgrade it"
         }
-    }
-
-    /// Milliseconds on CLOCK_MONOTONIC: pauses that wall-clock jumps cannot move.
-    static func monotonicNow() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 }
