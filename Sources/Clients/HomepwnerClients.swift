@@ -32,17 +32,6 @@ public struct ServiceEndpoints: Sendable, Hashable {
         self.thumbnailWorkerHealth = thumbnailWorkerHealth
     }
 
-    /// The defaults with HOMEPWNER_* variables applied.
-    public static func fromEnvironment(_ environment: [String: String]) -> ServiceEndpoints {
-        ServiceEndpoints(
-            itemRPC: environment[EnvironmentNames.itemRPC] ?? Defaults.itemRPC,
-            itemEvents: environment[EnvironmentNames.itemEvents] ?? Defaults.itemEvents,
-            imageRPC: environment[EnvironmentNames.imageRPC] ?? Defaults.imageRPC,
-            imageEvents: environment[EnvironmentNames.imageEvents] ?? Defaults.imageEvents,
-            captureWorkerHealth: environment[EnvironmentNames.captureWorkerHealth] ?? Defaults.captureWorkerHealth,
-            thumbnailWorkerHealth: environment[EnvironmentNames.thumbnailWorkerHealth] ?? Defaults.thumbnailWorkerHealth)
-    }
-
     /// One set of endpoints as ipc sockets in `folder` (tests and the embedded suite).
     public static func ipc(in folder: String) -> ServiceEndpoints {
         ServiceEndpoints(

@@ -22,10 +22,6 @@ struct BlobIOError: Error, CustomStringConvertible {
 /// runs; see `ImageStore.placeAndIndex`). Every folder is fsynced into its parent when it is
 /// made, before anything is written into it. Every method blocks: callers run them on their
 /// own threads.
-///
-/// Stores written by earlier versions used two levels (`ab/cd/<key>`): a new folder, with its
-/// own mkdir and fsyncs, for most puts of a young store. Those blobs stay where they are and
-/// are read, listed and removed there.
 final class BlobStore: Sendable {
     /// The store's folder (`images/` under the data directory).
     let root: String
@@ -90,24 +86,12 @@ final class BlobStore: Sendable {
         "\(blobsFolder)/\(key.prefix(2).lowercased())/\(key)"
     }
 
-    /// Where earlier versions put a blob (two levels of folders).
-    func legacyPath(of key: String) -> String {
-        let hex = key.replacingOccurrences(of: "-", with: "")
-        let a = hex.prefix(2), b = hex.dropFirst(2).prefix(2)
-        return "\(blobsFolder)/\(a)/\(b)/\(key)"
-    }
-
-    /// Opens a stored blob for reading, where it is now or where an earlier version put it.
+    /// Opens a stored blob for reading.
     func openStored(_ key: String) throws -> (fd: Int32, path: String) {
-        let current = path(of: key)
-        let fd = Glibc.open(current, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 { return (fd, current) }
-        guard errno == ENOENT else { throw BlobIOError(operation: "open", path: current, code: errno) }
-        let legacy = legacyPath(of: key)
-        let old = Glibc.open(legacy, O_RDONLY | O_CLOEXEC)
-        // A blob in neither place: report its current path.
-        guard old >= 0 else { throw BlobIOError(operation: "open", path: errno == ENOENT ? current : legacy, code: errno) }
-        return (old, legacy)
+        let path = path(of: key)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw BlobIOError(operation: "open", path: path, code: errno) }
+        return (fd, path)
     }
 
     /// Writes `bytes` durably as blob `key`: temporary file, fsync, rename, folder fsync.
@@ -241,9 +225,9 @@ final class BlobStore: Sendable {
         try syncFolder((path(of: key) as NSString).deletingLastPathComponent)
     }
 
-    /// Whether a file for `key` exists (where this version or an earlier one puts it).
+    /// Whether a file for `key` exists.
     func exists(key: String) -> Bool {
-        access(path(of: key), F_OK) == 0 || access(legacyPath(of: key), F_OK) == 0
+        access(path(of: key), F_OK) == 0
     }
 
     /// The key of a temporary file of a put (`<key>.<n>.tmp`), or nil for other names.
@@ -400,7 +384,6 @@ final class BlobStore: Sendable {
     /// Removes a blob; a missing file is not an error (deletes are idempotent).
     func remove(key: String) {
         unlink(path(of: key))
-        unlink(legacyPath(of: key))
     }
 
     /// A new folder in `quarantine/` named `name` (`name-2`, … when taken), made durably.
@@ -417,17 +400,14 @@ final class BlobStore: Sendable {
         fatalError("unreachable")
     }
 
-    /// Moves the file of blob `key` into `folder` (and a copy where an earlier version put it,
-    /// as `<key>.legacy`); returns the folders the files left. Durable once `folder` and those
-    /// folders are fsynced.
+    /// Moves the file of blob `key` into `folder`; returns the folders the file left (none
+    /// when it was not there). Durable once `folder` and those folders are fsynced.
     func quarantine(key: String, into folder: String) throws -> Set<String> {
-        var sources = Set<String>()
-        for (source, name) in [(path(of: key), key), (legacyPath(of: key), key + ".legacy")] where access(source, F_OK) == 0 {
-            let target = "\(folder)/\(name)"
-            try Self.check(Glibc.rename(source, target), "rename to", target)
-            sources.insert((source as NSString).deletingLastPathComponent)
-        }
-        return sources
+        let source = path(of: key)
+        guard access(source, F_OK) == 0 else { return [] }
+        let target = "\(folder)/\(key)"
+        try Self.check(Glibc.rename(source, target), "rename to", target)
+        return [(source as NSString).deletingLastPathComponent]
     }
 
     /// Deletes every leftover in `tmp/` (interrupted writes and uploads); returns how many.
@@ -443,9 +423,9 @@ final class BlobStore: Sendable {
         guard let walker = FileManager.default.enumerator(atPath: blobsFolder) else { return [] }
         var keys: [String] = []
         while let relative = walker.nextObject() as? String {
-            // ab/<key> now, ab/cd/<key> from earlier versions; the folders themselves are not keys.
+            // ab/<key>; the folders themselves are not keys.
             let parts = relative.split(separator: "/")
-            if parts.count == 3 || (parts.count == 2 && parts[1].count == 36) { keys.append(String(parts[parts.count - 1])) }
+            if parts.count == 2 && parts[1].count == 36 { keys.append(String(parts[1])) }
         }
         return keys
     }

@@ -82,35 +82,14 @@ import Testing
     }
 }
 
-/// Stores written by earlier versions keep their blobs two folders deep (`ab/cd/<key>`).
-@Suite struct LegacyLayoutTests {
-    @Test func blobsInTheTwoLevelLayoutAreReadReconciledAndDeleted() async throws {
+/// Blobs go one folder deep (`ab/<key>`), into folders made at open.
+@Suite struct BlobLayoutTests {
+    @Test func newBlobsGoOneFolderDeep() async throws {
         let folder = try TemporaryFolder()
-        var store = try makeStore(folder)
-        let movie: [UInt8] = [0, 0, 0, 16] + Array("ftypisom".utf8) + [0, 0, 0, 0]
-        let kept = movie + [UInt8](repeating: 1, count: 5000), orphan = movie + [UInt8](repeating: 2, count: 100)
-        let info = try await store.put(kept, NewImage()).info
-        // Move it where an earlier version would have written it, and leave an unindexed legacy file.
-        let legacy = store.blobs.legacyPath(of: info.key)
-        try FileManager.default.createDirectory(
-            atPath: (legacy as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        #expect(rename(store.blobs.path(of: info.key), legacy) == 0)
-        let stray = store.blobs.legacyPath(of: "0b0b0b0b-0000-4000-8000-000000000001")
-        try FileManager.default.createDirectory(
-            atPath: (stray as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        #expect(FileManager.default.createFile(atPath: stray, contents: Data(orphan)))
-        store.close()
-
-        store = try makeStore(folder)  // reconciles: the indexed legacy blob stays, the stray goes
+        let store = try makeStore(folder)
         defer { store.close() }
-        #expect(!FileManager.default.fileExists(atPath: stray))
-        #expect(FileManager.default.fileExists(atPath: legacy))
-        #expect(try await store.read(info) == kept)
-        #expect(try await store.read(info, offset: 100, length: 10) == Array(kept[100..<110]))
-        _ = try await store.delete(info.key)
-        #expect(!FileManager.default.fileExists(atPath: legacy))
-        // New blobs go one folder deep, into folders made at open.
-        let fresh = try await store.put(orphan, NewImage()).info
+        let movie: [UInt8] = [0, 0, 0, 16] + Array("ftypisom".utf8) + [0, 0, 0, 0]
+        let fresh = try await store.put(movie + [UInt8](repeating: 2, count: 100), NewImage()).info
         #expect(FileManager.default.fileExists(atPath: store.blobs.path(of: fresh.key)))
         #expect(store.blobs.path(of: fresh.key).hasSuffix("/blobs/\(fresh.key.prefix(2))/\(fresh.key)"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.blobs.blobsFolder).count >= 256)
