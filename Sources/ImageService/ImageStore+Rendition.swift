@@ -30,13 +30,10 @@ extension ImageStore {
             throw ImageStoreError.failedPrecondition(
                 "image \(original.key) is \(original.contentType); renditions are made from JPEG images only")
         }
-        // Stored rows hold 1...8 for JPEG; anything else would trap in `oriented`, so treat it as 1.
-        let orientation = (1...8).contains(Int(original.orientation)) ? Int(original.orientation) : 1
-        let swapped = orientation >= 5
-        let orientedWidth = Int(swapped ? original.height : original.width)
-        let orientedHeight = Int(swapped ? original.width : original.height)
-        let target = Self.targetSize(
-            of: (orientedWidth, orientedHeight), box: (width, height), mode: mode)
+        let plan = RenditionPlan(
+            width: Int(original.width), height: Int(original.height), orientation: Int(original.orientation),
+            box: (width, height), fit: mode == .fill ? .fill : .fit)
+        let target = plan.size
 
         let parentKey = original.key
         let children = try await onReader { try $0.children(of: parentKey) }
@@ -59,7 +56,6 @@ extension ImageStore {
         // against its checksum over the map, never copied whole into memory.
         let cachedSource = cache.get(stored.cacheKey)
         let maxPixels = limits.maxPixels
-        let decodeTarget = Self.decodeTarget(of: (orientedWidth, orientedHeight), box: (width, height), mode: mode)
         let renders = Self.renders, blobs = blobs, key = original.key, size = original.sizeBytes
         let checksum = stored.verification
         let data = try await readVerified(key: key) { () throws -> [UInt8] in
@@ -67,19 +63,14 @@ extension ImageStore {
                 // At most one decode per core: each can hold a large pixel buffer.
                 renders.wait()
                 defer { renders.signal() }
-                let storedTarget = swapped ? (decodeTarget.height, decodeTarget.width) : decodeTarget
                 let image: RGBImage
                 do throws(JPEGError) {
-                    image = try JPEG.decode(source, targetSize: storedTarget, options: DecodeOptions(maxPixels: maxPixels))
-                        .oriented(orientation)
+                    image = try plan.decode(source, options: DecodeOptions(maxPixels: maxPixels))
                 } catch {
                     throw ImageStoreError.failedPrecondition(
                         "image \(key) cannot be rendered: its JPEG does not decode (\(error.message))")
                 }
-                // FIT: exactly the size `info` reports, from the original's declared size; the
-                // DCT-scaled decode rounds its edges up, so its own aspect can be a pixel off.
-                let sized = mode == .fill ? image.filled(to: target.width, target.height) : image.resized(width: target.width, height: target.height)
-                return try JPEG.encode(sized, quality: 85)
+                return try plan.encode(image)
             }
             if let cachedSource { return try cachedSource.withUnsafeBytes(render) }
             let map = try blobs.mapVerified(key: key, size: size, checksum: checksum)
@@ -87,25 +78,6 @@ extension ImageStore {
         }
         cache.insert(cacheKey, data)
         return (Self.renditionInfo(original, target, data), data)
-    }
-
-    /// The output size: FIT scales down (never up) into the box; FILL is the box.
-    static func targetSize(
-        of size: (width: Int, height: Int), box: (width: Int, height: Int), mode: RenditionMode
-    ) -> (width: Int, height: Int) {
-        if mode == .fill { return box }
-        let scale = min(1, min(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height)))
-        return (max(1, Int((Double(size.width) * scale).rounded())), max(1, Int((Double(size.height) * scale).rounded())))
-    }
-
-    /// The smallest oriented size the decoder must produce so resizing only ever scales down.
-    static func decodeTarget(
-        of size: (width: Int, height: Int), box: (width: Int, height: Int), mode: RenditionMode
-    ) -> (width: Int, height: Int) {
-        let fit = min(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height))
-        let cover = max(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height))
-        let scale = min(1, mode == .fill ? cover : fit)
-        return (max(1, Int((Double(size.width) * scale).rounded(.up))), max(1, Int((Double(size.height) * scale).rounded(.up))))
     }
 
     private static func renditionInfo(_ original: ImageInfo, _ size: (width: Int, height: Int), _ data: [UInt8]) -> ImageInfo {

@@ -1,0 +1,84 @@
+/// How a rendition fits its box.
+public enum RenditionFit: Sendable {
+    /// Inside the box, aspect kept, never enlarged.
+    case fit
+    /// Exactly the box, centre-cropped.
+    case fill
+}
+
+/// The sizes of one rendition of a stored JPEG, worked out from its declared size and EXIF
+/// orientation before any byte is read, and the decode, orientation, resize and encode that
+/// make it: what the image service renders and the thumbnail worker will.
+public struct RenditionPlan: Sendable {
+    /// The JPEG quality renditions are encoded at (4:2:0, as `JPEG.encode` by default).
+    public static let quality = 85
+
+    /// How the output fits the box.
+    public let fit: RenditionFit
+    /// The EXIF orientation applied, 1...8.
+    public let orientation: Int
+    /// The output size: what the rendition's info reports, exactly.
+    public let size: (width: Int, height: Int)
+    /// What `JPEG.decode(_:targetSize:)` is asked to cover, in stored (unoriented) pixels, so
+    /// that the resize after it only ever scales down.
+    public let decodeTarget: (width: Int, height: Int)
+
+    /// The plan for a JPEG stored at `width` × `height` with `orientation` (anything outside
+    /// 1...8 counts as 1, as a row without one) rendered into `box`.
+    public init(width: Int, height: Int, orientation: Int, box: (width: Int, height: Int), fit: RenditionFit) {
+        precondition(width > 0 && height > 0, "stored size must be positive (got \(width)×\(height))")
+        precondition(box.width > 0 && box.height > 0, "box must be positive (got \(box.width)×\(box.height))")
+        // Stored rows hold 1...8 for JPEG; anything else would trap in `oriented`.
+        let orientation = (1...8).contains(orientation) ? orientation : 1
+        let upright = JPEG.uprightSize(width: width, height: height, orientation: orientation)
+        let decode = Self.decodeTarget(of: upright, box: box, fit: fit)
+        self.fit = fit
+        self.orientation = orientation
+        self.size = Self.targetSize(of: upright, box: box, fit: fit)
+        self.decodeTarget = JPEG.uprightSize(width: decode.width, height: decode.height, orientation: orientation)
+    }
+
+    /// The output size of an upright `size` in `box`: FIT scales down (never up) into the box,
+    /// each edge rounded to the nearest pixel and at least 1; FILL is the box.
+    public static func targetSize(
+        of size: (width: Int, height: Int), box: (width: Int, height: Int), fit: RenditionFit
+    ) -> (width: Int, height: Int) {
+        if fit == .fill { return box }
+        let scale = min(1, min(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height)))
+        return (max(1, Int((Double(size.width) * scale).rounded())), max(1, Int((Double(size.height) * scale).rounded())))
+    }
+
+    /// The smallest upright size the decoder must produce so that resizing an upright `size`
+    /// into `box` only ever scales down: FIT's scale or FILL's covering scale, never above 1,
+    /// each edge rounded up.
+    public static func decodeTarget(
+        of size: (width: Int, height: Int), box: (width: Int, height: Int), fit: RenditionFit
+    ) -> (width: Int, height: Int) {
+        let inside = min(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height))
+        let cover = max(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height))
+        let scale = min(1, fit == .fill ? cover : inside)
+        return (max(1, Int((Double(size.width) * scale).rounded(.up))), max(1, Int((Double(size.height) * scale).rounded(.up))))
+    }
+
+    /// Decodes `source` with DCT scaling to cover `decodeTarget`, and turns it upright.
+    public func decode(_ source: UnsafeRawBufferPointer, options: DecodeOptions) throws(JPEGError) -> RGBImage {
+        try JPEG.decode(source, targetSize: decodeTarget, options: options).oriented(orientation)
+    }
+
+    /// Resizes an upright decode to `size` (FILL: centre-cropped) and encodes it at `quality`.
+    ///
+    /// FIT is resized to exactly `size`, from the original's declared size: the DCT-scaled
+    /// decode rounds its edges up, so its own aspect can be a pixel off.
+    public func encode(_ upright: RGBImage) throws(JPEGError) -> [UInt8] {
+        let sized = fit == .fill ? upright.filled(to: size.width, size.height) : upright.resized(width: size.width, height: size.height)
+        return try JPEG.encode(sized, quality: Self.quality)
+    }
+}
+
+extension JPEG {
+    /// The size of an image stored at `width` × `height` once EXIF `orientation` is applied:
+    /// width and height swap for 5...8 (`RGBImage.oriented`).
+    public static func uprightSize(width: Int, height: Int, orientation: Int) -> (width: Int, height: Int) {
+        orientation >= 5 && orientation <= 8 ? (height, width) : (width, height)
+    }
+}
