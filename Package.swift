@@ -41,12 +41,15 @@ let package = Package(
         .target(name: "CDigest"),
         .target(name: "Digest", dependencies: ["CDigest"], swiftSettings: swiftSettings),
         .target(name: "RPC", dependencies: ["ZMQ", "Proto", "Runtime"], swiftSettings: swiftSettings),
+        // What stored bytes are (a JPEG validated, HEIC, movie containers), for the image
+        // service and the workers.
+        .target(name: "Media", dependencies: ["JPEG", "Proto"], swiftSettings: swiftSettings),
 
         // The services and workers as libraries.
         .target(name: "ItemService", dependencies: ["RPC", "Proto", "Runtime", "SQLite"], swiftSettings: swiftSettings),
-        .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Digest"], swiftSettings: swiftSettings),
-        .target(name: "CaptureWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG"], swiftSettings: swiftSettings),
-        .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG"], swiftSettings: swiftSettings),
+        .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest"], swiftSettings: swiftSettings),
+        .target(name: "CaptureWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media"], swiftSettings: swiftSettings),
+        .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media"], swiftSettings: swiftSettings),
         .target(name: "Clients", dependencies: ["RPC", "Proto"], swiftSettings: swiftSettings),
         .target(
             name: "Harness",
@@ -79,6 +82,7 @@ let package = Package(
         .testTarget(name: "ZMQTests", dependencies: ["ZMQ"], swiftSettings: swiftSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "Proto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ProtoTests", dependencies: ["Proto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "Proto"], swiftSettings: swiftSettings),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime"], swiftSettings: swiftSettings),

@@ -1,6 +1,7 @@
 import Digest
 import Dispatch
 import Foundation
+import Media
 import Proto
 import Synchronization
 #if canImport(Glibc)
@@ -329,10 +330,10 @@ extension ImageStore {
     /// place, through a read-only map of the staged file (never read into memory whole).
     private static func sniff(_ upload: Upload, maxPixels: Int, maxDecodeBytes: Int64) throws -> SniffedMedia {
         let head = try readStaged(upload, offset: 0, count: Int(min(upload.totalSize, Int64(MediaSniffer.headBytes))))
-        guard head.starts(with: [0xFF, 0xD8, 0xFF]) else { return try MediaSniffer.classify(head, maxPixels: maxPixels) }
+        guard head.starts(with: [0xFF, 0xD8, 0xFF]) else { return try classify(head, maxPixels: maxPixels) }
         let map = try MappedFile(fd: upload.fd, count: Int(upload.totalSize), path: upload.path)
         return try withExtendedLifetime(map) {
-            try MediaSniffer.jpeg(map.bytes, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes)
+            try classifyJPEG(map.bytes, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes)
         }
     }
 

@@ -1,6 +1,7 @@
 import Digest
 import Dispatch
 import Foundation
+import Media
 import Proto
 import Runtime
 import SQLite
@@ -256,7 +257,7 @@ public final class ImageStore: Sendable {
             // its caller has its DEADLINE_EXCEEDED; writing now would only store what it may
             // send again.
             if abandoned() { throw CancellationError() }
-            let media = try MediaSniffer.classify(data, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
+            let media = try Self.classify(data, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
             try Self.check(media, against: new)
             // The digests (SHA-256 ~2 GB/s on the SHA extensions, ~340 MB/s without; XXH64
             // ~22 GB/s, once whole and once per block) run on a second core while this one

@@ -1,34 +1,15 @@
+import Dispatch
 import JPEG
 import Proto
 
-/// What stored bytes are, from their signature (and, for JPEG, the validated structure).
-struct SniffedMedia: Sendable, Equatable {
-    var mediaType: MediaType
-    var contentType: String
-    var width = 0
-    var height = 0
-    /// EXIF orientation 1...8 for JPEG; 0 when not an image with one.
-    var orientation = 0
-    /// A JPEG's extraneous bytes between marker segments, which decoders skip (`JPEGValidation`).
-    var extraneousBytes = 0
-    /// Their runs, and where the first starts.
-    var extraneousRuns = 0, firstExtraneousOffset: Int?
-
-    /// A line for the log when the JPEG has extraneous bytes; nil when it has none.
-    func extraneousNote(key: String) -> String? {
-        guard extraneousBytes > 0, let first = firstExtraneousOffset else { return nil }
-        return "image \(key): its JPEG has \(extraneousBytes) extraneous bytes between marker segments in \(extraneousRuns) run(s), the first at offset \(first); decoders skip them, and so do renditions; stored as sent"
-    }
-}
-
 /// Recognises JPEG (its whole structure validated, the header under a pixel limit), HEIC/AVIF,
 /// and movies by their container signature (ISO BMFF/QuickTime, Matroska/WebM, AVI).
-enum MediaSniffer {
+public enum MediaSniffer {
     /// Bytes needed to classify by signature.
-    static let headBytes = 64
+    public static let headBytes = 64
 
     /// Classifies a container by its first bytes; nil for JPEG and anything unknown.
-    static func container(_ head: ArraySlice<UInt8>) -> SniffedMedia? {
+    public static func container(_ head: ArraySlice<UInt8>) -> SniffedMedia? {
         let head = Array(head.prefix(headBytes))
         func ascii(_ range: Range<Int>) -> String {
             guard range.upperBound <= head.count else { return "" }
@@ -63,18 +44,27 @@ enum MediaSniffer {
         return nil
     }
 
-    /// Classifies whole data in place (an array, a request frame, a memory map): JPEG (its
-    /// whole structure validated), HEIC or a movie. `maxDecodeBytes`: see `jpeg`.
-    static func classify(_ data: some BlobBytes, maxPixels: Int, maxDecodeBytes: Int64 = .max) throws -> SniffedMedia {
-        try data.withBlobBytes { buffer in try classify(buffer, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes) }
+    /// `classify` of an array.
+    public static func classify(
+        _ data: [UInt8], maxPixels: Int, maxDecodeBytes: Int64 = .max, decodeSlots: DispatchSemaphore
+    ) throws(MediaError) -> SniffedMedia {
+        let result = data.withUnsafeBytes { buffer in
+            Result { () throws(MediaError) in
+                try classify(buffer, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, decodeSlots: decodeSlots)
+            }
+        }
+        return try result.get()
     }
 
-    /// `classify` of bytes in place.
-    static func classify(
-        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max
-    ) throws(ImageStoreError) -> SniffedMedia {
-        guard data.count > 0 else { throw .invalid("data is empty") }
-        if JPEG.sniff(data) { return try jpeg(data, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes) }
+    /// Classifies whole data in place (a request frame, a memory map): JPEG (its whole
+    /// structure validated), HEIC or a movie. `maxDecodeBytes`, `decodeSlots`: see `jpeg`.
+    public static func classify(
+        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max, decodeSlots: DispatchSemaphore
+    ) throws(MediaError) -> SniffedMedia {
+        guard data.count > 0 else { throw MediaError("data is empty") }
+        if JPEG.sniff(data) {
+            return try jpeg(data, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, decodeSlots: decodeSlots)
+        }
         // The signatures are in the first bytes.
         let head = [UInt8](data.prefix(headBytes))
         if let media = container(head[...]) { return media }
@@ -91,9 +81,12 @@ enum MediaSniffer {
     /// decode works on a copy of the whole file on the heap (`JPEG.withoutExtraneous`), and an
     /// upload may be 4 GiB, one per core at once; without them, the decode of that much
     /// arithmetic-coded data would hold a render slot for minutes.
-    static func jpeg(
-        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max
-    ) throws(ImageStoreError) -> SniffedMedia {
+    ///
+    /// - Parameter decodeSlots: the caller's bound on concurrent decodes (each can hold a large
+    ///   pixel buffer), waited on for that decode; block only a thread that may wait.
+    public static func jpeg(
+        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max, decodeSlots: DispatchSemaphore
+    ) throws(MediaError) -> SniffedMedia {
         let options = DecodeOptions(maxPixels: maxPixels)
         let validation: JPEGValidation
         do {
@@ -103,11 +96,11 @@ enum MediaSniffer {
         }
         if !validation.entropyDataChecked {
             guard Int64(data.count) <= maxDecodeBytes else {
-                throw .invalid(
+                throw MediaError(
                     "data: arithmetic-coded JPEG of \(data.count) bytes is over the limit of \(maxDecodeBytes) bytes (--max-rendition-source-bytes): such a JPEG is decoded whole to be validated; store it Huffman-coded (jpegtran -optimize), or raise the limit")
             }
-            ImageStore.renders.wait()
-            defer { ImageStore.renders.signal() }
+            decodeSlots.wait()
+            defer { decodeSlots.signal() }
             do {
                 _ = try JPEG.decode(data, targetSize: (1, 1), options: options)
             } catch {
@@ -121,23 +114,23 @@ enum MediaSniffer {
             extraneousRuns: validation.extraneousRuns, firstExtraneousOffset: validation.firstExtraneousOffset)
     }
 
-    private static func describe(_ error: JPEGError) -> ImageStoreError {
+    private static func describe(_ error: JPEGError) -> MediaError {
         switch error.kind {
         case .tooManyPixels(let width, let height, let limit):
-            return .invalid("data: JPEG of \(width)×\(height) = \(width * height) pixels is over the limit of \(limit) pixels")
+            return MediaError("data: JPEG of \(width)×\(height) = \(width * height) pixels is over the limit of \(limit) pixels")
         case .truncated:
-            return .invalid("data: JPEG is truncated (\(error.message))")
+            return MediaError("data: JPEG is truncated (\(error.message))")
         case .notJPEG:
-            return .invalid("data is not a JPEG (\(error.message))")
+            return MediaError("data is not a JPEG (\(error.message))")
         default:
-            return .invalid("data: JPEG is damaged or unsupported (\(error.message))")
+            return MediaError("data: JPEG is damaged or unsupported (\(error.message))")
         }
     }
 
-    static func unrecognised(_ head: ArraySlice<UInt8>) -> ImageStoreError {
+    private static func unrecognised(_ head: ArraySlice<UInt8>) -> MediaError {
         let hex = head.prefix(8).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
             .joined(separator: " ")
-        return .invalid(
+        return MediaError(
             "data is not a JPEG image or a known movie container (first bytes: \(hex)); accepted: JPEG, HEIC, MP4/MOV, Matroska/WebM, AVI")
     }
 }

@@ -70,7 +70,7 @@ import Testing
         defer { store.close() }
         let data = try Samples.jpeg()
         let key = UUID().uuidString.lowercased()
-        let media = try MediaSniffer.classify(data, maxPixels: 1 << 26)
+        let media = try ImageStore.classify(data, maxPixels: 1 << 26)
         let info = store.makeInfo(NewImage(ownerKey: Self.owner, key: key), media: media, size: Int64(data.count), checksum: "sha256:x")
         _ = try await store.deleteForOwner(Self.owner, ownerDeleted: true)
         let temporary = try store.blobs.writeTemporary(data, key: key)

@@ -1,0 +1,39 @@
+import Media
+
+extension ImageStore {
+    /// What `data` is (`MediaSniffer.classify`), refused as INVALID_ARGUMENT; the decode that
+    /// validates an arithmetic-coded JPEG holds a render slot.
+    static func classify(_ data: some BlobBytes, maxPixels: Int, maxDecodeBytes: Int64 = .max) throws -> SniffedMedia {
+        try data.withBlobBytes { buffer in try classify(buffer, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes) }
+    }
+
+    /// `classify` of bytes in place.
+    static func classify(
+        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max
+    ) throws(ImageStoreError) -> SniffedMedia {
+        try refusedAsInvalid { () throws(MediaError) in
+            try MediaSniffer.classify(data, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, decodeSlots: renders)
+        }
+    }
+
+    /// A whole JPEG validated in place (`MediaSniffer.jpeg`), refused as INVALID_ARGUMENT.
+    static func classifyJPEG(
+        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max
+    ) throws(ImageStoreError) -> SniffedMedia {
+        try refusedAsInvalid { () throws(MediaError) in
+            try MediaSniffer.jpeg(data, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, decodeSlots: renders)
+        }
+    }
+
+    private static func refusedAsInvalid(_ body: () throws(MediaError) -> SniffedMedia) throws(ImageStoreError) -> SniffedMedia {
+        do { return try body() } catch { throw .invalid(error.message) }
+    }
+}
+
+extension SniffedMedia {
+    /// A line for the log when the JPEG has extraneous bytes; nil when it has none.
+    func extraneousNote(key: String) -> String? {
+        guard extraneousBytes > 0, let first = firstExtraneousOffset else { return nil }
+        return "image \(key): its JPEG has \(extraneousBytes) extraneous bytes between marker segments in \(extraneousRuns) run(s), the first at offset \(first); decoders skip them, and so do renditions; stored as sent"
+    }
+}
