@@ -1,6 +1,5 @@
 import Digest
 import Foundation
-import ImageService
 import Proto
 import RPC
 import Runtime
