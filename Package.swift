@@ -66,7 +66,7 @@ let package = Package(
         .target(name: "CLISupport", dependencies: ["Proto"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "homepwner",
-            dependencies: ["Harness", "Clients", "CLISupport", "ImageService", "RPC", "Proto", "Runtime", "ZMQ", "Digest"],
+            dependencies: ["Harness", "Clients", "CLISupport", "RPC", "Proto", "Runtime", "ZMQ", "Digest"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
