@@ -1,4 +1,6 @@
-/// The event topics of PROTOCOL.md.
+/// The event topics of docs/protocol.md ("Events"): the first frame of every event a service
+/// publishes, which subscribers filter on by prefix; the second is the event message of
+/// events.proto.
 public enum EventTopic {
     public static let itemCreated = "item.created"
     public static let itemUpdated = "item.updated"
