@@ -17,7 +17,7 @@ extension Socket {
     }
 }
 
-/// The frames of PROTOCOL.md: [empty delimiter][header][message].
+/// The frames of docs/protocol.md: [empty delimiter][header][message].
 enum Envelope {
     /// Headers are small; anything bigger is garbage. At most 64 KiB and 64 metadata entries: a header is decoded on the I/O thread for every
     /// call, and 8,000 tiny entries (what 64 KiB holds) took it about 2 ms each.

@@ -1,6 +1,6 @@
 import Proto
 
-/// A failed call: a status code of PROTOCOL.md and a message a person can act on.
+/// A failed call: a status code of docs/protocol.md and a message a person can act on.
 public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The gRPC canonical code.
     public var code: StatusCode

@@ -4,7 +4,7 @@ import Runtime
 import Synchronization
 import ZMQ
 
-/// Serves the methods of one process on a ZeroMQ ROUTER socket (PROTOCOL.md).
+/// Serves the methods of one process on a ZeroMQ ROUTER socket (docs/protocol.md).
 ///
 /// One I/O thread owns the socket: it reads requests, answers what it can at once (bad frames,
 /// unknown methods, idempotent replays, expired deadlines) and starts a task per request.
@@ -106,7 +106,6 @@ public final class RPCServer: Sendable {
         var startError: (any Error)?
         var replies: [Completion] = []
         var servingStatus: HealthCheckResponse.ServingStatus = .serving
-        var thread: Thread?
     }
 
     /// A finished handler, queued for the I/O thread.
