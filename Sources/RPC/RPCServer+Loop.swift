@@ -5,9 +5,28 @@ import ZMQ
 
 /// The I/O thread: everything here runs on it alone, so its state needs no lock.
 extension RPCServer {
+    /// A request that parsed: whom to answer, which method it calls, and by when.
+    struct Incoming {
+        /// The envelope the reply goes back with.
+        let identity: [[UInt8]]
+        let header: RequestHeader
+        let method: Method
+        let body: Frame
+        /// When it was read, and its deadline, on the monotonic clock in milliseconds.
+        let arrived: Int64
+        let deadline: Int64
+    }
+
+    /// What admission made of a call.
+    enum Admission {
+        /// The call runs, holding its idempotency key (nil: none applies).
+        case run(idempotencyKey: String?)
+        /// The call was answered (refused, or replayed), or waits for the first call with its key.
+        case settled
+    }
+
     /// A call being served.
     struct InFlight {
-        /// Empty once the caller was answered (its deadline passed) while the handler goes on.
         let identity: [[UInt8]]
         let requestID: UInt64
         let deadline: Int64
@@ -16,6 +35,9 @@ extension RPCServer {
         let task: Task<Void, Never>?
         /// The request body's size, counted against `maxInFlightBytes` until the handler ends.
         let bytes: Int
+        /// Set once the caller was answered (its deadline passed, or the server stopped) while
+        /// the handler goes on: what it finishes goes only to the callers waiting on its key.
+        var answered = false
     }
 
     final class LoopState {
@@ -54,12 +76,9 @@ extension RPCServer {
             return call
         }
 
-        /// Replaces the caller of a call whose deadline passed with nobody.
-        func answered(_ ticket: UInt64) {
-            guard let call = inFlight[ticket] else { return }
-            inFlight[ticket] = InFlight(
-                identity: [], requestID: call.requestID, deadline: .max, method: call.method,
-                idempotencyKey: call.idempotencyKey, task: call.task, bytes: call.bytes)
+        /// Marks the caller of a call still in flight answered.
+        func markAnswered(_ ticket: UInt64) {
+            inFlight[ticket]?.answered = true
         }
 
         private func published() {
@@ -178,16 +197,16 @@ extension RPCServer {
     private func abandonCallers(_ socket: Socket, _ state: LoopState) {
         for (ticket, call) in state.inFlight {
             call.task?.cancel()
-            guard !call.identity.isEmpty else { continue }
-            state.answered(ticket)
-            send(socket, Envelope.reply(
-                to: call.identity, requestID: call.requestID, code: .unavailable,
+            guard !call.answered else { continue }
+            state.markAnswered(ticket)
+            send(socket, to: call.identity, requestID: call.requestID, Answer(
+                code: .unavailable,
                 message: "\(configuration.processName) stopped before \(call.method) finished; it may have run"))
             state.abandoned += 1
         }
         for (key, waiter) in state.idempotency.takeWaiters() {
-            send(socket, Envelope.reply(
-                to: waiter.identity, requestID: waiter.requestID, code: .unavailable,
+            send(socket, to: waiter.identity, requestID: waiter.requestID, Answer(
+                code: .unavailable,
                 message: "\(configuration.processName) stopped before the first call of \(Self.method(ofKey: key)) with this idempotency key finished; it may have run"))
             state.abandoned += 1
         }
@@ -196,10 +215,18 @@ extension RPCServer {
     /// Reads one request and either answers it at once or starts its handler.
     private func handle(_ frames: [Frame], _ socket: Socket, _ state: LoopState) {
         counters.received.bump()
+        guard let call = parse(frames, socket, state) else { return }
+        guard case .run(let idempotencyKey) = admit(call, socket, state) else { return }
+        dispatch(call, idempotencyKey: idempotencyKey, socket, state)
+    }
+
+    /// Splits a request into envelope, header and body and finds its method; answers (and
+    /// returns nil for) what does not parse or names no method served here.
+    private func parse(_ frames: [Frame], _ socket: Socket, _ state: LoopState) -> Incoming? {
         guard frames.count >= 2 else {
             // Only a routing id: nothing to answer.
             counters.dropped.bump()
-            return
+            return nil
         }
         // The envelope is every frame before the empty delimiter: the peer's routing id, plus
         // whatever a proxy or a REQ socket with ZMQ_REQ_CORRELATE put in front. It goes back as is.
@@ -212,63 +239,64 @@ extension RPCServer {
             if delimiter != 1 && got > 0 {
                 why += "; frame 0 must be the empty delimiter (got \(frames[1].count) bytes)"
             }
-            send(socket, Envelope.reply(to: [frames[0].bytes], requestID: 0, code: .invalidArgument, message: why))
-            return
+            send(socket, to: [frames[0].bytes], requestID: 0, Answer(code: .invalidArgument, message: why))
+            return nil
         }
         let header: RequestHeader
         do {
             header = try RequestHeader(frame: frames[delimiter + 1], options: Envelope.headerLimit)
         } catch {
             counters.malformed.bump()
-            send(socket, Envelope.reply(
-                to: identity, requestID: 0, code: .invalidArgument, message: "request header: \(error)"))
-            return
+            send(socket, to: identity, requestID: 0, Answer(code: .invalidArgument, message: "request header: \(error)"))
+            return nil
         }
-        let method = state.methods[header.method]
-        guard let method else {
-            let message = header.method.isEmpty
-                ? "request header has no method"
-                : "unknown method \"\(header.method)\"; Health/Check lists the services served here"
-            send(socket, Envelope.reply(
-                to: identity, requestID: header.requestId,
-                code: header.method.isEmpty ? .invalidArgument : .unimplemented, message: message))
-            return
+        guard let method = state.methods[header.method] else {
+            let answer = header.method.isEmpty
+                ? Answer(code: .invalidArgument, message: "request header has no method")
+                : Answer(
+                    code: .unimplemented,
+                    message: "unknown method \"\(header.method)\"; Health/Check lists the services served here")
+            send(socket, to: identity, requestID: header.requestId, answer)
+            return nil
         }
         let now = monotonicMilliseconds()
         let timeout = header.timeoutMs == 0 ? configuration.defaultTimeoutMilliseconds : header.timeoutMs
-        let deadline = now + Int64(timeout)
-        let body = frames[delimiter + 2]
-        func refuse(_ code: StatusCode, _ message: String, retryAfter: UInt32 = 0) {
-            send(socket, Envelope.reply(
-                to: identity, requestID: header.requestId, code: code, message: message, retryAfterMilliseconds: retryAfter))
-        }
+        return Incoming(
+            identity: identity, header: header, method: method, body: frames[delimiter + 2],
+            arrived: now, deadline: now + Int64(timeout))
+    }
 
+    /// Decides whether a parsed call runs: refuses it while draining or when the calls or
+    /// bytes in flight are at their limit, replays a finished call with its idempotency key,
+    /// and queues a retry behind the running one.
+    ///
+    /// Parse, then admit, then claim: a call refused here holds nothing, so its retry with the
+    /// same idempotency key runs (a key claimed before a busy refusal stayed "running" with no
+    /// call to finish it, and every retry waited on it forever).
+    private func admit(_ call: Incoming, _ socket: Socket, _ state: LoopState) -> Admission {
+        func refuse(_ code: StatusCode, _ message: String, retryAfter: UInt32 = 0) -> Admission {
+            send(socket, to: call.identity, requestID: call.header.requestId, Answer(
+                code: code, message: message, retryAfter: retryAfter))
+            return .settled
+        }
         // Health/Check (inline) still answers while stopping: it says NOT_SERVING.
-        if state.draining && method.inlineHandler == nil {
-            refuse(.unavailable, "\(configuration.processName) is stopping and takes no new calls; retry later")
-            return
+        if state.draining && !call.method.isInline {
+            return refuse(.unavailable, "\(configuration.processName) is stopping and takes no new calls; retry later")
         }
-
-        // Parse, then admit, then claim: a call refused here holds nothing, so its retry with
-        // the same idempotency key runs (a key claimed before a busy refusal stayed "running"
-        // with no call to finish it, and every retry waited on it forever).
         var idempotencyKey: String?
         var waiting = false
-        if method.mutating && !header.idempotencyKey.isEmpty {
-            let keyBytes = header.idempotencyKey.utf8.count
+        if call.method.mutating && !call.header.idempotencyKey.isEmpty {
+            let keyBytes = call.header.idempotencyKey.utf8.count
             guard keyBytes <= configuration.maxIdempotencyKeyBytes else {
-                refuse(.invalidArgument, "idempotency_key is \(keyBytes) bytes; at most \(configuration.maxIdempotencyKeyBytes) are accepted (a UUID is 36)")
-                return
+                return refuse(.invalidArgument, "idempotency_key is \(keyBytes) bytes; at most \(configuration.maxIdempotencyKeyBytes) are accepted (a UUID is 36)")
             }
-            let key = header.method + "\u{0}" + header.idempotencyKey
-            switch state.idempotency.lookup(key: key, now: now) {
+            let key = call.header.method + "\u{0}" + call.header.idempotencyKey
+            switch state.idempotency.lookup(key: key, now: call.arrived) {
             case let .done(outcome):
                 // A stored answer costs nothing to send: no admission needed.
                 counters.replayed.bump()
-                send(socket, Envelope.reply(
-                    to: identity, requestID: header.requestId, code: StatusCode(rawValue: outcome.code),
-                    message: outcome.message, body: outcome.body))
-                return
+                send(socket, to: call.identity, requestID: call.header.requestId, Answer(replaying: outcome))
+                return .settled
             case .running:
                 waiting = true
             case .absent:
@@ -280,69 +308,69 @@ extension RPCServer {
         let calls = state.inFlight.count + state.idempotency.waiterCount
         guard calls < configuration.maxInFlight else {
             counters.rejectedBusy.bump()
-            refuse(.resourceExhausted, "server busy: \(configuration.maxInFlight) calls in flight", retryAfter: 50)
-            return
+            return refuse(.resourceExhausted, "server busy: \(configuration.maxInFlight) calls in flight", retryAfter: 50)
         }
         if waiting, let key = idempotencyKey {
             // Answered when the running call finishes, or at this call's own deadline.
             counters.replayed.bump()
-            state.idempotency.wait(key: key, .init(identity: identity, requestID: header.requestId, deadline: deadline))
-            return
+            state.idempotency.wait(key: key, .init(identity: call.identity, requestID: call.header.requestId, deadline: call.deadline))
+            return .settled
         }
-        guard state.inFlightBytes == 0 || state.inFlightBytes + body.count <= configuration.maxInFlightBytes else {
+        let bytes = call.body.count
+        guard state.inFlightBytes == 0 || state.inFlightBytes + bytes <= configuration.maxInFlightBytes else {
             counters.rejectedBusy.bump()
-            refuse(
+            return refuse(
                 .resourceExhausted,
-                "server busy: \(state.inFlightBytes) bytes of requests in flight; this one (\(body.count) bytes) would pass the limit of \(configuration.maxInFlightBytes)",
+                "server busy: \(state.inFlightBytes) bytes of requests in flight; this one (\(bytes) bytes) would pass the limit of \(configuration.maxInFlightBytes)",
                 retryAfter: 50)
-            return
         }
         if let key = idempotencyKey { state.idempotency.claim(key: key) }
+        return .run(idempotencyKey: idempotencyKey)
+    }
 
+    /// Starts an admitted call where its method runs: on this thread (inline), handed to a
+    /// thread of the service's (deferred), or as a task on the pool (pooled, and any call
+    /// whose body is too large to decode here).
+    private func dispatch(_ call: Incoming, idempotencyKey: String?, _ socket: Socket, _ state: LoopState) {
         let ticket = state.nextTicket
         state.nextTicket += 1
+        let header = call.header
         var metadata: [String: String] = [:]
         for entry in header.metadata { metadata[entry.key] = entry.value }
         let context = RPCContext(
             method: header.method, requestID: header.requestId, idempotencyKey: header.idempotencyKey,
-            metadata: metadata, deadlineMilliseconds: deadline, baseLogger: logger)
-        let path = header.method
+            metadata: metadata, deadlineMilliseconds: call.deadline, baseLogger: logger)
+        let body = call.body
+        func inFlight(_ task: Task<Void, Never>?, bytes: Int) -> InFlight {
+            InFlight(
+                identity: call.identity, requestID: header.requestId, deadline: call.deadline, method: header.method,
+                idempotencyKey: idempotencyKey, task: task, bytes: bytes)
+        }
         // Large bodies are decoded off this thread: their decode (bounded as it is) would hold
         // up every other caller meanwhile.
         let decodeHere = body.count <= Self.ioThreadDecodeLimit
-        if let inline = method.inlineHandler, decodeHere {
-            let completion = Self.completion(ticket: ticket, method: path, context: context) {
-                try inline(body, context)
-            }
-            let call = InFlight(
-                identity: identity, requestID: header.requestId, deadline: deadline, method: path,
-                idempotencyKey: idempotencyKey, task: nil, bytes: 0)
-            finish(call, completion, socket, state, now: monotonicMilliseconds())
-            return
-        }
-        if let deferred = method.deferredHandler, decodeHere {
+        switch call.method.dispatch {
+        case .inline(let handler) where decodeHere:
+            let answer = Answer.of(context) { try handler(body, context) }
+            finish(inFlight(nil, bytes: 0), answer, socket, state, now: monotonicMilliseconds())
+        case .deferred(let handler) where decodeHere:
             // Registered before the work starts: its completion is read by this same thread.
-            state.add(ticket, InFlight(
-                identity: identity, requestID: header.requestId, deadline: deadline, method: path,
-                idempotencyKey: idempotencyKey, task: nil, bytes: body.count))
-            deferred(body, context) { [self] result in
-                complete(Self.completion(ticket: ticket, method: path, context: context) { try result.get() })
+            state.add(ticket, inFlight(nil, bytes: body.count))
+            handler(body, context) { [self] result in complete(ticket, Answer(result, context: context)) }
+        default:
+            let dispatch = call.method.dispatch
+            // One closure per call, as on the hot path every allocation counts.
+            let task = if let executor = configuration.handlerExecutor {
+                Task(executorPreference: executor, priority: Self.handlerPriority) { [self] in
+                    await serve(dispatch, ticket: ticket, body: body, context: context)
+                }
+            } else {
+                Task(priority: Self.handlerPriority) { [self] in
+                    await serve(dispatch, ticket: ticket, body: body, context: context)
+                }
             }
-            return
+            state.add(ticket, inFlight(task, bytes: body.count))
         }
-        // One closure per call, as on the hot path every allocation counts.
-        let task = if let executor = configuration.handlerExecutor {
-            Task(executorPreference: executor, priority: Self.handlerPriority) { [self] in
-                await serve(method, ticket: ticket, body: body, context: context)
-            }
-        } else {
-            Task(priority: Self.handlerPriority) { [self] in
-                await serve(method, ticket: ticket, body: body, context: context)
-            }
-        }
-        state.add(ticket, InFlight(
-            identity: identity, requestID: header.requestId, deadline: deadline, method: path,
-            idempotencyKey: idempotencyKey, task: task, bytes: body.count))
     }
 
     /// Bodies up to this size are decoded on the I/O thread for inline and deferred methods:
@@ -352,42 +380,26 @@ extension RPCServer {
 
     /// The work of a call that runs off the I/O thread: a pooled handler, or an inline or
     /// deferred one whose body is too large to decode on the I/O thread.
-    private func serve(_ method: Method, ticket: UInt64, body: Frame, context: RPCContext) async {
-        let path = context.method
+    private func serve(_ dispatch: Method.Dispatch, ticket: UInt64, body: Frame, context: RPCContext) async {
         // Queued behind other work past its deadline: the caller was told DEADLINE_EXCEEDED,
         // and the handler must not apply a change nobody waits for.
         if Task.isCancelled || context.deadlinePassed {
-            complete(Completion(
-                ticket: ticket, code: .deadlineExceeded, message: "deadline of \(path) passed before it started",
-                retryAfter: 0, body: .empty))
+            complete(ticket, Answer(code: .deadlineExceeded, message: "deadline of \(context.method) passed before it started"))
             return
         }
-        if let handler = method.handler {
-            let completion: Completion
+        switch dispatch {
+        case .pooled(let handler):
+            let answer: Answer
             do {
-                let response = try await Self.$insideHandler.withValue(true) { try await handler(body, context) }
-                completion = Completion(ticket: ticket, code: .ok, message: "", retryAfter: 0, body: response)
-            } catch let error as RPCError {
-                completion = Completion(
-                    ticket: ticket, code: error.code, message: error.message,
-                    retryAfter: error.retryAfterMilliseconds, body: .empty)
-            } catch is CancellationError {
-                completion = Completion(
-                    ticket: ticket, code: .deadlineExceeded, message: "deadline passed while serving \(path)",
-                    retryAfter: 0, body: .empty)
+                answer = .ok(try await Self.$insideHandler.withValue(true) { try await handler(body, context) })
             } catch {
-                context.logger.error("handler failed", ["error": "\(error)"])
-                completion = Completion(
-                    ticket: ticket, code: .internal, message: "internal error in \(path): \(error)",
-                    retryAfter: 0, body: .empty)
+                answer = Answer(error: error, context: context)
             }
-            complete(completion)
-        } else if let inline = method.inlineHandler {
-            complete(Self.completion(ticket: ticket, method: path, context: context) { try inline(body, context) })
-        } else if let deferred = method.deferredHandler {
-            deferred(body, context) { [self] result in
-                complete(Self.completion(ticket: ticket, method: path, context: context) { try result.get() })
-            }
+            complete(ticket, answer)
+        case .inline(let handler):
+            complete(ticket, Answer.of(context) { try handler(body, context) })
+        case .deferred(let handler):
+            handler(body, context) { [self] result in complete(ticket, Answer(result, context: context)) }
         }
     }
 
@@ -396,7 +408,6 @@ extension RPCServer {
         String(key.prefix { $0 != "\u{0}" })
     }
 
-    /// Sends what the handlers finished; drops answers whose call already timed out.
     /// Sends the queued events; PUB never blocks, and drops at its high-water mark.
     private func sendEvents(_ publisher: Socket) {
         let events = shared.withLock { state -> [[[UInt8]]] in
@@ -406,7 +417,8 @@ extension RPCServer {
         for event in events { _ = try? publisher.send(event, dontWait: true) }
     }
 
-    /// Returns how many completions it found.
+    /// Sends what the handlers finished (to nobody when the caller was answered already);
+    /// returns how many completions it found.
     private func sendCompletions(_ socket: Socket, _ state: LoopState) -> Int {
         let completions = shared.withLock { state -> [Completion] in
             defer { state.replies.removeAll(keepingCapacity: true) }
@@ -416,13 +428,13 @@ extension RPCServer {
         let now = monotonicMilliseconds()
         for completion in completions {
             guard let call = state.remove(completion.ticket) else { continue }
-            finish(call, completion, socket, state, now: now)
+            finish(call, completion.answer, socket, state, now: now)
         }
         return completions.count
     }
 
     /// Answers one finished call (and callers waiting on its idempotency key).
-    private func finish(_ call: InFlight, _ completion: Completion, _ socket: Socket, _ state: LoopState, now: Int64) {
+    private func finish(_ call: InFlight, _ answer: Answer, _ socket: Socket, _ state: LoopState, now: Int64) {
         if let key = call.idempotencyKey {
             // Kept only when the answer is the call's last word. ABORTED means the change was not
             // applied (a concurrent call on the same image key or upload was first, a stale
@@ -430,44 +442,22 @@ extension RPCServer {
             let transient: Set<StatusCode> = [
                 .unavailable, .resourceExhausted, .deadlineExceeded, .internal, .unknown, .cancelled, .aborted,
             ]
-            let outcome = IdempotencyCache.Outcome(
-                code: completion.code.rawValue, message: completion.message, body: completion.body)
+            let outcome = IdempotencyCache.Outcome(code: answer.code.rawValue, message: answer.message, body: answer.body)
             let waiters = state.idempotency.finish(
-                key: key, outcome: outcome, keep: !transient.contains(completion.code), now: now)
+                key: key, outcome: outcome, keep: !transient.contains(answer.code), now: now)
             for waiter in waiters {
-                send(socket, Envelope.reply(
-                    to: waiter.identity, requestID: waiter.requestID, code: completion.code,
-                    message: completion.message, retryAfterMilliseconds: completion.retryAfter,
-                    body: completion.body))
+                send(socket, to: waiter.identity, requestID: waiter.requestID, answer)
             }
         }
+        guard !call.answered else { return }
         if call.deadline < now {
-            // The client was told DEADLINE_EXCEEDED already, or is about to be.
+            // The client is about to be told DEADLINE_EXCEEDED by the deadline scan: tell it now.
             counters.deadlineExceeded.bump()
-            send(socket, Envelope.reply(
-                to: call.identity, requestID: call.requestID, code: .deadlineExceeded,
-                message: "deadline passed while serving \(call.method)"))
+            send(socket, to: call.identity, requestID: call.requestID, Answer(
+                code: .deadlineExceeded, message: "deadline passed while serving \(call.method)"))
             return
         }
-        send(socket, Envelope.reply(
-            to: call.identity, requestID: call.requestID, code: completion.code, message: completion.message,
-            retryAfterMilliseconds: completion.retryAfter, body: completion.body))
-    }
-
-    /// Runs a handler body and turns its result or error into a completion.
-    static func completion(
-        ticket: UInt64, method: String, context: RPCContext, _ body: () throws -> MessageBody
-    ) -> Completion {
-        do {
-            return Completion(ticket: ticket, code: .ok, message: "", retryAfter: 0, body: try body())
-        } catch let error as RPCError {
-            return Completion(
-                ticket: ticket, code: error.code, message: error.message, retryAfter: error.retryAfterMilliseconds, body: .empty)
-        } catch {
-            context.logger.error("handler failed", ["error": "\(error)"])
-            return Completion(
-                ticket: ticket, code: .internal, message: "internal error in \(method): \(error)", retryAfter: 0, body: .empty)
-        }
+        send(socket, to: call.identity, requestID: call.requestID, answer)
     }
 
     /// Answers DEADLINE_EXCEEDED for calls past their deadline and cancels their handlers, and
@@ -476,27 +466,29 @@ extension RPCServer {
         let now = monotonicMilliseconds()
         guard now - state.lastDeadlineScan >= 5, !state.inFlight.isEmpty else { return }
         state.lastDeadlineScan = now
-        for (ticket, call) in state.inFlight where call.deadline < now {
+        for (ticket, call) in state.inFlight where call.deadline < now && !call.answered {
             call.task?.cancel()
             // The entry stays until the handler ends, so an idempotent retry waits for the real
             // outcome (up to its own deadline); only the caller is answered now.
-            state.answered(ticket)
+            state.markAnswered(ticket)
             counters.deadlineExceeded.bump()
-            send(socket, Envelope.reply(
-                to: call.identity, requestID: call.requestID, code: .deadlineExceeded,
-                message: "deadline of \(call.method) passed before it finished"))
+            send(socket, to: call.identity, requestID: call.requestID, Answer(
+                code: .deadlineExceeded, message: "deadline of \(call.method) passed before it finished"))
         }
         for (key, waiter) in state.idempotency.expireWaiters(now: now) {
             counters.deadlineExceeded.bump()
-            send(socket, Envelope.reply(
-                to: waiter.identity, requestID: waiter.requestID, code: .deadlineExceeded,
+            send(socket, to: waiter.identity, requestID: waiter.requestID, Answer(
+                code: .deadlineExceeded,
                 message: "deadline of \(Self.method(ofKey: key)) passed while waiting for the first call with this idempotency key, which is still running"))
         }
     }
 
-    /// Sends a reply without blocking; a gone or slow peer loses its reply (counted), never the server.
-    private func send(_ socket: Socket, _ message: OutgoingMessage) {
-        guard !message.head[0].isEmpty else { return }  // the caller was answered already (empty envelope)
+    /// Sends the reply of every answer the server gives, without blocking; a gone or slow peer
+    /// loses its reply (counted), never the server.
+    private func send(_ socket: Socket, to identity: [[UInt8]], requestID: UInt64, _ answer: Answer) {
+        let message = Envelope.reply(
+            to: identity, requestID: requestID, code: answer.code, message: answer.message,
+            retryAfterMilliseconds: answer.retryAfter, body: answer.body)
         do {
             if try socket.send(message, dontWait: true) {
                 counters.replied.bump()

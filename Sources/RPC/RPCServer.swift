@@ -78,14 +78,24 @@ public final class RPCServer: Sendable {
 
     /// A registered method, type-erased to bytes.
     struct Method: Sendable {
+        /// Where a method's handler runs, and how its answer comes back to the I/O thread.
+        enum Dispatch: Sendable {
+            /// Runs on the I/O thread itself: only for handlers that never block.
+            case inline(@Sendable (Frame, RPCContext) throws -> MessageBody)
+            /// Runs as a task on the concurrency pool.
+            case pooled(@Sendable (Frame, RPCContext) async throws -> MessageBody)
+            /// Called on the I/O thread to hand the work to another thread, which replies later.
+            case deferred(@Sendable (Frame, RPCContext, @escaping @Sendable (Result<MessageBody, any Error>) -> Void) -> Void)
+        }
+
         let path: String
         let mutating: Bool
-        /// Runs as a task on the concurrency pool.
-        let handler: (@Sendable (Frame, RPCContext) async throws -> MessageBody)?
-        /// Runs on the I/O thread itself: only for handlers that never block.
-        let inlineHandler: (@Sendable (Frame, RPCContext) throws -> MessageBody)?
-        /// Called on the I/O thread to hand the work to another thread, which replies later.
-        var deferredHandler: (@Sendable (Frame, RPCContext, @escaping @Sendable (Result<MessageBody, any Error>) -> Void) -> Void)?
+        let dispatch: Dispatch
+
+        /// Whether it runs on the I/O thread (Health/Check): it still answers while draining.
+        var isInline: Bool {
+            if case .inline = dispatch { true } else { false }
+        }
     }
 
     struct Shared {
@@ -108,13 +118,10 @@ public final class RPCServer: Sendable {
         var servingStatus: HealthCheckResponse.ServingStatus = .serving
     }
 
-    /// A finished handler, queued for the I/O thread.
+    /// A finished handler's answer, queued for the I/O thread.
     struct Completion {
         let ticket: UInt64
-        let code: StatusCode
-        let message: String
-        let retryAfter: UInt32
-        let body: MessageBody
+        let answer: Answer
     }
 
     let configuration: Configuration
@@ -147,10 +154,9 @@ public final class RPCServer: Sendable {
         handler: @escaping @Sendable (Request, RPCContext) async throws -> Response
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-        let entry = Method(path: method.path, mutating: mutating ?? !method.isReadOnly, handler: { bytes, context in
+        add(Method(path: method.path, mutating: mutating ?? !method.isReadOnly, dispatch: .pooled { bytes, context in
             MessageBody(encoding: try await handler(try Self.decode(Request.self, bytes, limit), context))
-        }, inlineHandler: nil)
-        add(entry)
+        }))
     }
 
     /// Adds a method whose request carries a large `bytes` field the handler can use where it
@@ -164,12 +170,11 @@ public final class RPCServer: Sendable {
         handler: @escaping @Sendable (Request, FrameBytes?, RPCContext) async throws -> Response
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-        let entry = Method(path: method.path, mutating: mutating ?? !method.isReadOnly, handler: { body, context in
+        add(Method(path: method.path, mutating: mutating ?? !method.isReadOnly, dispatch: .pooled { body, context in
             let decoded = try Self.decode(Request.self, body, limit, leavingLargeBytesField: largeBytesField)
             let bytes = decoded.field.map { FrameBytes(frame: body, range: $0) }
             return MessageBody(encoding: try await handler(decoded.message, bytes, context))
-        }, inlineHandler: nil)
-        add(entry)
+        }))
     }
 
     /// Adds a method answered on the I/O thread itself, with no hop to the task pool.
@@ -181,7 +186,7 @@ public final class RPCServer: Sendable {
         handler: @escaping @Sendable (Request, RPCContext) throws -> Response
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-        add(Method(path: method.path, mutating: !method.isReadOnly, handler: nil, inlineHandler: { bytes, context in
+        add(Method(path: method.path, mutating: !method.isReadOnly, dispatch: .inline { bytes, context in
             MessageBody(encoding: try handler(try Self.decode(Request.self, bytes, limit), context))
         }))
     }
@@ -225,15 +230,13 @@ public final class RPCServer: Sendable {
         ) -> Void
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-        var entry = Method(path: method.path, mutating: mutating ?? !method.isReadOnly, handler: nil, inlineHandler: nil)
-        entry.deferredHandler = { bytes, context, reply in
+        add(Method(path: method.path, mutating: mutating ?? !method.isReadOnly, dispatch: .deferred { bytes, context, reply in
             do {
                 handler(try Self.decode(Request.self, bytes, limit), context, reply)
             } catch {
                 reply(.failure(error))
             }
-        }
-        add(entry)
+        }))
     }
 
     private func add(_ method: Method) {
@@ -385,8 +388,8 @@ public final class RPCServer: Sendable {
     }
 
     /// Queues a finished handler's answer and wakes the I/O thread.
-    func complete(_ completion: Completion) {
-        shared.withLock { $0.replies.append(completion) }
+    func complete(_ ticket: UInt64, _ answer: Answer) {
+        shared.withLock { $0.replies.append(Completion(ticket: ticket, answer: answer)) }
         wakeUp.signal()
     }
 
