@@ -19,54 +19,44 @@ enum ImageServiceHandlers {
 
         // The photo is stored from the request frame it arrived in (field 2, data): no copy.
         server.register(ImageServiceRPC.putImage, largeBytesField: 2) { request, data, context in
-            try await mapped {
-                let bytes: any BlobBytes = data ?? request.data
-                let (info, created) = try await store.put(
-                    bytes,
-                    NewImage(
-                        ownerKey: request.ownerKey, contentType: request.contentType, kind: request.kind,
-                        parentKey: request.parentKey, key: request.key),
-                    abandoned: { context.deadlinePassed })
-                if created { publish(EventTopic.imageStored, info) }
-                return info
-            }
+            let bytes: any BlobBytes = data ?? request.data
+            let (info, created) = try await store.put(
+                bytes,
+                NewImage(
+                    ownerKey: request.ownerKey, contentType: request.contentType, kind: request.kind,
+                    parentKey: request.parentKey, key: request.key),
+                abandoned: { context.deadlinePassed })
+            if created { publish(EventTopic.imageStored, info) }
+            return info
         }
         server.register(ImageServiceRPC.beginUpload) { request, _ in
-            try await mapped {
-                let ticket = try await store.beginUpload(
-                    NewImage(
-                        ownerKey: request.ownerKey, contentType: request.contentType, kind: request.kind,
-                        parentKey: request.parentKey, key: request.key, mediaType: request.mediaType),
-                    totalSize: request.totalSize, checksum: request.checksum)
-                var response = BeginUploadResponse()
-                response.uploadId = ticket.uploadID
-                response.expiresAtMs = ticket.expiresAtMs
-                response.maxChunkBytes = Int32(clamping: ticket.maxChunkBytes)
-                return response
-            }
+            let ticket = try await store.beginUpload(
+                NewImage(
+                    ownerKey: request.ownerKey, contentType: request.contentType, kind: request.kind,
+                    parentKey: request.parentKey, key: request.key, mediaType: request.mediaType),
+                totalSize: request.totalSize, checksum: request.checksum)
+            var response = BeginUploadResponse()
+            response.uploadId = ticket.uploadID
+            response.expiresAtMs = ticket.expiresAtMs
+            response.maxChunkBytes = Int32(clamping: ticket.maxChunkBytes)
+            return response
         }
         // A chunk is staged from the request frame it arrived in (field 3, data): no copy.
         server.register(ImageServiceRPC.appendUpload, largeBytesField: 3) { request, data, _ in
-            try await mapped {
-                var response = AppendUploadResponse()
-                let bytes: any BlobBytes = data ?? request.data
-                response.receivedBytes = try await store.appendUpload(
-                    request.uploadId, offset: request.offset, data: bytes)
-                return response
-            }
+            var response = AppendUploadResponse()
+            let bytes: any BlobBytes = data ?? request.data
+            response.receivedBytes = try await store.appendUpload(
+                request.uploadId, offset: request.offset, data: bytes)
+            return response
         }
         server.register(ImageServiceRPC.commitUpload) { request, _ in
-            try await mapped {
-                let info = try await store.commitUpload(request.uploadId, checksum: request.checksum)
-                publish(EventTopic.imageStored, info)
-                return info
-            }
+            let info = try await store.commitUpload(request.uploadId, checksum: request.checksum)
+            publish(EventTopic.imageStored, info)
+            return info
         }
         server.register(ImageServiceRPC.abortUpload) { request, _ in
-            try await mapped {
-                try await store.abortUpload(request.uploadId)
-                return AbortUploadResponse()
-            }
+            try await store.abortUpload(request.uploadId)
+            return AbortUploadResponse()
         }
         // GetImage answers with its encoding written directly into the reply's frame: a cached
         // blob is copied there once, a blob from disk is read there (and verified) in place.
@@ -95,51 +85,43 @@ enum ImageServiceHandlers {
                     FramedRead(head: EncodedReply<GetImageResponse>.head(message: image.info.serializedBytes(), dataCount: count), dataCount: count)
                 },
                 done: { result in
-                    reply(result.map { MessageBody(frame: $0.frame) }.mapError { ($0 as? ImageStoreError).map(rpcError) ?? $0 })
+                    reply(result.map { MessageBody(frame: $0.frame) })
                 })
         }
         server.register(ImageServiceRPC.statImage) { request, _ in
-            try await mapped { try await store.info(request.key) }
+            try await store.info(request.key)
         }
         server.register(ImageServiceRPC.listImages) { request, _ in
-            try await mapped {
-                let page = try await store.list(
-                    ownerKey: request.ownerKey, kind: request.kind, mediaType: request.mediaType,
-                    pageSize: Int(request.pageSize), pageToken: request.pageToken)
-                var response = ListImagesResponse()
-                response.images = page.images
-                response.nextPageToken = page.next
-                return response
-            }
+            let page = try await store.list(
+                ownerKey: request.ownerKey, kind: request.kind, mediaType: request.mediaType,
+                pageSize: Int(request.pageSize), pageToken: request.pageToken)
+            var response = ListImagesResponse()
+            response.images = page.images
+            response.nextPageToken = page.next
+            return response
         }
         server.register(ImageServiceRPC.deleteImage) { request, _ in
-            try await mapped {
-                for info in try await store.delete(request.key) { publish(EventTopic.imageDeleted, info) }
-                return DeleteImageResponse()
-            }
+            for info in try await store.delete(request.key) { publish(EventTopic.imageDeleted, info) }
+            return DeleteImageResponse()
         }
         server.register(ImageServiceRPC.deleteImagesForOwner) { request, _ in
-            try await mapped {
-                let removed = try await store.deleteForOwner(
-                    request.ownerKey, attachedKeys: request.attachedKeys, ownerDeleted: request.ownerDeleted)
-                for info in removed { publish(EventTopic.imageDeleted, info) }
-                var response = DeleteImagesForOwnerResponse()
-                response.deletedCount = Int64(removed.count)
-                // The record went in with the delete (deleteForOwner returns only then): the item
-                // cascade keeps its delivery when an older image service leaves this unset.
-                response.ownerDeletedRecorded = request.ownerDeleted
-                return response
-            }
+            let removed = try await store.deleteForOwner(
+                request.ownerKey, attachedKeys: request.attachedKeys, ownerDeleted: request.ownerDeleted)
+            for info in removed { publish(EventTopic.imageDeleted, info) }
+            var response = DeleteImagesForOwnerResponse()
+            response.deletedCount = Int64(removed.count)
+            // The record went in with the delete (deleteForOwner returns only then): the item
+            // cascade keeps its delivery when an older image service leaves this unset.
+            response.ownerDeletedRecorded = request.ownerDeleted
+            return response
         }
         server.register(ImageServiceRPC.getRendition) { request, _ in
-            try await mapped {
-                let (info, data) = try await store.rendition(
-                    request.key, width: Int(request.width), height: Int(request.height), mode: request.mode)
-                var response = GetRenditionResponse()
-                response.info = info
-                response.data = data
-                return response
-            }
+            let (info, data) = try await store.rendition(
+                request.key, width: Int(request.width), height: Int(request.height), mode: request.mode)
+            var response = GetRenditionResponse()
+            response.info = info
+            response.data = data
+            return response
         }
         let recovery = store.recovery
         server.register(ImageServiceRPC.stats) { _, _ in
@@ -201,27 +183,5 @@ enum ImageServiceHandlers {
             return count
         }
         return response
-    }
-
-    /// Runs a handler body, turning store refusals into their status codes.
-    static func mapped<T>(_ body: () async throws -> T) async throws -> T {
-        do {
-            return try await body()
-        } catch let error as ImageStoreError {
-            throw rpcError(error)
-        }
-    }
-
-    static func rpcError(_ error: ImageStoreError) -> RPCError {
-        switch error {
-        case .invalid(let message): .invalidArgument(message)
-        case .notFound(let message): .notFound(message)
-        case .outOfRange(let message): .outOfRange(message)
-        case .failedPrecondition(let message): .failedPrecondition(message)
-        case .alreadyExists(let message): .alreadyExists(message)
-        case .aborted(let message): .aborted(message)
-        case .tooLarge(let message): .resourceExhausted(message)
-        case .damaged(let message): .dataLoss(message)
-        }
     }
 }

@@ -1,5 +1,8 @@
-/// Why a store operation was refused; the handlers map each case to its status code.
-public enum ImageStoreError: Error, Equatable, CustomStringConvertible {
+import Proto
+import RPC
+
+/// Why a store operation was refused; a call it ends is answered the status code its case names.
+public enum ImageStoreError: RPCStatusError, Equatable, CustomStringConvertible {
     /// INVALID_ARGUMENT.
     case invalid(String)
     /// NOT_FOUND.
@@ -24,4 +27,19 @@ public enum ImageStoreError: Error, Equatable, CustomStringConvertible {
              .alreadyExists(let m), .aborted(let m), .tooLarge(let m), .damaged(let m): m
         }
     }
+
+    public var rpcStatus: StatusCode {
+        switch self {
+        case .invalid: .invalidArgument
+        case .notFound: .notFound
+        case .outOfRange: .outOfRange
+        case .failedPrecondition: .failedPrecondition
+        case .alreadyExists: .alreadyExists
+        case .aborted: .aborted
+        case .tooLarge: .resourceExhausted
+        case .damaged: .dataLoss
+        }
+    }
+
+    public var rpcMessage: String { description }
 }

@@ -83,7 +83,7 @@ enum ItemServiceHandlers {
                 try context.checkDeadline()
                 return try work(request, store)
             }) { result in
-                reply(result.map(finish).mapError(mapped))
+                reply(result.map(finish))
             }
         }
     }
@@ -112,7 +112,7 @@ enum ItemServiceHandlers {
                     try context.checkDeadline()
                     return try changeWork(request, store, clock, key: \.itemKey) { try $0.attachPhoto($1, now: $2) }
                 }) { result in
-                    reply(result.map { finishChange(host, $0) }.mapError(mapped))
+                    reply(result.map { finishChange(host, $0) })
                 }
             }
             // The store's checks first (keys, item, room, a photo deleted with another item),
@@ -120,7 +120,7 @@ enum ItemServiceHandlers {
             store.submit({ try $0.photoToCheck(request) }) { result in
                 switch result {
                 case .failure(let error):
-                    reply(.failure(mapped(error)))
+                    reply(.failure(error))
                 case .success(nil):
                     attach()
                 case .success(let keys?):
@@ -157,23 +157,6 @@ enum ItemServiceHandlers {
         let (item, changed, now) = change
         if changed { publish(host, EventTopic.itemUpdated, item, now) }
         return item
-    }
-
-    /// A store's refusal as its status code; other errors as they are.
-    private static func mapped(_ error: any Error) -> any Error {
-        (error as? ItemStoreError).map(rpcError) ?? error
-    }
-
-    /// The status code of a store's refusal.
-    static func rpcError(_ error: ItemStoreError) -> RPCError {
-        switch error {
-        case let .invalidArgument(message): .invalidArgument(message)
-        case let .notFound(message): .notFound(message)
-        case let .outOfRange(message): .outOfRange(message)
-        case let .aborted(message): .aborted(message)
-        case let .failedPrecondition(message): .failedPrecondition(message)
-        case .closed: .unavailable("item-service is stopping")
-        }
     }
 
     private static func publish(_ host: Publish, _ topic: String, _ item: Item, _ now: Int64) {

@@ -1,5 +1,9 @@
-/// What the item store refuses, each case with a message that names the field and the value.
-public enum ItemStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+import Proto
+import RPC
+
+/// What the item store refuses, each case with a message that names the field and the value,
+/// and answered with the status code its case names.
+public enum ItemStoreError: RPCStatusError, Equatable, Sendable, CustomStringConvertible {
     /// A bad field or value, whatever the stored state (INVALID_ARGUMENT).
     case invalidArgument(String)
     /// No item (or attached photo) with that key (NOT_FOUND).
@@ -19,6 +23,24 @@ public enum ItemStoreError: Error, Equatable, Sendable, CustomStringConvertible 
             let .aborted(message), let .failedPrecondition(message):
             message
         case .closed: "the item store is closed"
+        }
+    }
+
+    public var rpcStatus: StatusCode {
+        switch self {
+        case .invalidArgument: .invalidArgument
+        case .notFound: .notFound
+        case .outOfRange: .outOfRange
+        case .aborted: .aborted
+        case .failedPrecondition: .failedPrecondition
+        case .closed: .unavailable
+        }
+    }
+
+    public var rpcMessage: String {
+        switch self {
+        case .closed: "item-service is stopping"
+        default: description
         }
     }
 }

@@ -23,12 +23,12 @@ extension RPCServer {
             Answer(code: .ok, message: "", body: body)
         }
 
-        /// The answer to a call its handler ended with `error`: the status an `RPCError`
+        /// The answer to a call its handler ended with `error`: the status an `RPCStatusError`
         /// carries; DEADLINE_EXCEEDED for a cancelled handler (the server cancels one only when
         /// its deadline passed or the server stops); INTERNAL, logged, for anything else (a bug).
         init(error: any Error, context: RPCContext) {
-            if let error = error as? RPCError {
-                self.init(code: error.code, message: error.message, retryAfter: error.retryAfterMilliseconds)
+            if let error = error as? any RPCStatusError {
+                self.init(code: error.rpcStatus, message: error.rpcMessage, retryAfter: error.rpcRetryAfterMilliseconds)
             } else if error is CancellationError {
                 self.init(code: .deadlineExceeded, message: "deadline passed while serving \(context.method)")
             } else {

@@ -147,7 +147,8 @@ public final class RPCServer: Sendable {
     /// - Parameters:
     ///   - method: The typed method, e.g. `ItemServiceRPC.createItem`.
     ///   - mutating: Whether idempotency keys apply; defaults to "not a read-only method".
-    ///   - handler: Runs concurrently with other calls; throw `RPCError` for a status code.
+    ///   - handler: Runs concurrently with other calls; throw an `RPCStatusError` (`RPCError`,
+    ///     a store's refusal) for a status code.
     public func register<Request, Response>(
         _ method: ProtoMethod<Request, Response>,
         mutating: Bool? = nil,
