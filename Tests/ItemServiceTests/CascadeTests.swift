@@ -154,6 +154,11 @@ import Testing
             try await Task.sleep(for: .milliseconds(50))
         }
         #expect(fake.deleted.withLock { Set($0.keys) } == later, "only these were delivered: \(fake.deleted.withLock { $0.count })")
+        // The fake records a delete as it answers it; the row leaves the outbox just after.
+        let drainEnd = ContinuousClock.now + .seconds(10)
+        while try await pending(client) != 100 && ContinuousClock.now < drainEnd {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         #expect(try await pending(client) == 100)
         // The failing rows are still tried, not given up (after their backoff: waited for, bounded).
         func triesOfTheOldest() -> Int { fake.calls.withLock { $0 }.filter { $0 == keys[0] }.count }
