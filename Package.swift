@@ -30,7 +30,7 @@ let package = Package(
 
         // One Swift wrapper per C library.
         .target(name: "ZMQ", dependencies: ["CZMQ"], swiftSettings: swiftSettings),
-        .target(name: "SQLite", dependencies: ["CSQLite"], swiftSettings: swiftSettings),
+        .target(name: "SQLite", dependencies: ["CSQLite", "Runtime"], swiftSettings: swiftSettings),
         .target(name: "JPEG", dependencies: ["CTurboJPEG"], swiftSettings: swiftSettings),
         .target(name: "Proto", dependencies: ["CProtobufC", "HomepwnerProtoC"], swiftSettings: swiftSettings),
 

@@ -8,9 +8,10 @@ public enum CaptureWorkerHost {
     public static let options = WorkerConfiguration.options(
         healthEnv: EnvironmentNames.captureWorkerHealth, healthDefault: Defaults.captureWorkerHealth)
 
-    /// A host answering Health/Check; the worker itself holds nothing durable.
-    public static func make(_ configuration: WorkerConfiguration, context: Context, logger: Logger) throws -> ServiceHost {
-        try ServiceHost(
-            name: "capture-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)
+    /// The worker's parts: a host answering Health/Check (the worker holds nothing durable);
+    /// nothing is bound until the composition starts.
+    public static func make(_ configuration: WorkerConfiguration, context: Context, logger: Logger) throws -> ServiceComposition {
+        ServiceComposition([try ServiceHost(
+            name: "capture-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)])
     }
 }

@@ -12,8 +12,9 @@ import ZMQ
 /// The whole suite in one process: item service, image service, capture worker and
 /// thumbnail worker on real sockets, with a data folder of their own.
 ///
-/// Tests bring it up on ipc endpoints in a temporary folder and stop or restart any part
-/// (fault tests); `homepwner up` runs the same composition on the loopback defaults.
+/// Each part is the `ServiceComposition` its executable runs, from the same factory, started and
+/// stopped in the same order. Tests bring it up on ipc endpoints in a temporary folder and stop
+/// or restart any part (fault tests); `homepwner up` runs it on the loopback defaults.
 public final class Harness: Sendable {
     /// One part of the suite.
     public enum Part: String, CaseIterable, Sendable {
@@ -31,7 +32,7 @@ public final class Harness: Sendable {
     public let context: Context
     private let logger: Logger
     private let ownsDataDirectory: Bool
-    private let hosts = Mutex<[Part: ServiceHost]>([:])
+    private let parts = Mutex<[Part: ServiceComposition]>([:])
 
     /// A harness on ipc endpoints in a new temporary folder, which `shutdown()` removes.
     public convenience init(logger: Logger = Logger(label: "harness", level: .warning)) throws {
@@ -64,20 +65,15 @@ public final class Harness: Sendable {
     /// Starts one part; throws when it is running already or cannot bind.
     public func start(_ part: Part) throws {
         guard !isRunning(part) else { throw HarnessError("\(part.rawValue) is running already") }
-        let host = try makeHost(part)
-        do {
-            try host.start()
-        } catch {
-            host.stop()  // release what a half-started part holds (sockets, files)
-            throw error
-        }
-        hosts.withLock { $0[part] = host }
+        let composition = try makeComposition(part)
+        try composition.start()
+        parts.withLock { $0[part] = composition }
     }
 
     /// Stops one part and closes its sockets, as a crash of that process would look to its peers.
     public func stop(_ part: Part) {
-        let host = hosts.withLock { $0.removeValue(forKey: part) }
-        host?.stop()
+        let composition = parts.withLock { $0.removeValue(forKey: part) }
+        composition?.stop()
     }
 
     /// Stops and starts one part on the same endpoints and data.
@@ -87,10 +83,10 @@ public final class Harness: Sendable {
     }
 
     /// Whether a part is up.
-    public func isRunning(_ part: Part) -> Bool { hosts.withLock { $0[part] != nil } }
+    public func isRunning(_ part: Part) -> Bool { parts.withLock { $0[part] != nil } }
 
     /// The host of a running part (its server, events and endpoints).
-    public func host(_ part: Part) -> ServiceHost? { hosts.withLock { $0[part] } }
+    public func host(_ part: Part) -> ServiceHost? { parts.withLock { $0[part] }?.host }
 
     /// The RPC (or Health) endpoint of a part.
     public func endpoint(_ part: Part) -> String {
@@ -120,7 +116,7 @@ public final class Harness: Sendable {
         }
     }
 
-    private func makeHost(_ part: Part) throws -> ServiceHost {
+    private func makeComposition(_ part: Part) throws -> ServiceComposition {
         let log = Logger(label: part.rawValue, level: logger.level, sink: logger.sink)
         let workers = WorkerConfiguration(
             healthEndpoint: endpoint(part), itemServiceEndpoint: endpoints.itemRPC,
@@ -152,9 +148,7 @@ extension Harness: Service {
     /// Starts every part, serves until cancelled, then stops them all.
     public func run() async throws {
         try start()
-        await withTaskCancellationHandler {
-            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-        } onCancel: {}
+        await waitForCancellation()
         shutdown()
     }
 }

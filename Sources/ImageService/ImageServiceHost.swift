@@ -10,14 +10,13 @@ public enum ImageServiceHost {
         (configuration.dataDirectory as NSString).appendingPathComponent("images")
     }
 
-    /// A host serving Health and the ImageService methods.
+    /// image-service's parts, in start order: the store, the upload reaper, the memory-pressure
+    /// watcher and the host serving Health and the ImageService methods. The store is opened
+    /// (and reconciled with its files) here, on the calling thread: its queues start no thread
+    /// until they have work; nothing else is bound or started until the composition starts.
     public static func make(
         _ configuration: ImageServiceConfiguration, context: Context, logger: Logger
-    ) throws -> ServiceHost {
-        let host = try ServiceHost(
-            name: "image-service", context: context, rpcEndpoints: [configuration.rpcEndpoint],
-            eventEndpoints: [configuration.eventsEndpoint], maxMessageBytes: configuration.maxMessageBytes,
-            logger: logger)
+    ) throws -> ServiceComposition {
         let cache = ImageCache(budgetBytes: configuration.effectiveCacheBudgetBytes)
         let limits = ImageStoreLimits(
             maxPixels: configuration.maxPixels, maxUploadBytes: configuration.maxUploadBytes,
@@ -25,18 +24,22 @@ public enum ImageServiceHost {
             uploadExpiryMilliseconds: Int64(configuration.uploadExpirySeconds) * 1000,
             maxRenditionSourceBytes: configuration.maxRenditionSourceBytes)
         let store = try ImageStore(folder: dataFolder(configuration), cache: cache, limits: limits, logger: logger)
+        let host: ServiceHost
+        do {
+            host = try ServiceHost(
+                name: "image-service", context: context, rpcEndpoints: [configuration.rpcEndpoint],
+                eventEndpoints: [configuration.eventsEndpoint], maxMessageBytes: configuration.maxMessageBytes,
+                logger: logger)
+        } catch {
+            store.close()
+            throw error
+        }
         // A reply carries the data plus ImageInfo and framing; keep a margin under the frame limit.
         ImageServiceHandlers.register(on: host, store: store, replyLimit: max(4096, configuration.maxMessageBytes - (64 << 10)))
 
         let reaper = IntervalThread(
             name: "image-upload-reaper", intervalMilliseconds: Int32(clamping: max(1000, configuration.uploadExpirySeconds * 250))
         ) { store.expireUploads() }
-        do {
-            try reaper.start()
-        } catch {
-            store.close()
-            throw error
-        }
         var monitors: [any MemoryPressureMonitor] = []
         var triggerPath: String?
         if configuration.watchMemoryPressure {
@@ -50,12 +53,16 @@ public enum ImageServiceHost {
             if let cgroup = CgroupMemoryMonitor.detect() { monitors.append(cgroup) }
         }
         let watcher = PressureWatcher(monitors: monitors, cache: cache, triggerPath: triggerPath, logger: logger)
-        watcher.start()
-        host.addStopAction {
-            watcher.stop()
-            reaper.stop()
-            store.close()
-        }
-        return host
+        return ServiceComposition([store, reaper, watcher, host])
     }
+}
+
+extension ImageStore: LifecycleService {
+    public var name: String { "image-store" }
+
+    /// Nothing: the store was opened when it was made (`init` reconciles it with its files).
+    public func start() {}
+
+    /// Closes the store (`close()`).
+    public func stop() { close() }
 }

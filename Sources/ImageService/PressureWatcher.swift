@@ -9,7 +9,8 @@ import Glibc
 ///
 /// It reads every monitor each `interval`; where the kernel allows it, a PSI poll trigger
 /// ("some 150 ms in 2 s") wakes it at once when pressure starts.
-public final class PressureWatcher: Sendable {
+public final class PressureWatcher: LifecycleService {
+    public var name: String { "image-cache-pressure" }
     private let monitors: [any MemoryPressureMonitor]
     private let cache: ImageCache
     private let intervalMilliseconds: Int32

@@ -18,7 +18,7 @@ import Synchronization
 /// from then on, and first detaches the owner's images from the other items that show them.
 /// Rows are tried in the order they fall due (`next_attempt_at_ms`, kept in the outbox), so a
 /// row that keeps failing moves back and never holds up the rows behind it.
-public final class CascadeDispatcher: Sendable {
+public final class CascadeDispatcher: LifecycleService {
     /// Backoff between failed attempts of one row, by attempt number.
     public struct Backoff: Sendable {
         /// The first delay.
@@ -43,8 +43,9 @@ public final class CascadeDispatcher: Sendable {
     /// The most rows one round reads.
     static let roundSize = 100
 
+    public var name: String { "cascade" }
     private let store: ItemStoreQueue
-    private let client: RPCClient
+    private let connection: ClientConnection
     private let logger: Logger
     private let backoff: Backoff
     private let clock: any WallClock
@@ -52,14 +53,14 @@ public final class CascadeDispatcher: Sendable {
     private let wake = WakeSignal()
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    /// A dispatcher delivering through `client` (the image service's endpoint); `clock` dates
-    /// the retries kept in the outbox.
+    /// A dispatcher delivering through `connection` (to the image service's endpoint), which
+    /// starts before it; `clock` dates the retries kept in the outbox.
     public init(
-        store: ItemStoreQueue, client: RPCClient, logger: Logger, backoff: Backoff = Backoff(),
+        store: ItemStoreQueue, connection: ClientConnection, logger: Logger, backoff: Backoff = Backoff(),
         clock: any WallClock = SystemClock()
     ) {
         self.store = store
-        self.client = client
+        self.connection = connection
         self.logger = logger
         self.backoff = backoff
         self.clock = clock
@@ -67,7 +68,7 @@ public final class CascadeDispatcher: Sendable {
 
     /// Starts delivering in a task.
     public func start() {
-        let started = Task { [self] in await run() }
+        let started = Task { [self] in await deliverUntilCancelled() }
         task.withLock { $0 = started }
     }
 
@@ -76,11 +77,14 @@ public final class CascadeDispatcher: Sendable {
         wake.signal()
     }
 
-    /// Stops delivering; rows left stay in the outbox for the next start.
+    /// Stops delivering; rows left stay in the outbox for the next start. A call in flight
+    /// ends when the connection, stopped next, closes.
     public func stop() {
         task.withLock { $0 }?.cancel()
-        client.close()
     }
+
+    /// The image service's client.
+    private var client: RPCClient { connection.client }
 
     /// How a round ended.
     private enum Round {
@@ -92,7 +96,7 @@ public final class CascadeDispatcher: Sendable {
         case paused(until: Int64)
     }
 
-    private func run() async {
+    private func deliverUntilCancelled() async {
         var pausedUntil: Int64 = 0
         while !Task.isCancelled {
             if monotonicMilliseconds() >= pausedUntil {

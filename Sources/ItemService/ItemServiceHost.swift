@@ -15,56 +15,28 @@ public enum ItemServiceHost {
         (dataFolder(configuration) as NSString).appendingPathComponent("items.db")
     }
 
-    /// A host serving Health and ItemService, publishing item events and delivering the
-    /// delete cascade to the image service (which AttachPhoto asks about each new photo too);
-    /// stopping the host stops the cascade and closes the store.
+    /// item-service's parts, in start order: the store, the image service's client, the delete
+    /// cascade (to the image service, which AttachPhoto asks about each new photo too), and the
+    /// host serving Health and ItemService and publishing item events. Nothing is opened, bound
+    /// or started until the composition starts.
     public static func make(
         _ configuration: ItemServiceConfiguration, context: Context, logger: Logger,
         clock: any WallClock = SystemClock(), cascadeBackoff: CascadeDispatcher.Backoff = .init()
-    ) throws -> ServiceHost {
+    ) throws -> ServiceComposition {
         try FileManager.default.createDirectory(
             atPath: dataFolder(configuration), withIntermediateDirectories: true)
-        let store = try ItemStoreQueue(path: databasePath(configuration), seedPath: configuration.seedDatabase)
-        let host: ServiceHost
-        let imageClient: RPCClient
-        do {
-            host = try ServiceHost(
-                name: "item-service", context: context, rpcEndpoints: [configuration.rpcEndpoint],
-                eventEndpoints: [configuration.eventsEndpoint], maxMessageBytes: configuration.maxMessageBytes,
-                logger: logger)
-            imageClient = try RPCClient(
-                context: context, endpoint: configuration.imageServiceEndpoint,
-                configuration: .init(connectWaitMilliseconds: 500))
-        } catch {
-            store.close()
-            throw error
-        }
+        let store = ItemStoreQueue(path: databasePath(configuration), seedPath: configuration.seedDatabase)
+        let images = ClientConnection(
+            name: "image-service-client", context: context, endpoint: configuration.imageServiceEndpoint,
+            configuration: .init(connectWaitMilliseconds: 500))
         let cascade = CascadeDispatcher(
-            store: store, client: imageClient, logger: logger.with(["part": "cascade"]), backoff: cascadeBackoff, clock: clock)
+            store: store, connection: images, logger: logger.with(["part": "cascade"]), backoff: cascadeBackoff, clock: clock)
+        let host = try ServiceHost(
+            name: "item-service", context: context, rpcEndpoints: [configuration.rpcEndpoint],
+            eventEndpoints: [configuration.eventsEndpoint], maxMessageBytes: configuration.maxMessageBytes,
+            logger: logger)
         ItemServiceHandlers.register(
-            on: host, store: store, clock: clock, photoCheck: PhotoCheck(client: imageClient), deleted: { cascade.kick() })
-        cascade.start()
-        let resources = Resources(store: store, cascade: cascade)
-        host.addStopAction { resources.close() }
-        return host
-    }
-
-    /// The store and the cascade, closed once: when the host stops, or when a host that
-    /// never started (a failed bind) is released.
-    final class Resources: Sendable {
-        let store: ItemStoreQueue
-        let cascade: CascadeDispatcher
-
-        init(store: ItemStoreQueue, cascade: CascadeDispatcher) {
-            self.store = store
-            self.cascade = cascade
-        }
-
-        func close() {
-            cascade.stop()
-            store.close()
-        }
-
-        deinit { close() }
+            on: host, store: store, clock: clock, photoCheck: PhotoCheck(connection: images), deleted: { cascade.kick() })
+        return ServiceComposition([store, images, cascade, host])
     }
 }

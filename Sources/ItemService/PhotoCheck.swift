@@ -6,8 +6,11 @@ import RPC
 /// owner and leave the item pointing at nothing; an unknown key would never be deleted by the
 /// item's cascade, nor shown.
 struct PhotoCheck: Sendable {
-    /// The image service (the cascade's client).
-    let client: RPCClient
+    /// The image service (the cascade's client), connected once the part has started.
+    let connection: ClientConnection
+
+    /// The image service's client.
+    var client: RPCClient { connection.client }
 
     /// The longest StatImage call.
     static let maxWaitMilliseconds: Int64 = 5_000

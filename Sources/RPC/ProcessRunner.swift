@@ -11,12 +11,13 @@ public enum ProcessRunner {
             help: "trace, debug, info, notice, warning, error or critical", valueName: "LEVEL"),
     ]
 
-    /// Parses options, builds the services and runs them until SIGTERM/SIGINT; never returns.
+    /// Parses options, builds the process's composition and runs its services in a
+    /// `ServiceGroup` until SIGTERM/SIGINT (started in order, stopped in reverse); never returns.
     ///
     /// Exit codes: 0 after a clean stop or `--help`, 2 for a usage error, 1 when a service failed.
     public static func run(
         command: String, summary: String, options: [OptionSpec],
-        makeServices: (ParsedOptions, Context, Logger) throws -> [any Service]
+        makeComposition: (ParsedOptions, Context, Logger) throws -> ServiceComposition
     ) async -> Never {
         MallocTuning.forLargeMessages()
         let parser = OptionParser(command: command, summary: summary, options: options + commonOptions)
@@ -39,8 +40,8 @@ public enum ProcessRunner {
         let logger = Logger(label: command, level: level)
         do {
             let context = try Context(ioThreads: 1)
-            let services = try makeServices(parsed, context, logger)
-            try await ServiceGroup(services: services, logger: logger).run()
+            let composition = try makeComposition(parsed, context, logger)
+            try await ServiceGroup(services: composition.services, logger: logger).run()
             logger.info("stopped cleanly")
             exit(0)
         } catch {

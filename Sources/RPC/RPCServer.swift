@@ -429,10 +429,3 @@ extension RPCServer: Service {
         stop()
     }
 }
-
-/// Suspends until the current task is cancelled.
-func waitForCancellation() async {
-    while !Task.isCancelled {
-        try? await Task.sleep(for: .seconds(3600))
-    }
-}

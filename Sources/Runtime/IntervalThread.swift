@@ -8,8 +8,9 @@ import Glibc
 /// watches reports urgent data (a PSI poll trigger), until ``stop()`` wakes it and joins it.
 ///
 /// It sleeps in `poll(2)`, so neither a tick nor a stop waits out the interval.
-public final class IntervalThread: Sendable {
-    private let name: String
+public final class IntervalThread: LifecycleService {
+    /// The thread's name, and this service's.
+    public let name: String
     private let intervalMilliseconds: Int32
     private let tick: @Sendable () -> Void
     /// The pipe whose write end `stop()` writes to; nil until `start()`.
@@ -21,6 +22,11 @@ public final class IntervalThread: Sendable {
         self.name = name
         self.intervalMilliseconds = intervalMilliseconds
         self.tick = tick
+    }
+
+    /// Starts the thread, ticking on the interval only. Call once.
+    public func start() throws {
+        try start(watching: -1)
     }
 
     /// Starts the thread; `trigger` (≥ 0) also wakes it when it reports POLLPRI. Call once.

@@ -7,12 +7,15 @@ import Synchronization
 
 /// Runs a process's services together and stops them together.
 ///
-/// ``run()`` starts every service in a child task. Shutdown begins on the first of: one of
-/// `signals` arriving, ``triggerShutdown()``, cancellation of the task calling ``run()``, or a
-/// service throwing or returning. Shutdown cancels every service's task and waits for all of them
-/// to return; a service that throws `CancellationError` during shutdown counts as stopped
-/// gracefully. A signal that arrives while already shutting down exits the process at once with
-/// status 130.
+/// ``run()`` starts the services in order, each in a task of its own; a ``LifecycleService`` is
+/// started (its `start()` returned) before the next one starts, and a failing start stops the
+/// group. Shutdown begins on the first of: one of `signals` arriving, ``triggerShutdown()``,
+/// cancellation of the task calling ``run()``, or a service throwing or returning. Shutdown
+/// stops the services in reverse start order, cancelling each one's task and waiting for it to
+/// return before cancelling the one started before it (as swift-service-lifecycle does), so a
+/// service never outlives one it depends on; a service that throws `CancellationError` during
+/// shutdown counts as stopped gracefully. A signal that arrives while already shutting down
+/// exits the process at once with status 130.
 public final class ServiceGroup: Sendable {
     /// Where the group is in its life.
     private enum State {
@@ -26,16 +29,10 @@ public final class ServiceGroup: Sendable {
         case finished
     }
 
-    /// What a child task of ``run()`` reports.
-    private enum ChildResult: Sendable {
-        /// Shutdown was requested from outside the services.
-        case shutdownRequested
-        /// The watcher for outside requests was cancelled; nothing to do.
-        case watcherStopped
-        /// A service returned.
-        case serviceReturned(String)
-        /// A service threw.
-        case serviceFailed(String, any Error)
+    /// A service that was started: the task running it.
+    private struct Started {
+        let name: String
+        let task: Task<Void, any Error>
     }
 
     /// The services, in start order.
@@ -93,56 +90,7 @@ public final class ServiceGroup: Sendable {
 
         logger.info("starting services", ["services": services.map(\.name).joined(separator: ",")])
         let firstError: (any Error)? = await withTaskCancellationHandler {
-            await withTaskGroup(of: ChildResult.self) { group in
-                group.addTask {
-                    for await _ in shutdownStream {}
-                    return Task.isCancelled ? .watcherStopped : .shutdownRequested
-                }
-                for service in services {
-                    group.addTask {
-                        do {
-                            try await service.run()
-                            return .serviceReturned(service.name)
-                        } catch {
-                            return .serviceFailed(service.name, error)
-                        }
-                    }
-                }
-
-                var firstError: (any Error)?
-                var running = services.count
-                while running > 0, let result = await group.next() {
-                    switch result {
-                    case .shutdownRequested:
-                        group.cancelAll()
-                    case .watcherStopped:
-                        break
-                    case .serviceReturned(let name):
-                        running -= 1
-                        // A return racing with the cancellation of run()'s own task is not early.
-                        if !Task.isCancelled, beginShutdown() {
-                            logger.error("service returned early; stopping the others", ["service": name])
-                            firstError = firstError ?? ServiceGroupError.serviceReturnedEarly(name)
-                            group.cancelAll()
-                        } else {
-                            logger.debug("service stopped", ["service": name])
-                        }
-                    case .serviceFailed(let name, let error) where error is CancellationError && (isShuttingDown || Task.isCancelled):
-                        // Propagating the cancellation that shutdown caused is a graceful stop.
-                        running -= 1
-                        logger.debug("service stopped", ["service": name])
-                    case .serviceFailed(let name, let error):
-                        running -= 1
-                        logger.error("service failed", ["service": name, "error": "\(error)"])
-                        firstError = firstError ?? error
-                        if beginShutdown() {
-                            group.cancelAll()
-                        }
-                    }
-                }
-                group.cancelAll()
-                return firstError
-            }
+            await runServices(until: shutdownStream)
         } onCancel: {
             beginShutdown()
         }
@@ -158,6 +106,86 @@ public final class ServiceGroup: Sendable {
             throw firstError
         }
         logger.info("all services stopped")
+    }
+
+    /// Starts the services in order, waits for shutdown (or a service ending by itself), then
+    /// stops them in reverse order, each once the one started after it has returned.
+    ///
+    /// - Returns: The first failure: a service's error, or its return before shutdown.
+    private func runServices(until shutdown: AsyncStream<Never>) async -> (any Error)? {
+        var firstError: (any Error)?
+        var started: [Started] = []
+        for service in services where !isShuttingDown {
+            guard let lifecycle = service as? any LifecycleService else {
+                started.append(Started(name: service.name, task: Task { try await service.run() }))
+                continue
+            }
+            // Started here, in order, so a service finds those before it ready.
+            do {
+                try lifecycle.start()
+            } catch {
+                lifecycle.stop()  // releases what a half-done start holds
+                logger.error("service failed", ["service": service.name, "error": "\(error)"])
+                firstError = error
+                beginShutdown()
+                break
+            }
+            started.append(Started(name: service.name, task: Task {
+                await waitForCancellation()
+                lifecycle.stop()
+            }))
+        }
+
+        // Nothing runs (no services, or the first failed to start): nothing to wait for.
+        guard !started.isEmpty else { return firstError }
+        return await withTaskGroup(of: Int?.self) { group in
+            group.addTask {
+                for await _ in shutdown {}
+                return nil
+            }
+            for (index, service) in started.enumerated() {
+                group.addTask {
+                    _ = await service.task.result
+                    return index
+                }
+            }
+            // The first to end: the shutdown request, or a service ending by itself.
+            let endedFirst = await group.next() ?? nil
+            if let index = endedFirst {
+                let name = started[index].name
+                switch await started[index].task.result {
+                case .success where !Task.isCancelled && beginShutdown():
+                    // A return racing with the cancellation of run()'s own task is not early.
+                    logger.error("service returned early; stopping the others", ["service": name])
+                    firstError = firstError ?? ServiceGroupError.serviceReturnedEarly(name)
+                case .success:
+                    logger.debug("service stopped", ["service": name])
+                case .failure(let error) where error is CancellationError && (isShuttingDown || Task.isCancelled):
+                    logger.debug("service stopped", ["service": name])
+                case .failure(let error):
+                    logger.error("service failed", ["service": name, "error": "\(error)"])
+                    firstError = firstError ?? error
+                    beginShutdown()
+                }
+            }
+            // The last started stops first: the RPC host drains before the stores it calls close.
+            for index in started.indices.reversed() where index != endedFirst {
+                let service = started[index]
+                service.task.cancel()
+                switch await service.task.result {
+                case .success:
+                    logger.debug("service stopped", ["service": service.name])
+                case .failure(let error) where error is CancellationError:
+                    // Propagating the cancellation that shutdown caused is a graceful stop.
+                    logger.debug("service stopped", ["service": service.name])
+                case .failure(let error):
+                    logger.error("service failed", ["service": service.name, "error": "\(error)"])
+                    firstError = firstError ?? error
+                }
+            }
+            group.cancelAll()
+            return firstError
+        }
     }
 
     /// Starts a graceful shutdown: every service's task is cancelled and ``run()`` returns once they

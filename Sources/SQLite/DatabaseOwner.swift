@@ -1,4 +1,5 @@
 import Foundation
+import Runtime
 import Synchronization
 
 /// A store a ``DatabaseOwner`` runs jobs on: it opens one transaction for a batch of jobs
@@ -33,8 +34,9 @@ public struct BatchTransactionLost: Error, CustomStringConvertible, Sendable {
 /// Jobs that queue up together run in one transaction (group commit, up to ``maxBatch``), so
 /// concurrent writes share an fsync; each caller hears back after the commit, with what became
 /// of its own job. The thread sleeps until a job or ``close()`` signals it, and `close()`
-/// joins it.
-public final class DatabaseOwner<Store: GroupCommitStore>: Sendable {
+/// joins it. As a `LifecycleService`, ``start()`` spawns the thread and opens the store and
+/// ``stop()`` closes it: a part's composition opens its stores first and closes them last.
+public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     /// A queued job: runs on the owner's thread and says how its caller is resumed.
     package struct Job: Sendable {
         let run: @Sendable (Store) -> JobRan
@@ -45,20 +47,46 @@ public final class DatabaseOwner<Store: GroupCommitStore>: Sendable {
 
     private struct State {
         var jobs: [Job] = []
-        var closing = false
+        var phase = Phase.idle
     }
 
+    private enum Phase {
+        /// ``start()`` has not opened the store yet.
+        case idle
+        /// The thread runs jobs.
+        case running
+        /// ``close()`` has begun (or opening failed): jobs are refused.
+        case closing
+    }
+
+    /// The thread's name, and this service's.
+    public let name: String
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    /// What a job or a submission answers once the owner is closing.
+    /// What a job or a submission answers before ``start()`` and once the owner is closing.
     private let closedError: any Error & Sendable
+    private let open: @Sendable () throws -> Store
 
-    /// Opens the store with `open` on a new thread named `name`; throws what opening threw.
+    /// An owner that opens the store with `open` on a thread named `name` when it starts;
+    /// nothing runs before ``start()``.
     ///
-    /// - Parameter closedError: What a job submitted once ``close()`` has begun fails with.
-    public init(name: String, closedError: any Error & Sendable, open: @escaping @Sendable () throws -> Store) throws {
+    /// - Parameter closedError: What a job submitted before ``start()`` or once ``close()`` has
+    ///   begun fails with.
+    public init(name: String, closedError: any Error & Sendable, open: @escaping @Sendable () throws -> Store) {
+        self.name = name
         self.closedError = closedError
+        self.open = open
+    }
+
+    /// Opens the store on a new thread and returns once it is open; throws what opening threw
+    /// (the thread has then ended), or the closed error once ``close()`` was called. Call once.
+    public func start() throws {
+        let idle = try state.withLock { state -> Bool in
+            if case .closing = state.phase { throw closedError }
+            return state.phase == .idle
+        }
+        precondition(idle, "\(name): start() called twice")
         let opened = DispatchSemaphore(value: 0)
         let openError = Mutex<(any Error)?>(nil)
         let thread = Thread { [self] in
@@ -80,10 +108,24 @@ public final class DatabaseOwner<Store: GroupCommitStore>: Sendable {
         thread.start()
         opened.wait()
         if let error = openError.withLock({ $0 }) {
-            state.withLock { $0.closing = true }
+            state.withLock { $0.phase = .closing }
             throw error
         }
+        let closedWhileOpening = state.withLock { state -> Bool in
+            guard state.phase == .idle else { return true }
+            state.phase = .running
+            return false
+        }
+        if closedWhileOpening {
+            // That close() found nothing to join; the thread is ours to end.
+            wake.signal()
+            finished.wait()
+            finished.signal()
+        }
     }
+
+        /// Closes the store (``close()``).
+    public func stop() { close() }
 
     /// Runs the jobs as they come until closing, then those still queued.
     private func serve(_ store: Store) {
@@ -94,7 +136,7 @@ public final class DatabaseOwner<Store: GroupCommitStore>: Sendable {
             while true {
                 let (jobs, stop) = state.withLock { state in
                     defer { state.jobs.removeAll() }
-                    return (state.jobs, state.closing)
+                    return (state.jobs, state.phase == .closing)
                 }
                 for start in stride(from: 0, to: jobs.count, by: Self.maxBatch) {
                     Self.runBatch(jobs[start..<min(jobs.count, start + Self.maxBatch)], on: store)
@@ -108,7 +150,7 @@ public final class DatabaseOwner<Store: GroupCommitStore>: Sendable {
     }
 
     /// Runs `body` on the owner's thread and returns its result once the transaction it ran in
-    /// has committed; throws the owner's closed error once it is closing.
+    /// has committed; throws the owner's closed error before ``start()`` and once it is closing.
     public func perform<T: Sendable>(_ body: @escaping @Sendable (Store) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             submit(body) { continuation.resume(with: $0) }
@@ -116,7 +158,8 @@ public final class DatabaseOwner<Store: GroupCommitStore>: Sendable {
     }
 
     /// Runs `body` on the owner's thread, then calls `done` on that thread once the transaction
-    /// it ran in has committed (or with the error); the closed error once closing. Never blocks
+    /// it ran in has committed (or with the error); the closed error before ``start()`` and once
+    /// closing. Never blocks
     /// the caller: the RPC server's I/O thread calls it directly.
     public func submit<T: Sendable>(
         _ body: @escaping @Sendable (Store) throws -> T,
@@ -124,7 +167,7 @@ public final class DatabaseOwner<Store: GroupCommitStore>: Sendable {
     ) {
         let job = Self.job(body, then: done)
         let accepted = state.withLock { state -> Bool in
-            guard !state.closing else { return false }
+            guard state.phase == .running else { return false }
             state.jobs.append(job)
             return true
         }
@@ -135,13 +178,14 @@ public final class DatabaseOwner<Store: GroupCommitStore>: Sendable {
         }
     }
 
-    /// Runs the jobs already queued, closes the database and joins the thread; safe to call twice.
+    /// Runs the jobs already queued, closes the database and joins the thread; safe to call
+    /// twice, and before ``start()`` (which then throws the closed error).
     public func close() {
-        let first = state.withLock { state -> Bool in
-            defer { state.closing = true }
-            return !state.closing
+        let running = state.withLock { state -> Bool in
+            defer { state.phase = .closing }
+            return state.phase == .running
         }
-        guard first else { return }
+        guard running else { return }
         wake.signal()
         finished.wait()
         // Let a second close() return at once too.

@@ -8,9 +8,10 @@ public enum ThumbnailWorkerHost {
     public static let options = WorkerConfiguration.options(
         healthEnv: EnvironmentNames.thumbnailWorkerHealth, healthDefault: Defaults.thumbnailWorkerHealth)
 
-    /// A host answering Health/Check; the worker itself holds nothing durable.
-    public static func make(_ configuration: WorkerConfiguration, context: Context, logger: Logger) throws -> ServiceHost {
-        try ServiceHost(
-            name: "thumbnail-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)
+    /// The worker's parts: a host answering Health/Check (the worker holds nothing durable);
+    /// nothing is bound until the composition starts.
+    public static func make(_ configuration: WorkerConfiguration, context: Context, logger: Logger) throws -> ServiceComposition {
+        ServiceComposition([try ServiceHost(
+            name: "thumbnail-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)])
     }
 }

@@ -65,9 +65,10 @@ enum ImagesBenchmark {
             let configuration = ImageServiceConfiguration(
                 rpcEndpoint: "tcp://127.0.0.1:*", eventsEndpoint: "tcp://127.0.0.1:*", dataDirectory: folder + "/data",
                 cacheBudgetBytes: 1 << 30, watchMemoryPressure: false)
-            let host = try ImageServiceHost.make(configuration, context: context, logger: logger)
-            try host.start()
-            defer { host.stop() }
+            let composition = try ImageServiceHost.make(configuration, context: context, logger: logger)
+            try composition.start()
+            defer { composition.stop() }
+            let host = composition.host
             // The client side has a context of its own, as another process would (unless
             // --shared-context): with one, a single libzmq I/O thread carries each transfer out
             // and back in, which favours the bare echo more than GetImage.

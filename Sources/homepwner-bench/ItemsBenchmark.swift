@@ -105,7 +105,7 @@ enum ItemsBenchmark {
         let folder: String
         let context: Context
         let logger = Logger(label: "bench", level: .error)
-        var host: ServiceHost
+        var host: ServiceComposition
         let client: RPCClient
         let bare: Database
         let bareInsert: Statement
@@ -128,7 +128,7 @@ enum ItemsBenchmark {
                 """)
         }
 
-        static func startHost(folder: String, context: Context, logger: Logger) throws -> ServiceHost {
+        static func startHost(folder: String, context: Context, logger: Logger) throws -> ServiceComposition {
             let host = try ItemServiceHost.make(
                 ItemServiceConfiguration(
                     rpcEndpoint: "ipc://\(folder)/item.sock", eventsEndpoint: "ipc://\(folder)/events.sock",
@@ -172,7 +172,8 @@ enum ItemsBenchmark {
 
         /// The store without RPC: the same create through the store's thread, from a task.
         func storeCreates(seconds: Double) async throws -> Result {
-            let queue = try ItemStoreQueue(path: folder + "/store-only.db")
+            let queue = ItemStoreQueue(path: folder + "/store-only.db")
+            try queue.start()
             defer { queue.close() }
             var random = CreateItemRequest()
             random.random = true

@@ -7,5 +7,5 @@ await ProcessRunner.run(
     summary: "Serves the Homepwner blob store: photos and videos by UUID, renditions, a memory-aware cache.",
     options: ImageServiceConfiguration.options
 ) { options, context, logger in
-    [try ImageServiceHost.make(try ImageServiceConfiguration(options), context: context, logger: logger)]
+    try ImageServiceHost.make(try ImageServiceConfiguration(options), context: context, logger: logger)
 }

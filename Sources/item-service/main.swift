@@ -7,5 +7,5 @@ await ProcessRunner.run(
     summary: "Serves the Homepwner items: SQLite store, manual order, photos per item, delete cascade.",
     options: ItemServiceConfiguration.options
 ) { options, context, logger in
-    [try ItemServiceHost.make(try ItemServiceConfiguration(options), context: context, logger: logger)]
+    try ItemServiceHost.make(try ItemServiceConfiguration(options), context: context, logger: logger)
 }

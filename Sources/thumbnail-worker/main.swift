@@ -7,5 +7,5 @@ await ProcessRunner.run(
     summary: "Takes thumbnail jobs: decodes with DCT scaling, orients, resizes and stores thumbnails.",
     options: ThumbnailWorkerHost.options
 ) { options, context, logger in
-    [try ThumbnailWorkerHost.make(try WorkerConfiguration(options), context: context, logger: logger)]
+    try ThumbnailWorkerHost.make(try WorkerConfiguration(options), context: context, logger: logger)
 }

@@ -22,7 +22,7 @@ let hostTestContext = try! Context(ioThreads: 1)
 
     static func start(
         _ folder: TemporaryFolder, maxMessageBytes: Int = 64 << 20, cacheBudgetBytes: Int = 8 << 20
-    ) throws -> ServiceHost {
+    ) throws -> ServiceComposition {
         let configuration = ImageServiceConfiguration(
             rpcEndpoint: rpcEndpoint(folder), eventsEndpoint: "ipc://\(folder.path)/events.sock",
             dataDirectory: folder.path + "/data", maxMessageBytes: maxMessageBytes, cacheBudgetBytes: cacheBudgetBytes,

@@ -13,7 +13,8 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let path = folder.path + "/items.db"
-        let queue = try ItemStoreQueue(path: path)
+        let queue = ItemStoreQueue(path: path)
+        try queue.start()
         let before = try Self.run(on: queue) { $0.db.commitCount }
         // Hold the store's thread so that the creates queue up behind it (no task involved:
         // the callbacks run on the store's thread).
@@ -246,7 +247,8 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let path = folder.path + "/items.db"
-        let queue = try ItemStoreQueue(path: path)
+        let queue = ItemStoreQueue(path: path)
+        try queue.start()
         let keys = try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<200 {
                 group.addTask {

@@ -13,16 +13,18 @@ import RPCTestSupport
     @Test func createQueuedPastItsDeadlineCreatesNothing() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let store = try ItemStoreQueue(path: folder.path + "/items.db")
+        let store = ItemStoreQueue(path: folder.path + "/items.db")
+        try store.start()
         defer { store.close() }
         let host = try ServiceHost(
             name: "item-service", context: testContext, rpcEndpoints: [folder.endpoint("item")], logger: testLogger)
         defer { host.stop() }
         // No image service: CreateItem never asks it.
-        let images = try RPCClient(context: testContext, endpoint: folder.endpoint("no-image-service"))
-        defer { images.close() }
+        let images = ClientConnection(name: "image-service-client", context: testContext, endpoint: folder.endpoint("no-image-service"))
+        try images.start()
+        defer { images.stop() }
         ItemServiceHandlers.register(
-            on: host, store: store, clock: SystemClock(), photoCheck: PhotoCheck(client: images), deleted: {})
+            on: host, store: store, clock: SystemClock(), photoCheck: PhotoCheck(connection: images), deleted: {})
         try host.start()
         let client = try itemClient(folder)
         defer { client.close() }

@@ -27,11 +27,11 @@ struct TemporaryFolder {
     func endpoint(_ name: String) -> String { "ipc://\(path)/\(name).sock" }
 }
 
-/// An item-service host on ipc endpoints in `folder`, started.
+/// item-service's composition on ipc endpoints in `folder`, started.
 func startItemService(
     in folder: TemporaryFolder, imageEndpoint: String? = nil, clock: any WallClock = SystemClock(),
     backoff: CascadeDispatcher.Backoff = .init(initialMilliseconds: 50, maxMilliseconds: 300), logger: Logger = testLogger
-) throws -> ServiceHost {
+) throws -> ServiceComposition {
     let configuration = ItemServiceConfiguration(
         rpcEndpoint: folder.endpoint("item"), eventsEndpoint: folder.endpoint("item-events"),
         dataDirectory: folder.path + "/data", imageServiceEndpoint: imageEndpoint ?? folder.endpoint("image"))

@@ -18,7 +18,21 @@ final class ClosingStore: Sendable {
     }
 }
 
-/// Stopping a host: calls are refused UNAVAILABLE before its stores close, and none meets a closed store.
+/// The store of a composition: opened before the host, closed after it; it takes a moment to
+/// close (it finishes what it has queued).
+struct ClosingStoreService: LifecycleService {
+    let store: ClosingStore
+    var name: String { "store" }
+
+    func start() {}
+
+    func stop() {
+        store.close()
+        usleep(300_000)
+    }
+}
+
+/// Stopping a part: its host refuses calls UNAVAILABLE before its stores close, and none meets a closed store.
 @Suite struct ShutdownOrderTests {
     static let getPath = ItemServiceRPC.getItem.path
 
@@ -35,19 +49,15 @@ final class ClosingStore: Sendable {
             item.key = request.key
             return item
         }
-        // A store takes a moment to close (it finishes what it has queued).
-        host.addStopAction {
-            store.close()
-            usleep(300_000)
-        }
-        try host.start()
+        let composition = ServiceComposition([ClosingStoreService(store: store), host])
+        try composition.start()
         let peer = try RawPeer(.dealer, endpoint: host.rpcEndpoints[0])
         try peer.send([[], requestHeader(Self.getPath, id: 1, timeout: 30_000), getItem("gate").serializedBytes()])
         try await gate.waitUntilWaiting(1)
 
         let stopped = Mutex(false)
         Thread {
-            host.stop()
+            composition.stop()
             stopped.withLock { $0 = true }
         }.start()
         #expect(try await eventually { host.server.servingStatus == .notServing })

@@ -86,6 +86,23 @@ struct PropagatingService: Service {
     }
 }
 
+/// Records "started" and "stopped" from synchronous `start()`/`stop()`; a `failure` makes
+/// `start()` throw it instead.
+struct RecordingLifecycleService: LifecycleService {
+    let name: String
+    let probe: Probe
+    var failure: (any Error)?
+
+    func start() throws {
+        if let failure { throw failure }
+        probe.record("\(name) started")
+    }
+
+    func stop() {
+        probe.record("\(name) stopped")
+    }
+}
+
 /// A one-shot latch that async code can wait on.
 final class Gate: Sendable {
     /// Whether the gate is open, and who is waiting for it.

@@ -106,8 +106,64 @@ struct ServiceGroupTests {
         try await task.value
     }
 
+    @Test func servicesStartInOrderAndStopInReverseOrderEachAfterTheOneAfterIt() async throws {
+        let group = ServiceGroup(
+            services: [
+                RecordingLifecycleService(name: "store", probe: probe),
+                SleepingService(name: "background", probe: probe),
+                RecordingLifecycleService(name: "host", probe: probe),
+            ],
+            logger: logger,
+            signals: []
+        )
+        let error = try await runGroup(group) {
+            try await probe.waitFor("store started", "background started", "host started")
+            group.triggerShutdown()
+        }
+        #expect(error == nil)
+        #expect(probe.events.filter { $0.hasSuffix("stopped") } == ["host stopped", "background stopped", "store stopped"])
+        #expect(probe.events.filter { $0.hasPrefix("store") || $0.hasPrefix("host") } == ["store started", "host started", "host stopped", "store stopped"])
+    }
+
+    @Test func failingStartStopsWhatStartedBeforeItAndStartsNothingAfter() async throws {
+        let group = ServiceGroup(
+            services: [
+                RecordingLifecycleService(name: "store", probe: probe),
+                RecordingLifecycleService(name: "bad", probe: probe, failure: Boom.boom),
+                RecordingLifecycleService(name: "host", probe: probe),
+            ],
+            logger: logger,
+            signals: []
+        )
+        let error = try await runGroup(group)
+        #expect(error as? Boom == .boom)
+        #expect(probe.events == ["store started", "bad stopped", "store stopped"])
+        #expect(collector.lines.contains { $0.contains("error test: service failed error=boom service=bad") })
+    }
+
     @Test func emptyGroupReturnsImmediately() async throws {
         let error = try await runGroup(ServiceGroup(services: [], logger: logger, signals: []))
         #expect(error == nil)
+    }
+}
+
+@Suite struct ServiceCompositionTests {
+    let probe = Probe()
+
+    @Test func startsInOrderAndStopsInReverseOrder() throws {
+        let composition = ServiceComposition(["a", "b", "c"].map { RecordingLifecycleService(name: $0, probe: probe) })
+        try composition.start()
+        composition.stop()
+        #expect(probe.events == ["a started", "b started", "c started", "c stopped", "b stopped", "a stopped"])
+    }
+
+    @Test func failingStartStopsItAndThoseStartedBeforeItThenRethrows() {
+        let composition = ServiceComposition([
+            RecordingLifecycleService(name: "a", probe: probe),
+            RecordingLifecycleService(name: "bad", probe: probe, failure: Boom.boom),
+            RecordingLifecycleService(name: "c", probe: probe),
+        ])
+        #expect(throws: Boom.boom) { try composition.start() }
+        #expect(probe.events == ["a started", "bad stopped", "a stopped"])
     }
 }

@@ -1,0 +1,30 @@
+/// A ``Service`` that starts and stops synchronously: ``start()`` returns once it is ready (a
+/// store open, a socket bound, a thread running) or throws why not, and ``stop()`` returns once
+/// it has let go of everything (threads joined, files closed).
+///
+/// A ``ServiceGroup`` starts these one after another, each only once the one before it has
+/// started, and a ``ServiceComposition`` starts and stops them without a task (the Harness).
+public protocol LifecycleService: Service {
+    /// Starts the service; throws when it cannot (``stop()`` is then called to release what a
+    /// half-done start holds).
+    func start() throws
+    /// Stops the service and releases what it holds; safe to call twice, before ``start()``
+    /// and after a failed one.
+    func stop()
+}
+
+extension LifecycleService {
+    /// Starts, runs until the task is cancelled, then stops.
+    public func run() async throws {
+        try start()
+        await waitForCancellation()
+        stop()
+    }
+}
+
+/// Suspends until the current task is cancelled.
+public func waitForCancellation() async {
+    while !Task.isCancelled {
+        try? await Task.sleep(for: .seconds(3600))
+    }
+}
