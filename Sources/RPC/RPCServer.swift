@@ -418,14 +418,3 @@ public final class RPCServer: Sendable {
         }
     }
 }
-
-extension RPCServer: Service {
-    public var name: String { "rpc-server" }
-
-    /// Starts if needed and serves until the task is cancelled.
-    public func run() async throws {
-        if !shared.withLock({ $0.started }) { try start() }
-        await waitForCancellation()
-        stop()
-    }
-}
