@@ -1,6 +1,6 @@
 import CProtobufC
 
-/// A generated message's link to its protobuf-c struct (Generated/*+CBridge.pb.swift).
+/// A generated message's link to its protobuf-c struct (the `extension … : CBridgedMessage` at the end of each Generated/*/*.pb.swift).
 protocol CBridgedMessage: ProtoMessage {
     associatedtype CType
     static func cInit(_ m: UnsafeMutablePointer<CType>)
