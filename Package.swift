@@ -32,7 +32,9 @@ let package = Package(
         .target(name: "ZMQ", dependencies: ["CZMQ"], swiftSettings: swiftSettings),
         .target(name: "SQLite", dependencies: ["CSQLite", "Runtime"], swiftSettings: swiftSettings),
         .target(name: "JPEG", dependencies: ["CTurboJPEG"], swiftSettings: swiftSettings),
-        .target(name: "Proto", dependencies: ["CProtobufC", "HomepwnerProtoC"], swiftSettings: swiftSettings),
+        // The wire format's varint, shared by Proto and the generator that writes Proto/Generated.
+        .target(name: "ProtoWire", swiftSettings: swiftSettings),
+        .target(name: "Proto", dependencies: ["CProtobufC", "HomepwnerProtoC", "ProtoWire"], swiftSettings: swiftSettings),
 
         // The runtime every process shares.
         .target(name: "Runtime", swiftSettings: swiftSettings),
@@ -73,7 +75,7 @@ let package = Package(
             name: "homepwner-bench", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "SQLite", "ItemService", "ImageService", "Harness", "Clients", "JPEG"],
             swiftSettings: swiftSettings),
         // Reads the protoc-c descriptors and writes Sources/Proto/Generated (ops/gen-proto).
-        .executableTarget(name: "ProtoGenSwift", dependencies: ["CProtobufC", "HomepwnerProtoC"], swiftSettings: swiftSettings),
+        .executableTarget(name: "ProtoGenSwift", dependencies: ["CProtobufC", "HomepwnerProtoC", "ProtoWire"], swiftSettings: swiftSettings),
 
         // Tests: one target per module, plus the integration tests on the harness; two small
         // libraries hold what several test targets share.
@@ -83,7 +85,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "MediaTests", dependencies: ["Media", "Proto", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "ProtoTests", dependencies: ["Proto", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ProtoTests", dependencies: ["Proto", "ProtoWire", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "Proto"], swiftSettings: swiftSettings),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime"], swiftSettings: swiftSettings),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"], swiftSettings: swiftSettings),

@@ -1,4 +1,5 @@
 import CProtobufC
+import ProtoWire
 
 /// Decoding and encoding of messages that carry large `bytes` fields (a photo in
 /// PutImageRequest, in GetImageResponse) with one copy of those bytes instead of two.
@@ -169,15 +170,6 @@ enum LargeBytes {
     }
 
     private static func varint(_ input: UnsafeRawBufferPointer, _ position: inout Int) -> UInt64? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while position < input.count, shift < 64 {
-            let byte = input[position]
-            position += 1
-            value |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return value }
-            shift += 7
-        }
-        return nil
+        Varint.read(input, at: &position)
     }
 }

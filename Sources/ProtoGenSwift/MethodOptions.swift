@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ProtoWire
 
 /// The method options of proto/, read from the FileDescriptorSet that `protoc-c
 /// --descriptor_set_out` writes (ops/gen-proto): protoc-c's generated C descriptors carry a
@@ -66,16 +67,10 @@ private struct Fields: Sequence {
     init(_ bytes: ArraySlice<UInt8>) throws {
         var i = bytes.startIndex
         func varint() throws -> UInt64 {
-            var result: UInt64 = 0
-            var shift: UInt64 = 0
-            while i < bytes.endIndex, shift < 64 {
-                let b = bytes[i]
-                i += 1
-                result |= UInt64(b & 0x7F) << shift
-                if b & 0x80 == 0 { return result }
-                shift += 7
+            guard let value = Varint.read(bytes, at: &i) else {
+                throw GeneratorError(description: "descriptor set: truncated varint")
             }
-            throw GeneratorError(description: "descriptor set: truncated varint")
+            return value
         }
         while i < bytes.endIndex {
             let key = try varint()
