@@ -15,6 +15,11 @@ import RPCTestSupport
             + (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131 &+ $0 >> 10) ^ seed) }
     }
 
+    /// Where the service started by `ImageServiceHostTests.start(folder)` keeps blob `key`.
+    static func blobPath(_ folder: TemporaryFolder, _ key: String) -> String {
+        "\(folder.path)/data/images/blobs/\(key.prefix(2))/\(key)"
+    }
+
     static func get(_ client: RPCClient, _ key: String, offset: Int64 = 0, length: Int64 = 0) async throws -> GetImageResponse {
         var request = GetImageRequest()
         request.key = key
@@ -43,7 +48,7 @@ import RPCTestSupport
         #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 0)
 
         // One byte of block 2 changes on disk behind an unchanged size and mtime.
-        let path = "\(folder.path)/data/images/blobs/\(info.key.prefix(2))/\(info.key)"
+        let path = Self.blobPath(folder, info.key)
         try BlockCheckTests.corruptKeepingTimes(path, at: 2 * Self.block + 7)
         #expect(await rpcError { try await Self.get(client, info.key) }?.code == .dataLoss)
         let damaged = await rpcError { try await Self.get(client, info.key, offset: Int64(2 * Self.block), length: 10) }
@@ -87,7 +92,7 @@ import RPCTestSupport
         #expect(try await Self.get(client, info.key, offset: 9, length: spanning).data == Array(put.data[9..<(9 + Int(spanning))]))
         #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 1)
 
-        let path = "\(folder.path)/data/images/blobs/\(damagedInfo.key.prefix(2))/\(damagedInfo.key)"
+        let path = Self.blobPath(folder, damagedInfo.key)
         try BlockCheckTests.corruptKeepingTimes(path, at: Self.block + 5)
         for _ in 0..<3 { #expect(await rpcError { try await Self.get(client, damagedInfo.key) }?.code == .dataLoss) }
         #expect(try await client.call(ImageServiceRPC.cacheStats, CacheStatsRequest()).entries == 1)
@@ -103,7 +108,7 @@ import RPCTestSupport
         var put = PutImageRequest()
         put.data = Self.blob(3 * Self.block - 16, seed: 4)
         let info = try await client.call(ImageServiceRPC.putImage, put)
-        let path = "\(folder.path)/data/images/blobs/\(info.key.prefix(2))/\(info.key)"
+        let path = Self.blobPath(folder, info.key)
         try BlockCheckTests.corruptKeepingTimes(path, at: 2 * Self.block + 1)
 
         var codes: [Int] = []
