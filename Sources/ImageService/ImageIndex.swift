@@ -29,8 +29,10 @@ public struct StoredImage: Sendable, Equatable {
 }
 
 /// images.db: one row per blob. Not Sendable: `ImageStore` owns it on one serial queue.
-final class ImageIndex {
+final class ImageIndex: GroupCommitStore {
     let db: Database
+    /// Its writes, alone or in the writer owner's group commit.
+    private let transactions: WriteTransactions
 
     static let migrator = Migrator([
         (1, """
@@ -87,21 +89,35 @@ final class ImageIndex {
     init(path: String, readOnly: Bool = false) throws {
         if readOnly {
             db = try Database(path: path, mode: .readOnly)
+            transactions = WriteTransactions(db)
             try db.setBusyTimeout(milliseconds: 5000)
             return
         }
         db = try Database(path: path)
+        transactions = WriteTransactions(db)
         // WAL lets readers run beside the writer; FULL makes each commit durable before a put is acknowledged.
         try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
         try db.setBusyTimeout(milliseconds: 5000)
         _ = try Self.migrator.migrate(db)
     }
 
-    func close() { try? db.close() }
+    func close() throws { try db.close() }
 
-    var isOpen: Bool { db.isOpen }
+    // MARK: Group commit (see `DatabaseOwner`)
 
+    func beginBatch() throws { try transactions.beginBatch() }
+    func batchIsOpen() -> Bool { transactions.batchIsOpen() }
+    func commitBatch() throws { try transactions.commitBatch() }
+
+    // MARK: Rows
+
+    /// Adds the row of a new image, in a write of its own (a savepoint of the batch it runs in).
     func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) throws {
+        try transactions.write { try insertRow(info, contentCheck: contentCheck, blockChecks: blockChecks) }
+    }
+
+    /// `insert` inside a write already open.
+    private func insertRow(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks) throws {
         try refuseDeletedOwner(info.ownerKey)
         // The put checked its parent before writing; a delete of the parent since then (which
         // removes what was made from it in one transaction on this connection) must not leave
@@ -117,29 +133,24 @@ final class ImageIndex {
              .text(info.checksum), .integer(info.createdAtMs), .text(contentCheck), .blob(blockChecks.encoded)])
     }
 
-    /// Inserts several rows in one transaction: one commit (one fsync) for the lot.
-    func insertAll(_ rows: [StoredImage]) throws {
-        try db.inTransaction {
-            for row in rows { try insert(row.info, contentCheck: row.contentCheck, blockChecks: row.blockChecks) }
-        }
-    }
-
     /// Replaces the row `lost` (whose blob file is gone) by `image`, of the same key, in one
     /// transaction; fails when `lost` is no longer the row of its key.
     func replace(_ lost: StoredImage, with image: StoredImage) throws {
-        try db.inTransaction {
+        try transactions.write {
             try db.execute(
                 "DELETE FROM images WHERE key = ? AND checksum = ?", [.text(lost.info.key), .text(lost.info.checksum)])
-            try insert(image.info, contentCheck: image.contentCheck, blockChecks: image.blockChecks)
+            try insertRow(image.info, contentCheck: image.contentCheck, blockChecks: image.blockChecks)
         }
     }
 
     /// Gives a row that has none its block checks, computed by a read that verified the whole
     /// blob; a row whose content changed since (deleted, stored again) is left alone.
     func setBlockChecks(_ checks: BlockChecks, of image: StoredImage) throws {
-        try db.execute(
-            "UPDATE images SET block_checks = ? WHERE key = ? AND checksum = ? AND length(block_checks) = 0",
-            [.blob(checks.encoded), .text(image.info.key), .text(image.info.checksum)])
+        try transactions.write {
+            try db.execute(
+                "UPDATE images SET block_checks = ? WHERE key = ? AND checksum = ? AND length(block_checks) = 0",
+                [.blob(checks.encoded), .text(image.info.key), .text(image.info.checksum)])
+        }
     }
 
     func get(_ key: String) throws -> ImageInfo? {
@@ -217,7 +228,7 @@ final class ImageIndex {
     func delete(
         claimed: Set<String>, alongside: ((ImageIndex) throws -> Void)? = nil, _ find: (ImageIndex) throws -> [ImageInfo]
     ) throws -> (removed: [ImageInfo], unclaimed: Set<String>) {
-        try db.inTransaction {
+        try transactions.write {
             let rows = try find(self)
             let unclaimed = Set(rows.map(\.key)).subtracting(claimed)
             guard unclaimed.isEmpty else { return ([], unclaimed) }
@@ -234,7 +245,7 @@ final class ImageIndex {
 
     /// Removes rows whose blob is missing (reconciliation).
     func remove(keys: [String]) throws {
-        try db.inTransaction {
+        try transactions.write {
             for key in keys { try db.execute("DELETE FROM images WHERE key = ?", [.text(key)]) }
         }
     }

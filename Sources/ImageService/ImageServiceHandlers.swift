@@ -123,8 +123,9 @@ enum ImageServiceHandlers {
             response.data = data
             return response
         }
-        let recovery = store.recovery
         server.register(ImageServiceRPC.stats) { _, _ in
+            // What the store's start found (it starts before the server).
+            let recovery = store.recovery
             var response = ImageStatsResponse()
             response.quarantinedBlobs = Int64(recovery.quarantined)
             response.quarantineFolder = recovery.quarantineFolder

@@ -10,10 +10,9 @@ public enum ImageServiceHost {
         (configuration.dataDirectory as NSString).appendingPathComponent("images")
     }
 
-    /// image-service's parts, in start order: the store, the upload reaper, the memory-pressure
-    /// watcher and the host serving Health and the ImageService methods. The store is opened
-    /// (and reconciled with its files) here, on the calling thread: its queues start no thread
-    /// until they have work; nothing else is bound or started until the composition starts.
+    /// image-service's parts, in start order: the store (opened and reconciled with its files
+    /// when it starts), the upload reaper, the memory-pressure watcher and the host serving
+    /// Health and the ImageService methods. Nothing is opened, bound or started here.
     public static func make(
         _ configuration: ImageServiceConfiguration, context: Context, logger: Logger
     ) throws -> ServiceComposition {
@@ -59,9 +58,6 @@ public enum ImageServiceHost {
 
 extension ImageStore: LifecycleService {
     public var name: String { "image-store" }
-
-    /// Nothing: the store was opened when it was made (`init` reconciles it with its files).
-    public func start() {}
 
     /// Closes the store (`close()`).
     public func stop() { close() }

@@ -11,8 +11,9 @@ import Synchronization
 /// the cache.
 ///
 /// Every method is async and never blocks the caller's thread: each SQLite connection (the
-/// writer, with group commit, and a reader) has its own serial queue, and file I/O runs on a
-/// concurrent queue of its own.
+/// writer, with group commit, and a reader) has its owner (`DatabaseOwner`), and file I/O runs
+/// on lanes of its own (`Lanes`). Nothing is opened before `start()`; `close()` waits for the
+/// lanes' work and joins the owners' threads.
 public final class ImageStore: Sendable {
     let blobs: BlobStore
     /// The memory cache over blob and rendition bytes.
@@ -20,11 +21,11 @@ public final class ImageStore: Sendable {
     let limits: ImageStoreLimits
     let clock: any WallClock
     let logger: Logger
-    private let index: Mutex<ImageIndex>
-    private let indexQueue = DispatchQueue(label: "homepwner.images.index")
+    /// The writer connection: opens, migrates and reconciles images.db when it starts; rows
+    /// that arrive while a commit runs share the next one (group commit).
+    private let writer: DatabaseOwner<ImageIndex>
     /// A second connection for lookups and lists, so reads never queue behind a commit's fsync.
-    private let reader: Mutex<ImageIndex>
-    private let readerQueue = DispatchQueue(label: "homepwner.images.reader")
+    private let reader: DatabaseOwner<ImageIndex>
     /// File I/O, which blocks (see `Lanes`).
     let ioLanes = Lanes(label: "homepwner.images.io", count: 16)
     /// Digests computed while the I/O lane writes; they never wait on anything.
@@ -39,11 +40,11 @@ public final class ImageStore: Sendable {
     private let claims = Mutex(KeyClaims())
     /// Test hooks (all nil in service).
     let hooks: StoreHooks
-    /// Rows waiting for the next group commit.
-    private let pendingInserts = Mutex<(rows: [PendingInsert], scheduled: Bool)>(([], false))
+    /// What `start()` found, once it has run.
+    private let recoveryReport = RecoveryRecord()
 
-    /// Opens (or creates) the store in `folder`, removes leftovers of interrupted writes and
-    /// reconciles the index with the files.
+    /// A store in `folder` (its folders are made now); `start()` opens (or creates) the index,
+    /// removes leftovers of interrupted writes and reconciles the index with the files.
     public convenience init(
         folder: String, cache: ImageCache, limits: ImageStoreLimits = .init(), clock: any WallClock = SystemClock(),
         logger: Logger
@@ -62,11 +63,35 @@ public final class ImageStore: Sendable {
         self.limits = limits
         self.clock = clock
         self.logger = logger
-        let index = try ImageIndex(path: folder + "/images.db")
-        let report = try Self.reconcile(index: index, blobs: blobs, now: clock.nowMilliseconds())
-        recovery = report
-        self.index = Mutex(index)
-        reader = Mutex(try ImageIndex(path: folder + "/images.db", readOnly: true))
+        let path = folder + "/images.db", recoveryReport = recoveryReport, blobs = blobs
+        let closed = ImageStoreError.failedPrecondition("the image store is closed (stopping)")
+        writer = DatabaseOwner(name: "image-index", closedError: closed) {
+            let index = try ImageIndex(path: path)
+            do {
+                let report = try Self.reconcile(index: index, blobs: blobs, now: clock.nowMilliseconds())
+                recoveryReport.report.withLock { $0 = report }
+            } catch {
+                try? index.close()
+                throw error
+            }
+            return index
+        }
+        reader = DatabaseOwner(name: "image-reader", closedError: closed, groupCommit: false) {
+            try ImageIndex(path: path, readOnly: true)
+        }
+    }
+
+    /// Opens the index (creating or migrating it), reconciles it with the files and opens the
+    /// reader beside it; throws what opening threw, with nothing left open. Call once.
+    public func start() throws {
+        try writer.start()
+        do {
+            try reader.start()
+        } catch {
+            writer.close()
+            throw error
+        }
+        let report = recovery
         if report.finishedPuts + report.leftovers + report.quarantined + report.missingFiles.count > 0 {
             logger.warning(
                 "image store recovered: \(report.finishedPuts) committed puts renamed into place, \(report.leftovers) interrupted writes removed, \(report.quarantined) blobs without an index row moved to \(report.quarantineFolder.isEmpty ? "quarantine" : report.quarantineFolder) (not deleted: with an images.db restored from an older copy they are the newer photos; put them back under blobs/ with an index that lists them, or remove the folder), \(report.missingFiles.count) indexed images without a file",
@@ -74,7 +99,8 @@ public final class ImageStore: Sendable {
         }
     }
 
-    /// Closes the database and drops open uploads.
+    /// Drops open uploads, waits for the work on the lanes and closes both connections, joining
+    /// their threads. Safe to call twice, and without `start()`.
     public func close() {
         // Idle uploads go now; one with a call in flight is dropped when that call ends, so its
         // file descriptor is never closed under a running write (and reused by another file).
@@ -84,8 +110,11 @@ public final class ImageStore: Sendable {
             return ids.compactMap { uploads.removeValue(forKey: $0) }
         }
         for upload in idle { upload.discard() }
-        indexQueue.sync { index.withLock { $0.close() } }
-        readerQueue.sync { reader.withLock { $0.close() } }
+        // The lanes' work may still commit a row (and read its digests): it ends first.
+        ioLanes.drain()
+        digestLanes.drain()
+        writer.close()
+        reader.close()
     }
 
     /// What start-up found.
@@ -103,7 +132,12 @@ public final class ImageStore: Sendable {
     }
 
     /// What this store's start found.
-    let recovery: RecoveryReport
+    var recovery: RecoveryReport { recoveryReport.report.withLock { $0 } }
+
+    /// Where the writer's thread leaves what reconciling found.
+    private final class RecoveryRecord: Sendable {
+        let report = Mutex(RecoveryReport())
+    }
 
     private static func reconcile(index: ImageIndex, blobs: BlobStore, now: Int64) throws -> RecoveryReport {
         var report = RecoveryReport()
@@ -159,42 +193,44 @@ public final class ImageStore: Sendable {
 
     // MARK: Queues
 
-    /// Runs `body` with the writer connection on its queue.
+    /// Runs `body` with the writer connection on its thread.
     func onIndex<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            indexQueue.async { continuation.resume(with: Result { try Self.open(self.index, body) }) }
-        }
+        try await writer.perform(body)
     }
 
-    /// Runs `body` with the writer connection on its queue without waiting for it; `failure`
+    /// Runs `body` with the writer connection on its thread without waiting for it; `failure`
     /// gets its error.
     func onIndexLater(
         _ body: @escaping @Sendable (ImageIndex) throws -> Void, failure: @escaping @Sendable (any Error) -> Void
     ) {
-        indexQueue.async {
-            do { try Self.open(self.index, body) } catch { failure(error) }
+        writer.submit(body) { result in
+            if case .failure(let error) = result { failure(error) }
         }
+    }
+
+    /// Runs `body` with the writer connection on its thread while the calling thread (an I/O
+    /// lane) waits: for a put that must know its row's fate before it answers.
+    private func onIndexWaiting(_ body: @escaping @Sendable (ImageIndex) throws -> Void) throws {
+        let finished = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<Void, any Error>>(.success(()))
+        writer.submit(body) { result in
+            outcome.withLock { $0 = result }
+            finished.signal()
+        }
+        finished.wait()
+        try outcome.withLock { $0 }.get()
     }
 
     /// Runs a read-only lookup on the reader connection (sees every commit made before it starts).
     func onReader<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            readerQueue.async { continuation.resume(with: Result { try Self.open(self.reader, body) }) }
-        }
+        try await reader.perform(body)
     }
 
     /// The row of `key` from the reader connection, on the calling thread (an I/O lane, which
-    /// may wait briefly for the reader's lock): for a path that should wake no other thread.
+    /// may wait briefly for the reader's batch in progress): for a path that should wake no
+    /// other thread.
     func lookUpNow(_ key: String) throws -> StoredImage? {
-        try Self.open(reader) { try $0.stored(key) }
-    }
-
-    /// `body` with the connection, unless the store was closed (stopping).
-    private static func open<T>(_ connection: borrowing Mutex<ImageIndex>, _ body: @Sendable (ImageIndex) throws -> T) throws -> T {
-        try connection.withLock { index throws -> T in
-            guard index.isOpen else { throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
-            return try body(index)
-        }
+        try reader.performHere { try $0.stored(key) }
     }
 
     func onIO<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
@@ -391,11 +427,8 @@ public final class ImageStore: Sendable {
     /// Rows that arrive while a commit is running are committed together by the next one (group
     /// commit): concurrent puts share fsyncs instead of queueing one fsync each.
     func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) async throws {
-        let row = StoredImage(info: info, contentCheck: contentCheck, blockChecks: blockChecks)
         do {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                enqueueInsert(row) { continuation.resume(with: $0) }
-            }
+            try await onIndex { try $0.insert(info, contentCheck: contentCheck, blockChecks: blockChecks) }
         } catch {
             blobs.remove(key: info.key)
             throw error
@@ -411,7 +444,7 @@ public final class ImageStore: Sendable {
     /// failure neither the row nor the blob (nor the temporary file) is left.
     ///
     /// - Parameter lost: A row of the same key whose blob file is gone: removed in the
-    ///   transaction that adds this one (not in a group commit). Should the folder fsync then
+    ///   transaction that adds this one. Should the folder fsync then
     ///   fail, neither row stays.
     func placeAndIndex(_ temporary: String, _ image: StoredImage, replacing lost: StoredImage? = nil) throws {
         let info = image.info
@@ -423,14 +456,15 @@ public final class ImageStore: Sendable {
         }
         let committed = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<Void, any Error>>(.success(()))
-        let done: @Sendable (Result<Void, any Error>) -> Void = { result in
+        writer.submit({ index in
+            if let lost {
+                try index.replace(lost, with: image)
+            } else {
+                try index.insert(info, contentCheck: image.contentCheck, blockChecks: image.blockChecks)
+            }
+        }) { result in
             outcome.withLock { $0 = result }
             committed.signal()
-        }
-        if let lost {
-            indexQueue.async { done(Result { try Self.open(self.index) { try $0.replace(lost, with: image) } }) }
-        } else {
-            enqueueInsert(image, done: done)
         }
         let synced = Result { try blobs.syncFolder(of: info.key) }
         committed.wait()
@@ -447,7 +481,7 @@ public final class ImageStore: Sendable {
             let key = info.key
             do {
                 try hooks.current.rowRollback?(key)
-                try indexQueue.sync { try Self.open(self.index) { try $0.remove(keys: [key]) } }
+                try onIndexWaiting { try $0.remove(keys: [key]) }
             } catch let rollback {
                 logger.error(
                     "put of image \(key) failed after its row was committed (\(error)), and the row could not be taken back (\(rollback)): the image stays, with its blob")
@@ -456,39 +490,6 @@ public final class ImageStore: Sendable {
             blobs.remove(key: key)
             throw error
         }
-    }
-
-    /// Queues `row` for the next group commit; `done` gets the commit's outcome.
-    private func enqueueInsert(_ row: StoredImage, done: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        let schedule = pendingInserts.withLock { state -> Bool in
-            state.rows.append(PendingInsert(row: row, done: done))
-            defer { state.scheduled = true }
-            return !state.scheduled
-        }
-        if schedule { indexQueue.async { self.commitPendingInserts() } }
-    }
-
-    /// Commits every waiting row in one transaction (on the index queue).
-    private func commitPendingInserts() {
-        let batch = pendingInserts.withLock { state in
-            defer {
-                state.rows = []
-                state.scheduled = false
-            }
-            return state.rows
-        }
-        guard !batch.isEmpty else { return }
-        let outcome = Result { try Self.open(index) { try $0.insertAll(batch.map(\.row)) } }
-        if case .failure = outcome, batch.count > 1 {
-            // One bad row must not fail the others: each on its own.
-            for row in batch {
-                row.done(Result {
-                    try Self.open(index) { try $0.insert(row.row.info, contentCheck: row.row.contentCheck, blockChecks: row.row.blockChecks) }
-                })
-            }
-            return
-        }
-        for row in batch { row.done(outcome) }
     }
 
     // MARK: Claims
@@ -597,10 +598,4 @@ struct KeyClaims {
     enum Holder { case put, delete }
     var held: [String: Holder] = [:]
     var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
-}
-
-/// A row waiting for its group commit, and the put waiting for it.
-struct PendingInsert: Sendable {
-    let row: StoredImage
-    let done: @Sendable (Result<Void, any Error>) -> Void
 }

@@ -22,6 +22,12 @@ final class Lanes: Sendable {
     func queue() -> DispatchQueue {
         queues[next.add(1, ordering: .relaxed).oldValue % queues.count]
     }
+
+    /// Returns once the work queued on every lane before the call has finished (the store's
+    /// `close()` waits for it before it closes the connections that work uses).
+    func drain() {
+        for queue in queues { queue.sync {} }
+    }
 }
 
 extension Lanes {

@@ -107,12 +107,8 @@ public final class ItemStore {
     let db: Database
     /// The manual order, mirrored in memory so MoveItem finds an index in O(1).
     var order: ManualOrder
-    /// True between `beginBatch()` and `commitBatch()`, while the batch's transaction is open.
-    private(set) var inBatch = false
-    /// Set when SQLite rolled back a batch's whole transaction in one of its jobs: any statement
-    /// that fails with SQLITE_FULL, IOERR or NOMEM does that (a read too), and RAISE(ROLLBACK)
-    /// can. The jobs before it were undone with it.
-    private(set) var batchLost = false
+    /// Its writes, alone or in a group commit's batch; a write undone reloads `order`.
+    private let transactions: WriteTransactions
     private let selectByKey: Statement
     private let insert: Statement
     private let selectDeleted: Statement
@@ -145,7 +141,9 @@ public final class ItemStore {
             """)
         selectDeleted = try db.prepare("SELECT deleted_at_ms FROM deleted_items WHERE key = ?")
         order = ManualOrder()
+        transactions = WriteTransactions(db)
         try reloadOrder()
+        transactions.undone = { [unowned self] in try? self.reloadOrder() }
     }
 
     /// Closes the connection.
@@ -161,78 +159,20 @@ public final class ItemStore {
 
     /// Runs `body` in a write transaction (a savepoint inside a batch); on failure the
     /// in-memory order is read back from the database.
-    func write<T>(_ body: () throws -> T) throws -> T {
-        guard inBatch else {
-            do {
-                return try db.inTransaction(.immediate, body)
-            } catch {
-                try? reloadOrder()
-                throw error
-            }
-        }
-        // A statement of this job that failed before this write (a read whose error the job did
-        // not pass on) made SQLite roll back the batch's transaction: a SAVEPOINT now would open
-        // a transaction of its own, behind the batch's back.
-        guard !db.isAutocommit else {
-            loseBatch()
-            throw BatchTransactionLost()
-        }
-        try db.execute("SAVEPOINT job")
-        do {
-            let result = try body()
-            try db.execute("RELEASE job")
-            return result
-        } catch {
-            if db.isAutocommit {
-                // SQLite rolled back the whole transaction, not only this job: the batch's
-                // earlier jobs went with it. The batch ends here (`DatabaseOwner.runBatch`
-                // runs the other jobs again, each alone).
-                loseBatch()
-            } else {
-                // Undo this job only; the batch's other jobs stay.
-                try? db.execute("ROLLBACK TO job")
-                try? db.execute("RELEASE job")
-                try? reloadOrder()
-            }
-            throw error
-        }
-    }
+    func write<T>(_ body: () throws -> T) throws -> T { try transactions.write(body) }
 
-    /// Whether the batch's transaction is still open after a job. When SQLite has rolled it
-    /// back, in a write or in a read (whose error reaches no `write`), the batch ends here.
-    public func batchIsOpen() -> Bool {
-        if inBatch && db.isAutocommit { loseBatch() }
-        return !batchLost
-    }
+    /// True between `beginBatch()` and `commitBatch()`, while the batch's transaction is open.
+    var inBatch: Bool { transactions.inBatch }
 
-    /// Ends a batch whose transaction SQLite rolled back: nothing of it is kept, and the
-    /// in-memory order is read back.
-    private func loseBatch() {
-        inBatch = false
-        batchLost = true
-        try? reloadOrder()
-    }
+    /// Whether the batch's transaction is still open after a job (`WriteTransactions`).
+    public func batchIsOpen() -> Bool { transactions.batchIsOpen() }
 
     /// Group commit: the jobs between `beginBatch()` and `commitBatch()` share one transaction
     /// (one fsync), each in its own savepoint. Their callers hear back only after the commit.
-    public func beginBatch() throws {
-        precondition(!inBatch, "batches do not nest")
-        try db.execute("BEGIN IMMEDIATE")
-        inBatch = true
-        batchLost = false
-    }
+    public func beginBatch() throws { try transactions.beginBatch() }
 
     /// Commits the batch; on failure nothing of it is kept and the order is read back.
-    public func commitBatch() throws {
-        inBatch = false
-        do {
-            try db.execute("COMMIT")
-        } catch {
-            if !db.isAutocommit { try? db.execute("ROLLBACK") }
-            try? reloadOrder()
-            throw error
-        }
-    }
+    public func commitBatch() throws { try transactions.commitBatch() }
 
     // MARK: Items
 

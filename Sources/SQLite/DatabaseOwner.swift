@@ -37,6 +37,19 @@ public struct BatchTransactionLost: Error, CustomStringConvertible, Sendable {
 /// joins it. As a `LifecycleService`, ``start()`` spawns the thread and opens the store and
 /// ``stop()`` closes it: a part's composition opens its stores first and closes them last.
 public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
+    /// The open store (nil before it opens and once closed), used under its lock only: by the
+    /// owner's thread for each batch, and by ``performHere(_:)``.
+    private final class Connection: @unchecked Sendable {
+        private let lock = NSLock()
+        private var store: Store?
+
+        func use<T>(_ body: (inout Store?) throws -> T) rethrows -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            return try body(&store)
+        }
+    }
+
     /// A queued job: runs on the owner's thread and says how its caller is resumed.
     package struct Job: Sendable {
         let run: @Sendable (Store) -> JobRan
@@ -61,7 +74,11 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
 
     /// The thread's name, and this service's.
     public let name: String
+    /// Whether jobs that queue up together share one transaction; a reader's owner runs each alone.
+    public let groupCommit: Bool
     private let state = Mutex(State())
+    /// The open store, held by the thread while it runs jobs and by ``performHere(_:)``.
+    private let connection = Connection()
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     /// What a job or a submission answers before ``start()`` and once the owner is closing.
@@ -71,10 +88,16 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     /// An owner that opens the store with `open` on a thread named `name` when it starts;
     /// nothing runs before ``start()``.
     ///
-    /// - Parameter closedError: What a job submitted before ``start()`` or once ``close()`` has
-    ///   begun fails with.
-    public init(name: String, closedError: any Error & Sendable, open: @escaping @Sendable () throws -> Store) {
+    /// - Parameters:
+    ///   - closedError: What a job submitted before ``start()`` or once ``close()`` has begun
+    ///     fails with.
+    ///   - groupCommit: False runs every job alone, as a read-only connection must.
+    public init(
+        name: String, closedError: any Error & Sendable, groupCommit: Bool = true,
+        open: @escaping @Sendable () throws -> Store
+    ) {
         self.name = name
+        self.groupCommit = groupCommit
         self.closedError = closedError
         self.open = open
     }
@@ -99,9 +122,13 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
                 finished.signal()
                 return
             }
+            connection.use { $0 = store }
             opened.signal()
-            serve(store)
-            try? store.close()
+            serve()
+            connection.use { store in
+                try? store?.close()
+                store = nil
+            }
             finished.signal()
         }
         thread.name = name
@@ -124,11 +151,11 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
         }
     }
 
-        /// Closes the store (``close()``).
+    /// Closes the store (``close()``).
     public func stop() { close() }
 
     /// Runs the jobs as they come until closing, then those still queued.
-    private func serve(_ store: Store) {
+    private func serve() {
         var closing = false
         while !closing {
             wake.wait()
@@ -138,8 +165,14 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
                     defer { state.jobs.removeAll() }
                     return (state.jobs, state.phase == .closing)
                 }
-                for start in stride(from: 0, to: jobs.count, by: Self.maxBatch) {
-                    Self.runBatch(jobs[start..<min(jobs.count, start + Self.maxBatch)], on: store)
+                let batch = groupCommit ? Self.maxBatch : 1
+                for start in stride(from: 0, to: jobs.count, by: batch) {
+                    // Callers are resumed once the store is free again: one may go on to
+                    // `performHere`.
+                    let completions = connection.use { store in
+                        Self.batch(jobs[start..<min(jobs.count, start + batch)], on: store!)
+                    }
+                    for complete in completions { complete() }
                 }
                 if jobs.isEmpty {
                     closing = stop
@@ -178,6 +211,20 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
         }
     }
 
+    /// Runs `body` with the store on the calling thread, between two of the owner's batches, and
+    /// returns what it returned; throws the closed error before ``start()`` and once closed.
+    ///
+    /// For a caller that is itself a thread for blocking work (an I/O lane) and would otherwise
+    /// hand a short read over and sleep until it came back: it waits for the batch running, if
+    /// any, instead. Not in a transaction of the owner's; a writer's owner should not be asked
+    /// to write here.
+    public func performHere<T>(_ body: (Store) throws -> T) throws -> T {
+        try connection.use { store in
+            guard let store else { throw closedError }
+            return try body(store)
+        }
+    }
+
     /// Runs the jobs already queued, closes the database and joins the thread; safe to call
     /// twice, and before ``start()`` (which then throws the closed error).
     public func close() {
@@ -211,9 +258,16 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     /// fsync; a single job runs in its own. Callers are resumed after the commit, each with
     /// what became of its own work.
     package static func runBatch(_ jobs: ArraySlice<Job>, on store: Store) {
+        for complete in batch(jobs, on: store) { complete() }
+    }
+
+    /// ``runBatch(_:on:)`` returning how to resume each caller, in order, instead of resuming them.
+    private static func batch(_ jobs: ArraySlice<Job>, on store: Store) -> [@Sendable () -> Void] {
         guard jobs.count > 1, (try? store.beginBatch()) != nil else {
-            for job in jobs { job.run(store).complete(nil) }
-            return
+            return jobs.map { job in
+                let ran = job.run(store)
+                return { ran.complete(nil) }
+            }
         }
         var completions: [@Sendable ((any Error)?) -> Void] = []
         for index in jobs.indices {
@@ -228,16 +282,25 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
             // and the rest run too, each alone. Answering them the batch's fate instead would
             // tell a caller its write failed when a later transaction had committed it, or the
             // reverse. This job's own error is its answer; a success is not (see `JobRan`).
-            if ran.answerSurvivesLostBatch { ran.complete(nil) }
+            var alone: [@Sendable () -> Void] = []
+            if ran.answerSurvivesLostBatch { alone.append { ran.complete(nil) } }
             for position in jobs.indices where position != index || !ran.answerSurvivesLostBatch {
-                jobs[position].run(store).complete(nil)
+                let again = jobs[position].run(store)
+                alone.append { again.complete(nil) }
             }
-            return
+            return alone
         }
         var commitError: (any Error)?
         do { try store.commitBatch() } catch { commitError = error }
-        for completion in completions { completion(commitError) }
+        let failure = commitError.map { SendableError($0) }
+        return completions.map { completion in { completion(failure?.error) } }
     }
+}
+
+/// An error carried into a completion (errors are Sendable; the box keeps the closure's capture plain).
+private struct SendableError: Sendable {
+    let error: any Error
+    init(_ error: any Error) { self.error = error }
 }
 
 /// What a job left behind when it ran.

@@ -81,6 +81,7 @@ enum ImagesBenchmark {
             let bareStore = try ImageStore(
                 folder: folder + "/store-only", cache: ImageCache(budgetBytes: 1 << 30), logger: logger)
             defer { bareStore.close() }
+            try bareStore.start()
 
             if let index = arguments.firstIndex(of: "--profile"), index + 1 < arguments.count {
                 try await profile(

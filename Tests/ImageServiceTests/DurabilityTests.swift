@@ -29,7 +29,7 @@ import Testing
         let synced = Self.recording(hooks)
         // The data directory does not exist yet: the first start of a service.
         let root = folder.path + "/data/images"
-        let store = try ImageStore(folder: root, cache: ImageCache(budgetBytes: 1 << 20), logger: testLogger, hooks: hooks)
+        let store = try ImageStore(folder: root, cache: ImageCache(budgetBytes: 1 << 20), logger: testLogger, hooks: hooks).started()
         defer { store.close() }
         // data/ into the temporary folder, images/ into data/, blobs/ and tmp/ into images/,
         // the 256 fan-out folders into blobs/.
@@ -39,7 +39,7 @@ import Testing
         // A second start makes nothing and fsyncs no folder.
         store.close()
         synced.clear()
-        let again = try ImageStore(folder: root, cache: ImageCache(budgetBytes: 1 << 20), logger: testLogger, hooks: hooks)
+        let again = try ImageStore(folder: root, cache: ImageCache(budgetBytes: 1 << 20), logger: testLogger, hooks: hooks).started()
         defer { again.close() }
         #expect(synced.all.isEmpty, "\(synced.all)")
 
@@ -113,7 +113,7 @@ import Testing
         let folder = try TemporaryFolder()
         let root = folder.path + "/data/images"
         func open(_ clock: any WallClock = SystemClock()) throws -> ImageStore {
-            try ImageStore(folder: root, cache: ImageCache(budgetBytes: 1024), clock: clock, logger: testLogger)
+            try ImageStore(folder: root, cache: ImageCache(budgetBytes: 1024), clock: clock, logger: testLogger).started()
         }
         var store = try open()
         let older = [Samples.mp4(3000), Samples.mp4(4000)]
@@ -158,12 +158,12 @@ import Testing
     @Test func imageServiceStatsReportsTheQuarantineOfItsStart() async throws {
         let folder = try TemporaryFolder()
         let root = folder.path + "/data/images"
-        var store = try ImageStore(folder: root, cache: ImageCache(budgetBytes: 1024), logger: testLogger)
+        var store = try ImageStore(folder: root, cache: ImageCache(budgetBytes: 1024), logger: testLogger).started()
         let kept = try await store.put(Samples.mp4(3000), NewImage()).info
         let lost = try await store.put(Samples.mp4(4000), NewImage()).info
         store.close()
         // A file without a row and a row without a file.
-        store = try ImageStore(folder: root, cache: ImageCache(budgetBytes: 1024), logger: testLogger)
+        store = try ImageStore(folder: root, cache: ImageCache(budgetBytes: 1024), logger: testLogger).started()
         let unindexed = try store.blobs.writeTemporary(Samples.mp4(6000), key: "ab000000-0000-4000-8000-000000000001")
         try store.blobs.publish(temporary: unindexed, key: "ab000000-0000-4000-8000-000000000001")
         try FileManager.default.removeItem(atPath: store.blobs.path(of: lost.key))

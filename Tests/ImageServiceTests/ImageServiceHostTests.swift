@@ -32,6 +32,39 @@ let hostTestContext = try! Context(ioThreads: 1)
         return host
     }
 
+    @Test func aFactoryOnlyCalledOpensNothingAndAStartedOneClosesWhatItOpened() async throws {
+        let folder = try TemporaryFolder()
+        let configuration = ImageServiceConfiguration(
+            rpcEndpoint: Self.rpcEndpoint(folder), eventsEndpoint: "ipc://\(folder.path)/events.sock",
+            dataDirectory: folder.path + "/data", watchMemoryPressure: false)
+        let idle = try ImageServiceHost.make(configuration, context: hostTestContext, logger: testLogger)
+        #expect(idle.services.map { $0.name } == ["image-store", "image-upload-reaper", "image-cache-pressure", "image-service"])
+        let store = try #require(idle.services.first as? ImageStore)
+        // Its writer's thread would have created (and reconciled) the index.
+        let index = folder.path + "/data/images/images.db"
+        #expect(!FileManager.default.fileExists(atPath: index))
+        #expect(idle.host.rpcEndpoints.isEmpty)
+        #expect(await storeError { try await store.list() } == .failedPrecondition("the image store is closed (stopping)"))
+        idle.stop()
+
+        let running = try ImageServiceHost.make(configuration, context: hostTestContext, logger: testLogger)
+        try running.start()
+        let client = try Self.client(folder)
+        defer { client.close() }
+        var put = PutImageRequest()
+        put.data = try Samples.jpeg(width: 16, height: 16)
+        let stored = try await client.call(ImageServiceRPC.putImage, put)
+        #expect(FileManager.default.fileExists(atPath: index + "-wal"))
+        running.stop()
+        // Both connections closed: the last one checkpointed the WAL and removed it.
+        #expect(!FileManager.default.fileExists(atPath: index + "-wal"))
+        let again = try Self.start(folder)
+        defer { again.stop() }
+        var get = GetImageRequest()
+        get.key = stored.key
+        #expect(try await client.call(ImageServiceRPC.getImage, get, options: .init(timeoutMilliseconds: 10_000)).info == stored)
+    }
+
     @Test func storedAndDeletedImagesArePublishedAsEvents() async throws {
         let folder = try TemporaryFolder()
         let host = try Self.start(folder)

@@ -65,7 +65,7 @@ import RPCTestSupport
         let collector = LogCollector()
         let store = try ImageStore(
             folder: folder.path + "/images", cache: ImageCache(budgetBytes: 8 << 20), limits: .init(), clock: SystemClock(),
-            logger: Logger(label: "image-test", level: .info, sink: .collecting(collector)))
+            logger: Logger(label: "image-test", level: .info, sink: .collecting(collector))).started()
         let junk = QuirkyJPEGs.files[0], photoshop = QuirkyJPEGs.files[1]
         let put = try await store.put(try Fixtures.pillowImage(junk.name), NewImage()).info
         let data = try Fixtures.pillowImage(photoshop.name)

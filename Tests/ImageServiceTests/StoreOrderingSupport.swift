@@ -7,7 +7,7 @@ import Testing
 /// A store in `folder` (as `makeStore`) with `hooks` in place from its start.
 func makeStore(_ folder: TemporaryFolder, budget: Int = 64 << 20, hooks: StoreHooks) throws -> ImageStore {
     try ImageStore(
-        folder: folder.path + "/images", cache: ImageCache(budgetBytes: budget), logger: testLogger, hooks: hooks)
+        folder: folder.path + "/images", cache: ImageCache(budgetBytes: budget), logger: testLogger, hooks: hooks).started()
 }
 
 /// Holds the threads that reach it (a store's I/O lane, in a hook) until it is opened, and

@@ -27,7 +27,15 @@ func makeStore(
     _ folder: TemporaryFolder, budget: Int = 64 << 20, limits: ImageStoreLimits = .init(),
     clock: any WallClock = SystemClock()
 ) throws -> ImageStore {
-    try ImageStore(folder: folder.path + "/images", cache: ImageCache(budgetBytes: budget), limits: limits, clock: clock, logger: testLogger)
+    try ImageStore(folder: folder.path + "/images", cache: ImageCache(budgetBytes: budget), limits: limits, clock: clock, logger: testLogger).started()
+}
+
+extension ImageStore {
+    /// The store, started (`start()`): opened and reconciled with its files.
+    func started() throws -> ImageStore {
+        try start()
+        return self
+    }
 }
 
 /// The store's refusal, or nil when `body` succeeded.

@@ -1,0 +1,96 @@
+/// The write transactions of one writer connection run by a ``DatabaseOwner``: alone, each write
+/// commits in a transaction of its own; inside a group commit's batch (``beginBatch()`` to
+/// ``commitBatch()``) each runs in a savepoint, so a failing job undoes only itself.
+///
+/// A store keeps one beside its connection and answers the ``GroupCommitStore`` requirements
+/// with it. Used on the owner's thread only, like the connection.
+public final class WriteTransactions {
+    public let db: Database
+    /// Called after SQLite undid writes of this connection (a failed write, a lost batch, a
+    /// failed commit): a store that mirrors rows in memory reads them back here.
+    public var undone: () -> Void = {}
+    /// True between ``beginBatch()`` and ``commitBatch()``, while the batch's transaction is open.
+    public private(set) var inBatch = false
+    /// Set when SQLite rolled back a batch's whole transaction in one of its jobs: any statement
+    /// that fails with SQLITE_FULL, IOERR or NOMEM does that (a read too), and RAISE(ROLLBACK)
+    /// can. The jobs before it were undone with it.
+    public private(set) var batchLost = false
+
+    public init(_ db: Database) {
+        self.db = db
+    }
+
+    /// Runs `body` in a write transaction (a savepoint inside a batch); on failure nothing of it
+    /// is kept and ``undone`` is called.
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        guard inBatch else {
+            do {
+                return try db.inTransaction(.immediate, body)
+            } catch {
+                undone()
+                throw error
+            }
+        }
+        // A statement of this job that failed before this write (a read whose error the job did
+        // not pass on) made SQLite roll back the batch's transaction: a SAVEPOINT now would open
+        // a transaction of its own, behind the batch's back.
+        guard !db.isAutocommit else {
+            loseBatch()
+            throw BatchTransactionLost()
+        }
+        try db.execute("SAVEPOINT job")
+        do {
+            let result = try body()
+            try db.execute("RELEASE job")
+            return result
+        } catch {
+            if db.isAutocommit {
+                // SQLite rolled back the whole transaction, not only this job: the batch's
+                // earlier jobs went with it. The batch ends here (`DatabaseOwner.runBatch`
+                // runs the other jobs again, each alone).
+                loseBatch()
+            } else {
+                // Undo this job only; the batch's other jobs stay.
+                try? db.execute("ROLLBACK TO job")
+                try? db.execute("RELEASE job")
+                undone()
+            }
+            throw error
+        }
+    }
+
+    /// Whether the batch's transaction is still open after a job. When SQLite has rolled it
+    /// back, in a write or in a read (whose error reaches no `write`), the batch ends here.
+    public func batchIsOpen() -> Bool {
+        if inBatch && db.isAutocommit { loseBatch() }
+        return !batchLost
+    }
+
+    /// Ends a batch whose transaction SQLite rolled back: nothing of it is kept.
+    private func loseBatch() {
+        inBatch = false
+        batchLost = true
+        undone()
+    }
+
+    /// Group commit: the jobs between `beginBatch()` and `commitBatch()` share one transaction
+    /// (one fsync), each in its own savepoint. Their callers hear back only after the commit.
+    public func beginBatch() throws {
+        precondition(!inBatch, "batches do not nest")
+        try db.execute("BEGIN IMMEDIATE")
+        inBatch = true
+        batchLost = false
+    }
+
+    /// Commits the batch; on failure nothing of it is kept and ``undone`` is called.
+    public func commitBatch() throws {
+        inBatch = false
+        do {
+            try db.execute("COMMIT")
+        } catch {
+            if !db.isAutocommit { try? db.execute("ROLLBACK") }
+            undone()
+            throw error
+        }
+    }
+}

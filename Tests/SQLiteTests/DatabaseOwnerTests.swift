@@ -1,0 +1,152 @@
+import Dispatch
+import Foundation
+import SQLite
+import Synchronization
+import Testing
+
+/// A store of one table, whose writes go through `WriteTransactions` as the services' stores do.
+private final class NumberStore: GroupCommitStore {
+    let db: Database
+    let transactions: WriteTransactions
+
+    init(path: String, readOnly: Bool = false) throws {
+        db = try Database(path: path, mode: readOnly ? .readOnly : .readWrite(create: true))
+        transactions = WriteTransactions(db)
+        if !readOnly {
+            try db.execute("PRAGMA journal_mode=WAL")
+            try db.execute("CREATE TABLE IF NOT EXISTS numbers (value INTEGER PRIMARY KEY)")
+        }
+    }
+
+    func add(_ value: Int64) throws {
+        try transactions.write { try db.execute("INSERT INTO numbers (value) VALUES (?)", [.integer(value)]) }
+    }
+
+    func all() throws -> [Int64] {
+        try db.query("SELECT value FROM numbers ORDER BY value").compactMap { $0[0].int64Value }
+    }
+
+    func beginBatch() throws { try transactions.beginBatch() }
+    func batchIsOpen() -> Bool { transactions.batchIsOpen() }
+    func commitBatch() throws { try transactions.commitBatch() }
+    func close() throws { try db.close() }
+}
+
+private struct Closed: Error {}
+
+@Suite("DatabaseOwner")
+struct DatabaseOwnerTests {
+    /// Holds the owner's thread until `release` is signalled, and returns once it is held.
+    private static func hold(_ owner: DatabaseOwner<NumberStore>, until release: DispatchSemaphore) {
+        let holding = DispatchSemaphore(value: 0)
+        owner.submit({ _ in
+            holding.signal()
+            release.wait()
+        }) { _ in }
+        holding.wait()
+    }
+
+    /// Submits `body` for each value and returns once every one has been answered.
+    private static func submitTogether(
+        _ owner: DatabaseOwner<NumberStore>, _ values: [Int64]
+    ) -> [Int64: Result<Void, any Error>] {
+        let release = DispatchSemaphore(value: 0), answered = DispatchGroup()
+        let results = Mutex<[Int64: Result<Void, any Error>]>([:])
+        hold(owner, until: release)
+        for value in values {
+            answered.enter()
+            owner.submit({ try $0.add(value) }) { result in
+                results.withLock { $0[value] = result }
+                answered.leave()
+            }
+        }
+        release.signal()
+        answered.wait()
+        return results.withLock { $0 }
+    }
+
+    @Test("jobs that queue up together share one commit, and a failing one undoes only itself")
+    func groupCommit() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("n.db")
+        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path) }
+        try owner.start()
+        defer { owner.close() }
+        try owner.performHere { try $0.add(2) }
+        let before = try owner.performHere { $0.db.commitCount }
+        // 2 is there already: its insert fails, in its own savepoint.
+        let results = Self.submitTogether(owner, [1, 2, 3, 4])
+        #expect(try owner.performHere { $0.db.commitCount } - before == 1)
+        #expect((try? results[1]?.get()) != nil && (try? results[3]?.get()) != nil && (try? results[4]?.get()) != nil)
+        #expect((try? results[2]?.get()) == nil)
+        #expect(try owner.performHere { try $0.all() } == [1, 2, 3, 4])
+    }
+
+    @Test("an owner without group commit runs each job alone: a commit each")
+    func eachAlone() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("n.db")
+        let owner = DatabaseOwner(name: "numbers", closedError: Closed(), groupCommit: false) {
+            try NumberStore(path: path)
+        }
+        try owner.start()
+        defer { owner.close() }
+        let before = try owner.performHere { $0.db.commitCount }
+        let results = Self.submitTogether(owner, [1, 2, 3])
+        #expect(results.values.allSatisfy { (try? $0.get()) != nil })
+        #expect(try owner.performHere { $0.db.commitCount } - before == 3)
+    }
+
+    @Test("performHere runs on the calling thread once the batch in progress has finished")
+    func performHereWaitsForTheBatchInProgress() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("n.db")
+        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path) }
+        try owner.start()
+        defer { owner.close() }
+        let release = DispatchSemaphore(value: 0)
+        let inJob = DispatchSemaphore(value: 0)
+        owner.submit({ store in
+            inJob.signal()
+            release.wait()
+            try store.add(7)
+        }) { _ in }
+        inJob.wait()
+        let seen = Mutex<[Int64]?>(nil)
+        let caller = Thread {
+            let values = try? owner.performHere { try $0.all() }
+            seen.withLock { $0 = values }
+        }
+        caller.start()
+        // The caller waits for the job holding the store: it has seen nothing yet.
+        usleep(50_000)
+        #expect(seen.withLock { $0 } == nil)
+        release.signal()
+        while seen.withLock({ $0 }) == nil { usleep(1000) }
+        #expect(seen.withLock { $0 } == [7])
+        let thread = try owner.performHere { _ in Thread.current }
+        #expect(thread == Thread.current)
+    }
+
+    @Test("before start and once closed, every way in answers the closed error; close joins the thread and closes the store")
+    func closedBeforeStartAndAfterClose() async throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("n.db")
+        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path) }
+        #expect(throws: Closed.self) { try owner.performHere { _ in 1 } }
+        #expect(!FileManager.default.fileExists(atPath: path), "nothing is opened before start()")
+        try owner.start()
+        try await owner.perform { try $0.add(1) }
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        owner.close()
+        // The last connection to close checkpoints the WAL and removes it.
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "the store was closed")
+        #expect(throws: Closed.self) { try owner.performHere { _ in 1 } }
+        let refused = Mutex<Bool>(false)
+        owner.submit({ _ in 1 }) { result in
+            if case .failure(let error) = result { refused.withLock { $0 = error is Closed } }
+        }
+        #expect(refused.withLock { $0 })
+        owner.close()
+    }
+}
