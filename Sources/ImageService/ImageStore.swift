@@ -37,11 +37,11 @@ public final class ImageStore: Sendable {
     /// Blobs read once from disk lately (see `admits`).
     let recentReads = Mutex(RecentReads())
     /// Keys being stored or deleted (see `claim(_:)`).
-    private let claims = Mutex(KeyClaims())
+    let claims = Mutex(KeyClaims())
     /// Test hooks (all nil in service).
     let hooks: StoreHooks
     /// What `start()` found, once it has run.
-    private let recoveryReport = RecoveryRecord()
+    let recoveryReport = RecoveryRecord()
 
     /// A store in `folder` (its folders are made now); `start()` opens (or creates) the index,
     /// removes leftovers of interrupted writes and reconciles the index with the files.
@@ -115,80 +115,6 @@ public final class ImageStore: Sendable {
         digestLanes.drain()
         writer.close()
         reader.close()
-    }
-
-    /// What start-up found.
-    struct RecoveryReport: Sendable {
-        /// Puts whose row was committed while their rename had not reached the disk yet (see `placeAndIndex`).
-        var finishedPuts = 0
-        /// Interrupted writes and uploads removed from `tmp/`.
-        var leftovers = 0
-        /// Blobs without an index row, moved to `quarantineFolder`.
-        var quarantined = 0
-        /// Where this start moved them ("" when there were none).
-        var quarantineFolder = ""
-        /// Images whose blob file is gone: kept, so reading them says DATA_LOSS instead of NOT_FOUND.
-        var missingFiles: [String] = []
-    }
-
-    /// What this store's start found.
-    var recovery: RecoveryReport { recoveryReport.report.withLock { $0 } }
-
-    /// Where the writer's thread leaves what reconciling found.
-    private final class RecoveryRecord: Sendable {
-        let report = Mutex(RecoveryReport())
-    }
-
-    private static func reconcile(index: ImageIndex, blobs: BlobStore, now: Int64) throws -> RecoveryReport {
-        var report = RecoveryReport()
-        report.finishedPuts = try finishInterruptedPuts(index: index, blobs: blobs)
-        report.leftovers = blobs.removeTemporaryLeftovers()
-        let indexed = try index.allKeys()
-        let onDisk = Set(blobs.allKeys())
-        // A file without a row is a put that crashed between rename and insert, a delete that
-        // crashed between the row and the file (neither acknowledged), or a photo stored after
-        // the copy of images.db in use was taken (an older copy restored). It is never visible,
-        // and never deleted here: moved aside, where the operator can judge it.
-        let orphans = onDisk.subtracting(indexed).sorted()
-        if !orphans.isEmpty {
-            let folder = try blobs.newQuarantineFolder(named: quarantineName(now))
-            var sources = Set<String>()
-            for key in orphans { sources.formUnion(try blobs.quarantine(key: key, into: folder)) }
-            // The new entries first, then the removals from where the files were.
-            try blobs.syncFolder(folder)
-            for source in sources.sorted() { try blobs.syncFolder(source) }
-            report.quarantined = orphans.count
-            report.quarantineFolder = folder
-        }
-        report.missingFiles = indexed.subtracting(onDisk).sorted()
-        return report
-    }
-
-    /// The folder name of a start's quarantine: its UTC time, "2026-11-29T17-37-12Z".
-    static func quarantineName(_ milliseconds: Int64) -> String {
-        var seconds = time_t(milliseconds / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d-%02d-%02dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour,
-            parts.tm_min, parts.tm_sec)
-    }
-
-    /// Renames into place each temporary file of a put whose row is committed and whose blob is
-    /// absent, when the file holds exactly the indexed bytes; returns how many.
-    private static func finishInterruptedPuts(index: ImageIndex, blobs: BlobStore) throws -> Int {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: blobs.temporaryFolder)) ?? []
-        var finished = 0
-        for name in names.sorted() {
-            guard let key = BlobStore.key(ofTemporary: name), !blobs.exists(key: key),
-                  let row = try index.stored(key) else { continue }
-            let path = "\(blobs.temporaryFolder)/\(name)"
-            let check = row.contentCheck.isEmpty ? row.info.checksum : row.contentCheck
-            guard BlobStore.holds(path, size: row.info.sizeBytes, contentCheck: check) else { continue }
-            try blobs.publish(temporary: path, key: key)
-            finished += 1
-        }
-        return finished
     }
 
     // MARK: Queues
@@ -492,73 +418,6 @@ public final class ImageStore: Sendable {
         }
     }
 
-    // MARK: Claims
-
-    /// Claims `key` for a put or commit: ABORTED while another put holds it; waits while a
-    /// delete holds it (the put then runs after the delete, as if it had arrived later).
-    ///
-    /// A put never waits while it holds a claim, and deletes take theirs in key order, so no
-    /// two claimants can wait for each other.
-    func claim(_ key: String) async throws {
-        while true {
-            let holder = claims.withLock { state -> KeyClaims.Holder? in
-                if let holder = state.held[key] { return holder }
-                state.held[key] = .put
-                return nil
-            }
-            switch holder {
-            case nil: return
-            case .put: throw ImageStoreError.aborted("another put of key \(key) is in progress; retry")
-            case .delete: await waitForRelease(of: key)
-            }
-        }
-    }
-
-    /// Claims every key of `keys` for a delete, in key order, waiting for the puts and deletes
-    /// that hold them.
-    func claimForDelete(_ keys: Set<String>) async {
-        for key in keys.sorted() {
-            while !claims.withLock({ state in
-                guard state.held[key] == nil else { return false }
-                state.held[key] = .delete
-                return true
-            }) {
-                await waitForRelease(of: key)
-            }
-        }
-    }
-
-    /// Claims all of `keys` for a delete if none is held, without waiting; whether it did.
-    func tryClaimForDelete(_ keys: Set<String>) -> Bool {
-        claims.withLock { state in
-            guard keys.allSatisfy({ state.held[$0] == nil }) else { return false }
-            for key in keys { state.held[key] = .delete }
-            return true
-        }
-    }
-
-    private func waitForRelease(of key: String) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let waiting = claims.withLock { state -> Bool in
-                guard state.held[key] != nil else { return false }
-                state.waiters[key, default: []].append(continuation)
-                return true
-            }
-            if !waiting { continuation.resume() }
-        }
-    }
-
-    /// Calls waiting for the claim of `key` (tests).
-    func claimWaiters(_ key: String) -> Int { claims.withLock { $0.waiters[key]?.count ?? 0 } }
-
-    func release(_ key: String) {
-        let waiters = claims.withLock { state in
-            state.held[key] = nil
-            return state.waiters.removeValue(forKey: key) ?? []
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
     /// The lower-case canonical form of a UUID, or nil.
     public static func canonicalKey(_ text: String) -> String? {
         guard text.utf8.count == 36 else { return nil }
@@ -591,11 +450,4 @@ public final class ImageStore: Sendable {
         }
         return index == 36
     }
-}
-
-/// Who holds which key, and who waits for it.
-struct KeyClaims {
-    enum Holder { case put, delete }
-    var held: [String: Holder] = [:]
-    var waiters: [String: [CheckedContinuation<Void, Never>]] = [:]
 }

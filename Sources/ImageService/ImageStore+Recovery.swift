@@ -1,0 +1,80 @@
+import Foundation
+import Synchronization
+
+/// What the store's start does before it serves: finish the puts whose rename was lost, remove
+/// leftovers, quarantine blobs without a row, note rows without a blob.
+extension ImageStore {
+    /// What start-up found.
+    struct RecoveryReport: Sendable {
+        /// Puts whose row was committed while their rename had not reached the disk yet (see `placeAndIndex`).
+        var finishedPuts = 0
+        /// Interrupted writes and uploads removed from `tmp/`.
+        var leftovers = 0
+        /// Blobs without an index row, moved to `quarantineFolder`.
+        var quarantined = 0
+        /// Where this start moved them ("" when there were none).
+        var quarantineFolder = ""
+        /// Images whose blob file is gone: kept, so reading them says DATA_LOSS instead of NOT_FOUND.
+        var missingFiles: [String] = []
+    }
+
+    /// What this store's start found.
+    var recovery: RecoveryReport { recoveryReport.report.withLock { $0 } }
+
+    /// Where the writer's thread leaves what reconciling found.
+    final class RecoveryRecord: Sendable {
+        let report = Mutex(RecoveryReport())
+    }
+
+    static func reconcile(index: ImageIndex, blobs: BlobStore, now: Int64) throws -> RecoveryReport {
+        var report = RecoveryReport()
+        report.finishedPuts = try finishInterruptedPuts(index: index, blobs: blobs)
+        report.leftovers = blobs.removeTemporaryLeftovers()
+        let indexed = try index.allKeys()
+        let onDisk = Set(blobs.allKeys())
+        // A file without a row is a put that crashed between rename and insert, a delete that
+        // crashed between the row and the file (neither acknowledged), or a photo stored after
+        // the copy of images.db in use was taken (an older copy restored). It is never visible,
+        // and never deleted here: moved aside, where the operator can judge it.
+        let orphans = onDisk.subtracting(indexed).sorted()
+        if !orphans.isEmpty {
+            let folder = try blobs.newQuarantineFolder(named: quarantineName(now))
+            var sources = Set<String>()
+            for key in orphans { sources.formUnion(try blobs.quarantine(key: key, into: folder)) }
+            // The new entries first, then the removals from where the files were.
+            try blobs.syncFolder(folder)
+            for source in sources.sorted() { try blobs.syncFolder(source) }
+            report.quarantined = orphans.count
+            report.quarantineFolder = folder
+        }
+        report.missingFiles = indexed.subtracting(onDisk).sorted()
+        return report
+    }
+
+    /// The folder name of a start's quarantine: its UTC time, "2026-11-29T17-37-12Z".
+    static func quarantineName(_ milliseconds: Int64) -> String {
+        var seconds = time_t(milliseconds / 1000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d-%02d-%02dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour,
+            parts.tm_min, parts.tm_sec)
+    }
+
+    /// Renames into place each temporary file of a put whose row is committed and whose blob is
+    /// absent, when the file holds exactly the indexed bytes; returns how many.
+    private static func finishInterruptedPuts(index: ImageIndex, blobs: BlobStore) throws -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: blobs.temporaryFolder)) ?? []
+        var finished = 0
+        for name in names.sorted() {
+            guard let key = BlobStore.key(ofTemporary: name), !blobs.exists(key: key),
+                  let row = try index.stored(key) else { continue }
+            let path = "\(blobs.temporaryFolder)/\(name)"
+            let check = row.contentCheck.isEmpty ? row.info.checksum : row.contentCheck
+            guard BlobStore.holds(path, size: row.info.sizeBytes, contentCheck: check) else { continue }
+            try blobs.publish(temporary: path, key: key)
+            finished += 1
+        }
+        return finished
+    }
+}
