@@ -19,6 +19,9 @@ struct ProtoMethodTests {
             "/homepwner.v1.ItemService/ListItems",
             "/homepwner.v1.ItemService/Stats",
             "/homepwner.v1.JobQueue/Stats",
+            "/homepwner.v1.JobQueue/ListJobs",
+            "/homepwner.v1.JobQueue/GetJob",
+            "/homepwner.v1.JobQueue/GetBatch",
         ])
     }
 

@@ -1042,6 +1042,96 @@ void   homepwner__v1__thumbnail_job__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__thumbnail_job__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   homepwner__v1__thumbnail__init
+                     (Homepwner__V1__Thumbnail         *message)
+{
+  static const Homepwner__V1__Thumbnail init_value = HOMEPWNER__V1__THUMBNAIL__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__thumbnail__get_packed_size
+                     (const Homepwner__V1__Thumbnail *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__thumbnail__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__thumbnail__pack
+                     (const Homepwner__V1__Thumbnail *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__thumbnail__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__thumbnail__pack_to_buffer
+                     (const Homepwner__V1__Thumbnail *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__thumbnail__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__Thumbnail *
+       homepwner__v1__thumbnail__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__Thumbnail *)
+     protobuf_c_message_unpack (&homepwner__v1__thumbnail__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__thumbnail__free_unpacked
+                     (Homepwner__V1__Thumbnail *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__thumbnail__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__thumbnail_result__init
+                     (Homepwner__V1__ThumbnailResult         *message)
+{
+  static const Homepwner__V1__ThumbnailResult init_value = HOMEPWNER__V1__THUMBNAIL_RESULT__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__thumbnail_result__get_packed_size
+                     (const Homepwner__V1__ThumbnailResult *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__thumbnail_result__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__thumbnail_result__pack
+                     (const Homepwner__V1__ThumbnailResult *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__thumbnail_result__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__thumbnail_result__pack_to_buffer
+                     (const Homepwner__V1__ThumbnailResult *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__thumbnail_result__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__ThumbnailResult *
+       homepwner__v1__thumbnail_result__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__ThumbnailResult *)
+     protobuf_c_message_unpack (&homepwner__v1__thumbnail_result__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__thumbnail_result__free_unpacked
+                     (Homepwner__V1__ThumbnailResult *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__thumbnail_result__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   homepwner__v1__cache_stats_request__init
                      (Homepwner__V1__CacheStatsRequest         *message)
 {
@@ -2713,7 +2803,7 @@ const ProtobufCMessageDescriptor homepwner__v1__enqueue_thumbnails_request__desc
   (ProtobufCMessageInit) homepwner__v1__enqueue_thumbnails_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__enqueue_thumbnails_response__field_descriptors[1] =
+static const ProtobufCFieldDescriptor homepwner__v1__enqueue_thumbnails_response__field_descriptors[4] =
 {
   {
     "enqueued",
@@ -2727,14 +2817,53 @@ static const ProtobufCFieldDescriptor homepwner__v1__enqueue_thumbnails_response
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "batch_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__EnqueueThumbnailsResponse, batch_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "already_pending",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__EnqueueThumbnailsResponse, already_pending),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "already_done",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__EnqueueThumbnailsResponse, already_done),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__enqueue_thumbnails_response__field_indices_by_name[] = {
+  3,   /* field[3] = already_done */
+  2,   /* field[2] = already_pending */
+  1,   /* field[1] = batch_id */
   0,   /* field[0] = enqueued */
 };
 static const ProtobufCIntRange homepwner__v1__enqueue_thumbnails_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__enqueue_thumbnails_response__descriptor =
 {
@@ -2744,7 +2873,7 @@ const ProtobufCMessageDescriptor homepwner__v1__enqueue_thumbnails_response__des
   "Homepwner__V1__EnqueueThumbnailsResponse",
   "homepwner.v1",
   sizeof(Homepwner__V1__EnqueueThumbnailsResponse),
-  1,
+  4,
   homepwner__v1__enqueue_thumbnails_response__field_descriptors,
   homepwner__v1__enqueue_thumbnails_response__field_indices_by_name,
   1,  homepwner__v1__enqueue_thumbnails_response__number_ranges,
@@ -2800,6 +2929,134 @@ const ProtobufCMessageDescriptor homepwner__v1__thumbnail_job__descriptor =
   homepwner__v1__thumbnail_job__field_indices_by_name,
   1,  homepwner__v1__thumbnail_job__number_ranges,
   (ProtobufCMessageInit) homepwner__v1__thumbnail_job__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__thumbnail__field_descriptors[5] =
+{
+  {
+    "size",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Thumbnail, size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "data",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BYTES,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Thumbnail, data),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "width",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Thumbnail, width),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "height",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Thumbnail, height),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "key",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Thumbnail, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__thumbnail__field_indices_by_name[] = {
+  1,   /* field[1] = data */
+  3,   /* field[3] = height */
+  4,   /* field[4] = key */
+  0,   /* field[0] = size */
+  2,   /* field[2] = width */
+};
+static const ProtobufCIntRange homepwner__v1__thumbnail__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 5 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__thumbnail__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.Thumbnail",
+  "Thumbnail",
+  "Homepwner__V1__Thumbnail",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__Thumbnail),
+  5,
+  homepwner__v1__thumbnail__field_descriptors,
+  homepwner__v1__thumbnail__field_indices_by_name,
+  1,  homepwner__v1__thumbnail__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__thumbnail__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__thumbnail_result__field_descriptors[1] =
+{
+  {
+    "thumbnails",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Homepwner__V1__ThumbnailResult, n_thumbnails),
+    offsetof(Homepwner__V1__ThumbnailResult, thumbnails),
+    &homepwner__v1__thumbnail__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__thumbnail_result__field_indices_by_name[] = {
+  0,   /* field[0] = thumbnails */
+};
+static const ProtobufCIntRange homepwner__v1__thumbnail_result__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__thumbnail_result__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.ThumbnailResult",
+  "ThumbnailResult",
+  "Homepwner__V1__ThumbnailResult",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__ThumbnailResult),
+  1,
+  homepwner__v1__thumbnail_result__field_descriptors,
+  homepwner__v1__thumbnail_result__field_indices_by_name,
+  1,  homepwner__v1__thumbnail_result__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__thumbnail_result__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 #define homepwner__v1__cache_stats_request__field_descriptors NULL

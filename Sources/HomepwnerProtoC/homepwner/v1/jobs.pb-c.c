@@ -52,6 +52,51 @@ void   homepwner__v1__job__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__job__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   homepwner__v1__job_attempt_error__init
+                     (Homepwner__V1__JobAttemptError         *message)
+{
+  static const Homepwner__V1__JobAttemptError init_value = HOMEPWNER__V1__JOB_ATTEMPT_ERROR__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__job_attempt_error__get_packed_size
+                     (const Homepwner__V1__JobAttemptError *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__job_attempt_error__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__job_attempt_error__pack
+                     (const Homepwner__V1__JobAttemptError *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__job_attempt_error__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__job_attempt_error__pack_to_buffer
+                     (const Homepwner__V1__JobAttemptError *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__job_attempt_error__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__JobAttemptError *
+       homepwner__v1__job_attempt_error__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__JobAttemptError *)
+     protobuf_c_message_unpack (&homepwner__v1__job_attempt_error__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__job_attempt_error__free_unpacked
+                     (Homepwner__V1__JobAttemptError *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__job_attempt_error__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   homepwner__v1__lease_request__init
                      (Homepwner__V1__LeaseRequest         *message)
 {
@@ -592,7 +637,412 @@ void   homepwner__v1__job_stats_response__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__job_stats_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor homepwner__v1__job__field_descriptors[12] =
+void   homepwner__v1__pause_queue_request__init
+                     (Homepwner__V1__PauseQueueRequest         *message)
+{
+  static const Homepwner__V1__PauseQueueRequest init_value = HOMEPWNER__V1__PAUSE_QUEUE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__pause_queue_request__get_packed_size
+                     (const Homepwner__V1__PauseQueueRequest *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__pause_queue_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__pause_queue_request__pack
+                     (const Homepwner__V1__PauseQueueRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__pause_queue_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__pause_queue_request__pack_to_buffer
+                     (const Homepwner__V1__PauseQueueRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__pause_queue_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__PauseQueueRequest *
+       homepwner__v1__pause_queue_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__PauseQueueRequest *)
+     protobuf_c_message_unpack (&homepwner__v1__pause_queue_request__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__pause_queue_request__free_unpacked
+                     (Homepwner__V1__PauseQueueRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__pause_queue_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__pause_queue_response__init
+                     (Homepwner__V1__PauseQueueResponse         *message)
+{
+  static const Homepwner__V1__PauseQueueResponse init_value = HOMEPWNER__V1__PAUSE_QUEUE_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__pause_queue_response__get_packed_size
+                     (const Homepwner__V1__PauseQueueResponse *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__pause_queue_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__pause_queue_response__pack
+                     (const Homepwner__V1__PauseQueueResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__pause_queue_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__pause_queue_response__pack_to_buffer
+                     (const Homepwner__V1__PauseQueueResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__pause_queue_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__PauseQueueResponse *
+       homepwner__v1__pause_queue_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__PauseQueueResponse *)
+     protobuf_c_message_unpack (&homepwner__v1__pause_queue_response__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__pause_queue_response__free_unpacked
+                     (Homepwner__V1__PauseQueueResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__pause_queue_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__list_jobs_request__init
+                     (Homepwner__V1__ListJobsRequest         *message)
+{
+  static const Homepwner__V1__ListJobsRequest init_value = HOMEPWNER__V1__LIST_JOBS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__list_jobs_request__get_packed_size
+                     (const Homepwner__V1__ListJobsRequest *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__list_jobs_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__list_jobs_request__pack
+                     (const Homepwner__V1__ListJobsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__list_jobs_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__list_jobs_request__pack_to_buffer
+                     (const Homepwner__V1__ListJobsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__list_jobs_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__ListJobsRequest *
+       homepwner__v1__list_jobs_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__ListJobsRequest *)
+     protobuf_c_message_unpack (&homepwner__v1__list_jobs_request__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__list_jobs_request__free_unpacked
+                     (Homepwner__V1__ListJobsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__list_jobs_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__list_jobs_response__init
+                     (Homepwner__V1__ListJobsResponse         *message)
+{
+  static const Homepwner__V1__ListJobsResponse init_value = HOMEPWNER__V1__LIST_JOBS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__list_jobs_response__get_packed_size
+                     (const Homepwner__V1__ListJobsResponse *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__list_jobs_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__list_jobs_response__pack
+                     (const Homepwner__V1__ListJobsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__list_jobs_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__list_jobs_response__pack_to_buffer
+                     (const Homepwner__V1__ListJobsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__list_jobs_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__ListJobsResponse *
+       homepwner__v1__list_jobs_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__ListJobsResponse *)
+     protobuf_c_message_unpack (&homepwner__v1__list_jobs_response__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__list_jobs_response__free_unpacked
+                     (Homepwner__V1__ListJobsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__list_jobs_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__get_job_request__init
+                     (Homepwner__V1__GetJobRequest         *message)
+{
+  static const Homepwner__V1__GetJobRequest init_value = HOMEPWNER__V1__GET_JOB_REQUEST__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__get_job_request__get_packed_size
+                     (const Homepwner__V1__GetJobRequest *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__get_job_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__get_job_request__pack
+                     (const Homepwner__V1__GetJobRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__get_job_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__get_job_request__pack_to_buffer
+                     (const Homepwner__V1__GetJobRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__get_job_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__GetJobRequest *
+       homepwner__v1__get_job_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__GetJobRequest *)
+     protobuf_c_message_unpack (&homepwner__v1__get_job_request__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__get_job_request__free_unpacked
+                     (Homepwner__V1__GetJobRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__get_job_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__purge_jobs_request__init
+                     (Homepwner__V1__PurgeJobsRequest         *message)
+{
+  static const Homepwner__V1__PurgeJobsRequest init_value = HOMEPWNER__V1__PURGE_JOBS_REQUEST__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__purge_jobs_request__get_packed_size
+                     (const Homepwner__V1__PurgeJobsRequest *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__purge_jobs_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__purge_jobs_request__pack
+                     (const Homepwner__V1__PurgeJobsRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__purge_jobs_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__purge_jobs_request__pack_to_buffer
+                     (const Homepwner__V1__PurgeJobsRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__purge_jobs_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__PurgeJobsRequest *
+       homepwner__v1__purge_jobs_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__PurgeJobsRequest *)
+     protobuf_c_message_unpack (&homepwner__v1__purge_jobs_request__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__purge_jobs_request__free_unpacked
+                     (Homepwner__V1__PurgeJobsRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__purge_jobs_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__purge_jobs_response__init
+                     (Homepwner__V1__PurgeJobsResponse         *message)
+{
+  static const Homepwner__V1__PurgeJobsResponse init_value = HOMEPWNER__V1__PURGE_JOBS_RESPONSE__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__purge_jobs_response__get_packed_size
+                     (const Homepwner__V1__PurgeJobsResponse *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__purge_jobs_response__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__purge_jobs_response__pack
+                     (const Homepwner__V1__PurgeJobsResponse *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__purge_jobs_response__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__purge_jobs_response__pack_to_buffer
+                     (const Homepwner__V1__PurgeJobsResponse *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__purge_jobs_response__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__PurgeJobsResponse *
+       homepwner__v1__purge_jobs_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__PurgeJobsResponse *)
+     protobuf_c_message_unpack (&homepwner__v1__purge_jobs_response__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__purge_jobs_response__free_unpacked
+                     (Homepwner__V1__PurgeJobsResponse *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__purge_jobs_response__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__job_batch__init
+                     (Homepwner__V1__JobBatch         *message)
+{
+  static const Homepwner__V1__JobBatch init_value = HOMEPWNER__V1__JOB_BATCH__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__job_batch__get_packed_size
+                     (const Homepwner__V1__JobBatch *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__job_batch__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__job_batch__pack
+                     (const Homepwner__V1__JobBatch *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__job_batch__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__job_batch__pack_to_buffer
+                     (const Homepwner__V1__JobBatch *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__job_batch__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__JobBatch *
+       homepwner__v1__job_batch__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__JobBatch *)
+     protobuf_c_message_unpack (&homepwner__v1__job_batch__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__job_batch__free_unpacked
+                     (Homepwner__V1__JobBatch *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__job_batch__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__get_batch_request__init
+                     (Homepwner__V1__GetBatchRequest         *message)
+{
+  static const Homepwner__V1__GetBatchRequest init_value = HOMEPWNER__V1__GET_BATCH_REQUEST__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__get_batch_request__get_packed_size
+                     (const Homepwner__V1__GetBatchRequest *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__get_batch_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__get_batch_request__pack
+                     (const Homepwner__V1__GetBatchRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__get_batch_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__get_batch_request__pack_to_buffer
+                     (const Homepwner__V1__GetBatchRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__get_batch_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__GetBatchRequest *
+       homepwner__v1__get_batch_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__GetBatchRequest *)
+     protobuf_c_message_unpack (&homepwner__v1__get_batch_request__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__get_batch_request__free_unpacked
+                     (Homepwner__V1__GetBatchRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__get_batch_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+static const ProtobufCFieldDescriptor homepwner__v1__job__field_descriptors[17] =
 {
   {
     "job_id",
@@ -738,10 +1188,73 @@ static const ProtobufCFieldDescriptor homepwner__v1__job__field_descriptors[12] 
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "errors",
+    13,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Homepwner__V1__Job, n_errors),
+    offsetof(Homepwner__V1__Job, errors),
+    &homepwner__v1__job_attempt_error__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dedupe_key",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Job, dedupe_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "batch_id",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Job, batch_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "run_at_ms",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Job, run_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "worker_id",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Job, worker_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__job__field_indices_by_name[] = {
   4,   /* field[4] = attempts */
+  14,   /* field[14] = batch_id */
   9,   /* field[9] = created_at_ms */
+  13,   /* field[13] = dedupe_key */
+  12,   /* field[12] = errors */
   0,   /* field[0] = job_id */
   8,   /* field[8] = last_error */
   7,   /* field[7] = lease_expires_at_ms */
@@ -750,13 +1263,15 @@ static const unsigned homepwner__v1__job__field_indices_by_name[] = {
   3,   /* field[3] = payload */
   1,   /* field[1] = queue */
   11,   /* field[11] = result */
+  15,   /* field[15] = run_at_ms */
   2,   /* field[2] = state */
   10,   /* field[10] = updated_at_ms */
+  16,   /* field[16] = worker_id */
 };
 static const ProtobufCIntRange homepwner__v1__job__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 17 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__job__descriptor =
 {
@@ -766,11 +1281,88 @@ const ProtobufCMessageDescriptor homepwner__v1__job__descriptor =
   "Homepwner__V1__Job",
   "homepwner.v1",
   sizeof(Homepwner__V1__Job),
-  12,
+  17,
   homepwner__v1__job__field_descriptors,
   homepwner__v1__job__field_indices_by_name,
   1,  homepwner__v1__job__number_ranges,
   (ProtobufCMessageInit) homepwner__v1__job__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__job_attempt_error__field_descriptors[4] =
+{
+  {
+    "attempt",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobAttemptError, attempt),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "at_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobAttemptError, at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "worker_id",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobAttemptError, worker_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "message",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobAttemptError, message),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__job_attempt_error__field_indices_by_name[] = {
+  1,   /* field[1] = at_ms */
+  0,   /* field[0] = attempt */
+  3,   /* field[3] = message */
+  2,   /* field[2] = worker_id */
+};
+static const ProtobufCIntRange homepwner__v1__job_attempt_error__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__job_attempt_error__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.JobAttemptError",
+  "JobAttemptError",
+  "Homepwner__V1__JobAttemptError",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__JobAttemptError),
+  4,
+  homepwner__v1__job_attempt_error__field_descriptors,
+  homepwner__v1__job_attempt_error__field_indices_by_name,
+  1,  homepwner__v1__job_attempt_error__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__job_attempt_error__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor homepwner__v1__lease_request__field_descriptors[5] =
@@ -996,7 +1588,7 @@ const ProtobufCMessageDescriptor homepwner__v1__complete_response__descriptor =
   (ProtobufCMessageInit) homepwner__v1__complete_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__fail_request__field_descriptors[6] =
+static const ProtobufCFieldDescriptor homepwner__v1__fail_request__field_descriptors[8] =
 {
   {
     "queue",
@@ -1070,19 +1662,45 @@ static const ProtobufCFieldDescriptor homepwner__v1__fail_request__field_descrip
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "give_back",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__FailRequest, give_back),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "worker_id",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__FailRequest, worker_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__fail_request__field_indices_by_name[] = {
   3,   /* field[3] = error */
+  6,   /* field[6] = give_back */
   1,   /* field[1] = job_id */
   2,   /* field[2] = lease_id */
   4,   /* field[4] = permanent */
   0,   /* field[0] = queue */
   5,   /* field[5] = retry_after_ms */
+  7,   /* field[7] = worker_id */
 };
 static const ProtobufCIntRange homepwner__v1__fail_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__fail_request__descriptor =
 {
@@ -1092,7 +1710,7 @@ const ProtobufCMessageDescriptor homepwner__v1__fail_request__descriptor =
   "Homepwner__V1__FailRequest",
   "homepwner.v1",
   sizeof(Homepwner__V1__FailRequest),
-  6,
+  8,
   homepwner__v1__fail_request__field_descriptors,
   homepwner__v1__fail_request__field_indices_by_name,
   1,  homepwner__v1__fail_request__number_ranges,
@@ -1392,7 +2010,7 @@ const ProtobufCMessageDescriptor homepwner__v1__job_stats_request__descriptor =
   (ProtobufCMessageInit) homepwner__v1__job_stats_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__job_stats_response__field_descriptors[4] =
+static const ProtobufCFieldDescriptor homepwner__v1__job_stats_response__field_descriptors[8] =
 {
   {
     "ready",
@@ -1442,17 +2060,69 @@ static const ProtobufCFieldDescriptor homepwner__v1__job_stats_response__field_d
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "scheduled",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobStatsResponse, scheduled),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "oldest_ready_age_ms",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobStatsResponse, oldest_ready_age_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "paused",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobStatsResponse, paused),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "done_retention_ms",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobStatsResponse, done_retention_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__job_stats_response__field_indices_by_name[] = {
   3,   /* field[3] = dead */
   2,   /* field[2] = done */
+  7,   /* field[7] = done_retention_ms */
   1,   /* field[1] = leased */
+  5,   /* field[5] = oldest_ready_age_ms */
+  6,   /* field[6] = paused */
   0,   /* field[0] = ready */
+  4,   /* field[4] = scheduled */
 };
 static const ProtobufCIntRange homepwner__v1__job_stats_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 8 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__job_stats_response__descriptor =
 {
@@ -1462,11 +2132,574 @@ const ProtobufCMessageDescriptor homepwner__v1__job_stats_response__descriptor =
   "Homepwner__V1__JobStatsResponse",
   "homepwner.v1",
   sizeof(Homepwner__V1__JobStatsResponse),
-  4,
+  8,
   homepwner__v1__job_stats_response__field_descriptors,
   homepwner__v1__job_stats_response__field_indices_by_name,
   1,  homepwner__v1__job_stats_response__number_ranges,
   (ProtobufCMessageInit) homepwner__v1__job_stats_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__pause_queue_request__field_descriptors[2] =
+{
+  {
+    "queue",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__PauseQueueRequest, queue),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "paused",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__PauseQueueRequest, paused),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__pause_queue_request__field_indices_by_name[] = {
+  1,   /* field[1] = paused */
+  0,   /* field[0] = queue */
+};
+static const ProtobufCIntRange homepwner__v1__pause_queue_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__pause_queue_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.PauseQueueRequest",
+  "PauseQueueRequest",
+  "Homepwner__V1__PauseQueueRequest",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__PauseQueueRequest),
+  2,
+  homepwner__v1__pause_queue_request__field_descriptors,
+  homepwner__v1__pause_queue_request__field_indices_by_name,
+  1,  homepwner__v1__pause_queue_request__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__pause_queue_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__pause_queue_response__field_descriptors[1] =
+{
+  {
+    "paused",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__PauseQueueResponse, paused),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__pause_queue_response__field_indices_by_name[] = {
+  0,   /* field[0] = paused */
+};
+static const ProtobufCIntRange homepwner__v1__pause_queue_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__pause_queue_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.PauseQueueResponse",
+  "PauseQueueResponse",
+  "Homepwner__V1__PauseQueueResponse",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__PauseQueueResponse),
+  1,
+  homepwner__v1__pause_queue_response__field_descriptors,
+  homepwner__v1__pause_queue_response__field_indices_by_name,
+  1,  homepwner__v1__pause_queue_response__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__pause_queue_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__list_jobs_request__field_descriptors[4] =
+{
+  {
+    "queue",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListJobsRequest, queue),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "state",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListJobsRequest, state),
+    &homepwner__v1__job_state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page_size",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListJobsRequest, page_size),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "page_token",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListJobsRequest, page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__list_jobs_request__field_indices_by_name[] = {
+  2,   /* field[2] = page_size */
+  3,   /* field[3] = page_token */
+  0,   /* field[0] = queue */
+  1,   /* field[1] = state */
+};
+static const ProtobufCIntRange homepwner__v1__list_jobs_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 4 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__list_jobs_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.ListJobsRequest",
+  "ListJobsRequest",
+  "Homepwner__V1__ListJobsRequest",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__ListJobsRequest),
+  4,
+  homepwner__v1__list_jobs_request__field_descriptors,
+  homepwner__v1__list_jobs_request__field_indices_by_name,
+  1,  homepwner__v1__list_jobs_request__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__list_jobs_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__list_jobs_response__field_descriptors[2] =
+{
+  {
+    "jobs",
+    1,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Homepwner__V1__ListJobsResponse, n_jobs),
+    offsetof(Homepwner__V1__ListJobsResponse, jobs),
+    &homepwner__v1__job__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "next_page_token",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListJobsResponse, next_page_token),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__list_jobs_response__field_indices_by_name[] = {
+  0,   /* field[0] = jobs */
+  1,   /* field[1] = next_page_token */
+};
+static const ProtobufCIntRange homepwner__v1__list_jobs_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__list_jobs_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.ListJobsResponse",
+  "ListJobsResponse",
+  "Homepwner__V1__ListJobsResponse",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__ListJobsResponse),
+  2,
+  homepwner__v1__list_jobs_response__field_descriptors,
+  homepwner__v1__list_jobs_response__field_indices_by_name,
+  1,  homepwner__v1__list_jobs_response__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__list_jobs_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__get_job_request__field_descriptors[2] =
+{
+  {
+    "queue",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__GetJobRequest, queue),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "job_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__GetJobRequest, job_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__get_job_request__field_indices_by_name[] = {
+  1,   /* field[1] = job_id */
+  0,   /* field[0] = queue */
+};
+static const ProtobufCIntRange homepwner__v1__get_job_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__get_job_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.GetJobRequest",
+  "GetJobRequest",
+  "Homepwner__V1__GetJobRequest",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__GetJobRequest),
+  2,
+  homepwner__v1__get_job_request__field_descriptors,
+  homepwner__v1__get_job_request__field_indices_by_name,
+  1,  homepwner__v1__get_job_request__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__get_job_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__purge_jobs_request__field_descriptors[3] =
+{
+  {
+    "queue",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__PurgeJobsRequest, queue),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "state",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__PurgeJobsRequest, state),
+    &homepwner__v1__job_state__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "job_ids",
+    3,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Homepwner__V1__PurgeJobsRequest, n_job_ids),
+    offsetof(Homepwner__V1__PurgeJobsRequest, job_ids),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__purge_jobs_request__field_indices_by_name[] = {
+  2,   /* field[2] = job_ids */
+  0,   /* field[0] = queue */
+  1,   /* field[1] = state */
+};
+static const ProtobufCIntRange homepwner__v1__purge_jobs_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__purge_jobs_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.PurgeJobsRequest",
+  "PurgeJobsRequest",
+  "Homepwner__V1__PurgeJobsRequest",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__PurgeJobsRequest),
+  3,
+  homepwner__v1__purge_jobs_request__field_descriptors,
+  homepwner__v1__purge_jobs_request__field_indices_by_name,
+  1,  homepwner__v1__purge_jobs_request__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__purge_jobs_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__purge_jobs_response__field_descriptors[1] =
+{
+  {
+    "purged",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__PurgeJobsResponse, purged),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__purge_jobs_response__field_indices_by_name[] = {
+  0,   /* field[0] = purged */
+};
+static const ProtobufCIntRange homepwner__v1__purge_jobs_response__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 1 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__purge_jobs_response__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.PurgeJobsResponse",
+  "PurgeJobsResponse",
+  "Homepwner__V1__PurgeJobsResponse",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__PurgeJobsResponse),
+  1,
+  homepwner__v1__purge_jobs_response__field_descriptors,
+  homepwner__v1__purge_jobs_response__field_indices_by_name,
+  1,  homepwner__v1__purge_jobs_response__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__purge_jobs_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__job_batch__field_descriptors[9] =
+{
+  {
+    "batch_id",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobBatch, batch_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "queue",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobBatch, queue),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "total",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobBatch, total),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "done",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobBatch, done),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "dead",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobBatch, dead),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "pending",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobBatch, pending),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "created_at_ms",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobBatch, created_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "finished_at_ms",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobBatch, finished_at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "rate_per_second",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_DOUBLE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobBatch, rate_per_second),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__job_batch__field_indices_by_name[] = {
+  0,   /* field[0] = batch_id */
+  6,   /* field[6] = created_at_ms */
+  4,   /* field[4] = dead */
+  3,   /* field[3] = done */
+  7,   /* field[7] = finished_at_ms */
+  5,   /* field[5] = pending */
+  1,   /* field[1] = queue */
+  8,   /* field[8] = rate_per_second */
+  2,   /* field[2] = total */
+};
+static const ProtobufCIntRange homepwner__v1__job_batch__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 9 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__job_batch__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.JobBatch",
+  "JobBatch",
+  "Homepwner__V1__JobBatch",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__JobBatch),
+  9,
+  homepwner__v1__job_batch__field_descriptors,
+  homepwner__v1__job_batch__field_indices_by_name,
+  1,  homepwner__v1__job_batch__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__job_batch__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__get_batch_request__field_descriptors[2] =
+{
+  {
+    "queue",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__GetBatchRequest, queue),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "batch_id",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__GetBatchRequest, batch_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__get_batch_request__field_indices_by_name[] = {
+  1,   /* field[1] = batch_id */
+  0,   /* field[0] = queue */
+};
+static const ProtobufCIntRange homepwner__v1__get_batch_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__get_batch_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.GetBatchRequest",
+  "GetBatchRequest",
+  "Homepwner__V1__GetBatchRequest",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__GetBatchRequest),
+  2,
+  homepwner__v1__get_batch_request__field_descriptors,
+  homepwner__v1__get_batch_request__field_indices_by_name,
+  1,  homepwner__v1__get_batch_request__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__get_batch_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCEnumValue homepwner__v1__job_state__enum_values_by_number[5] =
@@ -1503,7 +2736,7 @@ const ProtobufCEnumDescriptor homepwner__v1__job_state__descriptor =
   homepwner__v1__job_state__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor homepwner__v1__job_queue__method_descriptors[6] =
+static const ProtobufCMethodDescriptor homepwner__v1__job_queue__method_descriptors[11] =
 {
   { "Lease", &homepwner__v1__lease_request__descriptor, &homepwner__v1__lease_response__descriptor },
   { "Complete", &homepwner__v1__complete_request__descriptor, &homepwner__v1__complete_response__descriptor },
@@ -1511,12 +2744,22 @@ static const ProtobufCMethodDescriptor homepwner__v1__job_queue__method_descript
   { "Extend", &homepwner__v1__extend_request__descriptor, &homepwner__v1__extend_response__descriptor },
   { "RetryDead", &homepwner__v1__retry_dead_request__descriptor, &homepwner__v1__retry_dead_response__descriptor },
   { "Stats", &homepwner__v1__job_stats_request__descriptor, &homepwner__v1__job_stats_response__descriptor },
+  { "PauseQueue", &homepwner__v1__pause_queue_request__descriptor, &homepwner__v1__pause_queue_response__descriptor },
+  { "ListJobs", &homepwner__v1__list_jobs_request__descriptor, &homepwner__v1__list_jobs_response__descriptor },
+  { "GetJob", &homepwner__v1__get_job_request__descriptor, &homepwner__v1__job__descriptor },
+  { "PurgeJobs", &homepwner__v1__purge_jobs_request__descriptor, &homepwner__v1__purge_jobs_response__descriptor },
+  { "GetBatch", &homepwner__v1__get_batch_request__descriptor, &homepwner__v1__job_batch__descriptor },
 };
 const unsigned homepwner__v1__job_queue__method_indices_by_name[] = {
   1,        /* Complete */
   3,        /* Extend */
   2,        /* Fail */
+  10,        /* GetBatch */
+  8,        /* GetJob */
   0,        /* Lease */
+  7,        /* ListJobs */
+  6,        /* PauseQueue */
+  9,        /* PurgeJobs */
   4,        /* RetryDead */
   5         /* Stats */
 };
@@ -1527,7 +2770,7 @@ const ProtobufCServiceDescriptor homepwner__v1__job_queue__descriptor =
   "JobQueue",
   "Homepwner__V1__JobQueue",
   "homepwner.v1",
-  6,
+  11,
   homepwner__v1__job_queue__method_descriptors,
   homepwner__v1__job_queue__method_indices_by_name
 };
@@ -1578,6 +2821,46 @@ void homepwner__v1__job_queue__stats(ProtobufCService *service,
 {
   assert(service->descriptor == &homepwner__v1__job_queue__descriptor);
   service->invoke(service, 5, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__job_queue__pause_queue(ProtobufCService *service,
+                                           const Homepwner__V1__PauseQueueRequest *input,
+                                           Homepwner__V1__PauseQueueResponse_Closure closure,
+                                           void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__job_queue__descriptor);
+  service->invoke(service, 6, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__job_queue__list_jobs(ProtobufCService *service,
+                                         const Homepwner__V1__ListJobsRequest *input,
+                                         Homepwner__V1__ListJobsResponse_Closure closure,
+                                         void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__job_queue__descriptor);
+  service->invoke(service, 7, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__job_queue__get_job(ProtobufCService *service,
+                                       const Homepwner__V1__GetJobRequest *input,
+                                       Homepwner__V1__Job_Closure closure,
+                                       void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__job_queue__descriptor);
+  service->invoke(service, 8, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__job_queue__purge_jobs(ProtobufCService *service,
+                                          const Homepwner__V1__PurgeJobsRequest *input,
+                                          Homepwner__V1__PurgeJobsResponse_Closure closure,
+                                          void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__job_queue__descriptor);
+  service->invoke(service, 9, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__job_queue__get_batch(ProtobufCService *service,
+                                         const Homepwner__V1__GetBatchRequest *input,
+                                         Homepwner__V1__JobBatch_Closure closure,
+                                         void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__job_queue__descriptor);
+  service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void homepwner__v1__job_queue__init (Homepwner__V1__JobQueue_Service *service,
                                      Homepwner__V1__JobQueue_ServiceDestroy destroy)

@@ -10,6 +10,12 @@ public struct EnqueueThumbnailsResponse: ProtoMessage {
     public static let protoName = "homepwner.v1.EnqueueThumbnailsResponse"
     /// Field 1, `enqueued`.
     public var enqueued: Int64 = 0
+    /// Field 2, `batch_id`.
+    public var batchId: String = ""
+    /// Field 3, `already_pending`.
+    public var alreadyPending: Int64 = 0
+    /// Field 4, `already_done`.
+    public var alreadyDone: Int64 = 0
 
     /// An all-default message.
     public init() {}
@@ -34,9 +40,15 @@ extension EnqueueThumbnailsResponse: CBridgedMessage {
     init(c m: UnsafePointer<CType>) {
         self.init()
         self.enqueued = m.pointee.enqueued
+        self.batchId = CBridge.string(m.pointee.batch_id)
+        self.alreadyPending = m.pointee.already_pending
+        self.alreadyDone = m.pointee.already_done
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
         m.pointee.enqueued = self.enqueued
+        m.pointee.batch_id = arena.string(self.batchId)
+        m.pointee.already_pending = self.alreadyPending
+        m.pointee.already_done = self.alreadyDone
     }
 }

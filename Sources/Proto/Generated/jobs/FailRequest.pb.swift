@@ -20,6 +20,10 @@ public struct FailRequest: ProtoMessage {
     public var permanent: Bool = false
     /// Field 6, `retry_after_ms`.
     public var retryAfterMs: Int32 = 0
+    /// Field 7, `give_back`.
+    public var giveBack: Bool = false
+    /// Field 8, `worker_id`.
+    public var workerId: String = ""
 
     /// An all-default message.
     public init() {}
@@ -49,6 +53,8 @@ extension FailRequest: CBridgedMessage {
         self.error = CBridge.string(m.pointee.error)
         self.permanent = m.pointee.permanent != 0
         self.retryAfterMs = m.pointee.retry_after_ms
+        self.giveBack = m.pointee.give_back != 0
+        self.workerId = CBridge.string(m.pointee.worker_id)
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -58,5 +64,7 @@ extension FailRequest: CBridgedMessage {
         m.pointee.error = arena.string(self.error)
         m.pointee.permanent = self.permanent ? 1 : 0
         m.pointee.retry_after_ms = self.retryAfterMs
+        m.pointee.give_back = self.giveBack ? 1 : 0
+        m.pointee.worker_id = arena.string(self.workerId)
     }
 }

@@ -32,6 +32,16 @@ public struct Job: ProtoMessage {
     public var updatedAtMs: Int64 = 0
     /// Field 12, `result`.
     public var result: [UInt8] = []
+    /// Field 13, `errors`.
+    public var errors: [JobAttemptError] = []
+    /// Field 14, `dedupe_key`.
+    public var dedupeKey: String = ""
+    /// Field 15, `batch_id`.
+    public var batchId: String = ""
+    /// Field 16, `run_at_ms`.
+    public var runAtMs: Int64 = 0
+    /// Field 17, `worker_id`.
+    public var workerId: String = ""
 
     /// An all-default message.
     public init() {}
@@ -67,6 +77,11 @@ extension Job: CBridgedMessage {
         self.createdAtMs = m.pointee.created_at_ms
         self.updatedAtMs = m.pointee.updated_at_ms
         self.result = CBridge.bytes(m.pointee.result)
+        self.errors = CBridge.array(m.pointee.errors, m.pointee.n_errors) { JobAttemptError(c: $0!) }
+        self.dedupeKey = CBridge.string(m.pointee.dedupe_key)
+        self.batchId = CBridge.string(m.pointee.batch_id)
+        self.runAtMs = m.pointee.run_at_ms
+        self.workerId = CBridge.string(m.pointee.worker_id)
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -82,5 +97,11 @@ extension Job: CBridgedMessage {
         m.pointee.created_at_ms = self.createdAtMs
         m.pointee.updated_at_ms = self.updatedAtMs
         m.pointee.result = arena.bytes(self.result)
+        m.pointee.n_errors = self.errors.count
+        m.pointee.errors = arena.array(self.errors) { arena.message($0) }
+        m.pointee.dedupe_key = arena.string(self.dedupeKey)
+        m.pointee.batch_id = arena.string(self.batchId)
+        m.pointee.run_at_ms = self.runAtMs
+        m.pointee.worker_id = arena.string(self.workerId)
     }
 }

@@ -20,6 +20,16 @@ public enum JobQueueRPC {
     public static let retryDead = ProtoMethod<RetryDeadRequest, RetryDeadResponse>(service: serviceName, name: "RetryDead", isReadOnly: false)
     /// `/homepwner.v1.JobQueue/Stats` (read-only).
     public static let stats = ProtoMethod<JobStatsRequest, JobStatsResponse>(service: serviceName, name: "Stats", isReadOnly: true)
+    /// `/homepwner.v1.JobQueue/PauseQueue`.
+    public static let pauseQueue = ProtoMethod<PauseQueueRequest, PauseQueueResponse>(service: serviceName, name: "PauseQueue", isReadOnly: false)
+    /// `/homepwner.v1.JobQueue/ListJobs` (read-only).
+    public static let listJobs = ProtoMethod<ListJobsRequest, ListJobsResponse>(service: serviceName, name: "ListJobs", isReadOnly: true)
+    /// `/homepwner.v1.JobQueue/GetJob` (read-only).
+    public static let getJob = ProtoMethod<GetJobRequest, Job>(service: serviceName, name: "GetJob", isReadOnly: true)
+    /// `/homepwner.v1.JobQueue/PurgeJobs`.
+    public static let purgeJobs = ProtoMethod<PurgeJobsRequest, PurgeJobsResponse>(service: serviceName, name: "PurgeJobs", isReadOnly: false)
+    /// `/homepwner.v1.JobQueue/GetBatch` (read-only).
+    public static let getBatch = ProtoMethod<GetBatchRequest, JobBatch>(service: serviceName, name: "GetBatch", isReadOnly: true)
     /// Every method of the service.
-    public static let allMethods: [any AnyProtoMethod] = [lease, complete, fail, extend, retryDead, stats]
+    public static let allMethods: [any AnyProtoMethod] = [lease, complete, fail, extend, retryDead, stats, pauseQueue, listJobs, getJob, purgeJobs, getBatch]
 }

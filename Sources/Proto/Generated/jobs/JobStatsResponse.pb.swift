@@ -16,6 +16,14 @@ public struct JobStatsResponse: ProtoMessage {
     public var done: Int64 = 0
     /// Field 4, `dead`.
     public var dead: Int64 = 0
+    /// Field 5, `scheduled`.
+    public var scheduled: Int64 = 0
+    /// Field 6, `oldest_ready_age_ms`.
+    public var oldestReadyAgeMs: Int64 = 0
+    /// Field 7, `paused`.
+    public var paused: Bool = false
+    /// Field 8, `done_retention_ms`.
+    public var doneRetentionMs: Int64 = 0
 
     /// An all-default message.
     public init() {}
@@ -43,6 +51,10 @@ extension JobStatsResponse: CBridgedMessage {
         self.leased = m.pointee.leased
         self.done = m.pointee.done
         self.dead = m.pointee.dead
+        self.scheduled = m.pointee.scheduled
+        self.oldestReadyAgeMs = m.pointee.oldest_ready_age_ms
+        self.paused = m.pointee.paused != 0
+        self.doneRetentionMs = m.pointee.done_retention_ms
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -50,5 +62,9 @@ extension JobStatsResponse: CBridgedMessage {
         m.pointee.leased = self.leased
         m.pointee.done = self.done
         m.pointee.dead = self.dead
+        m.pointee.scheduled = self.scheduled
+        m.pointee.oldest_ready_age_ms = self.oldestReadyAgeMs
+        m.pointee.paused = self.paused ? 1 : 0
+        m.pointee.done_retention_ms = self.doneRetentionMs
     }
 }

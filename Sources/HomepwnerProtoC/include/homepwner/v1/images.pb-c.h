@@ -38,6 +38,8 @@ typedef struct Homepwner__V1__GetRenditionResponse Homepwner__V1__GetRenditionRe
 typedef struct Homepwner__V1__EnqueueThumbnailsRequest Homepwner__V1__EnqueueThumbnailsRequest;
 typedef struct Homepwner__V1__EnqueueThumbnailsResponse Homepwner__V1__EnqueueThumbnailsResponse;
 typedef struct Homepwner__V1__ThumbnailJob Homepwner__V1__ThumbnailJob;
+typedef struct Homepwner__V1__Thumbnail Homepwner__V1__Thumbnail;
+typedef struct Homepwner__V1__ThumbnailResult Homepwner__V1__ThumbnailResult;
 typedef struct Homepwner__V1__CacheStatsRequest Homepwner__V1__CacheStatsRequest;
 typedef struct Homepwner__V1__PurgeCount Homepwner__V1__PurgeCount;
 typedef struct Homepwner__V1__CacheStatsResponse Homepwner__V1__CacheStatsResponse;
@@ -435,11 +437,24 @@ struct  Homepwner__V1__EnqueueThumbnailsRequest
 struct  Homepwner__V1__EnqueueThumbnailsResponse
 {
   ProtobufCMessage base;
+  /*
+   * Jobs made now (one per image, for all its sizes).
+   */
   int64_t enqueued;
+  /*
+   * Follow it with JobQueue.GetBatch (queue "thumbnails"); empty when nothing was enqueued.
+   */
+  char *batch_id;
+  /*
+   * Images whose job was already queued or running (it is part of the batch), and, with
+   * missing_only, images that have every size already.
+   */
+  int64_t already_pending;
+  int64_t already_done;
 };
 #define HOMEPWNER__V1__ENQUEUE_THUMBNAILS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__enqueue_thumbnails_response__descriptor) \
-    , 0 }
+    , 0, (char *)protobuf_c_empty_string, 0, 0 }
 
 
 /*
@@ -455,6 +470,40 @@ struct  Homepwner__V1__ThumbnailJob
 #define HOMEPWNER__V1__THUMBNAIL_JOB__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__thumbnail_job__descriptor) \
     , (char *)protobuf_c_empty_string, 0,NULL }
+
+
+/*
+ * One thumbnail a worker made: its size (the longest edge asked for), the JPEG and its
+ * dimensions; key is set by the service once stored.
+ */
+struct  Homepwner__V1__Thumbnail
+{
+  ProtobufCMessage base;
+  int32_t size;
+  ProtobufCBinaryData data;
+  int32_t width;
+  int32_t height;
+  char *key;
+};
+#define HOMEPWNER__V1__THUMBNAIL__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__thumbnail__descriptor) \
+    , 0, {0,NULL}, 0, 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * The result a worker completes a "thumbnails" job with: the service stores each thumbnail
+ * as a THUMBNAIL child of the job's image in the transaction that completes the job, and
+ * keeps this (data emptied, keys filled) as the job's result.
+ */
+struct  Homepwner__V1__ThumbnailResult
+{
+  ProtobufCMessage base;
+  size_t n_thumbnails;
+  Homepwner__V1__Thumbnail **thumbnails;
+};
+#define HOMEPWNER__V1__THUMBNAIL_RESULT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__thumbnail_result__descriptor) \
+    , 0,NULL }
 
 
 struct  Homepwner__V1__CacheStatsRequest
@@ -1001,6 +1050,44 @@ Homepwner__V1__ThumbnailJob *
 void   homepwner__v1__thumbnail_job__free_unpacked
                      (Homepwner__V1__ThumbnailJob *message,
                       ProtobufCAllocator *allocator);
+/* Homepwner__V1__Thumbnail methods */
+void   homepwner__v1__thumbnail__init
+                     (Homepwner__V1__Thumbnail         *message);
+size_t homepwner__v1__thumbnail__get_packed_size
+                     (const Homepwner__V1__Thumbnail   *message);
+size_t homepwner__v1__thumbnail__pack
+                     (const Homepwner__V1__Thumbnail   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__thumbnail__pack_to_buffer
+                     (const Homepwner__V1__Thumbnail   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__Thumbnail *
+       homepwner__v1__thumbnail__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__thumbnail__free_unpacked
+                     (Homepwner__V1__Thumbnail *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__ThumbnailResult methods */
+void   homepwner__v1__thumbnail_result__init
+                     (Homepwner__V1__ThumbnailResult         *message);
+size_t homepwner__v1__thumbnail_result__get_packed_size
+                     (const Homepwner__V1__ThumbnailResult   *message);
+size_t homepwner__v1__thumbnail_result__pack
+                     (const Homepwner__V1__ThumbnailResult   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__thumbnail_result__pack_to_buffer
+                     (const Homepwner__V1__ThumbnailResult   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__ThumbnailResult *
+       homepwner__v1__thumbnail_result__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__thumbnail_result__free_unpacked
+                     (Homepwner__V1__ThumbnailResult *message,
+                      ProtobufCAllocator *allocator);
 /* Homepwner__V1__CacheStatsRequest methods */
 void   homepwner__v1__cache_stats_request__init
                      (Homepwner__V1__CacheStatsRequest         *message);
@@ -1205,6 +1292,12 @@ typedef void (*Homepwner__V1__EnqueueThumbnailsResponse_Closure)
 typedef void (*Homepwner__V1__ThumbnailJob_Closure)
                  (const Homepwner__V1__ThumbnailJob *message,
                   void *closure_data);
+typedef void (*Homepwner__V1__Thumbnail_Closure)
+                 (const Homepwner__V1__Thumbnail *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__ThumbnailResult_Closure)
+                 (const Homepwner__V1__ThumbnailResult *message,
+                  void *closure_data);
 typedef void (*Homepwner__V1__CacheStatsRequest_Closure)
                  (const Homepwner__V1__CacheStatsRequest *message,
                   void *closure_data);
@@ -1406,6 +1499,8 @@ extern const ProtobufCMessageDescriptor homepwner__v1__get_rendition_response__d
 extern const ProtobufCMessageDescriptor homepwner__v1__enqueue_thumbnails_request__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__enqueue_thumbnails_response__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__thumbnail_job__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__thumbnail__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__thumbnail_result__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__cache_stats_request__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__purge_count__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__cache_stats_response__descriptor;

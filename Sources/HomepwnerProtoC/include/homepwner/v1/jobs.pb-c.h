@@ -16,6 +16,7 @@ PROTOBUF_C__BEGIN_DECLS
 
 
 typedef struct Homepwner__V1__Job Homepwner__V1__Job;
+typedef struct Homepwner__V1__JobAttemptError Homepwner__V1__JobAttemptError;
 typedef struct Homepwner__V1__LeaseRequest Homepwner__V1__LeaseRequest;
 typedef struct Homepwner__V1__LeaseResponse Homepwner__V1__LeaseResponse;
 typedef struct Homepwner__V1__CompleteRequest Homepwner__V1__CompleteRequest;
@@ -28,6 +29,15 @@ typedef struct Homepwner__V1__RetryDeadRequest Homepwner__V1__RetryDeadRequest;
 typedef struct Homepwner__V1__RetryDeadResponse Homepwner__V1__RetryDeadResponse;
 typedef struct Homepwner__V1__JobStatsRequest Homepwner__V1__JobStatsRequest;
 typedef struct Homepwner__V1__JobStatsResponse Homepwner__V1__JobStatsResponse;
+typedef struct Homepwner__V1__PauseQueueRequest Homepwner__V1__PauseQueueRequest;
+typedef struct Homepwner__V1__PauseQueueResponse Homepwner__V1__PauseQueueResponse;
+typedef struct Homepwner__V1__ListJobsRequest Homepwner__V1__ListJobsRequest;
+typedef struct Homepwner__V1__ListJobsResponse Homepwner__V1__ListJobsResponse;
+typedef struct Homepwner__V1__GetJobRequest Homepwner__V1__GetJobRequest;
+typedef struct Homepwner__V1__PurgeJobsRequest Homepwner__V1__PurgeJobsRequest;
+typedef struct Homepwner__V1__PurgeJobsResponse Homepwner__V1__PurgeJobsResponse;
+typedef struct Homepwner__V1__JobBatch Homepwner__V1__JobBatch;
+typedef struct Homepwner__V1__GetBatchRequest Homepwner__V1__GetBatchRequest;
 
 
 /* --- enums --- */
@@ -76,10 +86,47 @@ struct  Homepwner__V1__Job
    * What the worker reported at Complete.
    */
   ProtobufCBinaryData result;
+  /*
+   * Every failed attempt, oldest first (last_error is the newest's message).
+   */
+  size_t n_errors;
+  Homepwner__V1__JobAttemptError **errors;
+  /*
+   * Jobs with the same key, queued or running, are one job (e.g. "image:<key>:64,256,1024").
+   */
+  char *dedupe_key;
+  /*
+   * The batch the job was enqueued in, if any.
+   */
+  char *batch_id;
+  /*
+   * When a QUEUED job becomes ready (later than now while it waits for its retry).
+   */
+  int64_t run_at_ms;
+  /*
+   * The worker holding the lease (RUNNING), or the last that held it.
+   */
+  char *worker_id;
 };
 #define HOMEPWNER__V1__JOB__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__job__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, HOMEPWNER__V1__JOB_STATE__JOB_STATE_UNSPECIFIED, {0,NULL}, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, {0,NULL} }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, HOMEPWNER__V1__JOB_STATE__JOB_STATE_UNSPECIFIED, {0,NULL}, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, 0, 0, {0,NULL}, 0,NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
+
+
+/*
+ * One failed attempt of a job: its number (1 = the first), when, by whom and why.
+ */
+struct  Homepwner__V1__JobAttemptError
+{
+  ProtobufCMessage base;
+  int32_t attempt;
+  int64_t at_ms;
+  char *worker_id;
+  char *message;
+};
+#define HOMEPWNER__V1__JOB_ATTEMPT_ERROR__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__job_attempt_error__descriptor) \
+    , 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Homepwner__V1__LeaseRequest
@@ -150,10 +197,16 @@ struct  Homepwner__V1__FailRequest
    */
   protobuf_c_boolean permanent;
   int32_t retry_after_ms;
+  /*
+   * Hand the job back unstarted (a worker stopping): QUEUED at once, no attempt counted,
+   * no error kept. Overrides permanent.
+   */
+  protobuf_c_boolean give_back;
+  char *worker_id;
 };
 #define HOMEPWNER__V1__FAIL_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__fail_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Homepwner__V1__FailResponse
@@ -225,14 +278,172 @@ struct  Homepwner__V1__JobStatsRequest
 struct  Homepwner__V1__JobStatsResponse
 {
   ProtobufCMessage base;
+  /*
+   * QUEUED and due now.
+   */
   int64_t ready;
   int64_t leased;
+  /*
+   * DONE and not yet pruned (see done_retention_ms).
+   */
   int64_t done;
   int64_t dead;
+  /*
+   * QUEUED, waiting for a retry's backoff.
+   */
+  int64_t scheduled;
+  /*
+   * How long the oldest ready job has waited, 0 when none is ready.
+   */
+  int64_t oldest_ready_age_ms;
+  protobuf_c_boolean paused;
+  /*
+   * DONE jobs are removed this long after they finished.
+   */
+  int64_t done_retention_ms;
 };
 #define HOMEPWNER__V1__JOB_STATS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__job_stats_response__descriptor) \
-    , 0, 0, 0, 0 }
+    , 0, 0, 0, 0, 0, 0, 0, 0 }
+
+
+struct  Homepwner__V1__PauseQueueRequest
+{
+  ProtobufCMessage base;
+  char *queue;
+  /*
+   * true pauses (Lease answers no jobs; running jobs finish), false resumes.
+   */
+  protobuf_c_boolean paused;
+};
+#define HOMEPWNER__V1__PAUSE_QUEUE_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__pause_queue_request__descriptor) \
+    , (char *)protobuf_c_empty_string, 0 }
+
+
+struct  Homepwner__V1__PauseQueueResponse
+{
+  ProtobufCMessage base;
+  protobuf_c_boolean paused;
+};
+#define HOMEPWNER__V1__PAUSE_QUEUE_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__pause_queue_response__descriptor) \
+    , 0 }
+
+
+struct  Homepwner__V1__ListJobsRequest
+{
+  ProtobufCMessage base;
+  char *queue;
+  /*
+   * Which jobs; unspecified = DEAD.
+   */
+  Homepwner__V1__JobState state;
+  /*
+   * 0 = 100, at most 1000.
+   */
+  int32_t page_size;
+  char *page_token;
+};
+#define HOMEPWNER__V1__LIST_JOBS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__list_jobs_request__descriptor) \
+    , (char *)protobuf_c_empty_string, HOMEPWNER__V1__JOB_STATE__JOB_STATE_UNSPECIFIED, 0, (char *)protobuf_c_empty_string }
+
+
+struct  Homepwner__V1__ListJobsResponse
+{
+  ProtobufCMessage base;
+  /*
+   * Newest first, each with its error history; payloads and results included.
+   */
+  size_t n_jobs;
+  Homepwner__V1__Job **jobs;
+  char *next_page_token;
+};
+#define HOMEPWNER__V1__LIST_JOBS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__list_jobs_response__descriptor) \
+    , 0,NULL, (char *)protobuf_c_empty_string }
+
+
+struct  Homepwner__V1__GetJobRequest
+{
+  ProtobufCMessage base;
+  char *queue;
+  char *job_id;
+};
+#define HOMEPWNER__V1__GET_JOB_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__get_job_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
+
+
+struct  Homepwner__V1__PurgeJobsRequest
+{
+  ProtobufCMessage base;
+  char *queue;
+  /*
+   * DEAD or DONE (unspecified = DEAD); QUEUED and RUNNING jobs are never purged.
+   */
+  Homepwner__V1__JobState state;
+  /*
+   * Only these jobs; empty = every job of the state.
+   */
+  size_t n_job_ids;
+  char **job_ids;
+};
+#define HOMEPWNER__V1__PURGE_JOBS_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__purge_jobs_request__descriptor) \
+    , (char *)protobuf_c_empty_string, HOMEPWNER__V1__JOB_STATE__JOB_STATE_UNSPECIFIED, 0,NULL }
+
+
+struct  Homepwner__V1__PurgeJobsResponse
+{
+  ProtobufCMessage base;
+  int64_t purged;
+};
+#define HOMEPWNER__V1__PURGE_JOBS_RESPONSE__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__purge_jobs_response__descriptor) \
+    , 0 }
+
+
+/*
+ * A set of jobs enqueued together (e.g. by EnqueueThumbnails), and how far it has come.
+ */
+struct  Homepwner__V1__JobBatch
+{
+  ProtobufCMessage base;
+  char *batch_id;
+  char *queue;
+  int64_t total;
+  int64_t done;
+  int64_t dead;
+  /*
+   * Still QUEUED or RUNNING.
+   */
+  int64_t pending;
+  int64_t created_at_ms;
+  /*
+   * When the last job finished (done or dead), 0 while some are pending.
+   */
+  int64_t finished_at_ms;
+  /*
+   * Jobs finished per second since the batch was created (until it finished).
+   */
+  double rate_per_second;
+};
+#define HOMEPWNER__V1__JOB_BATCH__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__job_batch__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0, 0, 0 }
+
+
+struct  Homepwner__V1__GetBatchRequest
+{
+  ProtobufCMessage base;
+  char *queue;
+  char *batch_id;
+};
+#define HOMEPWNER__V1__GET_BATCH_REQUEST__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__get_batch_request__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 /* Homepwner__V1__Job methods */
@@ -253,6 +464,25 @@ Homepwner__V1__Job *
                       const uint8_t       *data);
 void   homepwner__v1__job__free_unpacked
                      (Homepwner__V1__Job *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__JobAttemptError methods */
+void   homepwner__v1__job_attempt_error__init
+                     (Homepwner__V1__JobAttemptError         *message);
+size_t homepwner__v1__job_attempt_error__get_packed_size
+                     (const Homepwner__V1__JobAttemptError   *message);
+size_t homepwner__v1__job_attempt_error__pack
+                     (const Homepwner__V1__JobAttemptError   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__job_attempt_error__pack_to_buffer
+                     (const Homepwner__V1__JobAttemptError   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__JobAttemptError *
+       homepwner__v1__job_attempt_error__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__job_attempt_error__free_unpacked
+                     (Homepwner__V1__JobAttemptError *message,
                       ProtobufCAllocator *allocator);
 /* Homepwner__V1__LeaseRequest methods */
 void   homepwner__v1__lease_request__init
@@ -482,10 +712,184 @@ Homepwner__V1__JobStatsResponse *
 void   homepwner__v1__job_stats_response__free_unpacked
                      (Homepwner__V1__JobStatsResponse *message,
                       ProtobufCAllocator *allocator);
+/* Homepwner__V1__PauseQueueRequest methods */
+void   homepwner__v1__pause_queue_request__init
+                     (Homepwner__V1__PauseQueueRequest         *message);
+size_t homepwner__v1__pause_queue_request__get_packed_size
+                     (const Homepwner__V1__PauseQueueRequest   *message);
+size_t homepwner__v1__pause_queue_request__pack
+                     (const Homepwner__V1__PauseQueueRequest   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__pause_queue_request__pack_to_buffer
+                     (const Homepwner__V1__PauseQueueRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__PauseQueueRequest *
+       homepwner__v1__pause_queue_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__pause_queue_request__free_unpacked
+                     (Homepwner__V1__PauseQueueRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__PauseQueueResponse methods */
+void   homepwner__v1__pause_queue_response__init
+                     (Homepwner__V1__PauseQueueResponse         *message);
+size_t homepwner__v1__pause_queue_response__get_packed_size
+                     (const Homepwner__V1__PauseQueueResponse   *message);
+size_t homepwner__v1__pause_queue_response__pack
+                     (const Homepwner__V1__PauseQueueResponse   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__pause_queue_response__pack_to_buffer
+                     (const Homepwner__V1__PauseQueueResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__PauseQueueResponse *
+       homepwner__v1__pause_queue_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__pause_queue_response__free_unpacked
+                     (Homepwner__V1__PauseQueueResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__ListJobsRequest methods */
+void   homepwner__v1__list_jobs_request__init
+                     (Homepwner__V1__ListJobsRequest         *message);
+size_t homepwner__v1__list_jobs_request__get_packed_size
+                     (const Homepwner__V1__ListJobsRequest   *message);
+size_t homepwner__v1__list_jobs_request__pack
+                     (const Homepwner__V1__ListJobsRequest   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__list_jobs_request__pack_to_buffer
+                     (const Homepwner__V1__ListJobsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__ListJobsRequest *
+       homepwner__v1__list_jobs_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__list_jobs_request__free_unpacked
+                     (Homepwner__V1__ListJobsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__ListJobsResponse methods */
+void   homepwner__v1__list_jobs_response__init
+                     (Homepwner__V1__ListJobsResponse         *message);
+size_t homepwner__v1__list_jobs_response__get_packed_size
+                     (const Homepwner__V1__ListJobsResponse   *message);
+size_t homepwner__v1__list_jobs_response__pack
+                     (const Homepwner__V1__ListJobsResponse   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__list_jobs_response__pack_to_buffer
+                     (const Homepwner__V1__ListJobsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__ListJobsResponse *
+       homepwner__v1__list_jobs_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__list_jobs_response__free_unpacked
+                     (Homepwner__V1__ListJobsResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__GetJobRequest methods */
+void   homepwner__v1__get_job_request__init
+                     (Homepwner__V1__GetJobRequest         *message);
+size_t homepwner__v1__get_job_request__get_packed_size
+                     (const Homepwner__V1__GetJobRequest   *message);
+size_t homepwner__v1__get_job_request__pack
+                     (const Homepwner__V1__GetJobRequest   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__get_job_request__pack_to_buffer
+                     (const Homepwner__V1__GetJobRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__GetJobRequest *
+       homepwner__v1__get_job_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__get_job_request__free_unpacked
+                     (Homepwner__V1__GetJobRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__PurgeJobsRequest methods */
+void   homepwner__v1__purge_jobs_request__init
+                     (Homepwner__V1__PurgeJobsRequest         *message);
+size_t homepwner__v1__purge_jobs_request__get_packed_size
+                     (const Homepwner__V1__PurgeJobsRequest   *message);
+size_t homepwner__v1__purge_jobs_request__pack
+                     (const Homepwner__V1__PurgeJobsRequest   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__purge_jobs_request__pack_to_buffer
+                     (const Homepwner__V1__PurgeJobsRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__PurgeJobsRequest *
+       homepwner__v1__purge_jobs_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__purge_jobs_request__free_unpacked
+                     (Homepwner__V1__PurgeJobsRequest *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__PurgeJobsResponse methods */
+void   homepwner__v1__purge_jobs_response__init
+                     (Homepwner__V1__PurgeJobsResponse         *message);
+size_t homepwner__v1__purge_jobs_response__get_packed_size
+                     (const Homepwner__V1__PurgeJobsResponse   *message);
+size_t homepwner__v1__purge_jobs_response__pack
+                     (const Homepwner__V1__PurgeJobsResponse   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__purge_jobs_response__pack_to_buffer
+                     (const Homepwner__V1__PurgeJobsResponse   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__PurgeJobsResponse *
+       homepwner__v1__purge_jobs_response__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__purge_jobs_response__free_unpacked
+                     (Homepwner__V1__PurgeJobsResponse *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__JobBatch methods */
+void   homepwner__v1__job_batch__init
+                     (Homepwner__V1__JobBatch         *message);
+size_t homepwner__v1__job_batch__get_packed_size
+                     (const Homepwner__V1__JobBatch   *message);
+size_t homepwner__v1__job_batch__pack
+                     (const Homepwner__V1__JobBatch   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__job_batch__pack_to_buffer
+                     (const Homepwner__V1__JobBatch   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__JobBatch *
+       homepwner__v1__job_batch__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__job_batch__free_unpacked
+                     (Homepwner__V1__JobBatch *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__GetBatchRequest methods */
+void   homepwner__v1__get_batch_request__init
+                     (Homepwner__V1__GetBatchRequest         *message);
+size_t homepwner__v1__get_batch_request__get_packed_size
+                     (const Homepwner__V1__GetBatchRequest   *message);
+size_t homepwner__v1__get_batch_request__pack
+                     (const Homepwner__V1__GetBatchRequest   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__get_batch_request__pack_to_buffer
+                     (const Homepwner__V1__GetBatchRequest   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__GetBatchRequest *
+       homepwner__v1__get_batch_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__get_batch_request__free_unpacked
+                     (Homepwner__V1__GetBatchRequest *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Homepwner__V1__Job_Closure)
                  (const Homepwner__V1__Job *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__JobAttemptError_Closure)
+                 (const Homepwner__V1__JobAttemptError *message,
                   void *closure_data);
 typedef void (*Homepwner__V1__LeaseRequest_Closure)
                  (const Homepwner__V1__LeaseRequest *message,
@@ -523,6 +927,33 @@ typedef void (*Homepwner__V1__JobStatsRequest_Closure)
 typedef void (*Homepwner__V1__JobStatsResponse_Closure)
                  (const Homepwner__V1__JobStatsResponse *message,
                   void *closure_data);
+typedef void (*Homepwner__V1__PauseQueueRequest_Closure)
+                 (const Homepwner__V1__PauseQueueRequest *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__PauseQueueResponse_Closure)
+                 (const Homepwner__V1__PauseQueueResponse *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__ListJobsRequest_Closure)
+                 (const Homepwner__V1__ListJobsRequest *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__ListJobsResponse_Closure)
+                 (const Homepwner__V1__ListJobsResponse *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__GetJobRequest_Closure)
+                 (const Homepwner__V1__GetJobRequest *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__PurgeJobsRequest_Closure)
+                 (const Homepwner__V1__PurgeJobsRequest *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__PurgeJobsResponse_Closure)
+                 (const Homepwner__V1__PurgeJobsResponse *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__JobBatch_Closure)
+                 (const Homepwner__V1__JobBatch *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__GetBatchRequest_Closure)
+                 (const Homepwner__V1__GetBatchRequest *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -554,6 +985,26 @@ struct Homepwner__V1__JobQueue_Service
                 const Homepwner__V1__JobStatsRequest *input,
                 Homepwner__V1__JobStatsResponse_Closure closure,
                 void *closure_data);
+  void (*pause_queue)(Homepwner__V1__JobQueue_Service *service,
+                      const Homepwner__V1__PauseQueueRequest *input,
+                      Homepwner__V1__PauseQueueResponse_Closure closure,
+                      void *closure_data);
+  void (*list_jobs)(Homepwner__V1__JobQueue_Service *service,
+                    const Homepwner__V1__ListJobsRequest *input,
+                    Homepwner__V1__ListJobsResponse_Closure closure,
+                    void *closure_data);
+  void (*get_job)(Homepwner__V1__JobQueue_Service *service,
+                  const Homepwner__V1__GetJobRequest *input,
+                  Homepwner__V1__Job_Closure closure,
+                  void *closure_data);
+  void (*purge_jobs)(Homepwner__V1__JobQueue_Service *service,
+                     const Homepwner__V1__PurgeJobsRequest *input,
+                     Homepwner__V1__PurgeJobsResponse_Closure closure,
+                     void *closure_data);
+  void (*get_batch)(Homepwner__V1__JobQueue_Service *service,
+                    const Homepwner__V1__GetBatchRequest *input,
+                    Homepwner__V1__JobBatch_Closure closure,
+                    void *closure_data);
 };
 typedef void (*Homepwner__V1__JobQueue_ServiceDestroy)(Homepwner__V1__JobQueue_Service *);
 void homepwner__v1__job_queue__init (Homepwner__V1__JobQueue_Service *service,
@@ -567,7 +1018,12 @@ void homepwner__v1__job_queue__init (Homepwner__V1__JobQueue_Service *service,
       function_prefix__ ## fail,\
       function_prefix__ ## extend,\
       function_prefix__ ## retry_dead,\
-      function_prefix__ ## stats  }
+      function_prefix__ ## stats,\
+      function_prefix__ ## pause_queue,\
+      function_prefix__ ## list_jobs,\
+      function_prefix__ ## get_job,\
+      function_prefix__ ## purge_jobs,\
+      function_prefix__ ## get_batch  }
 void homepwner__v1__job_queue__lease(ProtobufCService *service,
                                      const Homepwner__V1__LeaseRequest *input,
                                      Homepwner__V1__LeaseResponse_Closure closure,
@@ -592,11 +1048,32 @@ void homepwner__v1__job_queue__stats(ProtobufCService *service,
                                      const Homepwner__V1__JobStatsRequest *input,
                                      Homepwner__V1__JobStatsResponse_Closure closure,
                                      void *closure_data);
+void homepwner__v1__job_queue__pause_queue(ProtobufCService *service,
+                                           const Homepwner__V1__PauseQueueRequest *input,
+                                           Homepwner__V1__PauseQueueResponse_Closure closure,
+                                           void *closure_data);
+void homepwner__v1__job_queue__list_jobs(ProtobufCService *service,
+                                         const Homepwner__V1__ListJobsRequest *input,
+                                         Homepwner__V1__ListJobsResponse_Closure closure,
+                                         void *closure_data);
+void homepwner__v1__job_queue__get_job(ProtobufCService *service,
+                                       const Homepwner__V1__GetJobRequest *input,
+                                       Homepwner__V1__Job_Closure closure,
+                                       void *closure_data);
+void homepwner__v1__job_queue__purge_jobs(ProtobufCService *service,
+                                          const Homepwner__V1__PurgeJobsRequest *input,
+                                          Homepwner__V1__PurgeJobsResponse_Closure closure,
+                                          void *closure_data);
+void homepwner__v1__job_queue__get_batch(ProtobufCService *service,
+                                         const Homepwner__V1__GetBatchRequest *input,
+                                         Homepwner__V1__JobBatch_Closure closure,
+                                         void *closure_data);
 
 /* --- descriptors --- */
 
 extern const ProtobufCEnumDescriptor    homepwner__v1__job_state__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__job__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__job_attempt_error__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__lease_request__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__lease_response__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__complete_request__descriptor;
@@ -609,6 +1086,15 @@ extern const ProtobufCMessageDescriptor homepwner__v1__retry_dead_request__descr
 extern const ProtobufCMessageDescriptor homepwner__v1__retry_dead_response__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__job_stats_request__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__job_stats_response__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__pause_queue_request__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__pause_queue_response__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__list_jobs_request__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__list_jobs_response__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__get_job_request__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__purge_jobs_request__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__purge_jobs_response__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__job_batch__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__get_batch_request__descriptor;
 extern const ProtobufCServiceDescriptor homepwner__v1__job_queue__descriptor;
 
 PROTOBUF_C__END_DECLS
