@@ -22,6 +22,10 @@ public final class Harness: Sendable {
         case imageService = "image-service"
         case captureWorker = "capture-worker"
         case thumbnailWorker = "thumbnail-worker"
+
+        /// The order the parts start in: each after what it calls (item-service's cascade calls
+        /// image-service; the workers call both). They stop in the reverse order.
+        public static let startOrder: [Part] = [.imageService, .itemService, .captureWorker, .thumbnailWorker]
     }
 
     /// The endpoints every part binds or connects to.
@@ -57,9 +61,9 @@ public final class Harness: Sendable {
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
     }
 
-    /// Starts every part that is not running, services before workers.
+    /// Starts every part that is not running, in `Part.startOrder`.
     public func start() throws {
-        for part in Part.allCases where !isRunning(part) { try start(part) }
+        for part in Part.startOrder where !isRunning(part) { try start(part) }
     }
 
     /// Starts one part; throws when it is running already or cannot bind.
@@ -108,9 +112,9 @@ public final class Harness: Sendable {
         try HomepwnerClients(context: context, endpoints: endpoints, configuration: configuration)
     }
 
-    /// Stops every part (workers first) and removes a temporary data folder.
+    /// Stops every part (workers first, image-service last) and removes a temporary data folder.
     public func shutdown() {
-        for part in Part.allCases.reversed() { stop(part) }
+        for part in Part.startOrder.reversed() { stop(part) }
         if ownsDataDirectory {
             try? FileManager.default.removeItem(atPath: (dataDirectory as NSString).deletingLastPathComponent)
         }

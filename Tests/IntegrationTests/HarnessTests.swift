@@ -67,6 +67,16 @@ import RPCTestSupport
         #expect(throws: HarnessError.self) { try harness.start(.itemService) }
     }
 
+    @Test func eachPartStartsAfterWhatItCallsAndStopsBeforeIt() {
+        let order = Harness.Part.startOrder
+        #expect(Set(order) == Set(Harness.Part.allCases) && order.count == Harness.Part.allCases.count)
+        // item-service's cascade calls image-service: it starts after it and stops first.
+        #expect(order.firstIndex(of: .imageService)! < order.firstIndex(of: .itemService)!)
+        for worker in [Harness.Part.captureWorker, .thumbnailWorker] {
+            #expect(order.firstIndex(of: worker)! > order.firstIndex(of: .itemService)!)
+        }
+    }
+
     @Test func shutdownRemovesTheTemporaryFolder() throws {
         let harness = try Harness()
         try harness.start()
