@@ -350,6 +350,43 @@ import Testing
         #expect(jobError { try host.get("x") }?.rpcStatus == .invalidArgument)
     }
 
+    @Test func listJobsPagesNewestFirstAndPurgeTakesOnlyTheListedJobsOfItsState() throws {
+        defer { folder.remove() }
+        for _ in 0..<5 { try host.enqueue(now: 0) }
+        for job in try host.lease(max: 5, now: 0).jobs { try host.fail(job, permanent: true, now: 1) }
+        var list = ListJobsRequest()
+        list.queue = "thumbnails"
+        list.pageSize = 2
+        var pages: [[String]] = []
+        repeat {
+            let page = try host.jobs.list(list)
+            pages.append(page.jobs.map(\.jobId))
+            #expect(page.jobs.allSatisfy { $0.errors.count == 1 })
+            list.pageToken = page.nextPageToken
+        } while !list.pageToken.isEmpty
+        #expect(pages == [["5", "4"], ["3", "2"], ["1"]])
+        list.pageToken = "zz"
+        #expect(jobError { try host.jobs.list(list) }?.rpcStatus == .invalidArgument)
+
+        var purge = PurgeJobsRequest()
+        purge.queue = "thumbnails"
+        purge.jobIds = ["2", "4"]
+        #expect(try host.write { try host.jobs.purge(purge) }.purged == 2)
+        purge.state = .done
+        purge.jobIds = ["1"]
+        #expect(try host.write { try host.jobs.purge(purge) }.purged == 0)
+        #expect(try host.stats(now: 2).dead == 3 && host.count("job_errors") == 3)
+    }
+
+    @Test func migrateIsRepeatableAndLeavesTheHostsSchemaAlone() throws {
+        defer { folder.remove() }
+        try host.db.setUserVersion(7)
+        try host.enqueue(now: 0)
+        try JobStore.migrate(host.db)
+        #expect(try host.db.userVersion == 7 && host.count("jobs") == 1 && host.count("things") == 0)
+        #expect(try host.db.scalar("SELECT version FROM job_queue_schema")?.int64Value == Int64(JobStore.schemaVersion))
+    }
+
     @Test func leaseReadsOnlyTheIndexOfQueuedJobs() throws {
         defer { folder.remove() }
         let plan = try host.db.query(
