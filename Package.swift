@@ -47,6 +47,9 @@ let package = Package(
         // service and the workers.
         .target(name: "Media", dependencies: ["JPEG", "Proto"], swiftSettings: swiftSettings),
 
+        // Durable job queues in a host's own SQLite database, served as JobQueue over RPC.
+        .target(name: "JobQueue", dependencies: ["SQLite", "Proto", "RPC", "Runtime"], swiftSettings: swiftSettings),
+
         // The services and workers as libraries.
         .target(name: "ItemService", dependencies: ["RPC", "Proto", "Runtime", "SQLite"], swiftSettings: swiftSettings),
         .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest"], swiftSettings: swiftSettings),
@@ -90,6 +93,9 @@ let package = Package(
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime"], swiftSettings: swiftSettings),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "TestSupport", "RPCTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "JobQueueTests", dependencies: ["JobQueue", "SQLite", "Proto", "RPC", "Runtime", "ZMQ", "TestSupport", "RPCTestSupport"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "ItemServiceTests", dependencies: ["ItemService", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),

@@ -1,0 +1,30 @@
+import Proto
+import RPC
+import Runtime
+
+extension JobQueueService {
+    /// Lease: leases what is ready, or waits up to wait_ms (within the call's deadline) for an
+    /// enqueue, a requeue, a resume or the next job's run_at, then tries again. No polling:
+    /// the wait sleeps until the earliest of its end and the queue's next due time, or a signal.
+    func lease(_ request: LeaseRequest, _ context: RPCContext) async throws -> LeaseResponse {
+        guard let queue = queues[request.queue] else { throw JobStoreError.unknownQueue(request.queue, served: queues.keys) }
+        guard request.waitMs >= 0 else { throw JobStoreError.invalidArgument("wait_ms must be ≥ 0 (got \(request.waitMs))") }
+        // Answer a little before the caller's deadline, so the empty reply reaches it in time.
+        let budget = context.remainingMilliseconds
+        let waitEnd = monotonicMilliseconds() + min(Int64(request.waitMs), max(0, budget - min(250, budget / 5)))
+        while true {
+            let generation = queue.notifier.generation
+            let leased = try await owner.write { [clock] _, jobs in try jobs.lease(request, now: clock.nowMilliseconds()) }
+            announce(leased.expired, queue: request.queue, leasedNow: leased.jobs.count)
+            var response = LeaseResponse()
+            response.jobs = leased.jobs
+            let left = waitEnd - monotonicMilliseconds()
+            if !leased.jobs.isEmpty || left <= 0 || Task.isCancelled { return response }
+            var sleep = left
+            if let due = leased.nextDueAtMs { sleep = min(sleep, max(1, due - clock.nowMilliseconds())) }
+            await queue.notifier.wait(since: generation, timeoutMilliseconds: sleep)
+            // The wait ran out with no signal and no job falling due: nothing to look for.
+            if queue.notifier.generation == generation && monotonicMilliseconds() >= waitEnd { return LeaseResponse() }
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Proto
+import RPC
+import Runtime
+
+/// The `JobQueue` methods of jobs.proto for the queues a host serves, over the host's
+/// ``JobStoreOwner``: every call is one job on the database's owner (a write or a read),
+/// events (`job.done`, `job.dead`) are published after the commit, and waiting Lease calls
+/// sleep on a ``JobNotifier`` per queue.
+public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
+    /// Runs inside the transaction that completes a job, after its lease was checked: writes
+    /// the host's rows the result causes (a thumbnail stored) and returns the bytes kept as the
+    /// job's result. A throw rolls the completion back (the job stays RUNNING) and answers the
+    /// worker that error.
+    public typealias Effect = @Sendable (_ host: Owner.Host, _ job: Job, _ result: [UInt8]) throws -> [UInt8]
+    /// Publishes an event on a topic (`EventTopic.jobDone`, `.jobDead`).
+    public typealias Publish = @Sendable (_ topic: String, _ event: JobEvent) -> Void
+
+    struct Queue: Sendable {
+        let configuration: JobQueueConfiguration
+        let notifier = JobNotifier()
+        let effect: Effect?
+    }
+
+    let owner: Owner
+    let queues: [String: Queue]
+    let clock: any WallClock
+    let logger: Logger
+    let publish: Publish
+
+    /// A service of `queues` (the same the host's `JobStore` was made with) on `owner`.
+    ///
+    /// - Parameters:
+    ///   - effects: The completion effect of each queue that has one, by queue name.
+    ///   - publish: Where events go (the host's `ServiceHost.publish`).
+    public init(
+        owner: Owner, queues: [JobQueueConfiguration], effects: [String: Effect] = [:], clock: any WallClock,
+        logger: Logger, publish: @escaping Publish
+    ) {
+        for name in effects.keys {
+            precondition(queues.contains { $0.name == name }, "an effect for queue \(name), which is not served")
+        }
+        self.owner = owner
+        self.queues = Dictionary(
+            queues.map { ($0.name, Queue(configuration: $0, effect: effects[$0.name])) }, uniquingKeysWith: { first, _ in first })
+        self.clock = clock
+        self.logger = logger
+        self.publish = publish
+    }
+
+    /// The queue names served, sorted.
+    public var queueNames: [String] { queues.keys.sorted() }
+
+    /// Wakes the Lease calls waiting on `queue`: a host that enqueued in a write of its own
+    /// calls it once that write has committed.
+    public func jobsReady(queue: String) {
+        queues[queue]?.notifier.signal()
+    }
+
+    /// The sweeper to put in the host's composition after its store: ends expired leases,
+    /// prunes DONE jobs past retention, every `intervalMilliseconds` (nil: a second, or a
+    /// quarter of the shortest default lease when that is less).
+    public func sweeper(intervalMilliseconds: Int32? = nil, pruneChunk: Int = 1000) -> JobSweeper<Owner> {
+        let shortest = queues.values.map { $0.configuration.defaultLeaseMilliseconds }.min()!
+        return JobSweeper(service: self, intervalMilliseconds: intervalMilliseconds ?? min(1000, shortest / 4), pruneChunk: pruneChunk)
+    }
+
+    // MARK: Registration
+
+    /// Registers every `JobQueue` method on `server` (before it starts).
+    public func register(on server: RPCServer) {
+        server.register(JobQueueRPC.lease) { [self] request, context in try await lease(request, context) }
+        onWrite(server, JobQueueRPC.complete) { [self] request, host, jobs in
+            let effect = queues[request.queue]?.effect
+            return try jobs.complete(request, now: clock.nowMilliseconds()) { job, result in
+                try effect.map { try $0(host, job, result) } ?? result
+            }
+        } finish: { [self] completed in
+            if !completed.repeated { announce(completed.job, EventTopic.jobDone) }
+            return CompleteResponse()
+        }
+        onWrite(server, JobQueueRPC.fail) { [self] request, _, jobs in
+            try jobs.fail(request, now: clock.nowMilliseconds())
+        } finish: { [self] job in
+            if job.state == .dead { announce(job, EventTopic.jobDead) }
+            if job.state == .queued { jobsReady(queue: job.queue) }
+            var response = FailResponse()
+            response.state = job.state
+            return response
+        }
+        onWrite(server, JobQueueRPC.extend) { [self] request, _, jobs in
+            try jobs.extend(request, now: clock.nowMilliseconds())
+        } finish: { expiry in
+            var response = ExtendResponse()
+            response.leaseExpiresAtMs = expiry
+            return response
+        }
+        onWrite(server, JobQueueRPC.retryDead) { [self] request, _, jobs in
+            (try jobs.retryDead(request, now: clock.nowMilliseconds()), request.queue)
+        } finish: { [self] response, queue in
+            if response.requeued > 0 { jobsReady(queue: queue) }
+            return response
+        }
+        onWrite(server, JobQueueRPC.pauseQueue) { request, _, jobs in
+            (try jobs.pause(request), request.queue)
+        } finish: { [self] response, queue in
+            if !response.paused { jobsReady(queue: queue) }
+            return response
+        }
+        onWrite(server, JobQueueRPC.purgeJobs) { request, _, jobs in try jobs.purge(request) } finish: { $0 }
+        onRead(server, JobQueueRPC.stats) { [self] request, jobs in try jobs.stats(request, now: clock.nowMilliseconds()) }
+        onRead(server, JobQueueRPC.listJobs) { request, jobs in try jobs.list(request) }
+        onRead(server, JobQueueRPC.getJob) { request, jobs in try jobs.job(request) }
+        onRead(server, JobQueueRPC.getBatch) { [self] request, jobs in try jobs.batch(request, now: clock.nowMilliseconds()) }
+    }
+
+    /// Registers `method` as a write on the owner's thread, answered from there once it
+    /// committed (no hop through the task pool); `finish` runs after the commit (events).
+    private func onWrite<Request, Response, T: Sendable>(
+        _ server: RPCServer, _ method: ProtoMethod<Request, Response>,
+        _ work: @escaping @Sendable (Request, Owner.Host, JobStore) throws -> T, finish: @escaping @Sendable (T) -> Response
+    ) {
+        server.registerDeferred(method) { [owner] request, context, reply in
+            owner.write({ host, jobs in
+                // Queued past the call's deadline (its caller was answered 4): change nothing.
+                try context.checkDeadline()
+                return try work(request, host, jobs)
+            }) { result in reply(result.map(finish)) }
+        }
+    }
+
+    /// Registers `method` as a read on the owner's thread.
+    private func onRead<Request, Response>(
+        _ server: RPCServer, _ method: ProtoMethod<Request, Response>,
+        _ work: @escaping @Sendable (Request, JobStore) throws -> Response
+    ) {
+        server.registerDeferred(method) { [owner] request, _, reply in
+            owner.read({ jobs in try work(request, jobs) }, then: reply)
+        }
+    }
+
+    // MARK: Events
+
+    /// Publishes `job.done` or `job.dead` for a job that just finished.
+    func announce(_ job: Job, _ topic: String) {
+        var event = JobEvent()
+        event.queue = job.queue
+        event.jobId = job.jobId
+        event.state = job.state
+        event.error = job.state == .dead ? job.lastError : ""
+        event.atMs = job.updatedAtMs
+        publish(topic, event)
+    }
+
+    /// After expired leases were ended: `job.dead` for those out of attempts, and the waiters
+    /// woken when some went back to QUEUED.
+    func announce(_ expired: JobStore.Expired, queue: String, leasedNow: Int = 0) {
+        for job in expired.dead { announce(job, EventTopic.jobDead) }
+        if expired.requeued > leasedNow { jobsReady(queue: queue) }
+    }
+}

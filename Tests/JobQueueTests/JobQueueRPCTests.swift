@@ -1,0 +1,304 @@
+import Foundation
+@testable import JobQueue
+import Proto
+import RPC
+import RPCTestSupport
+import Runtime
+import SQLite
+import Synchronization
+import Testing
+import ZMQ
+
+/// One context for the tests of this target; sockets are per test.
+let testContext = try! Context(ioThreads: 1)
+
+/// Logs go nowhere unless HOMEPWNER_TEST_LOGS is set.
+let testLogger = Logger(
+    label: "test", level: ProcessInfo.processInfo.environment["HOMEPWNER_TEST_LOGS"] == nil ? .critical : .debug)
+
+typealias TestOwner = DatabaseOwner<TestHost>
+
+/// The events a service published, in order.
+final class EventLog: Sendable {
+    private let events = Mutex<[(topic: String, event: JobEvent)]>([])
+
+    func record(_ topic: String, _ event: JobEvent) { events.withLock { $0.append((topic, event)) } }
+
+    var all: [(topic: String, event: JobEvent)] { events.withLock { $0 } }
+
+    /// Waits (10 s at most) until `count` events of `topic` were published.
+    func wait(for topic: String, count: Int) async {
+        let end = monotonicMilliseconds() + 10_000
+        while all.filter({ $0.topic == topic }).count < count && monotonicMilliseconds() < end {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
+/// A host serving the queue over a real socket: a `GroupCommitStore` with a `JobStore` on a
+/// `DatabaseOwner`, a `ServiceHost`, and a real `RPCClient`.
+struct QueueFixture {
+    let folder: TemporaryFolder
+    let owner: TestOwner
+    let service: JobQueueService<TestOwner>
+    let composition: ServiceComposition
+    let client: RPCClient
+    let events = EventLog()
+    let effects = Counter()
+
+    /// Started; `sweeperInterval` adds the sweeper to the composition.
+    init(queues: [JobQueueConfiguration] = [testQueue], sweeperInterval: Int32? = nil) throws {
+        folder = try TemporaryFolder()
+        let path = folder.path + "/host.db"
+        owner = TestOwner(name: "test-host", closedError: RPCError.unavailable("the test host is stopping")) {
+            try TestHost(path: path, queues: queues, random: SystemRandomNumberGenerator())
+        }
+        let events = events, effects = effects
+        let effect: JobQueueService<TestOwner>.Effect = { host, job, result in
+            effects.bump()
+            _ = try host.insertThing("thumbnail of job \(job.jobId)")
+            return result + Array("!".utf8)
+        }
+        service = JobQueueService(
+            owner: owner, queues: queues, effects: ["thumbnails": effect], clock: SystemClock(), logger: testLogger,
+            publish: { events.record($0, $1) })
+        let host = try ServiceHost(name: "test-host", context: testContext, rpcEndpoints: [folder.endpoint("rpc")], logger: testLogger)
+        service.register(on: host.server)
+        var services: [any LifecycleService] = [owner]
+        if let sweeperInterval { services.append(service.sweeper(intervalMilliseconds: sweeperInterval)) }
+        composition = ServiceComposition(services + [host])
+        try composition.start()
+        client = try RPCClient(context: testContext, endpoint: folder.endpoint("rpc"))
+    }
+
+    func stop() {
+        client.close()
+        composition.stop()
+        folder.remove()
+    }
+
+    /// Enqueues as a host does (in a write of its own), then wakes the waiting Lease calls.
+    @discardableResult
+    func enqueue(_ count: Int = 1, batch: Bool = false) async throws -> String? {
+        let batchID = try await owner.write { _, jobs in
+            let now = SystemClock().nowMilliseconds()
+            let batchID = batch ? try jobs.createBatch(queue: "thumbnails", now: now) : nil
+            for index in 0..<count {
+                _ = try jobs.enqueue(queue: "thumbnails", payload: [UInt8(index)], dedupeKey: "key-\(UUID())", batchID: batchID, now: now)
+            }
+            return batchID
+        }
+        service.jobsReady(queue: "thumbnails")
+        return batchID
+    }
+
+    /// Waits (10 s at most) until `count` Lease calls sleep on the queue.
+    func waitForWaiters(_ count: Int) async {
+        let notifier = service.queues["thumbnails"]!.notifier
+        let end = monotonicMilliseconds() + 10_000
+        while notifier.waiterCount < count && monotonicMilliseconds() < end { try? await Task.sleep(for: .milliseconds(2)) }
+    }
+}
+
+func leaseRequest(_ queue: String = "thumbnails", worker: String = "w1", max: Int32 = 1, leaseMs: Int32 = 0, waitMs: Int32 = 0) -> LeaseRequest {
+    var request = LeaseRequest()
+    request.queue = queue
+    request.workerId = worker
+    request.maxJobs = max
+    request.leaseMs = leaseMs
+    request.waitMs = waitMs
+    return request
+}
+
+func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false) -> FailRequest {
+    var request = FailRequest()
+    request.queue = job.queue
+    request.jobId = job.jobId
+    request.leaseId = job.leaseId
+    request.error = "decode failed"
+    request.permanent = permanent
+    request.giveBack = giveBack
+    request.workerId = "w1"
+    return request
+}
+
+/// Every JobQueue method over a real ZeroMQ socket, with its error statuses.
+@Suite struct JobQueueRPCTests {
+    @Test func everyMethodAnswersOverTheSocket() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let client = fixture.client
+        let batch = try #require(try await fixture.enqueue(3, batch: true))
+        let jobs = try await client.call(JobQueueRPC.lease, leaseRequest(max: 3)).jobs
+        #expect(jobs.count == 3 && jobs.allSatisfy { $0.state == .running && $0.batchId == batch })
+
+        var extend = ExtendRequest()
+        extend.queue = "thumbnails"
+        extend.jobId = jobs[0].jobId
+        extend.leaseId = jobs[0].leaseId
+        extend.leaseMs = 60_000
+        #expect(try await client.call(JobQueueRPC.extend, extend).leaseExpiresAtMs > jobs[0].leaseExpiresAtMs)
+
+        _ = try await client.call(JobQueueRPC.complete, completeRequest(jobs[0], result: "thumbs"))
+        _ = try await client.call(JobQueueRPC.complete, completeRequest(jobs[0], result: "thumbs"))
+        #expect(fixture.effects.count == 1)
+        #expect(try await fixture.owner.perform { try $0.count("things") } == 1)
+        #expect(try await client.call(JobQueueRPC.fail, failRequest(jobs[1])).state == .queued)
+        #expect(try await client.call(JobQueueRPC.fail, failRequest(jobs[2], permanent: true)).state == .dead)
+
+        var get = GetJobRequest()
+        get.queue = "thumbnails"
+        get.jobId = jobs[0].jobId
+        let done = try await client.call(JobQueueRPC.getJob, get)
+        #expect(done.state == .done && done.result == Array("thumbs!".utf8))
+
+        var statsRequest = JobStatsRequest()
+        statsRequest.queue = "thumbnails"
+        let stats = try await client.call(JobQueueRPC.stats, statsRequest)
+        #expect(stats.done == 1 && stats.dead == 1 && stats.scheduled == 1 && stats.leased == 0 && stats.ready == 0)
+
+        var list = ListJobsRequest()
+        list.queue = "thumbnails"
+        let dead = try await client.call(JobQueueRPC.listJobs, list).jobs
+        #expect(dead.map(\.jobId) == [jobs[2].jobId] && dead[0].errors.map(\.message) == ["decode failed"])
+
+        var getBatch = GetBatchRequest()
+        getBatch.queue = "thumbnails"
+        getBatch.batchId = batch
+        let progress = try await client.call(JobQueueRPC.getBatch, getBatch)
+        #expect(progress.total == 3 && progress.done == 1 && progress.dead == 1 && progress.pending == 1)
+
+        var retry = RetryDeadRequest()
+        retry.queue = "thumbnails"
+        retry.jobIds = [jobs[2].jobId]
+        #expect(try await client.call(JobQueueRPC.retryDead, retry).requeued == 1)
+
+        var pause = PauseQueueRequest()
+        pause.queue = "thumbnails"
+        pause.paused = true
+        #expect(try await client.call(JobQueueRPC.pauseQueue, pause).paused)
+        #expect(try await client.call(JobQueueRPC.lease, leaseRequest()).jobs.isEmpty)
+        pause.paused = false
+        #expect(try await !client.call(JobQueueRPC.pauseQueue, pause).paused)
+        #expect(try await client.call(JobQueueRPC.lease, leaseRequest()).jobs.map(\.jobId) == [jobs[2].jobId])
+
+        var purge = PurgeJobsRequest()
+        purge.queue = "thumbnails"
+        purge.state = .done
+        #expect(try await client.call(JobQueueRPC.purgeJobs, purge).purged == 1)
+
+        #expect(fixture.events.all.map(\.topic) == [EventTopic.jobDone, EventTopic.jobDead])
+        #expect(fixture.events.all.map(\.event.jobId) == [jobs[0].jobId, jobs[2].jobId])
+        #expect(fixture.events.all[1].event.error == "decode failed")
+    }
+
+    @Test func badCallsGetPreciseStatusesAndMessages() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let client = fixture.client
+        let unknown = await rpcError { try await client.call(JobQueueRPC.lease, leaseRequest("capture")) }
+        #expect(unknown?.code == .notFound && unknown?.message == "queue \"capture\" is not served here; this endpoint serves: thumbnails")
+        let wait = await rpcError { try await client.call(JobQueueRPC.lease, leaseRequest(waitMs: -1)) }
+        #expect(wait?.code == .invalidArgument && wait?.message == "wait_ms must be ≥ 0 (got -1)")
+        let max = await rpcError { try await client.call(JobQueueRPC.lease, leaseRequest(max: 1000)) }
+        #expect(max?.code == .invalidArgument && max?.message.contains("max_jobs") == true)
+        let lease = await rpcError { try await client.call(JobQueueRPC.lease, leaseRequest(leaseMs: 10)) }
+        #expect(lease?.code == .invalidArgument && lease?.message.contains("lease_ms") == true)
+
+        var get = GetJobRequest()
+        get.queue = "thumbnails"
+        get.jobId = "999"
+        let missing = await rpcError { try await client.call(JobQueueRPC.getJob, get) }
+        #expect(missing?.code == .notFound && missing?.message == "queue thumbnails has no job 999")
+        var statsRequest = JobStatsRequest()
+        statsRequest.queue = "nope"
+        let stats = await rpcError { try await client.call(JobQueueRPC.stats, statsRequest) }
+        #expect(stats?.code == .notFound && stats?.message.contains("serves: thumbnails") == true)
+
+        try await fixture.enqueue()
+        let job = try #require(try await client.call(JobQueueRPC.lease, leaseRequest()).jobs.first)
+        _ = try await client.call(JobQueueRPC.fail, failRequest(job))
+        let stale = await rpcError { try await client.call(JobQueueRPC.complete, completeRequest(job)) }
+        #expect(stale?.code == .failedPrecondition && stale?.message.hasSuffix("this worker's result was not stored") == true)
+        #expect(fixture.effects.count == 0)
+
+        var list = ListJobsRequest()
+        list.queue = "thumbnails"
+        list.pageSize = 5000
+        let page = await rpcError { try await client.call(JobQueueRPC.listJobs, list) }
+        #expect(page?.code == .invalidArgument && page?.message == "page_size must be in 0...1000 (got 5000)")
+        var purge = PurgeJobsRequest()
+        purge.queue = "thumbnails"
+        purge.state = .queued
+        let purgeQueued = await rpcError { try await client.call(JobQueueRPC.purgeJobs, purge) }
+        #expect(purgeQueued?.code == .invalidArgument && purgeQueued?.message.contains("never purged") == true)
+    }
+
+    @Test func aWaitingLeaseIsWokenByAnotherClientsGiveBackAndByAHostsEnqueue() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let other = try RPCClient(context: testContext, endpoint: fixture.folder.endpoint("rpc"))
+        defer { other.close() }
+        try await fixture.enqueue()
+        let held = try #require(try await other.call(JobQueueRPC.lease, leaseRequest(worker: "other")).jobs.first)
+
+        // No sweeper runs: only the give-back's signal can wake the wait before its 20 s.
+        let client = fixture.client
+        let waiting = Task { try await client.call(JobQueueRPC.lease, leaseRequest(waitMs: 20_000), options: .init(timeoutMilliseconds: 30_000)) }
+        await fixture.waitForWaiters(1)
+        _ = try await other.call(JobQueueRPC.fail, failRequest(held, giveBack: true))
+        #expect(try await waiting.value.jobs.map(\.jobId) == [held.jobId])
+
+        let second = Task { try await client.call(JobQueueRPC.lease, leaseRequest(waitMs: 20_000), options: .init(timeoutMilliseconds: 30_000)) }
+        await fixture.waitForWaiters(1)
+        try await fixture.enqueue()
+        #expect(try await second.value.jobs.count == 1)
+    }
+
+    @Test func maxJobsLeasesSeveralAtOnce() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        try await fixture.enqueue(5)
+        let first = try await fixture.client.call(JobQueueRPC.lease, leaseRequest(max: 3)).jobs
+        let rest = try await fixture.client.call(JobQueueRPC.lease, leaseRequest(max: 3)).jobs
+        #expect(first.count == 3 && rest.count == 2 && Set((first + rest).map(\.jobId)).count == 5)
+    }
+
+    @Test func aWaitThatReachesItsEndGetsAnEmptyAnswerBeforeTheCallsDeadline() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        #expect(try await fixture.client.call(JobQueueRPC.lease, leaseRequest(waitMs: 200)).jobs.isEmpty)
+        // wait_ms beyond the call's budget: the wait ends in time for the empty reply.
+        let capped = try await fixture.client.call(
+            JobQueueRPC.lease, leaseRequest(waitMs: 60_000), options: .init(timeoutMilliseconds: 1000, retry: .none))
+        #expect(capped.jobs.isEmpty)
+    }
+
+    @Test func aDeadWorkersJobIsLeasedAgainWhenItsLeaseExpires() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        try await fixture.enqueue()
+        let lost = try #require(try await fixture.client.call(JobQueueRPC.lease, leaseRequest(worker: "dead", leaseMs: 300)).jobs.first)
+        // The wait sleeps until the lease's expiry, its queue's next due time; no sweeper runs.
+        let again = try await fixture.client.call(
+            JobQueueRPC.lease, leaseRequest(worker: "alive", waitMs: 10_000), options: .init(timeoutMilliseconds: 20_000))
+        #expect(again.jobs.map(\.jobId) == [lost.jobId] && again.jobs.first?.attempts == 2)
+        #expect(again.jobs.first?.workerId == "alive")
+    }
+
+    @Test func theSweeperEndsExpiredLeasesAndPublishesTheDead() async throws {
+        let oneAttempt = JobQueueConfiguration(
+            name: "thumbnails", retry: JobRetryPolicy(maxAttempts: 1, baseDelayMilliseconds: 10, factor: 1, maxDelayMilliseconds: 10, jitter: 0))
+        let fixture = try QueueFixture(queues: [oneAttempt], sweeperInterval: 20)
+        defer { fixture.stop() }
+        try await fixture.enqueue()
+        let job = try #require(try await fixture.client.call(JobQueueRPC.lease, leaseRequest(leaseMs: 100)).jobs.first)
+        await fixture.events.wait(for: EventTopic.jobDead, count: 1)
+        #expect(fixture.events.all.map(\.event.jobId) == [job.jobId])
+        var get = GetJobRequest()
+        get.queue = "thumbnails"
+        get.jobId = job.jobId
+        let dead = try await fixture.client.call(JobQueueRPC.getJob, get)
+        #expect(dead.state == .dead && dead.errors.map(\.message) == ["lease expired"] && dead.errors.first?.workerId == "w1")
+    }
+}
