@@ -53,8 +53,9 @@ let package = Package(
         // The services and workers as libraries.
         .target(name: "ItemService", dependencies: ["RPC", "Proto", "Runtime", "SQLite"], swiftSettings: swiftSettings),
         .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest"], swiftSettings: swiftSettings),
-        .target(name: "CaptureWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media"], swiftSettings: swiftSettings),
-        .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media"], swiftSettings: swiftSettings),
+        .target(name: "WorkerRuntime", dependencies: ["RPC", "Proto", "Runtime"], swiftSettings: swiftSettings),
+        .target(name: "CaptureWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "WorkerRuntime"], swiftSettings: swiftSettings),
+        .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "WorkerRuntime"], swiftSettings: swiftSettings),
         .target(name: "Clients", dependencies: ["RPC", "Proto"], swiftSettings: swiftSettings),
         .target(
             name: "Harness",
@@ -94,7 +95,7 @@ let package = Package(
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "TestSupport", "RPCTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "JobQueueTests", dependencies: ["JobQueue", "SQLite", "Proto", "RPC", "Runtime", "ZMQ", "TestSupport", "RPCTestSupport"],
+            name: "JobQueueTests", dependencies: ["JobQueue", "WorkerRuntime", "SQLite", "Proto", "RPC", "Runtime", "ZMQ", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ItemServiceTests", dependencies: ["ItemService", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "TestSupport", "RPCTestSupport"],

@@ -19,12 +19,13 @@ extension JobQueueService {
             var response = LeaseResponse()
             response.jobs = leased.jobs
             let left = waitEnd - monotonicMilliseconds()
-            if !leased.jobs.isEmpty || left <= 0 || Task.isCancelled { return response }
+            if !leased.jobs.isEmpty || left <= 0 || Task.isCancelled || draining.load(ordering: .relaxed) { return response }
             var sleep = left
             if let due = leased.nextDueAtMs { sleep = min(sleep, max(1, due - clock.nowMilliseconds())) }
             await queue.notifier.wait(since: generation, timeoutMilliseconds: sleep)
             // The wait ran out with no signal and no job falling due: nothing to look for.
             if queue.notifier.generation == generation && monotonicMilliseconds() >= waitEnd { return LeaseResponse() }
+            if draining.load(ordering: .relaxed) { return LeaseResponse() }
         }
     }
 }

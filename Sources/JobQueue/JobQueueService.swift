@@ -1,6 +1,7 @@
 import Proto
 import RPC
 import Runtime
+import Synchronization
 
 /// The `JobQueue` methods of jobs.proto for the queues a host serves, over the host's
 /// ``JobStoreOwner``: every call is one job on the database's owner (a write or a read),
@@ -26,6 +27,8 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
     let clock: any WallClock
     let logger: Logger
     let publish: Publish
+    /// Set when the server begins to drain: waiting Leases answer what they have.
+    let draining = Atomic<Bool>(false)
 
     /// A service of `queues` (the same the host's `JobStore` was made with) on `owner`.
     ///
@@ -69,6 +72,11 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
     /// Registers every `JobQueue` method on `server` (before it starts).
     public func register(on server: RPCServer) {
         server.register(JobQueueRPC.lease) { [self] request, context in try await lease(request, context) }
+        // A stopping server waits for its calls: waiting Leases answer at once, not at their end.
+        server.onDrain { [self] in
+            draining.store(true, ordering: .relaxed)
+            for queue in queues.values { queue.notifier.signal() }
+        }
         onWrite(server, JobQueueRPC.complete) { [self] request, host, jobs in
             let effect = queues[request.queue]?.effect
             return try jobs.complete(request, now: clock.nowMilliseconds()) { job, result in

@@ -116,6 +116,8 @@ public final class RPCServer: Sendable {
         var startError: (any Error)?
         var replies: [Completion] = []
         var servingStatus: HealthCheckResponse.ServingStatus = .serving
+        /// Run when a drain begins (`onDrain`).
+        var drainActions: [@Sendable () -> Void] = []
     }
 
     /// A finished handler's answer, queued for the I/O thread.
@@ -349,13 +351,14 @@ public final class RPCServer: Sendable {
     /// by a closed store.
     @discardableResult
     public func drain(timeoutMilliseconds: Int) -> Bool {
-        let running = shared.withLock { state -> Bool in
-            guard state.started && !state.stopping && state.startError == nil else { return false }
+        let (running, actions) = shared.withLock { state -> (Bool, [@Sendable () -> Void]) in
+            guard state.started && !state.stopping && state.startError == nil else { return (false, []) }
             state.draining = true
-            return true
+            return (true, state.drainActions)
         }
         guard running else { return true }
         wakeUp.signal()
+        for action in actions { action() }
         let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
         while !shared.withLock({ $0.drained }) {
             if finished.withLock({ $0 }) { return false }
@@ -386,6 +389,12 @@ public final class RPCServer: Sendable {
 
     deinit {
         stop()
+    }
+
+    /// Runs `action` when a drain begins (new calls are refused from then on): for a handler
+    /// that waits for something to happen (a long poll), to answer now instead of at its end.
+    public func onDrain(_ action: @escaping @Sendable () -> Void) {
+        shared.withLock { $0.drainActions.append(action) }
     }
 
     /// Queues a finished handler's answer and wakes the I/O thread.

@@ -1,0 +1,320 @@
+import Foundation
+import Proto
+import RPC
+import Runtime
+import Synchronization
+
+/// What a job's handler throws when the job should not be completed: the message is kept in
+/// the job's history; `permanent` sends it to DEAD at once (a poison input), else it is retried
+/// after the queue's backoff, or after `retryAfterMilliseconds` when given.
+public struct JobFailure: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var permanent: Bool
+    public var retryAfterMilliseconds: Int32
+
+    public init(_ message: String, permanent: Bool = false, retryAfterMilliseconds: Int32 = 0) {
+        self.message = message
+        self.permanent = permanent
+        self.retryAfterMilliseconds = retryAfterMilliseconds
+    }
+
+    public var description: String { message }
+}
+
+/// Runs the jobs of one queue: leases as many as it has free slots (long poll), runs each in a
+/// task with its lease extended while it runs (heartbeats), and completes or fails it, each call
+/// with an idempotency key of its own so a retry after a lost reply changes nothing more.
+///
+/// `stop()` stops leasing, lets the running jobs finish within the drain period, then cancels
+/// the rest and hands them back (`Fail` with `give_back`: queued again at once, no attempt
+/// counted) instead of leaving them to their lease's expiry. A job whose lease was lost (the
+/// heartbeat was refused: the queue gave it to another worker) is cancelled and not completed.
+public final class JobRunner: LifecycleService {
+    /// How the runner leases and runs.
+    public struct Configuration: Sendable {
+        /// The queue (`thumbnails`, `capture`).
+        public var queue: String
+        /// This worker's name in leases and errors.
+        public var workerID: String
+        /// Jobs run at once.
+        public var concurrency: Int
+        /// The lease asked for (0 = the queue's default); heartbeats come every third of it.
+        public var leaseMilliseconds: Int32
+        /// How long one Lease call waits for a job when none is ready.
+        public var waitMilliseconds: Int32
+        /// How long `stop()` lets running jobs finish before handing them back.
+        public var drainMilliseconds: Int
+
+        public init(
+            queue: String, workerID: String, concurrency: Int = ProcessInfo.processInfo.activeProcessorCount,
+            leaseMilliseconds: Int32 = 0, waitMilliseconds: Int32 = 10_000, drainMilliseconds: Int = 10_000
+        ) {
+            self.queue = queue
+            self.workerID = workerID
+            self.concurrency = max(1, concurrency)
+            self.leaseMilliseconds = leaseMilliseconds
+            self.waitMilliseconds = waitMilliseconds
+            self.drainMilliseconds = drainMilliseconds
+        }
+    }
+
+    /// Runs one job and returns the result to complete it with.
+    public typealias Handler = @Sendable (Job) async throws -> [UInt8]
+
+    public let name: String
+    public let configuration: Configuration
+    private let connection: ClientConnection
+    private let handler: Handler
+    private let logger: Logger
+    private let state = Mutex(State())
+    /// Signalled when a slot frees up or the runner stops.
+    private let slotFreed = WakeSignal()
+    /// Signalled when the last running job has ended.
+    private let drained = DispatchSemaphore(value: 0)
+    /// Where the loop, the heartbeats and the handlers run (`WorkerThreads`).
+    private let threads: WorkerThreads
+
+    private struct State {
+        var stopping = false
+        var loop: Task<Void, Never>?
+        var running: [String: Task<Void, Never>] = [:]
+        /// Jobs stopped by `stop()` past the drain period, to hand back, by id.
+        var cancelled: Set<String> = []
+        /// Jobs whose lease the queue refused to extend: someone else's now, by id.
+        var lost: Set<String> = []
+        var completed = 0
+        var failed = 0
+    }
+
+    /// A runner of `configuration.queue` through `connection` (to the service that owns the
+    /// queue), which its composition starts before it.
+    public init(
+        name: String, connection: ClientConnection, configuration: Configuration, logger: Logger,
+        handler: @escaping Handler
+    ) {
+        self.name = name
+        self.connection = connection
+        self.configuration = configuration
+        self.logger = logger
+        self.handler = handler
+        // One per job slot, and one for the loop and the heartbeats.
+        threads = WorkerThreads(name: name, count: configuration.concurrency + 1)
+    }
+
+    /// Jobs completed and failed (handed back ones not counted) since start.
+    public var counts: (completed: Int, failed: Int) { state.withLock { ($0.completed, $0.failed) } }
+
+    /// Starts leasing in a task.
+    public func start() {
+        threads.start()
+        let loop = Task(executorPreference: threads) { [self] in await leaseUntilStopped() }
+        state.withLock { $0.loop = loop }
+    }
+
+    /// Stops leasing, waits up to the drain period for the running jobs, then cancels and hands
+    /// back the rest, and returns once every job has ended.
+    public func stop() {
+        let (loop, anyRunning) = state.withLock { state -> (Task<Void, Never>?, Bool) in
+            state.stopping = true
+            return (state.loop, !state.running.isEmpty)
+        }
+        guard let loop else { return }
+        defer { threads.stop() }
+        loop.cancel()
+        slotFreed.signal()
+        if anyRunning, drained.wait(timeout: .now() + .milliseconds(configuration.drainMilliseconds)) == .timedOut {
+            let late = state.withLock { state -> [Task<Void, Never>] in
+                state.cancelled.formUnion(state.running.keys)
+                return Array(state.running.values)
+            }
+            logger.warning("stopping: handing back \(late.count) jobs still running after \(configuration.drainMilliseconds) ms")
+            for task in late { task.cancel() }
+            drained.wait()
+        }
+        waitForLoop(loop)
+    }
+
+    /// Blocks until the leasing task has returned (it hands back what a last Lease brought).
+    private func waitForLoop(_ loop: Task<Void, Never>) {
+        let done = DispatchSemaphore(value: 0)
+        // On the runner's threads: the caller may be one of the shared pool's.
+        Task(executorPreference: threads) {
+            await loop.value
+            done.signal()
+        }
+        done.wait()
+    }
+
+    private var client: RPCClient { connection.client }
+
+    private var freeSlots: Int {
+        state.withLock { configuration.concurrency - $0.running.count }
+    }
+
+    private var stopping: Bool { state.withLock { $0.stopping } }
+
+    private func leaseUntilStopped() async {
+        var failures = 0
+        while !stopping {
+            let free = freeSlots
+            guard free > 0 else {
+                await slotFreed.wait(timeoutMilliseconds: 1000)
+                continue
+            }
+            var request = LeaseRequest()
+            request.queue = configuration.queue
+            request.workerId = configuration.workerID
+            request.maxJobs = Int32(free)
+            request.leaseMs = configuration.leaseMilliseconds
+            request.waitMs = configuration.waitMilliseconds
+            let options = CallOptions(timeoutMilliseconds: UInt32(configuration.waitMilliseconds) + 10_000)
+            let jobs: [Job]
+            do {
+                jobs = try await client.call(JobQueueRPC.lease, request, options: options).jobs
+                failures = 0
+            } catch {
+                guard !stopping else { break }
+                failures += 1
+                if failures == 1 || failures % 30 == 0 {
+                    logger.warning("lease from queue \(configuration.queue) failed (\(failures) in a row): \(error)")
+                }
+                // The service is down or restarting: try again soon, without a busy loop.
+                await slotFreed.wait(timeoutMilliseconds: Int64(min(1000 * failures, 5000)))
+                continue
+            }
+            for job in jobs where !launch(job) {
+                // Leased as the runner stopped: back at once, not after its lease.
+                await handBack(job)
+            }
+        }
+    }
+
+    /// Starts running `job`; false once the runner is stopping.
+    private func launch(_ job: Job) -> Bool {
+        // Made under the lock, so it is registered before it can end and remove itself, and
+        // never after `stop()` counted what runs.
+        state.withLock { registry in
+            guard !registry.stopping else { return false }
+            registry.running[job.jobId] = Task(executorPreference: threads) { [self] in
+                await run(job)
+                let last = state.withLock { state -> Bool in
+                    state.running[job.jobId] = nil
+                    state.cancelled.remove(job.jobId)
+                    state.lost.remove(job.jobId)
+                    return state.stopping && state.running.isEmpty
+                }
+                slotFreed.signal()
+                if last { drained.signal() }
+            }
+            return true
+        }
+    }
+
+    /// Runs one job with heartbeats and reports how it ended.
+    private func run(_ job: Job) async {
+        let work = Task(executorPreference: threads) { [handler] in try await handler(job) }
+        let heartbeat = Task(executorPreference: threads) { [self] in
+            if await !keepLeased(job) { work.cancel() }
+        }
+        let outcome = await withTaskCancellationHandler {
+            await work.result
+        } onCancel: {
+            work.cancel()
+        }
+        heartbeat.cancel()
+        let (cancelled, lost) = state.withLock { ($0.cancelled.contains(job.jobId), $0.lost.contains(job.jobId)) }
+        switch outcome {
+        case _ where lost:
+            // Whatever it made, the queue would refuse it: the job runs again elsewhere.
+            break
+        case .success(let result):
+            await complete(job, result)
+        case .failure where cancelled:
+            // In a task of its own: this one is cancelled, and so would be its calls.
+            await Task(executorPreference: threads) { [self] in await handBack(job) }.value
+        case .failure(let failure as JobFailure):
+            await fail(job, failure)
+        case .failure(let error):
+            await fail(job, JobFailure("\(error)"))
+        }
+    }
+
+    /// Extends the lease every third of it while the job runs; false once the queue refused
+    /// (the lease was lost: the job is someone else's now).
+    private func keepLeased(_ job: Job) async -> Bool {
+        // The lease's length as the service counts it (its clock, not ours).
+        let granted = job.leaseExpiresAtMs - job.updatedAtMs
+        let length = configuration.leaseMilliseconds > 0 ? Int64(configuration.leaseMilliseconds) : max(granted, 1000)
+        while !Task.isCancelled {
+            do {
+                try await Task.sleep(for: .milliseconds(max(length / 3, 100)))
+            } catch {
+                return true
+            }
+            var extend = ExtendRequest()
+            extend.queue = configuration.queue
+            extend.jobId = job.jobId
+            extend.leaseId = job.leaseId
+            extend.leaseMs = configuration.leaseMilliseconds
+            do {
+                _ = try await client.call(JobQueueRPC.extend, extend, options: CallOptions(timeoutMilliseconds: UInt32(length / 3)))
+            } catch where error.code == .failedPrecondition || error.code == .notFound {
+                logger.warning("job \(job.jobId) lost its lease (\(error.message)); stopping it")
+                state.withLock { _ = $0.lost.insert(job.jobId) }
+                return false
+            } catch {
+                // Not refused, only not heard: the next heartbeat tries again within the lease.
+                logger.warning("heartbeat of job \(job.jobId) failed: \(error)")
+            }
+        }
+        return true
+    }
+
+    private func complete(_ job: Job, _ result: [UInt8]) async {
+        var request = CompleteRequest()
+        request.queue = configuration.queue
+        request.jobId = job.jobId
+        request.leaseId = job.leaseId
+        request.result = result
+        do {
+            _ = try await client.call(JobQueueRPC.complete, request, options: CallOptions(timeoutMilliseconds: 30_000))
+            state.withLock { $0.completed += 1 }
+        } catch {
+            logger.warning("completing job \(job.jobId) failed: \(error)")
+        }
+    }
+
+    private func fail(_ job: Job, _ failure: JobFailure) async {
+        var request = FailRequest()
+        request.queue = configuration.queue
+        request.jobId = job.jobId
+        request.leaseId = job.leaseId
+        request.error = failure.message
+        request.permanent = failure.permanent
+        request.retryAfterMs = failure.retryAfterMilliseconds
+        request.workerId = configuration.workerID
+        do {
+            _ = try await client.call(JobQueueRPC.fail, request)
+            state.withLock { $0.failed += 1 }
+            logger.info("job \(job.jobId) failed\(failure.permanent ? " permanently" : ""): \(failure.message)")
+        } catch {
+            logger.warning("failing job \(job.jobId) failed: \(error)")
+        }
+    }
+
+    /// Returns a job unstarted (or stopped) to the queue at once.
+    private func handBack(_ job: Job) async {
+        var request = FailRequest()
+        request.queue = configuration.queue
+        request.jobId = job.jobId
+        request.leaseId = job.leaseId
+        request.giveBack = true
+        request.workerId = configuration.workerID
+        request.error = "handed back by \(configuration.workerID) (stopping)"
+        do {
+            _ = try await client.call(JobQueueRPC.fail, request, options: CallOptions(timeoutMilliseconds: 5000))
+        } catch {
+            logger.warning("handing back job \(job.jobId) failed (it returns when its lease expires): \(error)")
+        }
+    }
+}

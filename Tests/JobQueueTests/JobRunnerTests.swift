@@ -1,0 +1,163 @@
+import Foundation
+@testable import JobQueue
+import Proto
+import RPC
+import Runtime
+import Synchronization
+import Testing
+import WorkerRuntime
+
+/// The worker side of the queue (`WorkerRuntime.JobRunner`) against the real service over a
+/// real socket: leases as many jobs as it has slots, keeps long jobs leased, reports failures,
+/// and at stop finishes or hands back what it holds.
+@Suite struct JobRunnerTests {
+    /// A connection to the fixture's endpoint, started.
+    static func connection(_ fixture: QueueFixture) throws -> ClientConnection {
+        let connection = ClientConnection(name: "runner-client", context: testContext, endpoint: fixture.folder.endpoint("rpc"))
+        try connection.start()
+        return connection
+    }
+
+    static func configuration(concurrency: Int = 2, leaseMs: Int32 = 0, drainMs: Int = 10_000) -> JobRunner.Configuration {
+        JobRunner.Configuration(
+            queue: "thumbnails", workerID: "runner-test", concurrency: concurrency, leaseMilliseconds: leaseMs,
+            waitMilliseconds: 2000, drainMilliseconds: drainMs)
+    }
+
+    /// The job as the queue has it now.
+    static func job(_ fixture: QueueFixture, _ id: String) async throws -> Job {
+        var request = GetJobRequest()
+        request.queue = "thumbnails"
+        request.jobId = id
+        return try await fixture.client.call(JobQueueRPC.getJob, request)
+    }
+
+    static func stats(_ fixture: QueueFixture) async throws -> JobStatsResponse {
+        var request = JobStatsRequest()
+        request.queue = "thumbnails"
+        return try await fixture.client.call(JobQueueRPC.stats, request)
+    }
+
+    /// Waits (20 s at most) until `done` says the queue got there.
+    static func waitUntil(_ done: () async throws -> Bool) async throws {
+        let end = monotonicMilliseconds() + 20_000
+        while try await !done() && monotonicMilliseconds() < end { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    @Test func runsEveryJobOnceNoMoreAtATimeThanItsSlotsAndCompletesWithTheHandlersResult() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let connection = try Self.connection(fixture)
+        defer { connection.stop() }
+        let running = Mutex((now: 0, most: 0, runs: [String: Int]()))
+        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(concurrency: 3), logger: testLogger) { job in
+            running.withLock {
+                $0.now += 1
+                $0.most = max($0.most, $0.now)
+                $0.runs[job.jobId, default: 0] += 1
+            }
+            try await Task.sleep(for: .milliseconds(20))
+            running.withLock { $0.now -= 1 }
+            return Array("made \(job.payload[0])".utf8)
+        }
+        try runner.start()
+        try await fixture.enqueue(24)
+        try await Self.waitUntil { try await Self.stats(fixture).done == 24 }
+        runner.stop()
+
+        let seen = running.withLock { $0 }
+        #expect(seen.runs.count == 24 && seen.runs.values.allSatisfy { $0 == 1 }, "\(seen.runs)")
+        #expect(seen.most <= 3 && seen.most >= 2, "at most 3 at once, and more than one: \(seen.most)")
+        #expect(runner.counts.completed == 24)
+        let first = try await Self.job(fixture, seen.runs.keys.sorted { Int($0)! < Int($1)! }[0])
+        // The fixture's effect appends "!" to what the worker reported.
+        #expect(first.state == .done && first.result == Array("made 0!".utf8) && first.attempts == 1)
+    }
+
+    @Test func aJobLongerThanItsLeaseIsKeptByHeartbeatsAndNotSweptOrRunTwice() async throws {
+        let fixture = try QueueFixture(sweeperInterval: 20)
+        defer { fixture.stop() }
+        let connection = try Self.connection(fixture)
+        defer { connection.stop() }
+        let runs = Atomic<Int>(0)
+        // Leases of 300 ms, a job of 1.5 s: without heartbeats the sweeper takes it back 4 times.
+        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(leaseMs: 300), logger: testLogger) { _ in
+            runs.add(1, ordering: .relaxed)
+            try await Task.sleep(for: .milliseconds(1500))
+            return []
+        }
+        try runner.start()
+        try await fixture.enqueue()
+        try await Self.waitUntil { try await Self.stats(fixture).done == 1 }
+        runner.stop()
+        #expect(runs.load(ordering: .relaxed) == 1)
+        let page = try await fixture.client.call(JobQueueRPC.listJobs, {
+            var request = ListJobsRequest()
+            request.queue = "thumbnails"
+            request.state = .done
+            return request
+        }())
+        #expect(page.jobs.count == 1 && page.jobs[0].attempts == 1 && page.jobs[0].errors.isEmpty, "\(page.jobs)")
+    }
+
+    @Test func aHandlersFailureIsKeptOnTheJobAndAPermanentOneIsDeadAtOnce() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let connection = try Self.connection(fixture)
+        defer { connection.stop() }
+        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(), logger: testLogger) { job in
+            if job.payload[0] == 0 { throw JobFailure("not a JPEG: starts with 0x00", permanent: true) }
+            throw JobFailure("image service restarting", retryAfterMilliseconds: 60_000)
+        }
+        try runner.start()
+        try await fixture.enqueue(2)
+        try await Self.waitUntil {
+            let stats = try await Self.stats(fixture)
+            return stats.dead == 1 && stats.scheduled == 1
+        }
+        runner.stop()
+        let dead = try await Self.job(fixture, "1"), retried = try await Self.job(fixture, "2")
+        #expect(dead.state == .dead && dead.errors.map(\.message) == ["not a JPEG: starts with 0x00"])
+        #expect(dead.errors.first?.workerId == "runner-test")
+        #expect(retried.state == .queued && retried.errors.map(\.message) == ["image service restarting"])
+        #expect(retried.runAtMs >= retried.updatedAtMs + 59_000)
+    }
+
+    @Test func aStoppingHostAnswersItsWaitingLeasesAtOnceInsteadOfAbandoningThem() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.folder.remove() }
+        // A wait longer than the server's stop grace: without the drain hook it would be
+        // abandoned (UNAVAILABLE) when the grace ran out.
+        async let waiting = fixture.client.call(
+            JobQueueRPC.lease, leaseRequest(waitMs: 60_000), options: CallOptions(timeoutMilliseconds: 70_000))
+        await fixture.waitForWaiters(1)
+        fixture.composition.stop()
+        #expect(try await waiting.jobs.isEmpty)
+        fixture.client.close()
+    }
+
+    @Test func stopFinishesWhatEndsWithinTheDrainAndHandsBackTheRestAtOnce() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let connection = try Self.connection(fixture)
+        defer { connection.stop() }
+        let started = Atomic<Int>(0)
+        let runner = JobRunner(
+            name: "runner", connection: connection, configuration: Self.configuration(concurrency: 2, drainMs: 300), logger: testLogger
+        ) { job in
+            started.add(1, ordering: .relaxed)
+            // Job 1 ends within the drain period; job 2 would take a minute.
+            try await Task.sleep(for: .milliseconds(job.payload[0] == 0 ? 100 : 60_000))
+            return []
+        }
+        try runner.start()
+        try await fixture.enqueue(2)
+        try await Self.waitUntil { started.load(ordering: .relaxed) == 2 }
+        runner.stop()
+        let quick = try await Self.job(fixture, "1"), slow = try await Self.job(fixture, "2")
+        #expect(quick.state == .done)
+        // Handed back: queued again now, the attempt not counted, no error kept.
+        #expect(slow.state == .queued && slow.attempts == 0 && slow.errors.isEmpty, "\(slow)")
+        #expect(try await Self.stats(fixture).ready == 1)
+    }
+}
