@@ -110,7 +110,7 @@ func leaseRequest(_ queue: String = "thumbnails", worker: String = "w1", max: In
     return request
 }
 
-func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false) -> FailRequest {
+func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, retryAfterMs: Int32 = 0) -> FailRequest {
     var request = FailRequest()
     request.queue = job.queue
     request.jobId = job.jobId
@@ -118,6 +118,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false) ->
     request.error = "decode failed"
     request.permanent = permanent
     request.giveBack = giveBack
+    request.retryAfterMs = retryAfterMs
     request.workerId = "w1"
     return request
 }
@@ -143,7 +144,8 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false) ->
         _ = try await client.call(JobQueueRPC.complete, completeRequest(jobs[0], result: "thumbs"))
         #expect(fixture.effects.count == 1)
         #expect(try await fixture.owner.perform { try $0.count("things") } == 1)
-        #expect(try await client.call(JobQueueRPC.fail, failRequest(jobs[1])).state == .queued)
+        // An hour: it stays scheduled however slowly the rest of the test runs.
+        #expect(try await client.call(JobQueueRPC.fail, failRequest(jobs[1], retryAfterMs: 3_600_000)).state == .queued)
         #expect(try await client.call(JobQueueRPC.fail, failRequest(jobs[2], permanent: true)).state == .dead)
 
         var get = GetJobRequest()
