@@ -14,7 +14,11 @@ extension JobQueueService {
         let waitEnd = monotonicMilliseconds() + min(Int64(request.waitMs), max(0, budget - min(250, budget / 5)))
         while true {
             let generation = queue.notifier.generation
-            let leased = try await owner.write { [clock] _, jobs in try jobs.lease(request, now: clock.nowMilliseconds()) }
+            let leased = try await owner.write { [clock] _, jobs in
+                // Queued past the call's deadline: its caller hears nothing, so lease it nothing.
+                try context.checkDeadline()
+                return try jobs.lease(request, now: clock.nowMilliseconds())
+            }
             announce(leased.expired, queue: request.queue, leasedNow: leased.jobs.count)
             var response = LeaseResponse()
             response.jobs = leased.jobs

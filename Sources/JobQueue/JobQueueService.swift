@@ -54,7 +54,7 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
     public var queueNames: [String] { queues.keys.sorted() }
 
     /// Wakes the Lease calls waiting on `queue`: a host that enqueued in a write of its own
-    /// calls it once that write has committed.
+    /// calls it once that write has committed (else the sweeper finds the job at its next tick).
     public func jobsReady(queue: String) {
         queues[queue]?.notifier.signal()
     }

@@ -13,6 +13,8 @@ case "items":
     await ItemsBenchmark.run(Array(arguments.dropFirst()))
 case "images":
     await ImagesBenchmark.run(Array(arguments.dropFirst()))
+case "queue":
+    await QueueBenchmark.run(Array(arguments.dropFirst()))
 case nil, "-h", "--help":
     print("""
         USAGE: homepwner-bench BENCHMARK [options]
@@ -25,6 +27,10 @@ case nil, "-h", "--help":
                  and a bare ZeroMQ transfer; options: --rounds N (default 3), --size 100KB|2MB|20MB (one
                  size only), --shared-context (client and service on one libzmq context; by default
                  the client side has its own, as another process would), --profile VARIANT [--bytes N]
+          queue  no-op jobs through Lease/Complete over RPC (durable), 1 and --workers N (default 4) workers,
+                 then with --done N (default 1,000,000) DONE rows, vs the same transactions on bare SQLite;
+                 and with --max-jobs N (default 16) per Lease; options: --seconds S (per round, default 3),
+                 --rounds N (default 3)
         """)
 default:
     FileHandle.standardError.write(Data("homepwner-bench: unknown benchmark '\(arguments[0])' (see --help)\n".utf8))

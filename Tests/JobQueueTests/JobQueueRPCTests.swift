@@ -47,7 +47,7 @@ struct QueueFixture {
     let effects = Counter()
 
     /// Started; `sweeperInterval` adds the sweeper to the composition.
-    init(queues: [JobQueueConfiguration] = [testQueue], sweeperInterval: Int32? = nil) throws {
+    init(queues: [JobQueueConfiguration] = [testQueue], sweeperInterval: Int32? = nil, pruneChunk: Int = 1000) throws {
         folder = try TemporaryFolder()
         let path = folder.path + "/host.db"
         owner = TestOwner(name: "test-host", closedError: RPCError.unavailable("the test host is stopping")) {
@@ -65,7 +65,7 @@ struct QueueFixture {
         let host = try ServiceHost(name: "test-host", context: testContext, rpcEndpoints: [folder.endpoint("rpc")], logger: testLogger)
         service.register(on: host.server)
         var services: [any LifecycleService] = [owner]
-        if let sweeperInterval { services.append(service.sweeper(intervalMilliseconds: sweeperInterval)) }
+        if let sweeperInterval { services.append(service.sweeper(intervalMilliseconds: sweeperInterval, pruneChunk: pruneChunk)) }
         composition = ServiceComposition(services + [host])
         try composition.start()
         client = try RPCClient(context: testContext, endpoint: folder.endpoint("rpc"))
@@ -79,7 +79,7 @@ struct QueueFixture {
 
     /// Enqueues as a host does (in a write of its own), then wakes the waiting Lease calls.
     @discardableResult
-    func enqueue(_ count: Int = 1, batch: Bool = false) async throws -> String? {
+    func enqueue(_ count: Int = 1, batch: Bool = false, announce: Bool = true) async throws -> String? {
         let batchID = try await owner.write { _, jobs in
             let now = SystemClock().nowMilliseconds()
             let batchID = batch ? try jobs.createBatch(queue: "thumbnails", now: now) : nil
@@ -88,7 +88,7 @@ struct QueueFixture {
             }
             return batchID
         }
-        service.jobsReady(queue: "thumbnails")
+        if announce { service.jobsReady(queue: "thumbnails") }
         return batchID
     }
 
@@ -110,7 +110,7 @@ func leaseRequest(_ queue: String = "thumbnails", worker: String = "w1", max: In
     return request
 }
 
-func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false) -> FailRequest {
+func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, retryAfterMs: Int32 = 0) -> FailRequest {
     var request = FailRequest()
     request.queue = job.queue
     request.jobId = job.jobId
@@ -118,6 +118,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false) ->
     request.error = "decode failed"
     request.permanent = permanent
     request.giveBack = giveBack
+    request.retryAfterMs = retryAfterMs
     request.workerId = "w1"
     return request
 }
@@ -143,7 +144,8 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false) ->
         _ = try await client.call(JobQueueRPC.complete, completeRequest(jobs[0], result: "thumbs"))
         #expect(fixture.effects.count == 1)
         #expect(try await fixture.owner.perform { try $0.count("things") } == 1)
-        #expect(try await client.call(JobQueueRPC.fail, failRequest(jobs[1])).state == .queued)
+        // An hour: it stays scheduled however slowly the rest of the test runs.
+        #expect(try await client.call(JobQueueRPC.fail, failRequest(jobs[1], retryAfterMs: 3_600_000)).state == .queued)
         #expect(try await client.call(JobQueueRPC.fail, failRequest(jobs[2], permanent: true)).state == .dead)
 
         var get = GetJobRequest()
@@ -300,5 +302,37 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false) ->
         get.jobId = job.jobId
         let dead = try await fixture.client.call(JobQueueRPC.getJob, get)
         #expect(dead.state == .dead && dead.errors.map(\.message) == ["lease expired"] && dead.errors.first?.workerId == "w1")
+    }
+
+    @Test func aJobNobodyAnnouncedIsFoundByTheSweepersNextTick() async throws {
+        let fixture = try QueueFixture(sweeperInterval: 20)
+        defer { fixture.stop() }
+        let client = fixture.client
+        let waiting = Task { try await client.call(JobQueueRPC.lease, leaseRequest(waitMs: 20_000), options: .init(timeoutMilliseconds: 30_000)) }
+        await fixture.waitForWaiters(1)
+        try await fixture.enqueue(announce: false)
+        #expect(try await waiting.value.jobs.count == 1)
+    }
+
+    @Test func theSweeperPrunesDoneJobsPastTheirRetention() async throws {
+        let brief = JobQueueConfiguration(name: "thumbnails", doneRetentionMilliseconds: 1)
+        let fixture = try QueueFixture(queues: [brief], sweeperInterval: 20, pruneChunk: 2)
+        defer { fixture.stop() }
+        try await fixture.enqueue(5)
+        for job in try await fixture.client.call(JobQueueRPC.lease, leaseRequest(max: 5)).jobs {
+            _ = try await fixture.client.call(JobQueueRPC.complete, completeRequest(job))
+        }
+        // Ten seconds at most for the sweeper's ticks (chunks of 2; the chunking itself is
+        // JobStoreTests' doneJobsPastRetentionArePrunedInBoundedChunks).
+        var left: Int64 = 1
+        let end = monotonicMilliseconds() + 10_000
+        while left > 0 && monotonicMilliseconds() < end {
+            left = try await fixture.owner.perform { try $0.count("jobs") }
+            if left > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(left == 0)
+        var stats = JobStatsRequest()
+        stats.queue = "thumbnails"
+        #expect(try await fixture.client.call(JobQueueRPC.stats, stats).done == 0)
     }
 }
