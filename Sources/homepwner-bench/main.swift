@@ -13,6 +13,8 @@ case "items":
     await ItemsBenchmark.run(Array(arguments.dropFirst()))
 case "images":
     await ImagesBenchmark.run(Array(arguments.dropFirst()))
+case "thumbs":
+    await ThumbsBenchmark.run(Array(arguments.dropFirst()))
 case nil, "-h", "--help":
     print("""
         USAGE: homepwner-bench BENCHMARK [options]
@@ -25,6 +27,9 @@ case nil, "-h", "--help":
                  and a bare ZeroMQ transfer; options: --rounds N (default 3), --size 100KB|2MB|20MB (one
                  size only), --shared-context (client and service on one libzmq context; by default
                  the client side has its own, as another process would), --profile VARIANT [--bytes N]
+          thumbs the Thumbnailer (one and two threads) vs a bare C loop over libjpeg-turbo and Pillow (draft)
+                 on Debian's wallpapers (ops/thumbs/prepare); options: --rounds N (default 3, alternated),
+                 --sizes 64,256,1024, --quality 80
         """)
 default:
     FileHandle.standardError.write(Data("homepwner-bench: unknown benchmark '\(arguments[0])' (see --help)\n".utf8))
