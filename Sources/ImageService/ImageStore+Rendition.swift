@@ -13,7 +13,7 @@ extension ImageStore {
 
     /// The image at `width` × `height` (FIT: inside the box, aspect kept, never enlarged; FILL:
     /// exactly the box, centre-cropped): a stored thumbnail of that size when there is one, else
-    /// rendered with TurboJPEG (DCT scaling, EXIF orientation applied) and cached.
+    /// rendered by the `Thumbnailer` the thumbnail worker uses, and cached.
     public func rendition(
         _ key: String, width: Int, height: Int, mode: RenditionMode
     ) async throws -> (info: ImageInfo, data: [UInt8]) {
@@ -55,25 +55,26 @@ extension ImageStore {
         // The original from the cache when it is there; else mapped from its file and verified
         // against its checksum over the map, never copied whole into memory.
         let cachedSource = cache.get(stored.cacheKey)
-        let maxPixels = limits.maxPixels
-        let renders = Self.renders, blobs = blobs, key = original.key, size = original.sizeBytes
+        // The thumbnail worker's code, so a rendition is the pixels a stored thumbnail of its
+        // size would be; FILL enlarges to exactly the box, as GetRendition promises.
+        let thumbnailer = Thumbnailer(options: DecodeOptions(maxPixels: limits.maxPixels))
+        let size = Thumbnailer.Target(width: width, height: height, fit: plan.fit, enlargesToFill: true)
+        let renders = Self.renders, blobs = blobs, key = original.key, sizeBytes = original.sizeBytes
         let checksum = stored.verification
         let data = try await readVerified(key: key) { () throws -> [UInt8] in
             let render = { (source: UnsafeRawBufferPointer) throws -> [UInt8] in
                 // At most one decode per core: each can hold a large pixel buffer.
                 renders.wait()
                 defer { renders.signal() }
-                let image: RGBImage
                 do throws(JPEGError) {
-                    image = try plan.decode(source, options: DecodeOptions(maxPixels: maxPixels))
+                    return try thumbnailer.thumbnails(of: source, sizes: [size])[0].data
                 } catch {
                     throw ImageStoreError.failedPrecondition(
                         "image \(key) cannot be rendered: its JPEG does not decode (\(error.message))")
                 }
-                return try plan.encode(image)
             }
             if let cachedSource { return try cachedSource.withUnsafeBytes(render) }
-            let map = try blobs.mapVerified(key: key, size: size, checksum: checksum)
+            let map = try blobs.mapVerified(key: key, size: sizeBytes, checksum: checksum)
             return try withExtendedLifetime(map) { try render(map.bytes) }
         }
         cache.insert(cacheKey, data)

@@ -79,7 +79,20 @@ public enum JPEG {
         // the first scan (at memory speed, next to the decode): what else it would refuse,
         // TurboJPEG refuses in its own words, as it always has.
         let end = try? walker.readScans()
-        let (width, height) = scaledSize(of: header, toCover: targetSize)
+        return try decodePixels(
+            data, walker: walker, header: header, end: end ?? data.count, size: scaledSize(of: header, toCover: targetSize),
+            options: options, handle: handle)
+    }
+
+    /// Decodes a walked JPEG to 8-bit RGB at `size`, one of TurboJPEG's scaled sizes (see
+    /// `scaledSize`): `size` × 3 bytes (× 4 for CMYK and YCCK, converted after) allocated here,
+    /// plus what libjpeg holds while it decodes (a row group of MCUs; for a progressive frame
+    /// every coefficient of the full-size image, 2 bytes each).
+    static func decodePixels(
+        _ data: UnsafeRawBufferPointer, walker: JPEGWalker, header: JPEGHeader, end: Int, size: (width: Int, height: Int),
+        options: DecodeOptions, handle: TurboJPEGHandle
+    ) throws(JPEGError) -> RGBImage {
+        let (width, height) = size
         let isCMYK = header.colorSpace == .cmyk || header.colorSpace == .ycck
         // libjpeg cannot convert CMYK or YCCK to RGB itself, so those come out as CMYK and are converted below.
         let pixelFormat = isCMYK ? TJPF_CMYK : TJPF_RGB
@@ -91,7 +104,7 @@ public enum JPEG {
         if options.fastDCT { flags |= TJFLAG_FASTDCT }
         var rc: Int32 = 0
         let samples = [UInt8](unsafeUninitializedCapacity: width * height * bytesPerPixel) { buffer, count in
-            withoutExtraneous(data, walker.extraneous, end: end ?? data.count) { source in
+            withoutExtraneous(data, walker.extraneous, end: end) { source in
                 rc = tjDecompress2(
                     handle.raw, source.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt(source.count), buffer.baseAddress,
                     Int32(width), 0, Int32(height), Int32(pixelFormat.rawValue), flags
@@ -108,6 +121,12 @@ public enum JPEG {
 
     /// Encodes RGB pixels as a baseline JPEG at `quality` 1...100.
     public static func encode(_ image: RGBImage, quality: Int = 85, subsampling: Subsampling = .s420) throws(JPEGError) -> [UInt8] {
+        try encode(image, quality: quality, subsampling: subsampling, segments: [])
+    }
+
+    /// `encode`, with `segments` (whole marker segments, e.g. `ICCProfile.segments`) right
+    /// after the SOI and the JFIF APP0 TurboJPEG writes.
+    static func encode(_ image: RGBImage, quality: Int, subsampling: Subsampling, segments: [UInt8]) throws(JPEGError) -> [UInt8] {
         image.assertConsistent()
         let samp = switch subsampling {
         case .s444: TJSAMP_444
@@ -116,8 +135,8 @@ public enum JPEG {
         case .gray: TJSAMP_GRAY
         }
         return try compress(
-            image.pixels, width: image.width, height: image.height, pixelFormat: TJPF_RGB, subsampling: samp, quality: quality
-        )
+            image.pixels, width: image.width, height: image.height, pixelFormat: TJPF_RGB, subsampling: samp, quality: quality,
+            segments: segments)
     }
 
     /// Encodes Adobe-convention CMYK (4 bytes per pixel, 255 = no ink) as a YCCK JPEG with 4:4:4 sampling; for tests.
@@ -137,7 +156,7 @@ public enum JPEG {
     // MARK: Internals
 
     /// `body` with the array's bytes in place, keeping the typed error (withUnsafeBytes only rethrows).
-    private static func inPlace<T>(
+    static func inPlace<T>(
         _ data: [UInt8], _ body: (UnsafeRawBufferPointer) throws(JPEGError) -> T
     ) throws(JPEGError) -> T {
         let result = data.withUnsafeBytes { buffer -> Result<T, JPEGError> in
@@ -147,7 +166,7 @@ public enum JPEG {
     }
 
     /// A walker over `data`, which must start like a JPEG.
-    private static func walker(of data: UnsafeRawBufferPointer, options: DecodeOptions) throws(JPEGError) -> JPEGWalker {
+    static func walker(of data: UnsafeRawBufferPointer, options: DecodeOptions) throws(JPEGError) -> JPEGWalker {
         guard sniff(data) else {
             throw JPEGError(kind: .notJPEG, message: "data does not start with the JPEG SOI marker FF D8 FF")
         }
@@ -156,7 +175,7 @@ public enum JPEG {
 
     /// Walks the header segments, then has TurboJPEG read just those (up to the end of the
     /// first SOS segment), however far into the data they reach.
-    private static func header(
+    static func header(
         of data: UnsafeRawBufferPointer, walker: inout JPEGWalker, options: DecodeOptions, handle: TurboJPEGHandle
     ) throws(JPEGError) -> JPEGHeader {
         let headerEnd = try walker.readHeader()
@@ -231,7 +250,8 @@ public enum JPEG {
     }
 
     private static func compress(
-        _ samples: [UInt8], width: Int, height: Int, pixelFormat: TJPF, subsampling: TJSAMP, quality: Int, flags: Int32 = 0
+        _ samples: [UInt8], width: Int, height: Int, pixelFormat: TJPF, subsampling: TJSAMP, quality: Int, flags: Int32 = 0,
+        segments: [UInt8] = []
     ) throws(JPEGError) -> [UInt8] {
         precondition(width > 0 && height > 0, "cannot encode an empty \(width)×\(height) image")
         precondition(width <= Int(Int32.max) && height <= Int(Int32.max), "\(width)×\(height) is too large for TurboJPEG")
@@ -249,6 +269,16 @@ public enum JPEG {
         }
         try handle.check(rc)
         guard let output else { throw JPEGError(kind: .encodeFailed, message: "TurboJPEG returned no output") }
-        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+        let written = UnsafeBufferPointer(start: output, count: Int(size))
+        guard !segments.isEmpty else { return Array(written) }
+        // After SOI, and after the JFIF APP0 when TurboJPEG wrote one (the first segment by the JFIF rules).
+        var at = 2
+        if written.count > 6, written[2] == 0xFF, written[3] == 0xE0 { at = 4 + (Int(written[4]) << 8 | Int(written[5])) }
+        var jpeg: [UInt8] = []
+        jpeg.reserveCapacity(written.count + segments.count)
+        jpeg += written[..<at]
+        jpeg += segments
+        jpeg += written[at...]
+        return jpeg
     }
 }

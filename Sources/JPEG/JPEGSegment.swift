@@ -76,6 +76,12 @@ struct JPEGSegment {
             && data[segment.payload.prefix(5)].elementsEqual("Adobe".utf8)
     }
 
+    /// Whether `segment` is an APP2 that starts "ICC_PROFILE\0" and holds its two chunk bytes.
+    static func isICCProfile(_ segment: JPEGSegment, in data: UnsafeRawBufferPointer) -> Bool {
+        segment.marker == 0xE2 && segment.payload.count >= ICCProfile.chunkHeader
+            && data[segment.payload.prefix(12)].elementsEqual(ICCProfile.identifier)
+    }
+
     /// Whether `segment` is an APP1 that starts "Exif\0\0" (not, e.g., an XMP APP1).
     static func isExif(_ segment: JPEGSegment, in data: UnsafeRawBufferPointer) -> Bool {
         segment.marker == 0xE1 && segment.payload.count >= 6

@@ -39,6 +39,9 @@ struct JPEGWalker {
     private(set) var exif: Range<Int>?
     /// An APP14 "Adobe" segment was seen.
     private(set) var adobe = false
+    /// The APP2 "ICC_PROFILE" segments before the first scan, in file order (`ICCProfile`
+    /// puts them in sequence); libjpeg reads none after it either.
+    private(set) var iccChunks: [JPEGSegment] = []
     /// Scans walked so far.
     private(set) var scans = 0
     /// Bit i set: quantisation table i is defined.
@@ -155,6 +158,8 @@ struct JPEGWalker {
             throw JPEGError(kind: .corrupt, message: "a second SOI at offset \(segment.offset)")
         case 0xE1:
             if exif == nil, JPEGSegment.isExif(segment, in: data) { exif = segment.payload }
+        case 0xE2:
+            if firstScan == nil, JPEGSegment.isICCProfile(segment, in: data) { iccChunks.append(segment) }
         case 0xEE:
             if JPEGSegment.isAdobe(segment, in: data) { adobe = true }
         case 0x01, 0xD0...0xD7, 0xCC, 0xDC, 0xE0...0xEF, 0xFE:

@@ -7,20 +7,18 @@ public enum RenditionFit: Sendable {
 }
 
 /// The sizes of one rendition of a stored JPEG, worked out from its declared size and EXIF
-/// orientation before any byte is read, and the decode, orientation, resize and encode that
-/// make it: what the image service renders and the thumbnail worker will.
+/// orientation before any byte is read, and the resize that makes it from an upright decode:
+/// the arithmetic of `Thumbnailer`, which the image service and the thumbnail worker render with.
 public struct RenditionPlan: Sendable {
-    /// The JPEG quality renditions are encoded at (4:2:0, as `JPEG.encode` by default).
-    public static let quality = 85
-
     /// How the output fits the box.
     public let fit: RenditionFit
     /// The EXIF orientation applied, 1...8.
     public let orientation: Int
     /// The output size: what the rendition's info reports, exactly.
     public let size: (width: Int, height: Int)
-    /// What `JPEG.decode(_:targetSize:)` is asked to cover, in stored (unoriented) pixels, so
-    /// that the resize after it only ever scales down.
+    /// What the DCT-scaled decode is asked to cover, in stored (unoriented) pixels: twice the
+    /// resize's source in each dimension (or the whole image), so the area averaging after it
+    /// always reads at least two decoded pixels per output pixel and never scales up.
     public let decodeTarget: (width: Int, height: Int)
 
     /// The plan for a JPEG stored at `width` × `height` with `orientation` (anything outside
@@ -49,29 +47,40 @@ public struct RenditionPlan: Sendable {
     }
 
     /// The smallest upright size the decoder must produce so that resizing an upright `size`
-    /// into `box` only ever scales down: FIT's scale or FILL's covering scale, never above 1,
-    /// each edge rounded up.
+    /// into `box` only ever scales down, from at least twice the pixels it makes: twice FIT's
+    /// scale or FILL's covering scale, never above 1, each edge rounded up.
+    ///
+    /// Why twice: DCT scaling filters within each 8×8 block alone, so where it does all the
+    /// reduction its block seams and ringing show; the area-averaging resize, which spans
+    /// them, is left at least the last factor of two (as Pillow's `thumbnail` drafts to twice
+    /// the size, its `reducing_gap` of 2).
     public static func decodeTarget(
         of size: (width: Int, height: Int), box: (width: Int, height: Int), fit: RenditionFit
     ) -> (width: Int, height: Int) {
         let inside = min(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height))
         let cover = max(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height))
-        let scale = min(1, fit == .fill ? cover : inside)
+        let scale = min(1, 2 * (fit == .fill ? cover : inside))
         return (max(1, Int((Double(size.width) * scale).rounded(.up))), max(1, Int((Double(size.height) * scale).rounded(.up))))
     }
 
-    /// Decodes `source` with DCT scaling to cover `decodeTarget`, and turns it upright.
-    public func decode(_ source: UnsafeRawBufferPointer, options: DecodeOptions) throws(JPEGError) -> RGBImage {
-        try JPEG.decode(source, targetSize: decodeTarget, options: options).oriented(orientation)
+    /// The largest box of `box`'s aspect that an upright `size` covers at its own scale:
+    /// `box` when the image is at least that large, else `box` shrunk (aspect kept, each edge
+    /// at least 1) until the image covers it. What FILL is when it must never enlarge.
+    public static func unenlargedBox(_ box: (width: Int, height: Int), in size: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        let factor = min(1, min(Double(size.width) / Double(box.width), Double(size.height) / Double(box.height)))
+        guard factor < 1 else { return box }
+        return (
+            min(size.width, max(1, Int((Double(box.width) * factor).rounded()))),
+            min(size.height, max(1, Int((Double(box.height) * factor).rounded()))))
     }
 
-    /// Resizes an upright decode to `size` (FILL: centre-cropped) and encodes it at `quality`.
+    /// Resizes an upright decode to exactly `size`: FIT from the whole picture, FILL from its
+    /// centre cropped to the box's aspect.
     ///
-    /// FIT is resized to exactly `size`, from the original's declared size: the DCT-scaled
+    /// FIT is resized to `size`, worked out from the original's declared size: the DCT-scaled
     /// decode rounds its edges up, so its own aspect can be a pixel off.
-    public func encode(_ upright: RGBImage) throws(JPEGError) -> [UInt8] {
-        let sized = fit == .fill ? upright.filled(to: size.width, size.height) : upright.resized(width: size.width, height: size.height)
-        return try JPEG.encode(sized, quality: Self.quality)
+    public func resize(_ upright: RGBImage) -> RGBImage {
+        fit == .fill ? upright.filled(to: size.width, size.height) : upright.resized(width: size.width, height: size.height)
     }
 }
 

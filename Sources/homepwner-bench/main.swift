@@ -15,6 +15,8 @@ case "images":
     await ImagesBenchmark.run(Array(arguments.dropFirst()))
 case "queue":
     await QueueBenchmark.run(Array(arguments.dropFirst()))
+case "thumbs":
+    await ThumbsBenchmark.run(Array(arguments.dropFirst()))
 case nil, "-h", "--help":
     print("""
         USAGE: homepwner-bench BENCHMARK [options]
@@ -31,6 +33,9 @@ case nil, "-h", "--help":
                  then with --done N (default 1,000,000) DONE rows, vs the same transactions on bare SQLite;
                  and with --max-jobs N (default 16) per Lease; options: --seconds S (per round, default 3),
                  --rounds N (default 3)
+          thumbs the Thumbnailer (one and two threads) vs a bare C loop over libjpeg-turbo and Pillow (draft)
+                 on Debian's wallpapers (ops/thumbs/prepare); options: --rounds N (default 3, alternated),
+                 --sizes 64,256,1024, --quality 80
         """)
 default:
     FileHandle.standardError.write(Data("homepwner-bench: unknown benchmark '\(arguments[0])' (see --help)\n".utf8))

@@ -49,6 +49,22 @@ import Testing
         #expect(store.cache.statistics.hits > hitsBefore)
     }
 
+    @Test func aRenditionIsTheThumbnailersBytesForItsSize() async throws {
+        let folder = try TemporaryFolder()
+        let store = try makeStore(folder)
+        let data = try Samples.photo("Portrait_6.jpg")
+        let photo = try await store.put(data, NewImage()).info
+        for (box, mode, target) in [
+            (256, RenditionMode.fit, Thumbnailer.Target(longestEdge: 256)),
+            (64, .fill, Thumbnailer.Target(longestEdge: 64, fit: .fill)),
+        ] {
+            let rendition = try await store.rendition(photo.key, width: box, height: box, mode: mode)
+            let thumbnail = try Thumbnailer().thumbnails(of: data, sizes: [target])[0]
+            #expect(rendition.data == thumbnail.data, "\(box) \(mode)")
+            #expect(rendition.info.width == Int32(thumbnail.width) && rendition.info.height == Int32(thumbnail.height))
+        }
+    }
+
     @Test func storedThumbnailThatFitsIsServed() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder)

@@ -5,16 +5,16 @@ import Testing
 @Suite struct RenditionPlanTests {
     /// Stored size, box, then FIT's size and decode target and FILL's decode target, all upright.
     static let sizes: [((Int, Int), (Int, Int), fit: (Int, Int), fitDecode: (Int, Int), fillDecode: (Int, Int))] = [
-        ((4000, 3000), (333, 333), (333, 250), (333, 250), (444, 333)),
-        ((3000, 4000), (333, 333), (250, 333), (250, 333), (333, 444)),
-        // Odd sizes: FIT rounds to the nearest pixel, the decode target rounds up.
-        ((1001, 333), (100, 100), (100, 33), (100, 34), (301, 100)),
-        ((1001, 333), (64, 48), (64, 21), (64, 22), (145, 48)),
-        ((333, 1001), (64, 48), (16, 48), (16, 48), (64, 193)),
-        // Never enlarged, and never below one pixel.
+        ((4000, 3000), (333, 333), (333, 250), (666, 500), (888, 666)),
+        ((3000, 4000), (333, 333), (250, 333), (500, 666), (666, 888)),
+        // Odd sizes: FIT rounds to the nearest pixel, the decode target (twice the scale) rounds up.
+        ((1001, 333), (100, 100), (100, 33), (200, 67), (602, 200)),
+        ((1001, 333), (64, 48), (64, 21), (128, 43), (289, 96)),
+        ((333, 1001), (64, 48), (16, 48), (32, 96), (128, 385)),
+        // Never enlarged, never decoded above the stored size, never below one pixel.
         ((100, 50), (1000, 1000), (100, 50), (100, 50), (100, 50)),
-        ((10000, 10), (100, 100), (100, 1), (100, 1), (10000, 10)),
-        ((997, 13), (5, 5), (5, 1), (5, 1), (384, 5)),
+        ((10000, 10), (100, 100), (100, 1), (200, 1), (10000, 10)),
+        ((997, 13), (5, 5), (5, 1), (10, 1), (767, 10)),
     ]
 
     @Test func fitAndFillSizesAndDecodeTargetsAtOddSizes() {
@@ -39,17 +39,25 @@ import Testing
         let fit = RenditionPlan(width: 1001, height: 333, orientation: orientation, box: (64, 48), fit: .fit)
         #expect(fit.orientation == orientation && fit.fit == .fit)
         #expect(fit.size == (swapped ? (16, 48) : (64, 21)))
-        #expect(fit.decodeTarget == (swapped ? (48, 16) : (64, 22)))
+        #expect(fit.decodeTarget == (swapped ? (96, 32) : (128, 43)))
         let fill = RenditionPlan(width: 1001, height: 333, orientation: orientation, box: (64, 48), fit: .fill)
         #expect(fill.size == (64, 48))
-        #expect(fill.decodeTarget == (swapped ? (193, 64) : (145, 48)))
+        #expect(fill.decodeTarget == (swapped ? (385, 128) : (289, 96)))
     }
 
     @Test(arguments: [0, 9, -1, 100])
     func anOrientationOutsideOneToEightCountsAsOne(orientation: Int) {
         let plan = RenditionPlan(width: 1001, height: 333, orientation: orientation, box: (64, 48), fit: .fit)
-        #expect(plan.orientation == 1 && plan.size == (64, 21) && plan.decodeTarget == (64, 22))
+        #expect(plan.orientation == 1 && plan.size == (64, 21) && plan.decodeTarget == (128, 43))
         #expect(JPEG.uprightSize(width: 1001, height: 333, orientation: orientation) == (1001, 333))
+    }
+
+    @Test func aBoxLargerThanThePictureShrinksAspectKeptToWhatThePictureCovers() {
+        #expect(RenditionPlan.unenlargedBox((64, 64), in: (1800, 1200)) == (64, 64))
+        #expect(RenditionPlan.unenlargedBox((256, 256), in: (100, 50)) == (50, 50))
+        #expect(RenditionPlan.unenlargedBox((64, 64), in: (100, 50)) == (50, 50))
+        #expect(RenditionPlan.unenlargedBox((300, 100), in: (120, 80)) == (120, 40))
+        #expect(RenditionPlan.unenlargedBox((1000, 10), in: (50, 50)) == (50, 1))
     }
 
     @Test(arguments: 1...8)
@@ -58,12 +66,12 @@ import Testing
         let header = try JPEG.header(of: data)
         for fit in [RenditionFit.fit, .fill] {
             let plan = RenditionPlan(width: header.width, height: header.height, orientation: header.orientation, box: (120, 120), fit: fit)
-            let upright = try data.withUnsafeBytes { buffer throws(JPEGError) in try plan.decode(buffer, options: DecodeOptions()) }
-            // The DCT-scaled decode covers the output, upright, before it is resized.
-            #expect(upright.width >= plan.size.width && upright.height >= plan.size.height, "\(orientation) \(fit)")
+            let upright = try JPEG.decode(data, targetSize: plan.decodeTarget).oriented(plan.orientation)
+            // The DCT-scaled decode covers twice the output, upright, before it is resized.
+            #expect(upright.width >= 2 * plan.size.width && upright.height >= 2 * plan.size.height, "\(orientation) \(fit)")
             #expect(upright.width > upright.height, "\(orientation) \(fit): a landscape decodes landscape")
-            let rendition = try JPEG.header(of: try plan.encode(upright))
-            #expect(rendition.width == plan.size.width && rendition.height == plan.size.height, "\(orientation) \(fit)")
+            let resized = plan.resize(upright)
+            #expect(resized.width == plan.size.width && resized.height == plan.size.height, "\(orientation) \(fit)")
         }
         #expect(RenditionPlan(width: header.width, height: header.height, orientation: header.orientation, box: (120, 120), fit: .fit).size == (120, 80))
     }

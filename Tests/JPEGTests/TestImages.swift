@@ -1,5 +1,5 @@
 import Foundation
-import JPEG
+@testable import JPEG
 import TestSupport
 
 /// Test inputs: the EXIF orientation photos of `Tests/Fixtures` and small synthetic images.
@@ -34,6 +34,51 @@ enum TestImages {
         var total = 0
         for i in a.pixels.indices { total += abs(Int(a.pixels[i]) - Int(b.pixels[i])) }
         return Double(total) / Double(max(1, a.pixels.count))
+    }
+
+    /// The bytes of a Pillow test image of Tests/Fixtures/pillow, e.g. "hopper_gray.jpg".
+    static func pillow(_ name: String) throws -> [UInt8] {
+        try Fixtures.pillowImage(name)
+    }
+
+    /// The photo with the value of its EXIF Orientation tag (IFD0, II or MM) replaced by
+    /// `value`; nil when it has none.
+    static func settingOrientation(of jpeg: [UInt8], to value: UInt16) -> [UInt8]? {
+        var exif: Range<Int>?
+        jpeg.withUnsafeBytes { buffer in
+            JPEGSegment.headerSegments(of: buffer) { if exif == nil, JPEGSegment.isExif($0, in: buffer) { exif = $0.payload } }
+        }
+        guard let tiff = exif.map({ $0.lowerBound + 6 }) else { return nil }
+        let little = jpeg[tiff] == 0x49
+        func read(_ at: Int, _ count: Int) -> Int {
+            (0..<count).reduce(0) { $0 << 8 | Int(jpeg[at + (little ? count - 1 - $1 : $1)]) }
+        }
+        let ifd = tiff + read(tiff + 4, 4)
+        for entry in 0..<read(ifd, 2) where read(ifd + 2 + 12 * entry, 2) == 0x0112 {
+            var patched = jpeg
+            let at = ifd + 2 + 12 * entry + 8
+            patched[at] = UInt8(little ? value & 0xFF : value >> 8)
+            patched[at + 1] = UInt8(little ? value >> 8 : value & 0xFF)
+            return patched
+        }
+        return nil
+    }
+
+    /// The marker segments before the first SOS, in order: marker and payload.
+    static func headerSegments(of jpeg: [UInt8]) -> [(marker: UInt8, payload: [UInt8])] {
+        jpeg.withUnsafeBytes { buffer in
+            var segments: [(marker: UInt8, payload: [UInt8])] = []
+            JPEGSegment.headerSegments(of: buffer) { segments.append(($0.marker, Array(buffer[$0.payload]))) }
+            return segments
+        }
+    }
+
+    /// The ICC profile of a JPEG, its APP2 "ICC_PROFILE" chunks joined by their numbers (read
+    /// here, not by `ICCProfile`); nil when it has none.
+    static func iccProfile(of jpeg: [UInt8]) -> [UInt8]? {
+        let chunks = headerSegments(of: jpeg).filter { $0.marker == 0xE2 && $0.payload.starts(with: Array("ICC_PROFILE\0".utf8)) }
+        guard !chunks.isEmpty else { return nil }
+        return chunks.sorted { $0.payload[12] < $1.payload[12] }.flatMap { $0.payload.dropFirst(14) }
     }
 
     /// Offset of the first SOF0 segment's marker (FF C0) in a JPEG we encoded ourselves.

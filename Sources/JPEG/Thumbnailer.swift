@@ -1,0 +1,124 @@
+/// Makes JPEG thumbnails of one JPEG at several sizes from a single decode: what the thumbnail
+/// worker stores and GetRendition serves, so both are the same pixels.
+///
+/// The pipeline:
+/// 1. The header is read (the pixel limit of `DecodeOptions`, from the frame header) and the
+///    whole structure walked (every scan up to EOI: cut-off data, more scans than the
+///    progressive-scan limit, a broken segment), all before any pixel buffer is allocated.
+/// 2. One TurboJPEG decode, DCT-scaled to the smallest scale that still leaves at least twice
+///    the largest size (`RenditionPlan.decodeTarget`; the whole image when it is smaller),
+///    TJFLAG_LIMITSCANS on by default; grey comes out as RGB, CMYK and YCCK are converted to
+///    RGB (Adobe's inverted samples too, `RGBImage(width:height:cmyk:adobeInverted:)`).
+/// 3. The EXIF orientation applied (all eight), so the pixels are upright.
+/// 4. Each size area-averaged from those pixels (`RGBImage.resized`: a box filter over the
+///    whole footprint of each output pixel, no nearest-neighbour sampling): FIT inside the box,
+///    FILL the box's centre, never enlarged.
+/// 5. Each encoded at `quality` (4:2:0; one grey channel for a grey original) with no
+///    metadata but the original's ICC profile: no EXIF (so no GPS and no Orientation, which
+///    the upright pixels no longer need), no XMP, no comments.
+///
+/// Memory, for an 18-megapixel (5184×3456) photo and a 1024 FIT: the decode at 1/2 is
+/// 2592×1728 RGB, 13.4 MB (the full-size RGB, 53.7 MB, is never allocated), and its upright
+/// copy another 13.4 MB while it is made for orientations 2...8; each resize then holds a row
+/// pass in Float (output width × decoded height × 12 bytes: 21 MB for the 1024) and its output.
+/// While it decodes, libjpeg holds a row of MCUs, or, for a progressive file, every DCT
+/// coefficient of the full-size image (2 bytes each: 54 MB at 18 MP 4:2:0). The peak is about
+/// 70 MB for a progressive 18 MP photo, about 40 MB for a baseline one, plus the original's
+/// bytes, which are read in place.
+public struct Thumbnailer: Sendable {
+    /// One size asked for: a box and how the picture fits it.
+    public struct Target: Sendable, Hashable {
+        /// The box's width in upright pixels.
+        public let width: Int
+        /// The box's height in upright pixels.
+        public let height: Int
+        /// FIT (the whole picture inside the box) or FILL (the box's aspect, centre-cropped).
+        public let fit: RenditionFit
+        /// FILL only: scale a picture smaller than the box up to exactly the box (GetRendition's
+        /// FILL, docs/protocol.md) instead of shrinking the box, aspect kept, to what the
+        /// picture covers at its own size.
+        public let enlargesToFill: Bool
+
+        /// A square box: for FIT, the longest edge.
+        public init(longestEdge: Int, fit: RenditionFit = .fit) {
+            self.init(width: longestEdge, height: longestEdge, fit: fit)
+        }
+
+        /// A box of `width` × `height`; both must be positive.
+        public init(width: Int, height: Int, fit: RenditionFit = .fit, enlargesToFill: Bool = false) {
+            precondition(width > 0 && height > 0, "a thumbnail box must be positive (got \(width)×\(height))")
+            self.width = width
+            self.height = height
+            self.fit = fit
+            self.enlargesToFill = enlargesToFill
+        }
+    }
+
+    /// One thumbnail made.
+    public struct Output: Sendable {
+        /// The size it was asked for.
+        public let target: Target
+        /// The JPEG.
+        public let data: [UInt8]
+        /// Its width in pixels (upright: orientation 1).
+        public let width: Int
+        /// Its height in pixels.
+        public let height: Int
+    }
+
+    /// The JPEG quality thumbnails are encoded at unless asked otherwise.
+    public static let defaultQuality = 80
+
+    /// The JPEG quality, 1...100.
+    public let quality: Int
+    /// The limits the original is read under.
+    public let options: DecodeOptions
+
+    /// A thumbnailer encoding at `quality` (1...100) and reading under `options`.
+    public init(quality: Int = Thumbnailer.defaultQuality, options: DecodeOptions = .init()) {
+        precondition((1...100).contains(quality), "JPEG quality must be in 1...100 (got \(quality))")
+        self.quality = quality
+        self.options = options
+    }
+
+    /// The thumbnails of `jpeg` at `sizes`, in that order, from one decode.
+    ///
+    /// Throws a `JPEGError` that names what is wrong with the original (not a JPEG, too many
+    /// pixels, cut off, too many scans, damaged); nothing large is allocated before the
+    /// structure has been walked.
+    public func thumbnails(of jpeg: UnsafeRawBufferPointer, sizes: [Target]) throws(JPEGError) -> [Output] {
+        precondition(!sizes.isEmpty, "no thumbnail size asked for")
+        let handle = try TurboJPEGHandle(.decompress)
+        var walker = try JPEG.walker(of: jpeg, options: options)
+        let header = try JPEG.header(of: jpeg, walker: &walker, options: options, handle: handle)
+        let end = try walker.readScans()
+        let upright = JPEG.uprightSize(width: header.width, height: header.height, orientation: header.orientation)
+        let plans = sizes.map { target in
+            let box = target.fit == .fill && !target.enlargesToFill
+                ? RenditionPlan.unenlargedBox((target.width, target.height), in: upright) : (target.width, target.height)
+            return RenditionPlan(width: header.width, height: header.height, orientation: header.orientation, box: box, fit: target.fit)
+        }
+        // Every plan's decode target is in stored pixels, so the largest of each edge covers them all.
+        let cover = plans.reduce((width: 1, height: 1)) { (max($0.width, $1.decodeTarget.width), max($0.height, $1.decodeTarget.height)) }
+        let pixels = try JPEG.decodePixels(
+            jpeg, walker: walker, header: header, end: end, size: JPEG.scaledSize(of: header, toCover: cover), options: options,
+            handle: handle
+        ).oriented(plans[0].orientation)
+        let gray = header.colorSpace == .gray
+        // A profile for other samples than the output's (a CMYK original's, whose pixels were
+        // converted without it) would have the thumbnail's colours misread: it goes.
+        let profile = ICCProfile(chunks: walker.iccChunks, in: jpeg).flatMap { $0.colorSpace == (gray ? "GRAY" : "RGB ") ? $0 : nil }
+        let segments = profile?.segments ?? []
+        var outputs: [Output] = []
+        for (target, plan) in zip(sizes, plans) {
+            let data = try JPEG.encode(plan.resize(pixels), quality: quality, subsampling: gray ? .gray : .s420, segments: segments)
+            outputs.append(Output(target: target, data: data, width: plan.size.width, height: plan.size.height))
+        }
+        return outputs
+    }
+
+    /// `thumbnails(of:sizes:)` of an array.
+    public func thumbnails(of jpeg: [UInt8], sizes: [Target]) throws(JPEGError) -> [Output] {
+        try JPEG.inPlace(jpeg) { (buffer) throws(JPEGError) in try thumbnails(of: buffer, sizes: sizes) }
+    }
+}

@@ -1,0 +1,82 @@
+import Proto
+import RPC
+import WorkerRuntime
+
+/// One job of the `thumbnails` queue: reads the original from the image service, makes every
+/// size asked for from one decode, and answers the `ThumbnailResult` the job is completed with
+/// (the image service stores the thumbnails in the transaction that completes the job).
+///
+/// An original that is gone (deleted since the job was queued) completes the job with no
+/// thumbnails; a payload or an image that cannot be made into thumbnails fails it permanently,
+/// with the reason (a poison image goes to DEAD at once instead of being retried); anything else
+/// (the image service restarting) is retried by the queue.
+public struct ThumbnailJobHandler: Sendable {
+    /// Makes thumbnails of a JPEG at the given sizes (longest edge); throws why it cannot.
+    public typealias Maker = @Sendable (_ jpeg: [UInt8], _ sizes: [Int]) throws -> [Thumbnail]
+
+    /// How much of an original one GetImage reads (below the service's frame limit).
+    public static let readChunkBytes: Int64 = 8 << 20
+
+    private let connection: ClientConnection
+    private let maker: Maker
+
+    public init(connection: ClientConnection, maker: @escaping Maker) {
+        self.connection = connection
+        self.maker = maker
+    }
+
+    /// Runs `job` and returns its result's bytes.
+    public func run(_ job: Job) async throws -> [UInt8] {
+        let payload: ThumbnailJob
+        do {
+            payload = try ThumbnailJob(serializedBytes: job.payload)
+        } catch {
+            throw JobFailure("the payload of job \(job.jobId) is not a ThumbnailJob: \(error)", permanent: true)
+        }
+        guard !payload.imageKey.isEmpty, !payload.sizes.isEmpty, payload.sizes.allSatisfy({ $0 > 0 }) else {
+            throw JobFailure(
+                "job \(job.jobId) names no image or no positive sizes (image_key \"\(payload.imageKey)\", sizes \(payload.sizes))",
+                permanent: true)
+        }
+        guard let original = try await read(payload.imageKey) else {
+            // Deleted since: nothing to make, and nothing to retry.
+            return ThumbnailResult().serializedBytes()
+        }
+        let sizes = payload.sizes.map(Int.init)
+        do {
+            var result = ThumbnailResult()
+            result.thumbnails = try maker(original, sizes)
+            return result.serializedBytes()
+        } catch {
+            throw JobFailure("image \(payload.imageKey) cannot be made into thumbnails: \(error)", permanent: true)
+        }
+    }
+
+    /// The whole original, in ranged reads; nil when there is no such image.
+    private func read(_ key: String) async throws -> [UInt8]? {
+        let client = connection.client
+        var stat = StatImageRequest()
+        stat.key = key
+        let size: Int64
+        do {
+            size = try await client.call(ImageServiceRPC.statImage, stat).sizeBytes
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(size))
+        while Int64(bytes.count) < size {
+            var get = GetImageRequest()
+            get.key = key
+            get.offset = Int64(bytes.count)
+            get.length = min(Self.readChunkBytes, size - Int64(bytes.count))
+            let part = try await client.call(ImageServiceRPC.getImage, get, options: CallOptions(timeoutMilliseconds: 30_000))
+            guard !part.data.isEmpty else {
+                throw RPCError(.dataLoss, "image \(key) ended at \(bytes.count) of its \(size) bytes")
+            }
+            bytes += part.data
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,152 @@
+// The bare libjpeg-turbo baseline of `ops/bench thumbs`: the Thumbnailer's work in plain C.
+// Each JPEG is decoded once with TurboJPEG at the smallest DCT scale that leaves at least twice
+// the largest FIT size, each size is area-averaged from those pixels (two passes in float, as
+// RGBImage.resized) and encoded at the quality asked for, 4:2:0. No EXIF orientation, no ICC
+// and no structure walk: what the C loop leaves out is what the Swift one pays for.
+//
+// thumbs THREADS ROUNDS QUALITY SIZES(64,256,1024) FILE...  → "images <n> seconds <s> bytes <b>"
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <turbojpeg.h>
+
+typedef struct { unsigned char *data; unsigned long size; } File;
+static File *files;
+static int fileCount, threads, rounds, quality, sizeCount, sizes[16];
+static long long outputBytes[64];
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+// One axis of an area-averaging resize: per output sample its first source sample, its taps
+// and their weights (the overlap of the output's footprint with each source sample).
+typedef struct { int *first, *taps, stride; float *weights; } Axis;
+
+static Axis axis(int source, int destination) {
+    Axis a;
+    double scale = (double)source / destination;
+    a.stride = (int)ceil(scale) + 1;
+    a.first = calloc(destination, sizeof(int));
+    a.taps = calloc(destination, sizeof(int));
+    a.weights = calloc((size_t)destination * a.stride, sizeof(float));
+    for (int o = 0; o < destination; o++) {
+        double left = o * scale, right = fmin(source, (o + 1) * scale);
+        int begin = (int)floor(left), end = (int)fmin(source, ceil(right));
+        a.first[o] = begin;
+        a.taps[o] = end - begin;
+        for (int i = begin; i < end; i++)
+            a.weights[(size_t)o * a.stride + i - begin] = (float)((fmin(right, i + 1) - fmax(left, i)) / scale);
+    }
+    return a;
+}
+
+static void freeAxis(Axis a) { free(a.first); free(a.taps); free(a.weights); }
+
+static unsigned char *resize(const unsigned char *src, int sw, int sh, int dw, int dh) {
+    Axis h = axis(sw, dw), v = axis(sh, dh);
+    float *rows = malloc((size_t)dw * sh * 3 * sizeof(float));
+    for (int y = 0; y < sh; y++) {
+        const unsigned char *s = src + (size_t)y * sw * 3;
+        float *t = rows + (size_t)y * dw * 3;
+        for (int x = 0; x < dw; x++) {
+            float r = 0, g = 0, b = 0;
+            const unsigned char *p = s + (size_t)h.first[x] * 3;
+            const float *w = h.weights + (size_t)x * h.stride;
+            for (int k = 0; k < h.taps[x]; k++, p += 3) { r += p[0] * w[k]; g += p[1] * w[k]; b += p[2] * w[k]; }
+            t[x * 3] = r; t[x * 3 + 1] = g; t[x * 3 + 2] = b;
+        }
+    }
+    int length = dw * 3;
+    unsigned char *out = malloc((size_t)length * dh);
+    float *sum = malloc(length * sizeof(float));
+    for (int y = 0; y < dh; y++) {
+        memset(sum, 0, length * sizeof(float));
+        for (int k = 0; k < v.taps[y]; k++) {
+            float w = v.weights[(size_t)y * v.stride + k];
+            const float *row = rows + (size_t)(v.first[y] + k) * length;
+            for (int i = 0; i < length; i++) sum[i] += row[i] * w;
+        }
+        for (int i = 0; i < length; i++) out[(size_t)y * length + i] = (unsigned char)fminf(fmaxf(sum[i] + 0.5f, 0), 255);
+    }
+    free(sum); free(rows); freeAxis(h); freeAxis(v);
+    return out;
+}
+
+static void thumbnail(tjhandle decoder, tjhandle encoder, const File *file, long long *bytes) {
+    int w, h, subsampling, colorspace;
+    if (tjDecompressHeader3(decoder, file->data, file->size, &w, &h, &subsampling, &colorspace)) {
+        fprintf(stderr, "header: %s\n", tjGetErrorStr2(decoder));
+        exit(1);
+    }
+    int largest = 0;
+    for (int i = 0; i < sizeCount; i++) if (sizes[i] > largest) largest = sizes[i];
+    double scale = fmin(1, 2 * fmin((double)largest / w, (double)largest / h));
+    int tw = (int)ceil(w * scale), th = (int)ceil(h * scale);
+    int count, dw = w, dh = h;
+    tjscalingfactor *factors = tjGetScalingFactors(&count);
+    for (int i = 0; i < count; i++) {
+        int sw = TJSCALED(w, factors[i]), sh = TJSCALED(h, factors[i]);
+        if (factors[i].num < factors[i].denom && sw >= tw && sh >= th && sw * sh < dw * dh) { dw = sw; dh = sh; }
+    }
+    unsigned char *pixels = malloc((size_t)dw * dh * 3);
+    if (tjDecompress2(decoder, file->data, file->size, pixels, dw, 0, dh, TJPF_RGB, TJFLAG_LIMITSCANS)) {
+        fprintf(stderr, "decode: %s\n", tjGetErrorStr2(decoder));
+        exit(1);
+    }
+    for (int i = 0; i < sizeCount; i++) {
+        double fit = fmin(1, fmin((double)sizes[i] / w, (double)sizes[i] / h));
+        int ow = (int)fmax(1, round(w * fit)), oh = (int)fmax(1, round(h * fit));
+        unsigned char *small = (ow == dw && oh == dh) ? pixels : resize(pixels, dw, dh, ow, oh);
+        unsigned char *jpeg = NULL;
+        unsigned long size = 0;
+        if (tjCompress2(encoder, small, ow, 0, oh, TJPF_RGB, &jpeg, &size, TJSAMP_420, quality, 0)) {
+            fprintf(stderr, "encode: %s\n", tjGetErrorStr2(encoder));
+            exit(1);
+        }
+        *bytes += size;
+        tjFree(jpeg);
+        if (small != pixels) free(small);
+    }
+    free(pixels);
+}
+
+static void *worker(void *argument) {
+    int index = (int)(long)argument;
+    tjhandle decoder = tjInitDecompress(), encoder = tjInitCompress();
+    for (int round = 0; round < rounds; round++)
+        for (int i = index; i < fileCount; i += threads) thumbnail(decoder, encoder, &files[i], &outputBytes[index]);
+    tjDestroy(decoder);
+    tjDestroy(encoder);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 6) { fprintf(stderr, "usage: thumbs THREADS ROUNDS QUALITY SIZES FILE...\n"); return 2; }
+    threads = atoi(argv[1]); rounds = atoi(argv[2]); quality = atoi(argv[3]);
+    for (char *s = strtok(argv[4], ","); s && sizeCount < 16; s = strtok(NULL, ",")) sizes[sizeCount++] = atoi(s);
+    fileCount = argc - 5;
+    files = calloc(fileCount, sizeof(File));
+    for (int i = 0; i < fileCount; i++) {
+        FILE *f = fopen(argv[5 + i], "rb");
+        if (!f) { perror(argv[5 + i]); return 1; }
+        fseek(f, 0, SEEK_END);
+        files[i].size = ftell(f);
+        rewind(f);
+        files[i].data = malloc(files[i].size);
+        if (fread(files[i].data, 1, files[i].size, f) != files[i].size) { perror(argv[5 + i]); return 1; }
+        fclose(f);
+    }
+    pthread_t ids[64];
+    double start = now();
+    for (long t = 0; t < threads; t++) pthread_create(&ids[t], NULL, worker, (void *)t);
+    long long bytes = 0;
+    for (int t = 0; t < threads; t++) { pthread_join(ids[t], NULL); bytes += outputBytes[t]; }
+    printf("images %d seconds %.3f bytes %lld\n", fileCount * rounds, now() - start, bytes);
+    return 0;
+}
