@@ -52,7 +52,7 @@ let package = Package(
 
         // The services and workers as libraries.
         .target(name: "ItemService", dependencies: ["RPC", "Proto", "Runtime", "SQLite"], swiftSettings: swiftSettings),
-        .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest"], swiftSettings: swiftSettings),
+        .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue"], swiftSettings: swiftSettings),
         .target(name: "WorkerRuntime", dependencies: ["RPC", "Proto", "Runtime"], swiftSettings: swiftSettings),
         .target(name: "CaptureWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "WorkerRuntime"], swiftSettings: swiftSettings),
         .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "WorkerRuntime"], swiftSettings: swiftSettings),

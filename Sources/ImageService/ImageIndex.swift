@@ -1,4 +1,5 @@
 import Proto
+import JobQueue
 import SQLite
 
 /// The filter and page of a `ListImages` call.
@@ -29,10 +30,14 @@ public struct StoredImage: Sendable, Equatable {
 }
 
 /// images.db: one row per blob. Not Sendable: `ImageStore` owns it on one serial queue.
-final class ImageIndex: GroupCommitStore {
+final class ImageIndex: JobStoreHost {
     let db: Database
     /// Its writes, alone or in the writer owner's group commit.
     private let transactions: WriteTransactions
+    /// The `thumbnails` queue, in the same file: a JPEG's job commits with its row.
+    let jobs: JobStore
+    /// The sizes each stored JPEG's job asks for; empty: no thumbnails are made on their own.
+    private let thumbnailSizes: [Int]
 
     static let migrator = Migrator([
         (1, """
@@ -86,11 +91,13 @@ final class ImageIndex: GroupCommitStore {
 
     /// The writer connection (creates and migrates the file), or with `readOnly` a reader
     /// connection beside it.
-    init(path: String, readOnly: Bool = false) throws {
+    init(path: String, readOnly: Bool = false, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes) throws {
+        self.thumbnailSizes = thumbnailSizes
         if readOnly {
             db = try Database(path: path, mode: .readOnly)
             transactions = WriteTransactions(db)
             try db.setBusyTimeout(milliseconds: 5000)
+            jobs = try JobStore(db: db, queues: [ThumbnailQueue.configuration])
             return
         }
         db = try Database(path: path)
@@ -99,19 +106,24 @@ final class ImageIndex: GroupCommitStore {
         try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
         try db.setBusyTimeout(milliseconds: 5000)
         _ = try Self.migrator.migrate(db)
+        try JobStore.migrate(db)
+        jobs = try JobStore(db: db, queues: [ThumbnailQueue.configuration])
     }
 
     func close() throws { try db.close() }
 
     // MARK: Group commit (see `DatabaseOwner`)
 
+    func write<T>(_ body: () throws -> T) throws -> T { try transactions.write(body) }
     func beginBatch() throws { try transactions.beginBatch() }
     func batchIsOpen() -> Bool { transactions.batchIsOpen() }
     func commitBatch() throws { try transactions.commitBatch() }
 
     // MARK: Rows
 
-    /// Adds the row of a new image, in a write of its own (a savepoint of the batch it runs in).
+    /// Adds the row of a new image, in a write of its own (a savepoint of the batch it runs in),
+    /// and, for a JPEG original or edit, its thumbnail job in the same write: a crash leaves
+    /// both or neither.
     func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) throws {
         try transactions.write { try insertRow(info, contentCheck: contentCheck, blockChecks: blockChecks) }
     }
@@ -131,6 +143,11 @@ final class ImageIndex: GroupCommitStore {
              .integer(Int64(info.mediaType.rawValue)), .text(info.contentType), .integer(info.sizeBytes),
              .integer(Int64(info.width)), .integer(Int64(info.height)), .integer(Int64(info.orientation)),
              .text(info.checksum), .integer(info.createdAtMs), .text(contentCheck), .blob(blockChecks.encoded)])
+        if !thumbnailSizes.isEmpty && ThumbnailQueue.wants(info) {
+            _ = try jobs.enqueue(
+                queue: ThumbnailQueue.name, payload: ThumbnailQueue.payload(info.key, sizes: thumbnailSizes),
+                dedupeKey: ThumbnailQueue.dedupeKey(info.key, sizes: thumbnailSizes), now: info.createdAtMs)
+        }
     }
 
     /// Replaces the row `lost` (whose blob file is gone) by `image`, of the same key, in one

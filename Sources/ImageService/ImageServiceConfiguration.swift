@@ -1,3 +1,4 @@
+import Foundation
 import Runtime
 
 /// Settings of image-service, from flags and HOMEPWNER_* variables.
@@ -22,6 +23,8 @@ public struct ImageServiceConfiguration: Sendable {
     public var uploadExpirySeconds: Int
     /// Whether PSI and cgroup monitors feed the cache (tests drive it themselves).
     public var watchMemoryPressure: Bool
+    /// The thumbnail sizes (longest edge) queued for each stored JPEG; empty: none.
+    public var thumbnailSizes: [Int]
 
     /// A configuration; every value has the protocol's default.
     public init(
@@ -30,8 +33,9 @@ public struct ImageServiceConfiguration: Sendable {
         maxMessageBytes: Int = Defaults.maxMessageBytes,
         cacheBudgetBytes: Int = 0, maxPixels: Int = 100_000_000, maxUploadBytes: Int64 = 4 << 30,
         uploadExpirySeconds: Int = 900, watchMemoryPressure: Bool = true,
-        maxRenditionSourceBytes: Int64 = 256 << 20
+        maxRenditionSourceBytes: Int64 = 256 << 20, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes
     ) {
+        self.thumbnailSizes = thumbnailSizes
         self.rpcEndpoint = rpcEndpoint
         self.eventsEndpoint = eventsEndpoint
         self.dataDirectory = dataDirectory
@@ -70,7 +74,29 @@ public struct ImageServiceConfiguration: Sendable {
                    defaultValue: String(256 << 20), help: "largest stored JPEG a rendition is made from, and largest arithmetic-coded JPEG accepted", valueName: "BYTES"),
         OptionSpec(name: "upload-expiry", env: EnvironmentNames.imageUploadExpirySeconds, defaultValue: "900",
                    help: "seconds an idle upload is kept", valueName: "SECONDS"),
+        OptionSpec(name: "thumbnail-sizes", env: EnvironmentNames.imageThumbnailSizes,
+                   defaultValue: ThumbnailQueue.defaultSizes.map(String.init).joined(separator: ","),
+                   help: "thumbnail sizes (longest edge, comma-separated) queued for each stored JPEG; \"\" for none",
+                   valueName: "N,N,…"),
     ]
+
+    /// The sizes of a `--thumbnail-sizes` value: 1…8192 each, at most 8, no repeats, in order.
+    static func thumbnailSizes(_ text: String) throws -> [Int] {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        if parts == [""] { return [] }
+        var sizes: [Int] = []
+        for part in parts {
+            guard let size = Int(part), (1...8192).contains(size), !sizes.contains(size) else {
+                throw OptionError.invalidValue(
+                    option: "--thumbnail-sizes", value: text, reason: "\"\(part)\" is not a new size in 1…8192")
+            }
+            sizes.append(size)
+        }
+        guard sizes.count <= 8 else {
+            throw OptionError.invalidValue(option: "--thumbnail-sizes", value: text, reason: "at most 8 sizes")
+        }
+        return sizes.sorted()
+    }
 
     /// Reads the parsed flags; refuses values outside their range.
     public init(_ options: ParsedOptions) throws {
@@ -87,6 +113,7 @@ public struct ImageServiceConfiguration: Sendable {
             cacheBudgetBytes: try options.int("cache-bytes"), maxPixels: try options.int("max-pixels"),
             maxUploadBytes: Int64(try options.int("max-upload-bytes")),
             uploadExpirySeconds: try options.int("upload-expiry"),
-            maxRenditionSourceBytes: Int64(try options.int("max-rendition-source-bytes")))
+            maxRenditionSourceBytes: Int64(try options.int("max-rendition-source-bytes")),
+            thumbnailSizes: try Self.thumbnailSizes(try options.string("thumbnail-sizes")))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JobQueue
 import RPC
 import Runtime
 import ZMQ
@@ -11,8 +12,9 @@ public enum ImageServiceHost {
     }
 
     /// image-service's parts, in start order: the store (opened and reconciled with its files
-    /// when it starts), the upload reaper, the memory-pressure watcher and the host serving
-    /// Health and the ImageService methods. Nothing is opened, bound or started here.
+    /// when it starts), the thumbnail queue's sweeper, the upload reaper, the memory-pressure
+    /// watcher and the host serving Health, the ImageService methods and the `thumbnails`
+    /// JobQueue. Nothing is opened, bound or started here.
     public static func make(
         _ configuration: ImageServiceConfiguration, context: Context, logger: Logger
     ) throws -> ServiceComposition {
@@ -22,7 +24,9 @@ public enum ImageServiceHost {
             maxChunkBytes: max(4096, min(16 << 20, configuration.maxMessageBytes - (64 << 10))),
             uploadExpiryMilliseconds: Int64(configuration.uploadExpirySeconds) * 1000,
             maxRenditionSourceBytes: configuration.maxRenditionSourceBytes)
-        let store = try ImageStore(folder: dataFolder(configuration), cache: cache, limits: limits, logger: logger)
+        let store = try ImageStore(
+            folder: dataFolder(configuration), cache: cache, limits: limits, logger: logger,
+            thumbnailSizes: configuration.thumbnailSizes)
         let host: ServiceHost
         do {
             host = try ServiceHost(
@@ -35,6 +39,12 @@ public enum ImageServiceHost {
         }
         // A reply carries the data plus ImageInfo and framing; keep a margin under the frame limit.
         ImageServiceHandlers.register(on: host, store: store, replyLimit: max(4096, configuration.maxMessageBytes - (64 << 10)))
+        // The thumbnails queue, in images.db, through the store's writer.
+        let jobs = JobQueueService(
+            owner: store.writer, queues: [ThumbnailQueue.configuration], clock: SystemClock(), logger: logger,
+            publish: { [host] topic, event in host.publish(topic: topic, event) })
+        jobs.register(on: host.server)
+        store.thumbnailJobsCommitted.withLock { $0 = { jobs.jobsReady(queue: ThumbnailQueue.name) } }
 
         let reaper = IntervalThread(
             name: "image-upload-reaper", intervalMilliseconds: Int32(clamping: max(1000, configuration.uploadExpirySeconds * 250))
@@ -52,7 +62,7 @@ public enum ImageServiceHost {
             if let cgroup = CgroupMemoryMonitor.detect() { monitors.append(cgroup) }
         }
         let watcher = PressureWatcher(monitors: monitors, cache: cache, triggerPath: triggerPath, logger: logger)
-        return ServiceComposition([store, reaper, watcher, host])
+        return ServiceComposition([store, jobs.sweeper(), reaper, watcher, host])
     }
 }
 

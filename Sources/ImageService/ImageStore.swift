@@ -22,8 +22,11 @@ public final class ImageStore: Sendable {
     let clock: any WallClock
     let logger: Logger
     /// The writer connection: opens, migrates and reconciles images.db when it starts; rows
-    /// that arrive while a commit runs share the next one (group commit).
-    private let writer: DatabaseOwner<ImageIndex>
+    /// that arrive while a commit runs share the next one (group commit). It also owns the
+    /// `thumbnails` job queue, which `JobQueueService` serves through it.
+    let writer: DatabaseOwner<ImageIndex>
+    /// Called once a row that enqueued a thumbnail job has committed (wakes waiting Leases).
+    let thumbnailJobsCommitted = Mutex<(@Sendable () -> Void)?>(nil)
     /// A second connection for lookups and lists, so reads never queue behind a commit's fsync.
     private let reader: DatabaseOwner<ImageIndex>
     /// File I/O, which blocks (see `Lanes`).
@@ -45,17 +48,22 @@ public final class ImageStore: Sendable {
 
     /// A store in `folder` (its folders are made now); `start()` opens (or creates) the index,
     /// removes leftovers of interrupted writes and reconciles the index with the files.
+    ///
+    /// - Parameter thumbnailSizes: The sizes each stored JPEG original or edit gets a thumbnail
+    ///   job for, in the transaction that stores it; empty for none.
     public convenience init(
         folder: String, cache: ImageCache, limits: ImageStoreLimits = .init(), clock: any WallClock = SystemClock(),
-        logger: Logger
+        logger: Logger, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes
     ) throws {
-        try self.init(folder: folder, cache: cache, limits: limits, clock: clock, logger: logger, hooks: StoreHooks())
+        try self.init(
+            folder: folder, cache: cache, limits: limits, clock: clock, logger: logger, hooks: StoreHooks(),
+            thumbnailSizes: thumbnailSizes)
     }
 
     /// `init(folder:cache:limits:clock:logger:)` with test hooks in place from the start.
     init(
         folder: String, cache: ImageCache, limits: ImageStoreLimits = .init(), clock: any WallClock = SystemClock(),
-        logger: Logger, hooks: StoreHooks
+        logger: Logger, hooks: StoreHooks, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes
     ) throws {
         self.hooks = hooks
         blobs = try BlobStore(root: folder, hooks: hooks)
@@ -66,7 +74,7 @@ public final class ImageStore: Sendable {
         let path = folder + "/images.db", recoveryReport = recoveryReport, blobs = blobs
         let closed = ImageStoreError.failedPrecondition("the image store is closed (stopping)")
         writer = DatabaseOwner(name: "image-index", closedError: closed) {
-            let index = try ImageIndex(path: path)
+            let index = try ImageIndex(path: path, thumbnailSizes: thumbnailSizes)
             do {
                 let report = try Self.reconcile(index: index, blobs: blobs, now: clock.nowMilliseconds())
                 recoveryReport.report.withLock { $0 = report }
@@ -113,11 +121,18 @@ public final class ImageStore: Sendable {
         // The lanes' work may still commit a row (and read its digests): it ends first.
         ioLanes.drain()
         digestLanes.drain()
-        writer.close()
+        // The writer last: the last connection to close checkpoints the WAL, which the
+        // read-only reader cannot.
         reader.close()
+        writer.close()
     }
 
     // MARK: Queues
+
+    /// After the commit of `info`'s row: wakes the Leases waiting for its thumbnail job.
+    private func announceThumbnailJob(for info: ImageInfo) {
+        if ThumbnailQueue.wants(info) { thumbnailJobsCommitted.withLock { $0 }?() }
+    }
 
     /// Runs `body` with the writer connection on its thread.
     func onIndex<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
@@ -355,6 +370,7 @@ public final class ImageStore: Sendable {
     func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) async throws {
         do {
             try await onIndex { try $0.insert(info, contentCheck: contentCheck, blockChecks: blockChecks) }
+            announceThumbnailJob(for: info)
         } catch {
             blobs.remove(key: info.key)
             throw error
@@ -400,6 +416,7 @@ public final class ImageStore: Sendable {
             throw error
         }
         hooks.current.afterPutCommitted?(info.key)
+        announceThumbnailJob(for: info)
         if case .failure(let error) = synced {
             // The row is committed but its blob may not survive a crash: take both back. When
             // the row cannot be taken back, the blob stays with it (the image is whole and

@@ -30,4 +30,6 @@ public enum EnvironmentNames {
     public static let imageMaxRenditionSourceBytes = "HOMEPWNER_IMAGE_MAX_RENDITION_SOURCE_BYTES"
     /// image-service: seconds before an idle chunked upload is dropped.
     public static let imageUploadExpirySeconds = "HOMEPWNER_IMAGE_UPLOAD_EXPIRY_SECONDS"
+    /// image-service: the thumbnail sizes queued for each stored JPEG ("64,256,1024"; "" for none).
+    public static let imageThumbnailSizes = "HOMEPWNER_THUMBNAIL_SIZES"
 }

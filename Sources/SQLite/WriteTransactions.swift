@@ -22,8 +22,10 @@ public final class WriteTransactions {
 
     /// Runs `body` in a write transaction (a savepoint inside a batch); on failure nothing of it
     /// is kept and ``undone`` is called.
+    ///
+    /// Writes nest: one inside another (or inside a batch) is a savepoint of it.
     public func write<T>(_ body: () throws -> T) throws -> T {
-        guard inBatch else {
+        guard inBatch || !db.isAutocommit else {
             do {
                 return try db.inTransaction(.immediate, body)
             } catch {
@@ -46,9 +48,9 @@ public final class WriteTransactions {
         } catch {
             if db.isAutocommit {
                 // SQLite rolled back the whole transaction, not only this job: the batch's
-                // earlier jobs went with it. The batch ends here (`DatabaseOwner.runBatch`
-                // runs the other jobs again, each alone).
-                loseBatch()
+                // earlier jobs (or the enclosing write) went with it. A batch ends here
+                // (`DatabaseOwner.runBatch` runs the other jobs again, each alone).
+                if inBatch { loseBatch() } else { undone() }
             } else {
                 // Undo this job only; the batch's other jobs stay.
                 try? db.execute("ROLLBACK TO job")

@@ -312,7 +312,7 @@ public final class JobRunner: LifecycleService {
         request.workerId = configuration.workerID
         request.error = "handed back by \(configuration.workerID) (stopping)"
         do {
-            _ = try await client.call(JobQueueRPC.fail, request, options: CallOptions(timeoutMilliseconds: 5000))
+            _ = try await client.call(JobQueueRPC.fail, request)
         } catch {
             logger.warning("handing back job \(job.jobId) failed (it returns when its lease expires): \(error)")
         }

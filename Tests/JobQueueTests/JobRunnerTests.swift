@@ -141,18 +141,23 @@ import WorkerRuntime
         defer { fixture.stop() }
         let connection = try Self.connection(fixture)
         defer { connection.stop() }
-        let started = Atomic<Int>(0)
+        let started = Atomic<Int>(0), stopping = Atomic<Bool>(false)
         let runner = JobRunner(
-            name: "runner", connection: connection, configuration: Self.configuration(concurrency: 2, drainMs: 300), logger: testLogger
+            name: "runner", connection: connection, configuration: Self.configuration(concurrency: 2, drainMs: 3000), logger: testLogger
         ) { job in
             started.add(1, ordering: .relaxed)
-            // Job 1 ends within the drain period; job 2 would take a minute.
-            try await Task.sleep(for: .milliseconds(job.payload[0] == 0 ? 100 : 60_000))
+            // Job 1 ends as soon as the stop has begun, within the drain period; job 2 would take a minute.
+            if job.payload[0] == 0 {
+                while !stopping.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(5)) }
+            } else {
+                try await Task.sleep(for: .seconds(60))
+            }
             return []
         }
         try runner.start()
         try await fixture.enqueue(2)
         try await Self.waitUntil { started.load(ordering: .relaxed) == 2 }
+        stopping.store(true, ordering: .relaxed)
         runner.stop()
         let quick = try await Self.job(fixture, "1"), slow = try await Self.job(fixture, "2")
         #expect(quick.state == .done)

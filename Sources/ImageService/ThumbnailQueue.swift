@@ -1,0 +1,35 @@
+import JobQueue
+import Proto
+
+/// The `thumbnails` queue image-service serves: one job per stored ORIGINAL or EDITED JPEG,
+/// for all its sizes, enqueued in the transaction that adds the image's row.
+public enum ThumbnailQueue {
+    /// The queue's name on the wire.
+    public static let name = "thumbnails"
+
+    /// The sizes (longest edge) made when none are asked for: a list icon, a grid tile and a
+    /// detail view.
+    public static let defaultSizes = [64, 256, 1024]
+
+    /// The queue with the library's defaults (5 attempts over about 3 minutes, 30 s leases,
+    /// DONE jobs kept 24 h): a thumbnail that fails five times is a poison image, not bad luck.
+    static let configuration = JobQueueConfiguration(name: name)
+
+    /// Whether storing `info` makes thumbnails: a JPEG original or edit (not a thumbnail, not a movie).
+    static func wants(_ info: ImageInfo) -> Bool {
+        (info.kind == .original || info.kind == .edited) && info.mediaType == .image && info.contentType == "image/jpeg"
+    }
+
+    /// One pending job per image and set of sizes.
+    static func dedupeKey(_ imageKey: String, sizes: [Int]) -> String {
+        "image:\(imageKey):" + sizes.map(String.init).joined(separator: ",")
+    }
+
+    /// The job's payload.
+    static func payload(_ imageKey: String, sizes: [Int]) -> [UInt8] {
+        var job = ThumbnailJob()
+        job.imageKey = imageKey
+        job.sizes = sizes.map { Int32($0) }
+        return job.serializedBytes()
+    }
+}

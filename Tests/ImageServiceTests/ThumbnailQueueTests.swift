@@ -1,0 +1,81 @@
+import Foundation
+import Proto
+import RPC
+import Testing
+@testable import ImageService
+
+/// The `thumbnails` queue image-service serves: a stored JPEG original gets its job in the
+/// transaction that adds its row.
+@Suite struct ThumbnailQueueTests {
+    static func stats(_ client: RPCClient) async throws -> JobStatsResponse {
+        var request = JobStatsRequest()
+        request.queue = ThumbnailQueue.name
+        return try await client.call(JobQueueRPC.stats, request)
+    }
+
+    @Test func aStoredJPEGHasOneThumbnailJobForItsSizesAndAMovieOrAThumbnailNone() async throws {
+        let folder = try TemporaryFolder()
+        let host = try ImageServiceHostTests.start(folder)
+        defer { host.stop() }
+        let client = try ImageServiceHostTests.client(folder)
+        defer { client.close() }
+
+        var put = PutImageRequest()
+        put.data = try Samples.jpeg(width: 64, height: 48)
+        put.key = "0f000000-0000-4000-8000-000000000001"
+        let original = try await client.call(ImageServiceRPC.putImage, put)
+        // The same put again (its key makes it idempotent) and a movie and a thumbnail add nothing.
+        _ = try await client.call(ImageServiceRPC.putImage, put)
+        var movie = PutImageRequest()
+        movie.data = Samples.mp4(3000)
+        _ = try await client.call(ImageServiceRPC.putImage, movie)
+        var thumbnail = PutImageRequest()
+        thumbnail.data = try Samples.jpeg(width: 16, height: 12)
+        thumbnail.kind = .thumbnail
+        thumbnail.parentKey = original.key
+        _ = try await client.call(ImageServiceRPC.putImage, thumbnail)
+        #expect(try await Self.stats(client).ready == 1)
+
+        var lease = LeaseRequest()
+        lease.queue = ThumbnailQueue.name
+        lease.workerId = "test"
+        let jobs = try await client.call(JobQueueRPC.lease, lease).jobs
+        let payload = try ThumbnailJob(serializedBytes: try #require(jobs.first).payload)
+        #expect(payload.imageKey == original.key && payload.sizes == [64, 256, 1024])
+        #expect(jobs.first?.dedupeKey == "image:\(original.key):64,256,1024")
+    }
+
+    @Test func aRowThatDoesNotCommitLeavesNoJobAndAJobNeverOutlivesARolledBackRow() async throws {
+        let folder = try TemporaryFolder()
+        let index = try ImageIndex(path: folder.path + "/images.db")
+        defer { try? index.close() }
+        var info = ImageInfo()
+        info.key = "0f000000-0000-4000-8000-000000000002"
+        info.kind = .original
+        info.mediaType = .image
+        info.contentType = "image/jpeg"
+        info.createdAtMs = 1
+        struct Crash: Error {}
+        // The row and its job are written, then the transaction fails before it commits.
+        #expect(throws: Crash.self) {
+            try index.write {
+                try index.insert(info, contentCheck: "")
+                #expect(try index.db.scalar("SELECT count(*) FROM jobs")?.int64Value == 1)
+                throw Crash()
+            }
+        }
+        #expect(try index.get(info.key) == nil)
+        #expect(try index.db.scalar("SELECT count(*) FROM jobs")?.int64Value == 0)
+        try index.insert(info, contentCheck: "")
+        #expect(try index.get(info.key) != nil)
+        #expect(try index.db.scalar("SELECT count(*) FROM jobs")?.int64Value == 1)
+    }
+
+    @Test func thumbnailSizesAreParsedStrictly() throws {
+        #expect(try ImageServiceConfiguration.thumbnailSizes("256, 64,1024") == [64, 256, 1024])
+        #expect(try ImageServiceConfiguration.thumbnailSizes("") == [])
+        for bad in ["0", "64,64", "9000", "a", "64,,256"] {
+            #expect(throws: (any Error).self, "\(bad)") { try ImageServiceConfiguration.thumbnailSizes(bad) }
+        }
+    }
+}
