@@ -285,36 +285,37 @@ public final class JobRunner: LifecycleService {
     }
 
     private func fail(_ job: Job, _ failure: JobFailure) async {
-        var request = FailRequest()
-        request.queue = configuration.queue
-        request.jobId = job.jobId
-        request.leaseId = job.leaseId
-        request.error = failure.message
-        request.permanent = failure.permanent
-        request.retryAfterMs = failure.retryAfterMilliseconds
-        request.workerId = configuration.workerID
-        do {
-            _ = try await client.call(JobQueueRPC.fail, request)
+        if await sendFail(job, failure.message, permanent: failure.permanent, retryAfter: failure.retryAfterMilliseconds) {
             state.withLock { $0.failed += 1 }
             logger.info("job \(job.jobId) failed\(failure.permanent ? " permanently" : ""): \(failure.message)")
-        } catch {
-            logger.warning("failing job \(job.jobId) failed: \(error)")
         }
     }
 
     /// Returns a job unstarted (or stopped) to the queue at once.
     private func handBack(_ job: Job) async {
+        _ = await sendFail(job, "handed back by \(configuration.workerID) (stopping)", giveBack: true)
+    }
+
+    /// Sends `Fail` for `job`; false (logged) when it did not get through: the job then
+    /// returns when its lease expires.
+    private func sendFail(
+        _ job: Job, _ message: String, permanent: Bool = false, retryAfter: Int32 = 0, giveBack: Bool = false
+    ) async -> Bool {
         var request = FailRequest()
         request.queue = configuration.queue
         request.jobId = job.jobId
         request.leaseId = job.leaseId
-        request.giveBack = true
+        request.error = message
+        request.permanent = permanent
+        request.retryAfterMs = retryAfter
+        request.giveBack = giveBack
         request.workerId = configuration.workerID
-        request.error = "handed back by \(configuration.workerID) (stopping)"
         do {
             _ = try await client.call(JobQueueRPC.fail, request)
+            return true
         } catch {
-            logger.warning("handing back job \(job.jobId) failed (it returns when its lease expires): \(error)")
+            logger.warning("\(giveBack ? "handing back" : "failing") job \(job.jobId) failed (it returns when its lease expires): \(error)")
+            return false
         }
     }
 }
