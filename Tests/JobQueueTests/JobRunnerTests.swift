@@ -80,10 +80,12 @@ import WorkerRuntime
         let connection = try Self.connection(fixture)
         defer { connection.stop() }
         let runs = Atomic<Int>(0)
-        // Leases of 300 ms, a job of 1.5 s: without heartbeats the sweeper takes it back 4 times.
-        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(leaseMs: 300), logger: testLogger) { _ in
+        // Leases of 1.5 s, a job of 4 s: without heartbeats the sweeper takes it back twice. A
+        // heartbeat comes every 500 ms, so one late by a second (a loaded CI machine) still
+        // keeps the lease; with 300 ms leases one late by 200 ms lost it.
+        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(leaseMs: 1500), logger: testLogger) { _ in
             runs.add(1, ordering: .relaxed)
-            try await Task.sleep(for: .milliseconds(1500))
+            try await Task.sleep(for: .milliseconds(4000))
             return []
         }
         try runner.start()
