@@ -16,14 +16,14 @@ public final class ServiceHost: LifecycleService {
     /// A host for `name` serving RPC on `rpcEndpoints` and events on `eventEndpoints` (may be empty).
     public init(
         name: String, context: Context, rpcEndpoints: [String], eventEndpoints: [String] = [],
-        maxMessageBytes: Int = Defaults.maxMessageBytes, logger: Logger
+        maxMessageBytes: Int = Defaults.maxMessageBytes, stopGraceMilliseconds: Int = 5000, logger: Logger
     ) throws {
         self.name = name
         server = try RPCServer(
             context: context,
             configuration: .init(
                 endpoints: rpcEndpoints, processName: name, maxMessageBytes: maxMessageBytes,
-                eventEndpoints: eventEndpoints),
+                stopGraceMilliseconds: stopGraceMilliseconds, eventEndpoints: eventEndpoints),
             logger: logger)
     }
 

@@ -37,8 +37,11 @@ struct ClosingStoreService: LifecycleService {
     static let getPath = ItemServiceRPC.getItem.path
 
     @Test func callArrivingWhileTheHostStopsGetsUnavailableAndTheCallInFlightFinishes() async throws {
+        // A grace far longer than the test: a loaded CI machine once took over 5 s between the
+        // stop and the gate's opening, and the call in flight was answered 14 by the grace's end.
         let host = try ServiceHost(
-            name: "store-service", context: testContext, rpcEndpoints: [uniqueEndpoint("ipc")], logger: testLogger)
+            name: "store-service", context: testContext, rpcEndpoints: [uniqueEndpoint("ipc")], stopGraceMilliseconds: 120_000,
+            logger: testLogger)
         let store = ClosingStore()
         let gate = Gate()
         defer { gate.open() }
@@ -105,8 +108,11 @@ struct ClosingStoreService: LifecycleService {
     }
 
     @Test func healthAnswersNotServingWhileTheHostDrains() async throws {
+        // A grace far longer than the test: a loaded CI machine once took over 5 s between the
+        // stop and the gate's opening, and the call in flight was answered 14 by the grace's end.
         let host = try ServiceHost(
-            name: "store-service", context: testContext, rpcEndpoints: [uniqueEndpoint("ipc")], logger: testLogger)
+            name: "store-service", context: testContext, rpcEndpoints: [uniqueEndpoint("ipc")], stopGraceMilliseconds: 120_000,
+            logger: testLogger)
         let gate = Gate()
         defer { gate.open() }
         host.server.register(ItemServiceRPC.getItem) { _, _ in
