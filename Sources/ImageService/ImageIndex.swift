@@ -37,7 +37,7 @@ final class ImageIndex: JobStoreHost {
     /// The `thumbnails` queue, in the same file: a JPEG's job commits with its row.
     let jobs: JobStore
     /// The sizes each stored JPEG's job asks for; empty: no thumbnails are made on their own.
-    private let thumbnailSizes: [Int]
+    let thumbnailSizes: [Int]
 
     static let migrator = Migrator([
         (1, """
@@ -81,12 +81,20 @@ final class ImageIndex: JobStoreHost {
               WHERE owner_key GLOB '\(uuidPattern)' GROUP BY lower(owner_key);
             DELETE FROM deleted_owners WHERE owner_key GLOB '\(uuidPattern)' AND owner_key <> lower(owner_key);
             """),
+        // The size (longest edge asked for) a THUMBNAIL was made at, which EnqueueThumbnails'
+        // missing_only looks for; 0 for other kinds. A thumbnail put by a client counts as the
+        // size of its longest edge.
+        (6, """
+            ALTER TABLE images ADD COLUMN thumbnail_size INTEGER NOT NULL DEFAULT 0;
+            UPDATE images SET thumbnail_size = max(width, height) WHERE kind = \(ImageKind.thumbnail.rawValue);
+            CREATE INDEX images_thumbnails ON images(parent_key, thumbnail_size) WHERE kind = \(ImageKind.thumbnail.rawValue);
+            """),
     ])
 
     /// A GLOB that matches a UUID in any case (what `UUID(uuidString:)` parses).
     private static let uuidPattern = "[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]"
 
-    private static let columns =
+    static let columns =
         "seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check, block_checks"
 
     /// The writer connection (creates and migrates the file), or with `readOnly` a reader
@@ -129,7 +137,9 @@ final class ImageIndex: JobStoreHost {
     }
 
     /// `insert` inside a write already open.
-    private func insertRow(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks) throws {
+    ///
+    /// - Parameter thumbnailSize: For a THUMBNAIL, the size it was made at; nil for its longest edge.
+    func insertRow(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks, thumbnailSize: Int? = nil) throws {
         try refuseDeletedOwner(info.ownerKey)
         // The put checked its parent before writing; a delete of the parent since then (which
         // removes what was made from it in one transaction on this connection) must not leave
@@ -138,11 +148,12 @@ final class ImageIndex: JobStoreHost {
             throw ImageStoreError.notFound("parent_key \(info.parentKey): no such image (deleted while this image was being stored)")
         }
         try db.execute(
-            "INSERT INTO images (key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check, block_checks) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO images (key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check, block_checks, thumbnail_size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [.text(info.key), .text(info.ownerKey), .integer(Int64(info.kind.rawValue)), .text(info.parentKey),
              .integer(Int64(info.mediaType.rawValue)), .text(info.contentType), .integer(info.sizeBytes),
              .integer(Int64(info.width)), .integer(Int64(info.height)), .integer(Int64(info.orientation)),
-             .text(info.checksum), .integer(info.createdAtMs), .text(contentCheck), .blob(blockChecks.encoded)])
+             .text(info.checksum), .integer(info.createdAtMs), .text(contentCheck), .blob(blockChecks.encoded),
+             .integer(info.kind == .thumbnail ? Int64(thumbnailSize ?? Int(max(info.width, info.height))) : 0)])
         if !thumbnailSizes.isEmpty && ThumbnailQueue.wants(info) {
             _ = try jobs.enqueue(
                 queue: ThumbnailQueue.name, payload: ThumbnailQueue.payload(info.key, sizes: thumbnailSizes),
@@ -267,7 +278,7 @@ final class ImageIndex: JobStoreHost {
         }
     }
 
-    private static func info(_ row: Row) -> (seq: Int64, info: ImageInfo) {
+    static func info(_ row: Row) -> (seq: Int64, info: ImageInfo) {
         var info = ImageInfo()
         info.key = row[1].stringValue ?? ""
         info.ownerKey = row[2].stringValue ?? ""

@@ -86,14 +86,15 @@ public struct ImageServiceConfiguration: Sendable {
         if parts == [""] { return [] }
         var sizes: [Int] = []
         for part in parts {
-            guard let size = Int(part), (1...8192).contains(size), !sizes.contains(size) else {
+            guard let size = Int(part), ThumbnailQueue.sizeRange.contains(size), !sizes.contains(size) else {
                 throw OptionError.invalidValue(
-                    option: "--thumbnail-sizes", value: text, reason: "\"\(part)\" is not a new size in 1…8192")
+                    option: "--thumbnail-sizes", value: text,
+                    reason: "\"\(part)\" is not a new size in \(ThumbnailQueue.sizeRange.lowerBound)…\(ThumbnailQueue.sizeRange.upperBound)")
             }
             sizes.append(size)
         }
-        guard sizes.count <= 8 else {
-            throw OptionError.invalidValue(option: "--thumbnail-sizes", value: text, reason: "at most 8 sizes")
+        guard sizes.count <= ThumbnailQueue.maxSizes else {
+            throw OptionError.invalidValue(option: "--thumbnail-sizes", value: text, reason: "at most \(ThumbnailQueue.maxSizes) sizes")
         }
         return sizes.sorted()
     }

@@ -4,18 +4,21 @@ import Runtime
 
 /// The ImageService methods: decode → store → reply, with events for stored and deleted images.
 enum ImageServiceHandlers {
-    /// Registers every implemented ImageService method on `host`.
-    static func register(on host: ServiceHost, store: ImageStore, replyLimit: Int) {
-        let server = host.server
-        let clock = store.clock
-
-        @Sendable func publish(_ topic: String, _ info: ImageInfo) {
+    /// Publishes an `ImageEvent` for an image on `host`'s event socket.
+    static func publisher(host: ServiceHost, clock: any WallClock) -> ImageStore.ImagePublish {
+        { topic, info in
             var event = ImageEvent()
             event.key = info.key
             event.info = info
             event.atMs = clock.nowMilliseconds()
             host.publish(topic: topic, event)
         }
+    }
+
+    /// Registers every implemented ImageService method on `host`.
+    static func register(on host: ServiceHost, store: ImageStore, replyLimit: Int) {
+        let server = host.server
+        let publish = publisher(host: host, clock: store.clock)
 
         // The photo is stored from the request frame it arrived in (field 2, data): no copy.
         server.register(ImageServiceRPC.putImage, largeBytesField: 2) { request, data, context in
@@ -54,6 +57,7 @@ enum ImageServiceHandlers {
             publish(EventTopic.imageStored, info)
             return info
         }
+        server.register(ImageServiceRPC.enqueueThumbnails) { request, _ in try await store.enqueueThumbnails(request) }
         server.register(ImageServiceRPC.abortUpload) { request, _ in
             try await store.abortUpload(request.uploadId)
             return AbortUploadResponse()

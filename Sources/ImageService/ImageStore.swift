@@ -45,6 +45,8 @@ public final class ImageStore: Sendable {
     let hooks: StoreHooks
     /// What `start()` found, once it has run.
     let recoveryReport = RecoveryRecord()
+    /// The sizes each stored JPEG gets a thumbnail job for, and EnqueueThumbnails' default.
+    let defaultThumbnailSizes: [Int]
 
     /// A store in `folder` (its folders are made now); `start()` opens (or creates) the index,
     /// removes leftovers of interrupted writes and reconciles the index with the files.
@@ -66,6 +68,7 @@ public final class ImageStore: Sendable {
         logger: Logger, hooks: StoreHooks, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes
     ) throws {
         self.hooks = hooks
+        defaultThumbnailSizes = thumbnailSizes
         blobs = try BlobStore(root: folder, hooks: hooks)
         self.cache = cache
         self.limits = limits
@@ -215,7 +218,7 @@ public final class ImageStore: Sendable {
         defer { release(new.key) }
         let requestedKey = new.key
         let key = new.key
-        let limits = limits, blobs = blobs, digestLanes = digestLanes
+        let limits = limits, blobs = blobs
         // The row of the given key when its blob file is gone (see above).
         var lost: StoredImage?
         if keyGiven, let existing = try await onIndex({ try $0.stored(requestedKey) }) {
@@ -236,32 +239,13 @@ public final class ImageStore: Sendable {
             if abandoned() { throw CancellationError() }
             let media = try Self.classify(data, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
             try Self.check(media, against: new)
-            // The digests (SHA-256 ~2 GB/s on the SHA extensions, ~340 MB/s without; XXH64
-            // ~22 GB/s, once whole and once per block) run on a second core while this one
-            // writes and fsyncs.
-            var temporary: String?
-            let digests: (checksum: String, check: String, blocks: BlockChecks)
-            do {
-                (digests, _) = try digestLanes.alongside({
-                    try data.withBlobBytes { buffer in
-                        var sha = SHA256(), xxh = XXHash64()
-                        sha.update(buffer)
-                        xxh.update(buffer)
-                        return (sha.checksum(), xxh.checksum(), BlockChecks.of(buffer))
-                    }
-                }, while: {
-                    temporary = try data.withBlobBytes { try blobs.writeTemporary($0, key: key) }
-                })
-            } catch {
-                if let temporary { unlink(temporary) }  // written, but its digests failed
-                throw error
-            }
+            let (temporary, digests) = try self.writeTemporary(data, key: key)
             if let replacing, replacing.info.sizeBytes == Int64(data.count), replacing.info.checksum == digests.checksum {
                 // The bytes the row was stored with: its blob again, the row as it is.
                 do {
-                    try blobs.publish(temporary: temporary!, key: key)
+                    try blobs.publish(temporary: temporary, key: key)
                 } catch {
-                    unlink(temporary!)
+                    unlink(temporary)
                     throw error
                 }
                 return (replacing, true)
@@ -269,7 +253,7 @@ public final class ImageStore: Sendable {
             let stored = StoredImage(
                 info: self.makeInfo(new, media: media, size: Int64(data.count), checksum: digests.checksum),
                 contentCheck: digests.check, blockChecks: digests.blocks)
-            try self.placeAndIndex(temporary!, stored, replacing: replacing)
+            try self.placeAndIndex(temporary, stored, replacing: replacing)
             if let note = media.extraneousNote(key: key) { self.logger.info(note) }
             return (stored, false)
         }
@@ -291,6 +275,41 @@ public final class ImageStore: Sendable {
             cache.insert(stored.cacheKey, data.array, image: stored, ticket: ticket)
         }
         return (info, true)
+    }
+
+    /// The digests of blob bytes: what the row records and reads verify.
+    struct Digests: Sendable {
+        /// "sha256:<hex>".
+        var checksum: String
+        /// "xxh64:<hex>".
+        var check: String
+        var blocks: BlockChecks
+    }
+
+    /// Writes `data` to a fsynced temporary file of `key` (on the calling I/O lane) while a
+    /// digest lane computes its digests; returns the file's path and the digests. On failure
+    /// nothing is left.
+    func writeTemporary(_ data: some BlobBytes, key: String) throws -> (path: String, digests: Digests) {
+        // The digests (SHA-256 ~2 GB/s on the SHA extensions, ~340 MB/s without; XXH64
+        // ~22 GB/s, once whole and once per block) run on a second core while this one
+        // writes and fsyncs.
+        var temporary: String?
+        do {
+            let (digests, _) = try digestLanes.alongside({
+                try data.withBlobBytes { buffer in
+                    var sha = SHA256(), xxh = XXHash64()
+                    sha.update(buffer)
+                    xxh.update(buffer)
+                    return Digests(checksum: sha.checksum(), check: xxh.checksum(), blocks: BlockChecks.of(buffer))
+                }
+            }, while: {
+                temporary = try data.withBlobBytes { try blobs.writeTemporary($0, key: key) }
+            })
+            return (temporary!, digests)
+        } catch {
+            if let temporary { unlink(temporary) }  // written, but its digests failed
+            throw error
+        }
     }
 
     /// Puts of blobs up to this size leave them in the cache.

@@ -11,6 +11,10 @@ public enum ThumbnailQueue {
     /// detail view.
     public static let defaultSizes = [64, 256, 1024]
 
+    /// The sizes a thumbnail may be asked for at, and how many sizes one job makes.
+    public static let sizeRange = 1...8192
+    public static let maxSizes = 8
+
     /// The queue with the library's defaults (5 attempts over about 3 minutes, 30 s leases,
     /// DONE jobs kept 24 h): a thumbnail that fails five times is a poison image, not bad luck.
     static let configuration = JobQueueConfiguration(name: name)

@@ -8,18 +8,18 @@ import Synchronization
 /// events (`job.done`, `job.dead`) are published after the commit, and waiting Lease calls
 /// sleep on a ``JobNotifier`` per queue.
 public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
-    /// Runs inside the transaction that completes a job, after its lease was checked: writes
-    /// the host's rows the result causes (a thumbnail stored) and returns the bytes kept as the
-    /// job's result. A throw rolls the completion back (the job stays RUNNING) and answers the
-    /// worker that error.
-    public typealias Effect = @Sendable (_ host: Owner.Host, _ job: Job, _ result: [UInt8]) throws -> [UInt8]
+    /// What a queue does with a worker's result beyond marking the job DONE. Called first, off
+    /// the owner's thread (files are written here, before the transaction), it gives the work
+    /// for the completing transaction and what follows it (see ``StagedCompletion``). A throw
+    /// answers the worker that error and changes nothing.
+    public typealias Completion = @Sendable (_ request: CompleteRequest) async throws -> StagedCompletion<Owner.Host>
     /// Publishes an event on a topic (`EventTopic.jobDone`, `.jobDead`).
     public typealias Publish = @Sendable (_ topic: String, _ event: JobEvent) -> Void
 
     struct Queue: Sendable {
         let configuration: JobQueueConfiguration
         let notifier = JobNotifier()
-        let effect: Effect?
+        let completion: Completion?
     }
 
     let owner: Owner
@@ -33,18 +33,19 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
     /// A service of `queues` (the same the host's `JobStore` was made with) on `owner`.
     ///
     /// - Parameters:
-    ///   - effects: The completion effect of each queue that has one, by queue name.
+    ///   - completions: What completing a job does, for each queue whose results are stored
+    ///     (by queue name); other queues keep the worker's result as the job's.
     ///   - publish: Where events go (the host's `ServiceHost.publish`).
     public init(
-        owner: Owner, queues: [JobQueueConfiguration], effects: [String: Effect] = [:], clock: any WallClock,
+        owner: Owner, queues: [JobQueueConfiguration], completions: [String: Completion] = [:], clock: any WallClock,
         logger: Logger, publish: @escaping Publish
     ) {
-        for name in effects.keys {
-            precondition(queues.contains { $0.name == name }, "an effect for queue \(name), which is not served")
+        for name in completions.keys {
+            precondition(queues.contains { $0.name == name }, "a completion for queue \(name), which is not served")
         }
         self.owner = owner
         self.queues = Dictionary(
-            queues.map { ($0.name, Queue(configuration: $0, effect: effects[$0.name])) }, uniquingKeysWith: { first, _ in first })
+            queues.map { ($0.name, Queue(configuration: $0, completion: completions[$0.name])) }, uniquingKeysWith: { first, _ in first })
         self.clock = clock
         self.logger = logger
         self.publish = publish
@@ -77,15 +78,7 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
             draining.store(true, ordering: .relaxed)
             for queue in queues.values { queue.notifier.signal() }
         }
-        onWrite(server, JobQueueRPC.complete) { [self] request, host, jobs in
-            let effect = queues[request.queue]?.effect
-            return try jobs.complete(request, now: clock.nowMilliseconds()) { job, result in
-                try effect.map { try $0(host, job, result) } ?? result
-            }
-        } finish: { [self] completed in
-            if !completed.repeated { announce(completed.job, EventTopic.jobDone) }
-            return CompleteResponse()
-        }
+        registerComplete(on: server)
         onWrite(server, JobQueueRPC.fail) { [self] request, _, jobs in
             try jobs.fail(request, now: clock.nowMilliseconds())
         } finish: { [self] job in
@@ -119,6 +112,41 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
         onRead(server, JobQueueRPC.listJobs) { request, jobs in try jobs.list(request) }
         onRead(server, JobQueueRPC.getJob) { request, jobs in try jobs.job(request) }
         onRead(server, JobQueueRPC.getBatch) { [self] request, jobs in try jobs.batch(request, now: clock.nowMilliseconds()) }
+    }
+
+    /// Complete: a queue without a completion is one write on the owner's thread; one with a
+    /// completion stages first (in a task), then writes, then finishes what it staged.
+    private func registerComplete(on server: RPCServer) {
+        @Sendable func write(
+            _ request: CompleteRequest, _ context: RPCContext, _ staged: StagedCompletion<Owner.Host>?,
+            reply: @escaping @Sendable (Result<CompleteResponse, any Error>) -> Void
+        ) {
+            owner.write({ [self] host, jobs in
+                try context.checkDeadline()
+                return try jobs.complete(request, now: clock.nowMilliseconds()) { job, result in
+                    try staged.map { try $0.effect(host, job, result) } ?? result
+                }
+            }) { [self] result in
+                if case .success(let completed) = result, !completed.repeated { announce(completed.job, EventTopic.jobDone) }
+                guard let staged else { return reply(result.map { _ in CompleteResponse() }) }
+                let committed: Bool
+                if case .success(let completed) = result { committed = !completed.repeated } else { committed = false }
+                Task {
+                    await staged.finish(committed)
+                    reply(result.map { _ in CompleteResponse() })
+                }
+            }
+        }
+        server.registerDeferred(JobQueueRPC.complete) { [self] request, context, reply in
+            guard let completion = queues[request.queue]?.completion else { return write(request, context, nil, reply: reply) }
+            Task {
+                do {
+                    write(request, context, try await completion(request), reply: reply)
+                } catch {
+                    reply(.failure(error))
+                }
+            }
+        }
     }
 
     /// Registers `method` as a write on the owner's thread, answered from there once it

@@ -18,6 +18,10 @@ public enum EnvironmentNames {
     public static let captureWorkerHealth = "HOMEPWNER_CAPTURE_WORKER_RPC"
     /// Overrides ``Defaults/thumbnailWorkerHealth``.
     public static let thumbnailWorkerHealth = "HOMEPWNER_THUMBNAIL_WORKER_RPC"
+    /// Jobs a worker runs at once (`--concurrency`; 0 = one per core).
+    public static let workerConcurrency = "HOMEPWNER_WORKER_CONCURRENCY"
+    /// The lease a worker takes jobs with (`--lease-ms`; 0 = the queue's default).
+    public static let workerLeaseMilliseconds = "HOMEPWNER_WORKER_LEASE_MS"
     /// item-service: a database to copy when none exists yet (`--seed-db`).
     public static let itemSeedDB = "HOMEPWNER_ITEM_SEED_DB"
     /// image-service: the cache budget in bytes; 0 = a fraction of the memory limit.

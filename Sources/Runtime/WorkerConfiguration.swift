@@ -1,3 +1,5 @@
+import Foundation
+
 /// Settings shared by the stateless workers, from flags and HOMEPWNER_* variables.
 public struct WorkerConfiguration: Sendable {
     /// Where the worker answers Health/Check (use tcp://127.0.0.1:0 for any free port).
@@ -6,14 +8,19 @@ public struct WorkerConfiguration: Sendable {
     public var itemServiceEndpoint: String
     /// The image service's RPC endpoint.
     public var imageServiceEndpoint: String
-    /// Jobs worked on at once.
+    /// Jobs worked on at once (by default one per core: a thumbnail is CPU work).
     public var concurrency: Int
+    /// The lease each job is taken with (0: the queue's default, 30 s); heartbeats extend it
+    /// every third of it. A dead worker's jobs return to the queue within one lease.
+    public var leaseMilliseconds: Int32
 
     /// A configuration.
     public init(
         healthEndpoint: String, itemServiceEndpoint: String = Defaults.itemRPC,
-        imageServiceEndpoint: String = Defaults.imageRPC, concurrency: Int = 2
+        imageServiceEndpoint: String = Defaults.imageRPC, concurrency: Int = WorkerConfiguration.defaultConcurrency,
+        leaseMilliseconds: Int32 = 0
     ) {
+        self.leaseMilliseconds = leaseMilliseconds
         self.healthEndpoint = healthEndpoint
         self.itemServiceEndpoint = itemServiceEndpoint
         self.imageServiceEndpoint = imageServiceEndpoint
@@ -29,18 +36,38 @@ public struct WorkerConfiguration: Sendable {
                        help: "item service RPC endpoint", valueName: "ENDPOINT"),
             OptionSpec(name: "image-service", env: EnvironmentNames.imageRPC, defaultValue: Defaults.imageRPC,
                        help: "image service RPC endpoint", valueName: "ENDPOINT"),
-            OptionSpec(name: "concurrency", env: nil, defaultValue: "2", help: "jobs worked on at once", valueName: "N"),
+            OptionSpec(name: "concurrency", env: EnvironmentNames.workerConcurrency, defaultValue: "0",
+                       help: "jobs worked on at once; 0 = one per core", valueName: "N"),
+            OptionSpec(name: "lease-ms", env: EnvironmentNames.workerLeaseMilliseconds, defaultValue: "0",
+                       help: "the lease a job is taken with; 0 = the queue's (30000); heartbeats renew it", valueName: "MS"),
         ]
     }
 
     /// Reads the parsed flags.
     public init(_ options: ParsedOptions) throws {
-        let concurrency = try options.int("concurrency")
-        guard (1...256).contains(concurrency) else {
-            throw OptionError.invalidValue(option: "--concurrency", value: String(concurrency), reason: "must be 1…256")
+        var concurrency = try options.int("concurrency")
+        guard (0...256).contains(concurrency) else {
+            throw OptionError.invalidValue(option: "--concurrency", value: String(concurrency), reason: "must be 0 (one per core) to 256")
+        }
+        if concurrency == 0 { concurrency = Self.defaultConcurrency }
+        let lease = try options.int("lease-ms")
+        guard lease == 0 || (1000...3_600_000).contains(lease) else {
+            throw OptionError.invalidValue(option: "--lease-ms", value: String(lease), reason: "must be 0 (the queue's) or 1000…3600000")
         }
         self.init(
             healthEndpoint: try options.string("rpc"), itemServiceEndpoint: try options.string("item-service"),
-            imageServiceEndpoint: try options.string("image-service"), concurrency: concurrency)
+            imageServiceEndpoint: try options.string("image-service"), concurrency: concurrency,
+            leaseMilliseconds: Int32(lease))
+    }
+
+    /// One job per core this process may run on.
+    public static var defaultConcurrency: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+
+    /// A worker's name in leases and job errors: `<kind>@<host>:<pid>`, so an operator reading
+    /// a dead job's history knows which machine and process each attempt ran on.
+    public static func workerID(_ kind: String) -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count) == 0 ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
+        return "\(kind)@\(host):\(getpid())"
     }
 }

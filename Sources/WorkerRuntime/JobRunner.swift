@@ -276,13 +276,32 @@ public final class JobRunner: LifecycleService {
         request.jobId = job.jobId
         request.leaseId = job.leaseId
         request.result = result
-        do {
-            _ = try await client.call(JobQueueRPC.complete, request, options: CallOptions(timeoutMilliseconds: 30_000))
-            state.withLock { $0.completed += 1 }
-        } catch {
-            logger.warning("completing job \(job.jobId) failed: \(error)")
+        // A repeat under the same lease is answered as the first was (nothing stored twice),
+        // so a completion that was not heard is sent again while the lease lasts.
+        for attempt in 1...Self.completeAttempts {
+            do {
+                _ = try await client.call(JobQueueRPC.complete, request, options: CallOptions(timeoutMilliseconds: 30_000))
+                state.withLock { $0.completed += 1 }
+                return
+            } catch where error.code == .invalidArgument || error.code == .resourceExhausted {
+                // The service refuses what this worker made: making it again would not help.
+                await fail(job, JobFailure("the queue refused the result: \(error.message)", permanent: true))
+                return
+            } catch where error.code == .unavailable || error.code == .deadlineExceeded || error.code == .cancelled {
+                guard attempt < Self.completeAttempts, !stopping else {
+                    logger.warning("completing job \(job.jobId) failed (it returns when its lease expires): \(error)")
+                    return
+                }
+                try? await Task.sleep(for: .milliseconds(250 * attempt))
+            } catch {
+                logger.warning("completing job \(job.jobId) failed: \(error)")
+                return
+            }
         }
     }
+
+    /// How many times a completion is sent before the job is left to its lease's expiry.
+    static let completeAttempts = 3
 
     private func fail(_ job: Job, _ failure: JobFailure) async {
         if await sendFail(job, failure.message, permanent: failure.permanent, retryAfter: failure.retryAfterMilliseconds) {

@@ -45,6 +45,11 @@ struct QueueFixture {
     let client: RPCClient
     let events = EventLog()
     let effects = Counter()
+    /// The fixture's clients wait up to 10 s to connect: a loaded CI machine (the whole suite
+    /// runs at once on two cores) has taken over a second to connect an ipc socket.
+    static let clientConfiguration = RPCClient.Configuration(connectWaitMilliseconds: 10_000)
+    /// What each staged completion's `finish` was told (committed or not).
+    let finishes = Recorded<Bool>()
 
     /// Started; `sweeperInterval` adds the sweeper to the composition.
     init(queues: [JobQueueConfiguration] = [testQueue], sweeperInterval: Int32? = nil, pruneChunk: Int = 1000) throws {
@@ -53,14 +58,16 @@ struct QueueFixture {
         owner = TestOwner(name: "test-host", closedError: RPCError.unavailable("the test host is stopping")) {
             try TestHost(path: path, queues: queues, random: SystemRandomNumberGenerator())
         }
-        let events = events, effects = effects
-        let effect: JobQueueService<TestOwner>.Effect = { host, job, result in
-            effects.bump()
-            _ = try host.insertThing("thumbnail of job \(job.jobId)")
-            return result + Array("!".utf8)
+        let events = events, effects = effects, finishes = finishes
+        let completion: JobQueueService<TestOwner>.Completion = { _ in
+            StagedCompletion(effect: { host, job, result in
+                effects.bump()
+                _ = try host.insertThing("thumbnail of job \(job.jobId)")
+                return result + Array("!".utf8)
+            }, finish: { finishes.append($0) })
         }
         service = JobQueueService(
-            owner: owner, queues: queues, effects: ["thumbnails": effect], clock: SystemClock(), logger: testLogger,
+            owner: owner, queues: queues, completions: ["thumbnails": completion], clock: SystemClock(), logger: testLogger,
             publish: { events.record($0, $1) })
         let host = try ServiceHost(name: "test-host", context: testContext, rpcEndpoints: [folder.endpoint("rpc")], logger: testLogger)
         service.register(on: host.server)
@@ -68,7 +75,7 @@ struct QueueFixture {
         if let sweeperInterval { services.append(service.sweeper(intervalMilliseconds: sweeperInterval, pruneChunk: pruneChunk)) }
         composition = ServiceComposition(services + [host])
         try composition.start()
-        client = try RPCClient(context: testContext, endpoint: folder.endpoint("rpc"))
+        client = try RPCClient(context: testContext, endpoint: folder.endpoint("rpc"), configuration: QueueFixture.clientConfiguration)
     }
 
     func stop() {
@@ -143,6 +150,8 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         _ = try await client.call(JobQueueRPC.complete, completeRequest(jobs[0], result: "thumbs"))
         _ = try await client.call(JobQueueRPC.complete, completeRequest(jobs[0], result: "thumbs"))
         #expect(fixture.effects.count == 1)
+        // The first committed what it staged; the repeat wrote nothing.
+        #expect(fixture.finishes.all == [true, false])
         #expect(try await fixture.owner.perform { try $0.count("things") } == 1)
         // An hour: it stays scheduled however slowly the rest of the test runs.
         #expect(try await client.call(JobQueueRPC.fail, failRequest(jobs[1], retryAfterMs: 3_600_000)).state == .queued)
@@ -222,7 +231,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         _ = try await client.call(JobQueueRPC.fail, failRequest(job))
         let stale = await rpcError { try await client.call(JobQueueRPC.complete, completeRequest(job)) }
         #expect(stale?.code == .failedPrecondition && stale?.message.hasSuffix("this worker's result was not stored") == true)
-        #expect(fixture.effects.count == 0)
+        #expect(fixture.effects.count == 0 && fixture.finishes.all == [false])
 
         var list = ListJobsRequest()
         list.queue = "thumbnails"
@@ -239,7 +248,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
     @Test func aWaitingLeaseIsWokenByAnotherClientsGiveBackAndByAHostsEnqueue() async throws {
         let fixture = try QueueFixture()
         defer { fixture.stop() }
-        let other = try RPCClient(context: testContext, endpoint: fixture.folder.endpoint("rpc"))
+        let other = try RPCClient(context: testContext, endpoint: fixture.folder.endpoint("rpc"), configuration: QueueFixture.clientConfiguration)
         defer { other.close() }
         try await fixture.enqueue()
         let held = try #require(try await other.call(JobQueueRPC.lease, leaseRequest(worker: "other")).jobs.first)

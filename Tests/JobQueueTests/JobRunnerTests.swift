@@ -13,7 +13,8 @@ import WorkerRuntime
 @Suite struct JobRunnerTests {
     /// A connection to the fixture's endpoint, started.
     static func connection(_ fixture: QueueFixture) throws -> ClientConnection {
-        let connection = ClientConnection(name: "runner-client", context: testContext, endpoint: fixture.folder.endpoint("rpc"))
+        let connection = ClientConnection(
+            name: "runner-client", context: testContext, endpoint: fixture.folder.endpoint("rpc"), configuration: QueueFixture.clientConfiguration)
         try connection.start()
         return connection
     }
@@ -38,9 +39,9 @@ import WorkerRuntime
         return try await fixture.client.call(JobQueueRPC.stats, request)
     }
 
-    /// Waits (20 s at most) until `done` says the queue got there.
+    /// Waits (60 s at most) until `done` says the queue got there.
     static func waitUntil(_ done: () async throws -> Bool) async throws {
-        let end = monotonicMilliseconds() + 20_000
+        let end = monotonicMilliseconds() + 60_000
         while try await !done() && monotonicMilliseconds() < end { try await Task.sleep(for: .milliseconds(10)) }
     }
 
@@ -80,12 +81,12 @@ import WorkerRuntime
         let connection = try Self.connection(fixture)
         defer { connection.stop() }
         let runs = Atomic<Int>(0)
-        // Leases of 1.5 s, a job of 4 s: without heartbeats the sweeper takes it back twice. A
-        // heartbeat comes every 500 ms, so one late by a second (a loaded CI machine) still
-        // keeps the lease; with 300 ms leases one late by 200 ms lost it.
-        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(leaseMs: 1500), logger: testLogger) { _ in
+        // Leases of 6 s, a job of 14 s: without heartbeats the sweeper takes it back twice. A
+        // heartbeat comes every 2 s, so the lease survives a stall of 4 s. CI has stalled this
+        // whole process for over 3 s while the suite ran on two cores (1.5 s leases lost it).
+        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(leaseMs: 6000), logger: testLogger) { _ in
             runs.add(1, ordering: .relaxed)
-            try await Task.sleep(for: .milliseconds(4000))
+            try await Task.sleep(for: .milliseconds(14_000))
             return []
         }
         try runner.start()

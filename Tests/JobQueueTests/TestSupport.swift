@@ -135,6 +135,13 @@ func completeRequest(_ job: Job, result: String = "r") -> CompleteRequest {
     return request
 }
 
+/// What closures recorded, in order.
+final class Recorded<T: Sendable>: Sendable {
+    private let values = Mutex<[T]>([])
+    func append(_ value: T) { values.withLock { $0.append(value) } }
+    var all: [T] { values.withLock { $0 } }
+}
+
 /// A counter closures can bump.
 final class Counter: Sendable {
     private let value = Mutex(0)

@@ -279,9 +279,3 @@ def test_cache_stats_and_purge(image_client, pb, jpeg):
     # Reads still work after a purge.
     assert call(image_client, pb, "GetImage", images.GetImageRequest(key=info.key)).data == jpeg
     assert error_of(image_client, pb, "PurgeCache", images.PurgeCacheRequest(level=5)).code == 3
-
-
-def test_enqueue_thumbnails_is_not_implemented_yet(image_client, pb):
-    reply = image_client.call_raw(IMAGES + "EnqueueThumbnails", pb.images.EnqueueThumbnailsRequest(all=True))
-    assert reply.header.code == pb.rpc.UNIMPLEMENTED == 12
-    assert reply.body == b""

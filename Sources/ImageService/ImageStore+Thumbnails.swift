@@ -1,0 +1,181 @@
+import Foundation
+import JobQueue
+import Media
+import Proto
+import Synchronization
+
+/// The image store's side of the `thumbnails` queue: storing what a worker completes a job
+/// with, and enqueueing batches (EnqueueThumbnails).
+extension ImageStore {
+    /// A thumbnail a worker sends may be at most this large (a 1024-pixel JPEG is ~200 KB).
+    static let maxThumbnailBytes = 16 << 20
+
+    /// Publishes an image event (`image.stored`, `image.deleted`).
+    public typealias ImagePublish = @Sendable (_ topic: String, _ info: ImageInfo) -> Void
+
+    /// The staging of a `thumbnails` job's completion (see `StagedCompletion`).
+    ///
+    /// Before the transaction: the result is checked (a `ThumbnailResult` of sizes the job asked
+    /// for, each a JPEG no larger than its size), and each thumbnail written durably under a new
+    /// key (fsynced file, rename, folder fsync), claimed so that no delete can miss it. In the
+    /// transaction, once the lease is known to be current: the THUMBNAIL rows are added, and
+    /// the older thumbnails of the same sizes deleted; if the image was deleted meanwhile
+    /// nothing is added. After: the files of a transaction that did not commit (a late
+    /// worker's, or a repeat) are removed, and the replaced thumbnails' files too.
+    ///
+    /// A crash after the files and before the commit leaves files without rows, which the next
+    /// start quarantines (never deletes), as for any put cut short.
+    func stageThumbnails(_ request: CompleteRequest, publish: @escaping ImagePublish) async throws -> StagedCompletion<ImageIndex> {
+        var lookUp = GetJobRequest()
+        lookUp.queue = request.queue
+        lookUp.jobId = request.jobId
+        let get = lookUp
+        let job = try await onReader { try $0.jobs.job(get) }
+        // Not running under this lease (a late worker, or a repeat of a completion): the
+        // transaction refuses it or answers the repeat, and nothing is written for it.
+        let untouched = StagedCompletion<ImageIndex>(effect: { _, _, result in result })
+        guard job.state == .running, !request.leaseId.isEmpty, job.leaseId == request.leaseId,
+              let payload = try? ThumbnailJob(serializedBytes: job.payload)
+        else { return untouched }
+        let result: ThumbnailResult
+        do {
+            result = try ThumbnailResult(serializedBytes: request.result)
+        } catch {
+            throw ImageStoreError.invalid("result of job \(job.jobId) is not a ThumbnailResult (\(error))")
+        }
+        try Self.check(result, asked: payload.sizes.map(Int.init), job: job.jobId)
+        let parentKey = payload.imageKey
+        let nothingStored = ThumbnailResult().serializedBytes()
+        guard let parent = try await onReader({ try $0.get(parentKey) }) else {
+            // Deleted since the job was queued: nothing to store.
+            return StagedCompletion(effect: { _, _, _ in nothingStored })
+        }
+        let sizes = result.thumbnails.map { Int($0.size) }
+        let replaced = try await onReader { try $0.thumbnails(of: parentKey, sizes: sizes) }
+        // Deletes first (they may wait), then the new keys (fresh UUIDs: they never wait).
+        await claimForDelete(Set(replaced.map(\.key)))
+        let made = result.thumbnails.map { thumbnail in (thumbnail, UUID().uuidString.lowercased()) }
+        for (_, key) in made { try await claim(key) }
+        @Sendable func releaseAll() {
+            for (_, key) in made { release(key) }
+            for old in replaced { release(old.key) }
+        }
+        let stored: [(image: StoredImage, size: Int)]
+        do {
+            stored = try await write(made, of: parent, job: job.jobId)
+        } catch {
+            releaseAll()
+            throw error
+        }
+
+        let removed = Mutex<[ImageInfo]?>(nil)
+        let blobs = blobs, cache = cache, logger = logger
+        return StagedCompletion(effect: { index, _, _ in
+            // The image was deleted while the thumbnails were written (its delete waited for
+            // nothing of theirs: they had no rows yet), or its owner was: store nothing.
+            guard try index.get(parentKey) != nil else { return nothingStored }
+            do {
+                let gone = try index.write { try index.replaceThumbnails(replaced, with: stored) }
+                removed.withLock { $0 = gone }
+            } catch {
+                // Its owner was deleted (the cascade will remove the image too): store nothing.
+                guard let refused = error as? ImageStoreError, refused.rpcStatus == .failedPrecondition || refused.rpcStatus == .notFound
+                else { throw error }
+                logger.info("thumbnails of image \(parentKey) not stored: \(refused)")
+                return nothingStored
+            }
+            var kept = ThumbnailResult()
+            kept.thumbnails = stored.map { image, size in
+                var thumbnail = Thumbnail()
+                thumbnail.size = Int32(size)
+                thumbnail.width = image.info.width
+                thumbnail.height = image.info.height
+                thumbnail.key = image.info.key
+                return thumbnail
+            }
+            return kept.serializedBytes()
+        }, finish: { [self] committed in
+            defer { releaseAll() }
+            guard committed, let gone = removed.withLock({ $0 }) else {
+                for (image, _) in stored { blobs.remove(key: image.info.key) }
+                return
+            }
+            for old in gone {
+                cache.remove(prefix: old.key)
+                blobs.remove(key: old.key)
+                publish(EventTopic.imageDeleted, old)
+            }
+            for (image, _) in stored {
+                if let data = made.first(where: { $0.1 == image.info.key })?.0.data, data.count <= Self.cacheOnPutBytes {
+                    cache.insert(image.cacheKey, data, image: image, ticket: cache.removalTicket())
+                }
+                logger.debug("thumbnail \(image.info.key) of image \(parentKey) stored (\(image.info.width)×\(image.info.height))")
+                publish(EventTopic.imageStored, image.info)
+            }
+        })
+    }
+
+    /// Refuses a result that is not thumbnails of the sizes asked for, naming what is wrong.
+    static func check(_ result: ThumbnailResult, asked sizes: [Int], job: String) throws(ImageStoreError) {
+        var seen = Set<Int>()
+        for (index, thumbnail) in result.thumbnails.enumerated() {
+            let what = "thumbnails[\(index)] (size \(thumbnail.size)) of job \(job)"
+            guard sizes.contains(Int(thumbnail.size)) else {
+                throw .invalid("\(what): the job asked for sizes \(sizes.map(String.init).joined(separator: ","))")
+            }
+            guard seen.insert(Int(thumbnail.size)).inserted else { throw .invalid("\(what): a second thumbnail of that size") }
+            guard !thumbnail.data.isEmpty else { throw .invalid("\(what): data is empty") }
+            guard thumbnail.data.count <= maxThumbnailBytes else {
+                throw .invalid("\(what): \(thumbnail.data.count) bytes, over the \(maxThumbnailBytes) a thumbnail may be")
+            }
+        }
+    }
+
+    /// Checks each thumbnail as a whole JPEG no larger than its size, upright, and writes it
+    /// durably under its claimed key; on failure removes what it wrote.
+    private func write(
+        _ made: [(Thumbnail, String)], of parent: ImageInfo, job: String
+    ) async throws -> [(image: StoredImage, size: Int)] {
+        let limits = limits, blobs = blobs
+        return try await onIO { [self] in
+            var stored: [(image: StoredImage, size: Int)] = []
+            do {
+                for (thumbnail, key) in made {
+                    let size = Int(thumbnail.size)
+                    let what = "the thumbnail of size \(size) of job \(job)"
+                    let media: SniffedMedia
+                    do {
+                        media = try thumbnail.data.withUnsafeBytes { buffer in
+                            try Self.classifyJPEG(buffer, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
+                        }
+                    } catch {
+                        throw ImageStoreError.invalid("\(what) is not a whole JPEG: \(error)")
+                    }
+                    guard max(media.width, media.height) <= size else {
+                        throw ImageStoreError.invalid("\(what) is \(media.width)×\(media.height), larger than its size")
+                    }
+                    guard media.orientation <= 1 else {
+                        throw ImageStoreError.invalid("\(what) has EXIF orientation \(media.orientation); thumbnails are stored upright")
+                    }
+                    let (temporary, digests) = try writeTemporary(thumbnail.data, key: key)
+                    do {
+                        try blobs.publish(temporary: temporary, key: key)
+                    } catch {
+                        unlink(temporary)
+                        throw error
+                    }
+                    let new = NewImage(ownerKey: parent.ownerKey, kind: .thumbnail, parentKey: parent.key, key: key)
+                    stored.append((
+                        StoredImage(
+                            info: makeInfo(new, media: media, size: Int64(thumbnail.data.count), checksum: digests.checksum),
+                            contentCheck: digests.check, blockChecks: digests.blocks),
+                        size))
+                }
+            } catch {
+                for (image, _) in stored { blobs.remove(key: image.info.key) }
+                throw error
+            }
+            return stored
+        }
+    }
+}

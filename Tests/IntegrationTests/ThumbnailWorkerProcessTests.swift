@@ -1,0 +1,107 @@
+import Foundation
+import JPEG
+import Proto
+import RPC
+import Testing
+import ZMQ
+
+/// The thumbnail-worker executable against the image-service executable, killed at bad moments.
+@Suite struct ThumbnailWorkerProcessTests {
+    static let patient = CallOptions(timeoutMilliseconds: 30_000)
+
+    /// A 6000×4000 gradient (24 MP): long enough to decode that a kill lands mid-job.
+    static func largeJPEG(seed: Int) throws -> [UInt8] {
+        let width = 6000, height = 4000
+        var pixels = [UInt8](repeating: 0, count: width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width {
+                let at = (y * width + x) * 3
+                pixels[at] = UInt8((x + seed) & 0xFF)
+                pixels[at + 1] = UInt8((y * 3 + seed) & 0xFF)
+                pixels[at + 2] = UInt8((x ^ y) & 0xFF)
+            }
+        }
+        return try JPEG.encode(RGBImage(width: width, height: height, pixels: pixels), quality: 90)
+    }
+
+    static func jobs(_ client: RPCClient, _ state: JobState) async throws -> [Job] {
+        var request = ListJobsRequest()
+        request.queue = "thumbnails"
+        request.state = state
+        return try await client.call(JobQueueRPC.listJobs, request, options: patient).jobs
+    }
+
+    static func worker(_ folder: String, _ name: String, imageService: String) throws -> ExecutableTests.Launched {
+        let health = "ipc://\(folder)/\(name).sock"
+        // Leases of 2 s, so the dead worker's job returns quickly; one job at a time.
+        return try ExecutableTests.launch(
+            "thumbnail-worker", ["--rpc", health, "--image-service", imageService, "--lease-ms", "2000", "--concurrency", "1"],
+            endpoint: health)
+    }
+
+    @Test func aWorkerKilledMidJobLeavesItToTheNextWhichStoresItsThumbnailsOnce() async throws {
+        let folder = try ExecutableTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rpc = "ipc://\(folder)/images.sock"
+        let service = try ExecutableTests.launch(
+            "image-service", ["--rpc", rpc, "--events", "ipc://\(folder)/events.sock", "--data-dir", folder + "/data"], endpoint: rpc)
+        defer { if service.process.isRunning { service.process.terminate() } }
+        let client = try RPCClient(context: ExecutableTests.context, endpoint: rpc, configuration: .init(connectWaitMilliseconds: 10_000))
+        defer { client.close() }
+        var keys: [String] = []
+        // Four, one at a time: seconds of RUNNING for the poll below to see, however loaded the machine.
+        for seed in 0..<4 {
+            var put = PutImageRequest()
+            put.data = try Self.largeJPEG(seed: seed)
+            keys.append(try await client.call(ImageServiceRPC.putImage, put, options: Self.patient).key)
+        }
+
+        let doomed = try Self.worker(folder, "doomed", imageService: rpc)
+        defer { if doomed.process.isRunning { kill(doomed.process.processIdentifier, SIGKILL) } }
+        var running: [Job] = []
+        let end = ContinuousClock.now + .seconds(120)
+        while running.isEmpty && ContinuousClock.now < end {
+            running = try await Self.jobs(client, .running)
+        }
+        kill(doomed.process.processIdentifier, SIGKILL)
+        #expect(await ExecutableTests.waitForExit(doomed.process, seconds: 10))
+        guard let victim = running.first else {
+            var stats = JobStatsRequest()
+            stats.queue = "thumbnails"
+            let counts = try await client.call(JobQueueRPC.stats, stats, options: Self.patient)
+            let log = String(decoding: doomed.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            Issue.record("no job was seen RUNNING within 120 s: \(counts); the worker's log:\n\(log)")
+            return
+        }
+
+        let next = try Self.worker(folder, "next", imageService: rpc)
+        defer { if next.process.isRunning { next.process.terminate() } }
+        while try await Self.jobs(client, .done).count < 4 && ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let done = try await Self.jobs(client, .done)
+        #expect(done.count == 4)
+        let again = try #require(done.first { $0.jobId == victim.jobId })
+        #expect(again.attempts == 2 && again.errors.map(\.message) == ["lease expired"], "\(again)")
+        #expect(again.errors.first?.workerId == victim.workerId && again.workerId != victim.workerId)
+
+        // Each image has its three thumbnails, made once: no duplicates, no stray files.
+        var list = ListImagesRequest()
+        list.kind = .thumbnail
+        list.pageSize = 100
+        let thumbnails = try await client.call(ImageServiceRPC.listImages, list, options: Self.patient).images
+        #expect(thumbnails.count == 12)
+        for key in keys {
+            let sizes = thumbnails.filter { $0.parentKey == key }.map { max($0.width, $0.height) }.sorted()
+            #expect(sizes == [64, 256, 1024], "\(key): \(sizes)")
+        }
+        let files = FileManager.default.enumerator(atPath: folder + "/data/images/blobs")?
+            .compactMap { $0 as? String }.filter { ($0 as NSString).lastPathComponent.utf8.count == 36 } ?? []
+        #expect(files.count == 16)
+
+        // SIGTERM with nothing left: the worker stops cleanly.
+        kill(next.process.processIdentifier, SIGTERM)
+        #expect(await ExecutableTests.waitForExit(next.process, seconds: 20))
+        #expect(next.process.terminationStatus == 0)
+    }
+}
