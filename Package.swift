@@ -105,7 +105,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],
+            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "ThumbnailWorker", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Settings shared by the stateless workers, from flags and HOMEPWNER_* variables.
 public struct WorkerConfiguration: Sendable {
@@ -64,10 +65,14 @@ public struct WorkerConfiguration: Sendable {
     public static var defaultConcurrency: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
     /// A worker's name in leases and job errors: `<kind>@<host>:<pid>`, so an operator reading
-    /// a dead job's history knows which machine and process each attempt ran on.
+    /// a dead job's history knows which machine and process each attempt ran on; a second
+    /// worker of the same process (`homepwner up`, tests) gets `#2`, and so on.
     public static func workerID(_ kind: String) -> String {
         var name = [CChar](repeating: 0, count: 256)
         let host = gethostname(&name, name.count) == 0 ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "unknown"
-        return "\(kind)@\(host):\(getpid())"
+        let number = workersMade.add(1, ordering: .relaxed).newValue
+        return "\(kind)@\(host):\(getpid())" + (number > 1 ? "#\(number)" : "")
     }
+
+    private static let workersMade = Atomic<Int>(0)
 }

@@ -276,32 +276,24 @@ public final class JobRunner: LifecycleService {
         request.jobId = job.jobId
         request.leaseId = job.leaseId
         request.result = result
-        // A repeat under the same lease is answered as the first was (nothing stored twice),
-        // so a completion that was not heard is sent again while the lease lasts.
-        for attempt in 1...Self.completeAttempts {
-            do {
-                _ = try await client.call(JobQueueRPC.complete, request, options: CallOptions(timeoutMilliseconds: 30_000))
-                state.withLock { $0.completed += 1 }
-                return
-            } catch where error.code == .invalidArgument || error.code == .resourceExhausted {
-                // The service refuses what this worker made: making it again would not help.
-                await fail(job, JobFailure("the queue refused the result: \(error.message)", permanent: true))
-                return
-            } catch where error.code == .unavailable || error.code == .deadlineExceeded || error.code == .cancelled {
-                guard attempt < Self.completeAttempts, !stopping else {
-                    logger.warning("completing job \(job.jobId) failed (it returns when its lease expires): \(error)")
-                    return
-                }
-                try? await Task.sleep(for: .milliseconds(250 * attempt))
-            } catch {
-                logger.warning("completing job \(job.jobId) failed: \(error)")
-                return
-            }
+        // With an idempotency key the client sends a completion that was not heard again (4
+        // attempts); the service answers a repeat as the first was, storing nothing twice.
+        let options = CallOptions(timeoutMilliseconds: 30_000, idempotencyKey: Self.idempotencyKey(job, "complete"))
+        do {
+            _ = try await client.call(JobQueueRPC.complete, request, options: options)
+            state.withLock { $0.completed += 1 }
+        } catch where error.code == .invalidArgument || error.code == .resourceExhausted {
+            // The service refuses what this worker made: making it again would not help.
+            await fail(job, JobFailure("the queue refused the result: \(error.message)", permanent: true))
+        } catch {
+            logger.warning("completing job \(job.jobId) failed (it returns when its lease expires): \(error)")
         }
     }
 
-    /// How many times a completion is sent before the job is left to its lease's expiry.
-    static let completeAttempts = 3
+    /// The idempotency key of a call about one lease of a job.
+    static func idempotencyKey(_ job: Job, _ call: String) -> String {
+        "job:\(job.queue):\(job.jobId):\(job.leaseId):\(call)"
+    }
 
     private func fail(_ job: Job, _ failure: JobFailure) async {
         if await sendFail(job, failure.message, permanent: failure.permanent, retryAfter: failure.retryAfterMilliseconds) {
@@ -330,7 +322,8 @@ public final class JobRunner: LifecycleService {
         request.giveBack = giveBack
         request.workerId = configuration.workerID
         do {
-            _ = try await client.call(JobQueueRPC.fail, request)
+            // Keyed: a Fail whose reply was lost is answered again, not refused as a stale lease.
+            _ = try await client.call(JobQueueRPC.fail, request, options: CallOptions(idempotencyKey: Self.idempotencyKey(job, "fail")))
             return true
         } catch {
             logger.warning("\(giveBack ? "handing back" : "failing") job \(job.jobId) failed (it returns when its lease expires): \(error)")

@@ -5,6 +5,7 @@ import Proto
 import RPC
 import Runtime
 import Testing
+import ThumbnailWorker
 import TestSupport
 import RPCTestSupport
 
@@ -292,5 +293,83 @@ import RPCTestSupport
             return request
         }())
         #expect(sweep.enqueued == 0 && sweep.alreadyDone == 1 && sweep.batchId.isEmpty)
+    }
+
+    @Test func aPoisonImageIsDeadAtOnceWithItsReasonAndTheWorkerGoesOn() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start(.imageService)
+        try harness.start(.thumbnailWorker)
+        let client = try harness.client(.imageService)
+        defer { client.close() }
+        // Pillow's hopper_bad_exif.jpg is stored (its segments are whole) but TurboJPEG stops at
+        // a warning decoding it: every attempt would fail the same way.
+        var poison = PutImageRequest()
+        poison.data = try Fixtures.pillowImage("hopper_bad_exif.jpg")
+        let bad = try await client.call(ImageServiceRPC.putImage, poison)
+        try await Self.waitUntil { try await !Self.jobs(client, .dead).isEmpty }
+        let dead = try #require(try await Self.jobs(client, .dead).first)
+        #expect(try ThumbnailJob(serializedBytes: dead.payload).imageKey == bad.key)
+        #expect(dead.attempts == 1 && dead.errors.count == 1, "\(dead)")
+        let error = try #require(dead.errors.first)
+        #expect(error.workerId.hasPrefix("thumbnail-worker@") && error.atMs > 0)
+        #expect(error.message.hasPrefix("image \(bad.key) cannot be made into thumbnails:"), "\(error.message)")
+        #expect(dead.lastError == error.message)
+
+        // The worker lives on: the next photo gets its thumbnails.
+        let good = try await Self.put(client, "Landscape_1.jpg")
+        try await Self.waitUntil { try await Self.thumbnails(client, of: good.key).count == 3 }
+        #expect(harness.isRunning(.thumbnailWorker))
+    }
+
+    @Test func aBatchOfFiveHundredImagesIsThumbnailedByTwoWorkersWithNoDuplicates() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start(.imageService)
+        let client = try harness.client(.imageService)
+        defer { client.close() }
+        var keys: [String] = []
+        for seed in 0..<500 {
+            var request = PutImageRequest()
+            request.data = try CascadeOrderTests.jpeg(width: 80, height: 60, seed: seed)
+            keys.append(try await client.call(ImageServiceRPC.putImage, request, options: .init(timeoutMilliseconds: 30_000)).key)
+        }
+        var sweep = EnqueueThumbnailsRequest()
+        sweep.all = true
+        sweep.missingOnly = true
+        let enqueued = try await client.call(ImageServiceRPC.enqueueThumbnails, sweep)
+        // The puts' own 500 jobs, pending, make up the batch (two pages of the sweep).
+        #expect(enqueued.enqueued == 0 && enqueued.alreadyPending == 500 && enqueued.alreadyDone == 0)
+
+        // Two worker processes' worth: the harness's and a second composition beside it.
+        try harness.start(.thumbnailWorker)
+        let second = try ThumbnailWorkerHost.make(
+            WorkerConfiguration(healthEndpoint: "ipc://\(harness.dataDirectory)/../second-worker.sock", imageServiceEndpoint: harness.endpoints.imageRPC),
+            context: harness.context, logger: Logger(label: "second-worker", level: .warning))
+        try second.start()
+        defer { second.stop() }
+        var batch = GetBatchRequest()
+        batch.queue = "thumbnails"
+        batch.batchId = enqueued.batchId
+        try await Self.waitUntil { try await client.call(JobQueueRPC.getBatch, batch).pending == 0 }
+        let finished = try await client.call(JobQueueRPC.getBatch, batch)
+        #expect(finished.total == 500 && finished.done == 500 && finished.dead == 0 && finished.finishedAtMs > 0)
+
+        var all: [ImageInfo] = []
+        var list = ListImagesRequest()
+        list.kind = .thumbnail
+        list.pageSize = 1000
+        while true {
+            let page = try await client.call(ImageServiceRPC.listImages, list)
+            all += page.images
+            guard !page.nextPageToken.isEmpty else { break }
+            list.pageToken = page.nextPageToken
+        }
+        #expect(all.count == 1500)
+        let perParent = Dictionary(grouping: all, by: \.parentKey)
+        #expect(Set(perParent.keys) == Set(keys) && perParent.values.allSatisfy { $0.count == 3 })
+        let done = try await Self.jobs(client, .done)
+        #expect(done.count == 500 && done.allSatisfy { $0.attempts == 1 })
+        #expect(Set(done.map(\.workerId)).count == 2, "both workers took jobs: \(Set(done.map(\.workerId)))")
     }
 }
