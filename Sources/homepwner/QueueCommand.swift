@@ -184,6 +184,8 @@ enum QueueCommand {
 
     /// A queue subcommand's parsed options, its queue and its other arguments.
     struct Invocation {
+        /// "queue stats", for messages.
+        let command: String
         let options: ParsedOptions
         let queue: String
         let arguments: [String]
@@ -191,12 +193,12 @@ enum QueueCommand {
 
         /// Runs `body` with a client of the process that serves the queue.
         func withClient(_ body: (RPCClient, UInt32) async throws -> Void) async -> Int32 {
-            await CommonOptions.withClient(options, service: CommonOptions.service(servingQueue: queue), command: "queue", body)
+            await CommonOptions.withClient(options, service: CommonOptions.service(servingQueue: queue), command: command, body)
         }
 
         /// `withClient` for a body that decides its exit code.
         func withClientExitCode(_ body: (RPCClient, UInt32) async throws -> Int32) async -> Int32 {
-            await CommonOptions.withClientExitCode(options, service: CommonOptions.service(servingQueue: queue), command: "queue", body)
+            await CommonOptions.withClientExitCode(options, service: CommonOptions.service(servingQueue: queue), command: command, body)
         }
     }
 
@@ -234,7 +236,7 @@ enum QueueCommand {
             HomepwnerCLI.exitCodeOverride = ItemCommand.usageError(parser.command, expected)
             return nil
         }
-        return Invocation(options: options, queue: queue ?? defaultQueue, arguments: rest)
+        return Invocation(command: parser.command, options: options, queue: queue ?? defaultQueue, arguments: rest)
     }
 
     /// `invocation` of a subcommand that takes one `name` (JOB_ID, BATCH_ID), the queue before it.

@@ -25,7 +25,7 @@ enum QueueJobsCommand {
         case "dead": states = [.dead]
         case let other?: return ItemCommand.usageError("queue ls", "--state \(other): expected queued, running, done or dead")
         }
-        return await printJobs(call, command: "queue ls", states: states, withErrors: false)
+        return await printJobs(call, states: states, withErrors: false)
     }
 
     static let deadParser = QueueCommand.parser(
@@ -35,17 +35,17 @@ enum QueueJobsCommand {
     static func dead(_ arguments: [String]) async -> Int32 {
         guard let call = QueueCommand.invocation(deadParser, arguments, expected: "expected at most one QUEUE")
         else { return HomepwnerCLI.exitCodeOverride }
-        return await printJobs(call, command: "queue dead", states: [.dead], withErrors: true)
+        return await printJobs(call, states: [.dead], withErrors: true)
     }
 
     /// Lists up to --limit jobs of `states`: a table, or each job with its errors under it.
-    static func printJobs(_ call: QueueCommand.Invocation, command: String, states: [JobState], withErrors: Bool) async -> Int32 {
+    static func printJobs(_ call: QueueCommand.Invocation, states: [JobState], withErrors: Bool) async -> Int32 {
         let limit: Int
         do {
             limit = try call.options.int("limit")
             guard limit > 0 else { throw OptionError.invalidValue(option: "--limit", value: String(limit), reason: "must be ≥ 1") }
         } catch {
-            return ItemCommand.usageError(command, "\(error)")
+            return ItemCommand.usageError(call.command, "\(error)")
         }
         return await call.withClient { client, timeout in
             let jobs = try await jobs(states, queue: call.queue, limit: limit, client: client, timeout: timeout)

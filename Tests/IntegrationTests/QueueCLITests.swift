@@ -171,6 +171,8 @@ import Testing
         #expect(twice.status == 2 && twice.stderr.contains("the queue is given twice"))
         let badState = try await CLITests.homepwner(["queue", "ls", "--state", "sleeping"], harness: harness)
         #expect(badState.status == 2 && badState.stderr.contains("--state sleeping"))
+        let badLimit = try await CLITests.homepwner(["queue", "dead", "--limit", "0"], harness: harness)
+        #expect(badLimit.status == 2 && badLimit.stderr.contains("homepwner queue dead: invalid value '0' for option '--limit'"), "\(badLimit.stderr)")
         let badAge = try await CLITests.homepwner(["queue", "purge", "--state", "done", "--older-than", "2 weeks"], harness: harness)
         #expect(badAge.status == 2 && badAge.stderr.contains("--older-than 2 weeks"))
     }
