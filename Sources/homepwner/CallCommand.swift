@@ -97,9 +97,7 @@ enum CallCommand {
         case ImageServiceRPC.serviceName:
             return try options.string("image")
         case JobQueueRPC.serviceName:
-            // A queue lives with the service whose work it holds: "thumbnails" on image-service,
-            // "capture" on item-service.
-            return queue(of: request, as: method.requestType) == "thumbnails" ? try options.string("image") : try options.string("item")
+            return try options.string(CommonOptions.service(servingQueue: queue(of: request, as: method.requestType)))
         default:
             // ItemService, CaptureService, and Health (every process serves it; --to picks another).
             return try options.string("item")

@@ -23,11 +23,30 @@ enum CommonOptions {
         return UInt32(value)
     }
 
+    /// The endpoint option ("item" or "image") of the process that serves `queue`. A queue lives
+    /// with the service whose work it holds: "capture" on item-service, "thumbnails" on
+    /// image-service; any other name goes to image-service too, which answers NOT_FOUND naming
+    /// the queues it serves.
+    static func service(servingQueue queue: String) -> String {
+        queue == "capture" ? "item" : "image"
+    }
+
     /// Connects to the endpoint in option `service` ("item" or "image") and runs `body` with
     /// the client and the --timeout; turns failures into exit codes (usage, status, failure).
     static func withClient(
         _ options: ParsedOptions, service: String, command: String,
         _ body: (RPCClient, UInt32) async throws -> Void
+    ) async -> Int32 {
+        await withClientExitCode(options, service: service, command: command) { client, timeout in
+            try await body(client, timeout)
+            return ExitCode.ok
+        }
+    }
+
+    /// `withClient` for a body that decides its own exit code when it ends without an error.
+    static func withClientExitCode(
+        _ options: ParsedOptions, service: String, command: String,
+        _ body: (RPCClient, UInt32) async throws -> Int32
     ) async -> Int32 {
         let timeout: UInt32
         let endpoint: String
@@ -42,8 +61,7 @@ enum CommonOptions {
             let context = try Context()
             let client = try RPCClient(context: context, endpoint: endpoint)
             defer { client.close() }
-            try await body(client, timeout)
-            return ExitCode.ok
+            return try await body(client, timeout)
         } catch let error as RPCError {
             return report(error, json: options.bool("json"))
         } catch {

@@ -1,3 +1,4 @@
+import CLISupport
 import Foundation
 import Proto
 import RPC
@@ -13,6 +14,7 @@ enum HomepwnerCLI {
         ("item", "add, list, show, edit, remove and move items"),
         ("image", "put, get, list, stat and remove images and videos"),
         ("cache", "the image service's cache: stats, purge"),
+        ("queue", "a job queue's counts, jobs, dead jobs, retries, pause, purge, batches"),
         ("watch", "print the services' events as they happen"),
     ]
 
@@ -64,6 +66,8 @@ enum HomepwnerCLI {
             code = await ImageCommand.run(rest)
         case "cache":
             code = await CacheCommand.run(rest)
+        case "queue":
+            code = await QueueCommand.run(rest)
         case "watch":
             code = await WatchCommand.run(rest)
         default:
@@ -109,6 +113,8 @@ enum ExitCode {
     static let unavailable: Int32 = 5
     /// ALREADY_EXISTS or ABORTED (e.g. a stale version).
     static let conflict: Int32 = 6
+    /// A watched batch (`queue batch --watch`) finished with dead jobs.
+    static let deadJobs: Int32 = BatchProgress.deadJobsExitCode
 
     static func forStatus(_ code: StatusCode) -> Int32 {
         switch code {

@@ -1,3 +1,4 @@
+import CLISupport
 import Digest
 import Foundation
 import Proto
@@ -274,11 +275,9 @@ final class ProgressBar {
         guard enabled, force || Date().timeIntervalSince(lastDraw) > 0.1 else { return }
         lastDraw = Date()
         let fraction = total == 0 ? 1 : Double(done) / Double(total)
-        let width = 30
-        let filled = Int(fraction * Double(width))
         let seconds = max(0.001, Date().timeIntervalSince(start))
         let rate = ImageCommand.byteCount(Int64(Double(done) / seconds))
-        let line = "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] "
+        let line = "\r" + ProgressText.bar(fraction: fraction) + " "
             + String(format: "%3d%%  ", Int(fraction * 100))
             + "\(ImageCommand.byteCount(Int64(done))) / \(ImageCommand.byteCount(Int64(total)))  \(rate)/s"
         FileHandle.standardError.write(Data(line.utf8))
