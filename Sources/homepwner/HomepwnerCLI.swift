@@ -15,6 +15,7 @@ enum HomepwnerCLI {
         ("image", "put, get, list, stat and remove images and videos"),
         ("cache", "the image service's cache: stats, purge"),
         ("queue", "a job queue's counts, jobs, dead jobs, retries, pause, purge, batches"),
+        ("thumbs", "make thumbnails in bulk (all, missing, given images) and follow the batch"),
         ("watch", "print the services' events as they happen"),
     ]
 
@@ -68,6 +69,8 @@ enum HomepwnerCLI {
             code = await CacheCommand.run(rest)
         case "queue":
             code = await QueueCommand.run(rest)
+        case "thumbs":
+            code = await ThumbsCommand.run(rest)
         case "watch":
             code = await WatchCommand.run(rest)
         default:
