@@ -56,23 +56,28 @@ import ZMQ
             keys.append(try await client.call(ImageServiceRPC.putImage, put, options: Self.patient).key)
         }
 
-        let doomed = try Self.worker(folder, "doomed", imageService: rpc)
-        defer { if doomed.process.isRunning { kill(doomed.process.processIdentifier, SIGKILL) } }
-        var running: [Job] = []
+        // A worker is SIGKILLed once it holds a job. Which jobs it held is read after it is dead
+        // (RUNNING, with nobody alive to hold them); a kill that landed between two jobs holds
+        // none, and another worker is started and killed, until one dies holding a job.
         let end = ContinuousClock.now + .seconds(120)
-        while running.isEmpty && ContinuousClock.now < end {
-            running = try await Self.jobs(client, .running)
+        var held: [Job] = []
+        var logs = ""
+        for attempt in 0..<8 where held.isEmpty && ContinuousClock.now < end {
+            let doomed = try Self.worker(folder, "doomed-\(attempt)", imageService: rpc)
+            while try await Self.jobs(client, .running).isEmpty && ContinuousClock.now < end {}
+            kill(doomed.process.processIdentifier, SIGKILL)
+            #expect(await ExecutableTests.waitForExit(doomed.process, seconds: 10))
+            logs += String(decoding: doomed.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            held = try await Self.jobs(client, .running)
         }
-        kill(doomed.process.processIdentifier, SIGKILL)
-        #expect(await ExecutableTests.waitForExit(doomed.process, seconds: 10))
-        guard let victim = running.first else {
+        guard let victim = held.first else {
             var stats = JobStatsRequest()
             stats.queue = "thumbnails"
             let counts = try await client.call(JobQueueRPC.stats, stats, options: Self.patient)
-            let log = String(decoding: doomed.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            Issue.record("no job was seen RUNNING within 120 s: \(counts); the worker's log:\n\(log)")
+            Issue.record("no worker died holding a job: \(counts); their logs:\n\(logs)")
             return
         }
+        #expect(held.count == 1, "one job at a time: \(held)")
 
         let next = try Self.worker(folder, "next", imageService: rpc)
         defer { if next.process.isRunning { next.process.terminate() } }
