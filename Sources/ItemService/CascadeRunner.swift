@@ -107,11 +107,12 @@ public final class CascadeRunner: LifecycleService {
         while !Task.isCancelled {
             // Read before looking for work: a delete committed after this ends the wait below.
             let generation = notifier.generation
-            var sleep: Int64 = 60_000
+            // Paused: until the pause ends.
+            var sleep: Int64 = 0
             if monotonicMilliseconds() >= pausedUntil {
                 switch await attempt() {
                 case .next: continue
-                case .idle(let due): if let due { sleep = min(max(due - clock.nowMilliseconds(), 0), sleep) }
+                case .idle(let due): sleep = due.map { min(max($0 - clock.nowMilliseconds(), 0), 60_000) } ?? 60_000
                 case .paused(let until): pausedUntil = until
                 }
             }
