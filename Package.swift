@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "JobQueue", dependencies: ["SQLite", "Proto", "RPC", "Runtime"], swiftSettings: swiftSettings),
 
         // The services and workers as libraries.
-        .target(name: "ItemService", dependencies: ["RPC", "Proto", "Runtime", "SQLite"], swiftSettings: swiftSettings),
+        .target(name: "ItemService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JobQueue"], swiftSettings: swiftSettings),
         .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue"], swiftSettings: swiftSettings),
         .target(name: "WorkerRuntime", dependencies: ["RPC", "Proto", "Runtime"], swiftSettings: swiftSettings),
         .target(name: "CaptureWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "WorkerRuntime"], swiftSettings: swiftSettings),
@@ -98,7 +98,7 @@ let package = Package(
             name: "JobQueueTests", dependencies: ["JobQueue", "WorkerRuntime", "SQLite", "Proto", "RPC", "Runtime", "ZMQ", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ItemServiceTests", dependencies: ["ItemService", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "TestSupport", "RPCTestSupport"],
+            name: "ItemServiceTests", dependencies: ["ItemService", "JobQueue", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ImageServiceTests", dependencies: ["ImageService", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],

@@ -11,7 +11,7 @@ enum ItemServiceHandlers {
     ///
     /// - Parameters:
     ///   - photoCheck: Asks the image service about each photo AttachPhoto is to attach.
-    ///   - deleted: Called after each committed delete (wakes the cascade dispatcher).
+    ///   - deleted: Called after each committed delete (wakes the cascade runner).
     static func register(
         on host: ServiceHost, store: ItemStoreQueue, clock: any WallClock, photoCheck: PhotoCheck,
         deleted: @escaping @Sendable () -> Void

@@ -1,4 +1,5 @@
 import Foundation
+import JobQueue
 import RPC
 import Runtime
 import ZMQ
@@ -15,28 +16,40 @@ public enum ItemServiceHost {
         (dataFolder(configuration) as NSString).appendingPathComponent("items.db")
     }
 
-    /// item-service's parts, in start order: the store, the image service's client, the delete
-    /// cascade (to the image service, which AttachPhoto asks about each new photo too), and the
-    /// host serving Health and ItemService and publishing item events. Nothing is opened, bound
-    /// or started until the composition starts.
+    /// item-service's parts, in start order: the store (items.db, with the `cascade` job
+    /// queue), the image service's client, the queue's sweeper, the delete cascade's runner (to
+    /// the image service, which AttachPhoto asks about each new photo too), and the host serving
+    /// Health, ItemService and the `cascade` JobQueue and publishing item events. Nothing is
+    /// opened, bound or started until the composition starts.
+    ///
+    /// - Parameter cascadeRetry: The cascade's backoff (`CascadeQueue.retry`; tests pass a faster one).
     public static func make(
         _ configuration: ItemServiceConfiguration, context: Context, logger: Logger,
-        clock: any WallClock = SystemClock(), cascadeBackoff: CascadeDispatcher.Backoff = .init()
+        clock: any WallClock = SystemClock(), cascadeRetry: JobRetryPolicy = CascadeQueue.retry
     ) throws -> ServiceComposition {
         try FileManager.default.createDirectory(
             atPath: dataFolder(configuration), withIntermediateDirectories: true)
-        let store = ItemStoreQueue(path: databasePath(configuration), seedPath: configuration.seedDatabase)
+        let queue = CascadeQueue.configuration(retry: cascadeRetry)
+        let store = ItemStoreQueue(path: databasePath(configuration), seedPath: configuration.seedDatabase, cascade: queue)
         let images = ClientConnection(
             name: "image-service-client", context: context, endpoint: configuration.imageServiceEndpoint,
             configuration: .init(connectWaitMilliseconds: 500))
-        let cascade = CascadeDispatcher(
-            store: store, connection: images, logger: logger.with(["part": "cascade"]), backoff: cascadeBackoff, clock: clock)
         let host = try ServiceHost(
             name: "item-service", context: context, rpcEndpoints: [configuration.rpcEndpoint],
             eventEndpoints: [configuration.eventsEndpoint], maxMessageBytes: configuration.maxMessageBytes,
             logger: logger)
+        // The cascade queue over JobQueue, for admin (Stats, ListJobs, RetryDead, PauseQueue):
+        // item-service runs its jobs itself.
+        let jobs = JobQueueService(
+            owner: store, queues: [queue], clock: clock, logger: logger,
+            publish: { [weak host] topic, event in host?.publish(topic: topic, event) })
+        jobs.register(on: host.server)
+        let cascade = CascadeRunner(
+            store: store, service: jobs, configuration: queue, connection: images,
+            logger: logger.with(["part": "cascade"]), clock: clock)
         ItemServiceHandlers.register(
-            on: host, store: store, clock: clock, photoCheck: PhotoCheck(connection: images), deleted: { cascade.kick() })
-        return ServiceComposition([store, images, cascade, host])
+            on: host, store: store, clock: clock, photoCheck: PhotoCheck(connection: images),
+            deleted: { jobs.jobsReady(queue: CascadeQueue.name) })
+        return ServiceComposition([store, images, jobs.sweeper(), cascade, host])
     }
 }

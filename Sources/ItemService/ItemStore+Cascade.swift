@@ -1,61 +1,29 @@
+import JobQueue
 import Proto
 import SQLite
 
-/// One item delete whose images the image service has not confirmed deleting yet.
-public struct PendingCascade: Sendable, Equatable {
-    /// The outbox row.
-    public var id: Int64
-    /// The deleted item's key: the owner of the images to delete.
-    public var ownerKey: String
-    /// Photos attached to the item and to no other item when it was deleted: deleted with it,
-    /// whoever owns them.
-    public var attachedKeys: [String]
-    /// Delivery attempts that failed so far.
-    public var attempts: Int64
-    /// When the row falls due (wall clock, ms since the epoch; 0: at once).
-    public var nextAttemptAtMs: Int64
-}
-
 extension ItemStore {
-    /// The pending cascades due at `now`, the earliest due first, at most `limit`: rows that
-    /// keep failing fall behind the others instead of blocking them. A row due more than
-    /// `maxDelayMilliseconds` after `now` counts as due too: no backoff is that long, so the
-    /// wall clock went back, and the row must not wait for it to catch up.
-    public func dueCascades(now: Int64, maxDelayMilliseconds: Int64, limit: Int = 100) throws -> [PendingCascade] {
-        try db.query(
-            """
-            SELECT id, owner_key, attached_keys, attempts, next_attempt_at_ms FROM cascade_outbox
-            WHERE next_attempt_at_ms <= ? OR next_attempt_at_ms > ?
-            ORDER BY next_attempt_at_ms, id LIMIT ?
-            """,
-            [.integer(now), .integer(now + maxDelayMilliseconds), .integer(Int64(limit))]
-        ).map(Self.pendingCascade(from:))
-    }
-
-    /// Every pending cascade in the order of the deletes, at most `limit`.
-    public func pendingCascades(limit: Int = 100) throws -> [PendingCascade] {
-        try db.query(
-            "SELECT id, owner_key, attached_keys, attempts, next_attempt_at_ms FROM cascade_outbox ORDER BY id LIMIT ?",
-            [.integer(Int64(limit))]
-        ).map(Self.pendingCascade(from:))
-    }
-
-    /// When the next pending cascade falls due; nil when none is pending.
-    public func nextCascadeDue() throws -> Int64? {
-        try db.scalar("SELECT min(next_attempt_at_ms) FROM cascade_outbox")?.int64Value
-    }
-
-    /// Removes a delivered cascade.
-    public func completeCascade(id: Int64) throws {
-        try write { try db.execute("DELETE FROM cascade_outbox WHERE id = ?", [.integer(id)]) }
-    }
-
-    /// Counts a failed attempt, keeps its reason (shown by logs) and when to try again.
-    public func failCascade(id: Int64, error: String, retryAt: Int64) throws {
-        try write {
-            try db.execute(
-                "UPDATE cascade_outbox SET attempts = attempts + 1, last_error = ?, next_attempt_at_ms = ? WHERE id = ?",
-                [.text(String(error.prefix(500))), .integer(retryAt), .integer(id)])
+    /// Version 5: the deliveries still owed in the outbox of versions 1–4 become `cascade`
+    /// jobs (due when their row was, in the order of the deletes), and the outbox goes, in one
+    /// transaction with the version, so none is lost or delivered twice by the upgrade. What
+    /// the rows kept of their failed attempts is not carried over (the backoff starts again).
+    static func moveOutboxIntoJobs(_ db: Database, _ jobs: JobStore) throws {
+        try db.inTransaction(.immediate) {
+            // Read under the write lock, as the migrator does.
+            guard try db.userVersion < outboxMovedVersion else { return }
+            let rows = try db.query(
+                "SELECT owner_key, attached_keys, created_at_ms, next_attempt_at_ms FROM cascade_outbox ORDER BY id")
+            for row in rows {
+                let owner = row[0].stringValue!, attached = row[1].stringValue ?? ""
+                let createdAt = row[2].int64Value!
+                _ = try jobs.enqueue(
+                    queue: CascadeQueue.name,
+                    payload: CascadeQueue.payload(
+                        owner: owner, attached: attached.isEmpty ? [] : attached.split(separator: " ").map(String.init)),
+                    dedupeKey: CascadeQueue.dedupeKey(owner), runAtMs: max(createdAt, row[3].int64Value!), now: createdAt)
+            }
+            try db.execute("DROP TABLE cascade_outbox")
+            try db.setUserVersion(outboxMovedVersion)
         }
     }
 
@@ -80,13 +48,5 @@ extension ItemStore {
             }
             return changed.values.sorted { $0.key < $1.key }
         }
-    }
-
-    static func pendingCascade(from row: Row) -> PendingCascade {
-        let attached = row[2].stringValue ?? ""
-        return PendingCascade(
-            id: row[0].int64Value!, ownerKey: row[1].stringValue!,
-            attachedKeys: attached.isEmpty ? [] : attached.split(separator: " ").map(String.init),
-            attempts: row[3].int64Value!, nextAttemptAtMs: row[4].int64Value!)
     }
 }

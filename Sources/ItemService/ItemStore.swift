@@ -1,4 +1,5 @@
 import Foundation
+import JobQueue
 import Proto
 import SQLite
 
@@ -7,6 +8,8 @@ import SQLite
 ///
 /// Durability: WAL with `synchronous=FULL`, so a commit is on disk before a method returns,
 /// and an acknowledged write survives SIGKILL and power loss.
+///
+/// The `cascade` job queue lives in the same file (`jobs`): a delete's cascade commits with it.
 public final class ItemStore {
     /// The schema, one migration per version (`PRAGMA user_version`).
     static let migrator = Migrator([
@@ -33,8 +36,8 @@ public final class ItemStore {
                 key TEXT PRIMARY KEY,
                 deleted_at_ms INTEGER NOT NULL
             ) WITHOUT ROWID;
-            -- The delete cascade's outbox: written in the delete's transaction, removed once
-            -- the image service has confirmed DeleteImagesForOwner.
+            -- The delete cascade's outbox until version 5, which moves its rows into the
+            -- cascade job queue and drops it (moveOutboxIntoJobs).
             CREATE TABLE cascade_outbox (
                 id INTEGER PRIMARY KEY AUTOINCREMENT,
                 owner_key TEXT NOT NULL,
@@ -97,14 +100,18 @@ public final class ItemStore {
             """),
     ])
 
-    /// The schema version this build writes.
-    public static var schemaVersion: Int { migrator.migrations.last!.version }
+    /// The schema version this build writes: the migrator's, then version 5 (the outbox moved
+    /// into the job queue, in Swift: a job's payload is a protobuf message).
+    public static var schemaVersion: Int { outboxMovedVersion }
+    static let outboxMovedVersion = 5
 
     /// The columns every item query selects, in `item(from:)` order.
     static let columns =
         "id, key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, photo_keys, primary_photo_key, position"
 
     let db: Database
+    /// The `cascade` queue's jobs, on this connection (`CascadeQueue`).
+    public let jobs: JobStore
     /// The manual order, mirrored in memory so MoveItem finds an index in O(1).
     var order: ManualOrder
     /// Its writes, alone or in a group commit's batch; a write undone reloads `order`.
@@ -118,7 +125,11 @@ public final class ItemStore {
     /// - Parameters:
     ///   - seedPath: A database copied to `path` when `path` does not exist yet.
     ///   - fileSync: Makes a file or folder durable (fsync); tests count its calls.
-    public init(path: String, seedPath: String? = nil, fileSync: FileSync = .system) throws {
+    ///   - cascade: The cascade queue (its retry policy); the `JobQueueService` serving it gets the same.
+    public init(
+        path: String, seedPath: String? = nil, fileSync: FileSync = .system,
+        cascade: JobQueueConfiguration = CascadeQueue.configuration()
+    ) throws {
         if let seedPath, !FileManager.default.fileExists(atPath: path) {
             try Self.copySeed(seedPath, to: path, fileSync: fileSync)
         }
@@ -134,6 +145,9 @@ public final class ItemStore {
                 "\(path) has schema version \(version), newer than this build's \(Self.schemaVersion)")
         }
         _ = try Self.migrator.migrate(db)
+        try JobStore.migrate(db)
+        jobs = try JobStore(db: db, queues: [cascade])
+        try Self.moveOutboxIntoJobs(db, jobs)
         selectByKey = try db.prepare("SELECT \(Self.columns) FROM items WHERE key = ?")
         insert = try db.prepare("""
             INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position)
@@ -159,7 +173,7 @@ public final class ItemStore {
 
     /// Runs `body` in a write transaction (a savepoint inside a batch); on failure the
     /// in-memory order is read back from the database.
-    func write<T>(_ body: () throws -> T) throws -> T { try transactions.write(body) }
+    public func write<T>(_ body: () throws -> T) throws -> T { try transactions.write(body) }
 
     /// True between `beginBatch()` and `commitBatch()`, while the batch's transaction is open.
     var inBatch: Bool { transactions.inBatch }
@@ -262,8 +276,9 @@ public final class ItemStore {
         }
     }
 
-    /// Deletes an item and records its image cascade in the same transaction: the images it
-    /// owns, and the photos attached to it and to no other item, whoever owns them.
+    /// Deletes an item and enqueues its image cascade in the same transaction: a `cascade` job
+    /// for the images it owns, and the photos attached to it and to no other item, whoever owns
+    /// them.
     ///
     /// - Returns: The item as it was.
     public func delete(key: String, now: Int64) throws -> Item {
@@ -286,9 +301,9 @@ public final class ItemStore {
             }
             try db.execute("DELETE FROM items WHERE id = ?", [.integer(id)])
             try db.execute("INSERT OR REPLACE INTO deleted_items (key, deleted_at_ms) VALUES (?, ?)", [.text(key), .integer(now)])
-            try db.execute(
-                "INSERT INTO cascade_outbox (owner_key, created_at_ms, attached_keys) VALUES (?, ?, ?)",
-                [.text(key), .integer(now), .text(attachedOnlyHere.joined(separator: " "))])
+            _ = try jobs.enqueue(
+                queue: CascadeQueue.name, payload: CascadeQueue.payload(owner: key, attached: attachedOnlyHere),
+                dedupeKey: CascadeQueue.dedupeKey(key), now: now)
             order.remove(id: id)
             return item
         }
@@ -325,7 +340,11 @@ public final class ItemStore {
     public func stats() throws -> ItemStatsResponse {
         var response = ItemStatsResponse()
         response.itemCount = Int64(order.count)
-        response.pendingCascades = try db.scalar("SELECT count(*) FROM cascade_outbox")?.int64Value ?? 0
+        var request = JobStatsRequest()
+        request.queue = CascadeQueue.name
+        // Owed: QUEUED (ready or scheduled: which `now` splits them does not matter) or RUNNING.
+        let cascades = try jobs.stats(request, now: 0)
+        response.pendingCascades = cascades.ready + cascades.scheduled + cascades.leased
         return response
     }
 

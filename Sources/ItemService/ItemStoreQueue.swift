@@ -1,19 +1,23 @@
+import JobQueue
 import SQLite
 
 /// The serial owner of an `ItemStore`: its own thread opens the store and runs jobs on it with
 /// group commit (see `DatabaseOwner`). Callers `await perform { store in … }`; a job submitted
-/// before `start()` or once it is closing fails with `ItemStoreError.closed`.
+/// before `start()` or once it is closing fails with `ItemStoreError.closed`. It is the
+/// `JobStoreOwner` of the `cascade` queue too (`JobQueueService`, `CascadeRunner`).
 public typealias ItemStoreQueue = DatabaseOwner<ItemStore>
 
-extension ItemStore: GroupCommitStore {}
+extension ItemStore: JobStoreHost {}
 
 extension DatabaseOwner where Store == ItemStore {
     /// An owner of the item store at `path`, opened on a thread of its own by `start()`.
     ///
-    /// - Parameter seedPath: A database copied to `path` when none exists yet.
-    public convenience init(path: String, seedPath: String? = nil) {
+    /// - Parameters:
+    ///   - seedPath: A database copied to `path` when none exists yet.
+    ///   - cascade: The cascade queue (`ItemStore.init`).
+    public convenience init(path: String, seedPath: String? = nil, cascade: JobQueueConfiguration = CascadeQueue.configuration()) {
         self.init(name: "item-store", closedError: ItemStoreError.closed) {
-            try ItemStore(path: path, seedPath: seedPath)
+            try ItemStore(path: path, seedPath: seedPath, cascade: cascade)
         }
     }
 }

@@ -60,6 +60,13 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
         queues[queue]?.notifier.signal()
     }
 
+    /// What the Lease calls of `queue` wait on. A host that runs a queue's jobs itself, in
+    /// process (item-service's cascade), waits on it too, so whatever wakes a waiting Lease
+    /// (``jobsReady(queue:)``, a requeue, RetryDead, a resume, the sweeper) wakes it.
+    public func notifier(queue: String) -> JobNotifier? {
+        queues[queue]?.notifier
+    }
+
     /// The sweeper to put in the host's composition after its store: ends expired leases,
     /// prunes DONE jobs past retention, every `intervalMilliseconds` (nil: a second, or a
     /// quarter of the shortest default lease when that is less).

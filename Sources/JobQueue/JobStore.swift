@@ -167,6 +167,18 @@ public final class JobStore {
         return [ready, expiry].compactMap { $0 }.min()
     }
 
+    /// Makes the queue's QUEUED jobs whose run_at is later than `latest` due at `now`; returns
+    /// how many. For a queue whose jobs wait only for its backoff (the host enqueues none for
+    /// later), a run_at further off than the longest delay means the wall clock went back,
+    /// and the job must not wait for it to catch up. Call inside a write.
+    public func pullIn(queue: String, runAtAfter latest: Int64, now: Int64) throws -> Int {
+        _ = try configuration(queue)
+        try db.execute(
+            "UPDATE jobs SET run_at_ms = ?, updated_at_ms = ? WHERE queue = ? AND state = 1 AND run_at_ms > ?",
+            [.integer(now), .integer(now), .text(queue), .integer(latest)])
+        return db.changes
+    }
+
     /// What ``requeueExpired(queue:now:limit:)`` did.
     public struct Expired: Sendable {
         /// Jobs put back in QUEUED.

@@ -41,7 +41,7 @@ import Testing
         delete.key = doomed.key
         _ = try await clients.items.call(ItemServiceRPC.deleteItem, delete)
         #expect(try await Self.pending(clients.items) == 1)
-        // The item service restarts while the cascade is owed; the outbox is on disk.
+        // The item service restarts while the cascade is owed; its job is on disk.
         try harness.restart(.itemService)
         #expect(try await Self.pending(clients.items) == 1)
 
@@ -54,6 +54,53 @@ import Testing
         // Its photos and whatever was made of them.
         #expect(try await Self.images(of: doomed.key, clients.images, kind: .unspecified).isEmpty)
         #expect(try await Self.images(of: kept.key, clients.images).count == 1)
+    }
+
+    /// Pauses or resumes the cascade queue over item-service's JobQueue.
+    static func pauseCascades(_ items: RPCClient, _ paused: Bool) async throws {
+        var pause = PauseQueueRequest()
+        pause.queue = "cascade"
+        pause.paused = paused
+        #expect(try await items.call(JobQueueRPC.pauseQueue, pause, options: .init(timeoutMilliseconds: 20_000)).paused == paused)
+    }
+
+    /// The cascade jobs in `state`, over item-service's JobQueue.
+    static func cascadeJobs(_ items: RPCClient, _ state: JobState) async throws -> [Job] {
+        var list = ListJobsRequest()
+        list.queue = "cascade"
+        list.state = state
+        return try await items.call(JobQueueRPC.listJobs, list, options: .init(timeoutMilliseconds: 20_000)).jobs
+    }
+
+    @Test func aDeleteWhoseCascadeJobIsQueuedSurvivesARestartOfTheItemServiceAndIsDeliveredOnce() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start()
+        let clients = try harness.clients()
+        defer { clients.close() }
+        let doomed = try await clients.items.call(ItemServiceRPC.createItem, Self.createRequest("Rusty Spork"))
+        _ = try await ImageServiceRPCTests.put(clients.images, try CascadeOrderTests.jpeg(seed: 7), owner: doomed.key)
+        // Paused, so the job is surely QUEUED (not in flight) when the item service goes.
+        try await Self.pauseCascades(clients.items, true)
+        var delete = DeleteItemRequest()
+        delete.key = doomed.key
+        _ = try await clients.items.call(ItemServiceRPC.deleteItem, delete)
+        let queued = try await Self.cascadeJobs(clients.items, .queued)
+        #expect(queued.count == 1 && queued.first?.dedupeKey == "owner:\(doomed.key)" && queued.first?.attempts == 0)
+
+        try harness.restart(.itemService)
+        #expect(try await Self.pending(clients.items) == 1)
+        #expect(try await Self.cascadeJobs(clients.items, .queued).map(\.jobId) == queued.map(\.jobId))
+        #expect(try await Self.images(of: doomed.key, clients.images).count == 1, "paused: nothing was delivered")
+        try await Self.pauseCascades(clients.items, false)
+        let end = ContinuousClock.now + .seconds(60)
+        while try await Self.pending(clients.items) > 0 && ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(try await Self.pending(clients.items) == 0)
+        #expect(try await Self.images(of: doomed.key, clients.images, kind: .unspecified).isEmpty)
+        let done = try await Self.cascadeJobs(clients.items, .done)
+        #expect(done.map(\.jobId) == queued.map(\.jobId) && done.first?.attempts == 1 && done.first?.errors.isEmpty == true)
     }
 
     static func createRequest(_ name: String) -> CreateItemRequest {

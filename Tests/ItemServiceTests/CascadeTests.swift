@@ -20,19 +20,23 @@ import Testing
         /// Answers as an image service from before `attached_keys` and `owner_deleted`: OK,
         /// without `owner_deleted_recorded`.
         let older: Bool
+        /// DeleteImagesForOwner waits for `release` (at most 30 s) before it answers.
+        let holds: Bool
+        let release = WakeSignal()
         let calls = Mutex<[String]>([])
         let requests = Mutex<[DeleteImagesForOwnerRequest]>([])
         let deleted = Mutex<[String: Int64]>([:])
 
         init(
             images: [String: Int64], owned: [String: [String]] = [:], stat: [String: String] = [:], failing: Set<String> = [],
-            older: Bool = false
+            older: Bool = false, holds: Bool = false
         ) {
             self.images = Mutex(images)
             self.owned = owned
             self.stat = stat
             self.failing = failing
             self.older = older
+            self.holds = holds
         }
 
         func start(_ endpoint: String) throws -> RPCServer {
@@ -40,6 +44,7 @@ import Testing
                 context: testContext, configuration: .init(endpoints: [endpoint], processName: "image-service"), logger: testLogger)
             server.register(ImageServiceRPC.deleteImagesForOwner) { [self] request, _ in
                 calls.withLock { $0.append(request.ownerKey) }
+                if holds { await release.wait(timeoutMilliseconds: 30_000) }
                 if failing.contains(request.ownerKey) { throw RPCError.internal("injected failure for owner \(request.ownerKey)") }
                 requests.withLock { $0.append(request) }
                 let count = images.withLock { $0.removeValue(forKey: request.ownerKey) ?? 0 }
@@ -203,13 +208,15 @@ import Testing
         #expect(after.photoKeys == [shared, kept] && after.primaryPhotoKey == shared && after.version == 5)
     }
 
-    /// The outbox as the item service left it: attempts and last_error of each row, by id.
+    /// The cascades owed as the item service left them: failed attempts and last_error of each
+    /// QUEUED or RUNNING job, by id.
     static func outbox(_ folder: TemporaryFolder) throws -> [(attempts: Int64, lastError: String)] {
         let db = try Database(path: folder.path + "/data/items/items.db", mode: .readOnly)
         defer { try? db.close() }
-        return try db.query("SELECT attempts, last_error FROM cascade_outbox ORDER BY id").map {
-            ($0[0].int64Value ?? -1, $0[1].stringValue ?? "")
-        }
+        return try db.query("""
+            SELECT (SELECT count(*) FROM job_errors WHERE job_id = jobs.id), last_error FROM jobs
+            WHERE queue = 'cascade' AND state IN (1, 2) ORDER BY id
+            """).map { ($0[0].int64Value ?? -1, $0[1].stringValue ?? "") }
     }
 
     @Test func anOlderImageServiceThatAnswersOKWithoutRecordingTheOwnerLeavesTheCascadeOwedUntilItIsUpgraded() async throws {

@@ -97,17 +97,18 @@ import Testing
         #expect(commits == 3, "the three creates, each alone after the batch was lost")
     }
 
-    /// Every read of the cascade outbox on `store`'s connection (the Stats job's, the cascade's)
-    /// fails with a real SQLITE_IOERR_READ from inside SQLite, which then rolls back the open
-    /// transaction as it does for a disk that fails under a read: a temporary view of that name,
-    /// which this connection reads instead of the table, calls a function that fails on each row
-    /// (one owed cascade is there).
-    static func failReadsOfTheOutbox(_ store: ItemStore) throws {
+    /// Every read of the cascade queue on `store`'s connection (the Stats job's counters, the
+    /// cascade runner's lease) fails with a real SQLITE_IOERR_READ from inside SQLite, which then
+    /// rolls back the open transaction as it does for a disk that fails under a read: temporary
+    /// views of those names, which this connection reads instead of the tables, call a function
+    /// that fails on each row (one owed cascade is there).
+    static func failReadsOfTheQueue(_ store: ItemStore) throws {
         try store.db.createFunction("injected_read_fault") { _ in
-            throw SQLiteError(extendedCode: 266, message: "injected: disk I/O error reading the outbox", sql: nil)
+            throw SQLiteError(extendedCode: 266, message: "injected: disk I/O error reading the queue", sql: nil)
         }
-        try store.db.execute("INSERT INTO cascade_outbox (owner_key, created_at_ms) VALUES ('owed', 1)")
-        try store.db.execute("CREATE TEMP VIEW cascade_outbox AS SELECT * FROM main.cascade_outbox WHERE injected_read_fault()")
+        _ = try store.delete(key: try store.create(createRequest("Owed"), now: 1).item.key, now: 1)
+        try store.db.execute("CREATE TEMP VIEW job_counts AS SELECT * FROM main.job_counts WHERE injected_read_fault()")
+        try store.db.execute("CREATE TEMP VIEW jobs AS SELECT * FROM main.jobs WHERE injected_read_fault()")
     }
 
     /// Jobs that keep their outcome under a name.
@@ -137,7 +138,7 @@ import Testing
         let path = folder.path + "/items.db"
         let store = try ItemStore(path: path)
         let existing = try store.create(createRequest("Existing"), now: 1).item
-        try Self.failReadsOfTheOutbox(store)
+        try Self.failReadsOfTheQueue(store)
         let outcomes = Outcomes()
         var rename = UpdateItemRequest()
         rename.key = existing.key
@@ -173,13 +174,15 @@ import Testing
         defer { folder.remove() }
         let path = folder.path + "/items.db"
         let store = try ItemStore(path: path)
-        try Self.failReadsOfTheOutbox(store)
+        try Self.failReadsOfTheQueue(store)
         let outcomes = Outcomes()
-        // The cascade's read of due rows, last: nothing after it would notice the lost transaction.
+        // The cascade's lease of due jobs, last: nothing after it would notice the lost transaction.
+        var lease = LeaseRequest()
+        lease.queue = CascadeQueue.name
         ItemStoreQueue.runBatch(
             [
                 outcomes.create("First"), outcomes.create("Second"),
-                outcomes.job("due") { try String($0.dueCascades(now: 10, maxDelayMilliseconds: 10_000).count) },
+                outcomes.job("due") { [lease] store in try String(store.jobs.lease(lease, now: 10).jobs.count) },
             ][...], on: store)
         try store.close()
 
@@ -196,7 +199,7 @@ import Testing
         defer { folder.remove() }
         let path = folder.path + "/items.db"
         let store = try ItemStore(path: path)
-        try Self.failReadsOfTheOutbox(store)
+        try Self.failReadsOfTheQueue(store)
         let outcomes = Outcomes()
         let commitsBefore = store.db.commitCount
         // As the photo changes read the version before (`try?`), then write, in one job.

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ItemService
 
-/// Page tokens round-trip and refuse what ListItems did not issue; the cascade backoff grows and is capped.
+/// Page tokens round-trip and refuse what ListItems did not issue.
 @Suite struct ItemPageTokenTests {
     @Test func aTokenRoundTripsWithTextAndIntegerCursors() throws {
         for last in [ItemPageToken.Value.text("Rusty Spork ✓.%_"), .integer(-42)] {
@@ -23,12 +23,5 @@ import Testing
         }
         let error = storeError { try ItemPageToken(decoding: "hello") }
         #expect(error?.description.contains("page_token \"hello\"") == true)
-    }
-
-    @Test func cascadeBackoffGrowsAndIsCapped() {
-        let backoff = CascadeDispatcher.Backoff(initialMilliseconds: 200, maxMilliseconds: 10_000)
-        #expect((150...200).contains(backoff.delay(afterAttempts: 1)))
-        #expect((600...800).contains(backoff.delay(afterAttempts: 3)))
-        #expect((7_500...10_000).contains(backoff.delay(afterAttempts: 40)))
     }
 }

@@ -245,7 +245,7 @@ import Testing
         detach.imageKey = later
         _ = try store.detachPhoto(detach, now: 3)
         _ = try store.delete(key: doomed.key, now: 4)
-        let pending = try store.pendingCascades()
+        let pending = try owedCascades(store)
         #expect(pending.map(\.ownerKey) == [doomed.key] && pending.first?.attachedKeys == [only])
 
         var attach = AttachPhotoRequest()
@@ -285,29 +285,6 @@ import Testing
         #expect(try store.detachEverywhere([gone], now: 4).isEmpty)
     }
 
-    @Test func dueCascadesComeEarliestDueFirstAndFailingOnesMoveBack() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let store = try ItemStore(path: folder.path + "/items.db")
-        var keys: [String] = []
-        for index in 0..<5 {
-            let key = try store.create(createRequest("Item \(index)"), now: 1).item.key
-            _ = try store.delete(key: key, now: 2)
-            keys.append(key)
-        }
-        let rows = try store.dueCascades(now: 1_000, maxDelayMilliseconds: 10_000)
-        #expect(rows.map(\.ownerKey) == keys)
-        for row in rows.prefix(2) { try store.failCascade(id: row.id, error: "boom", retryAt: 1_500) }
-        #expect(try store.dueCascades(now: 1_000, maxDelayMilliseconds: 10_000, limit: 2).map(\.ownerKey) == [keys[2], keys[3]])
-        #expect(try store.dueCascades(now: 1_000, maxDelayMilliseconds: 10_000).map(\.ownerKey) == Array(keys.suffix(3)))
-        #expect(try store.dueCascades(now: 1_500, maxDelayMilliseconds: 10_000).map(\.ownerKey) == Array(keys.suffix(3)) + keys.prefix(2))
-        #expect(try store.pendingCascades().first.map { $0.attempts == 1 && $0.nextAttemptAtMs == 1_500 } == true)
-        #expect(try store.nextCascadeDue() == 0)
-        // A retry time further off than any backoff: the clock went back; it is due now.
-        try store.failCascade(id: rows[2].id, error: "boom", retryAt: 900_000)
-        #expect(try store.dueCascades(now: 1_000, maxDelayMilliseconds: 10_000).map(\.ownerKey).contains(keys[2]))
-    }
-
     @Test func upgradingFromSchema2IndexesThePhotosItemsAlreadyHold() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -328,7 +305,7 @@ import Testing
         #expect(try store.db.userVersion == ItemStore.schemaVersion)
         #expect(try store.db.scalar("SELECT count(*) FROM item_photos")?.int64Value == 4)
         _ = try store.delete(key: doomed, now: 2)
-        #expect(try store.pendingCascades().first?.attachedKeys == [a, c])
+        #expect(try owedCascades(store).first?.attachedKeys == [a, c])
         #expect(try store.db.scalar("SELECT count(*) FROM item_photos")?.int64Value == 1)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ItemService
+import JobQueue
 import Proto
 import RPC
 import Runtime
@@ -30,14 +31,27 @@ struct TemporaryFolder {
 /// item-service's composition on ipc endpoints in `folder`, started.
 func startItemService(
     in folder: TemporaryFolder, imageEndpoint: String? = nil, clock: any WallClock = SystemClock(),
-    backoff: CascadeDispatcher.Backoff = .init(initialMilliseconds: 50, maxMilliseconds: 300), logger: Logger = testLogger
+    cascadeRetry: JobRetryPolicy = fastCascadeRetry, logger: Logger = testLogger
 ) throws -> ServiceComposition {
     let configuration = ItemServiceConfiguration(
         rpcEndpoint: folder.endpoint("item"), eventsEndpoint: folder.endpoint("item-events"),
         dataDirectory: folder.path + "/data", imageServiceEndpoint: imageEndpoint ?? folder.endpoint("image"))
-    let host = try ItemServiceHost.make(configuration, context: testContext, logger: logger, clock: clock, cascadeBackoff: backoff)
+    let host = try ItemServiceHost.make(configuration, context: testContext, logger: logger, clock: clock, cascadeRetry: cascadeRetry)
     try host.start()
     return host
+}
+
+/// The cascade's retry policy in tests: its own, but from 50 ms doubling to 300 ms.
+let fastCascadeRetry = JobRetryPolicy(
+    maxAttempts: CascadeQueue.retry.maxAttempts, baseDelayMilliseconds: 50, factor: 2, maxDelayMilliseconds: 300,
+    jitter: CascadeQueue.retry.jitter)
+
+/// The cascades owed in `store`, in the order of the deletes: each job's request.
+func owedCascades(_ store: ItemStore) throws -> [DeleteImagesForOwnerRequest] {
+    var list = ListJobsRequest()
+    list.queue = CascadeQueue.name
+    list.state = .queued
+    return try store.jobs.list(list).jobs.reversed().map { try DeleteImagesForOwnerRequest(serializedBytes: $0.payload) }
 }
 
 /// A client of the item service in `folder`.

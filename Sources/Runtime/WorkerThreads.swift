@@ -2,15 +2,15 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Threads of a worker's own, as a task executor: a `JobRunner`'s leasing loop, heartbeats and
-/// handlers run on them, not on the shared pool.
+/// Threads of a service's own, as a task executor: a `JobRunner`'s leasing loop, heartbeats and
+/// handlers run on them, and item-service's cascade loop, not on the shared pool.
 ///
 /// A handler's work is CPU-bound (a decode, a resize) or blocks; on the shared pool, with one
 /// thread per core, it would hold up every other task of the process. And `stop()` of a
-/// service is synchronous: it waits for the runner's tasks, which could not run if the
+/// service is synchronous: it waits for the service's tasks, which could not run if the
 /// threads waiting were the pool's. `stop()` joins the threads; tasks that still have work
 /// then go on on the global executor.
-final class WorkerThreads: TaskExecutor, Sendable {
+public final class WorkerThreads: TaskExecutor, Sendable {
     private struct State {
         var jobs: [UnownedJob] = []
         var stopped = false
@@ -23,13 +23,14 @@ final class WorkerThreads: TaskExecutor, Sendable {
     private let available = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(name: String, count: Int) {
+    /// `count` threads (at least one) named `name.<index>`, started by ``start()``.
+    public init(name: String, count: Int) {
         self.name = name
         self.count = max(1, count)
     }
 
     /// Starts the threads; call once.
-    func start() {
+    public func start() {
         state.withLock { $0.started = true }
         for index in 0..<count {
             let thread = Thread { [self] in
@@ -53,7 +54,8 @@ final class WorkerThreads: TaskExecutor, Sendable {
         }
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    /// Runs `job` on one of the threads; before ``start()`` and after ``stop()``, on the global executor.
+    public func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let accepted = state.withLock { state -> Bool in
             guard state.started, !state.stopped else { return false }
@@ -64,7 +66,7 @@ final class WorkerThreads: TaskExecutor, Sendable {
     }
 
     /// Runs what is queued, then ends and joins the threads; later jobs go to the global executor.
-    func stop() {
+    public func stop() {
         let started = state.withLock { state -> Bool in
             defer { state.stopped = true }
             return state.started && !state.stopped
