@@ -222,7 +222,12 @@ final class BlobStore: Sendable {
 
     /// Makes the renames into `key`'s folder durable.
     func syncFolder(of key: String) throws {
-        try syncFolder((path(of: key) as NSString).deletingLastPathComponent)
+        try syncFolder(folder(of: key))
+    }
+
+    /// The fan-out folder `key`'s blob is in.
+    func folder(of key: String) -> String {
+        (path(of: key) as NSString).deletingLastPathComponent
     }
 
     /// Whether a file for `key` exists.

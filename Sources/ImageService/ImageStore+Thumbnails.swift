@@ -54,7 +54,7 @@ extension ImageStore {
         let replaced = try await onReader { try $0.thumbnails(of: parentKey, sizes: sizes) }
         // Deletes first (they may wait), then the new keys (fresh UUIDs: they never wait).
         await claimForDelete(Set(replaced.map(\.key)))
-        let made = result.thumbnails.map { thumbnail in (thumbnail, UUID().uuidString.lowercased()) }
+        let made = result.thumbnails.map { thumbnail in (thumbnail, Self.thumbnailKey(of: parentKey)) }
         for (_, key) in made { try await claim(key) }
         @Sendable func releaseAll() {
             for (_, key) in made { release(key) }
@@ -133,49 +133,83 @@ extension ImageStore {
 
     /// Checks each thumbnail as a whole JPEG no larger than its size, upright, and writes it
     /// durably under its claimed key; on failure removes what it wrote.
+    ///
+    /// The files are written at once on several I/O lanes (their fsyncs share the file system's
+    /// journal commits), and their keys share the parent's fan-out folder (`thumbnailKey`), so
+    /// one folder fsync makes every rename durable.
     private func write(
         _ made: [(Thumbnail, String)], of parent: ImageInfo, job: String
     ) async throws -> [(image: StoredImage, size: Int)] {
         let limits = limits, blobs = blobs
-        return try await onIO { [self] in
-            var stored: [(image: StoredImage, size: Int)] = []
-            do {
-                for (thumbnail, key) in made {
-                    let size = Int(thumbnail.size)
-                    let what = "the thumbnail of size \(size) of job \(job)"
-                    let media: SniffedMedia
-                    do {
-                        media = try thumbnail.data.withUnsafeBytes { buffer in
-                            try Self.classifyJPEG(buffer, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
-                        }
-                    } catch {
-                        throw ImageStoreError.invalid("\(what) is not a whole JPEG: \(error)")
+        let media = try await onIO {
+            try made.map { thumbnail, _ in
+                let size = Int(thumbnail.size)
+                let what = "the thumbnail of size \(size) of job \(job)"
+                let media: SniffedMedia
+                do {
+                    media = try thumbnail.data.withUnsafeBytes { buffer in
+                        try Self.classifyJPEG(buffer, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
                     }
-                    guard max(media.width, media.height) <= size else {
-                        throw ImageStoreError.invalid("\(what) is \(media.width)×\(media.height), larger than its size")
-                    }
-                    guard media.orientation <= 1 else {
-                        throw ImageStoreError.invalid("\(what) has EXIF orientation \(media.orientation); thumbnails are stored upright")
-                    }
-                    let (temporary, digests) = try writeTemporary(thumbnail.data, key: key)
-                    do {
-                        try blobs.publish(temporary: temporary, key: key)
-                    } catch {
-                        unlink(temporary)
-                        throw error
-                    }
-                    let new = NewImage(ownerKey: parent.ownerKey, kind: .thumbnail, parentKey: parent.key, key: key)
-                    stored.append((
-                        StoredImage(
-                            info: makeInfo(new, media: media, size: Int64(thumbnail.data.count), checksum: digests.checksum),
-                            contentCheck: digests.check, blockChecks: digests.blocks),
-                        size))
+                } catch {
+                    throw ImageStoreError.invalid("\(what) is not a whole JPEG: \(error)")
                 }
-            } catch {
-                for (image, _) in stored { blobs.remove(key: image.info.key) }
-                throw error
+                guard max(media.width, media.height) <= size else {
+                    throw ImageStoreError.invalid("\(what) is \(media.width)×\(media.height), larger than its size")
+                }
+                guard media.orientation <= 1 else {
+                    throw ImageStoreError.invalid("\(what) has EXIF orientation \(media.orientation); thumbnails are stored upright")
+                }
+                return media
             }
-            return stored
         }
+        let written = await withTaskGroup(of: (Int, Result<(path: String, digests: Digests), any Error>).self) { group in
+            for (index, (thumbnail, key)) in made.enumerated() {
+                group.addTask { [self] in
+                    do {
+                        return (index, .success(try await onIO { try self.writeTemporary(thumbnail.data, key: key) }))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results = [Result<(path: String, digests: Digests), any Error>?](repeating: nil, count: made.count)
+            for await (index, result) in group { results[index] = result }
+            return results.map { $0! }
+        }
+        let temporaries = written.compactMap { try? $0.get().path }
+        do {
+            let files = try written.map { try $0.get() }
+            try await onIO {
+                var renamed: [String] = []
+                do {
+                    for ((_, key), file) in zip(made, files) {
+                        try blobs.rename(temporary: file.path, key: key)
+                        renamed.append(key)
+                    }
+                    for folder in Set(made.map { blobs.folder(of: $0.1) }) { try blobs.syncFolder(folder) }
+                } catch {
+                    for key in renamed { blobs.remove(key: key) }
+                    throw error
+                }
+            }
+            return made.indices.map { index -> (image: StoredImage, size: Int) in
+                let (thumbnail, key) = made[index], media = media[index], file = files[index]
+                let new = NewImage(ownerKey: parent.ownerKey, kind: .thumbnail, parentKey: parent.key, key: key)
+                return (
+                    StoredImage(
+                        info: makeInfo(new, media: media, size: Int64(thumbnail.data.count), checksum: file.digests.checksum),
+                        contentCheck: file.digests.check, blockChecks: file.digests.blocks),
+                    Int(thumbnail.size))
+            }
+        } catch {
+            for path in temporaries { unlink(path) }
+            throw error
+        }
+    }
+
+    /// A new key for a thumbnail of `parent`: a random UUID whose first byte is the parent's, so
+    /// an image's thumbnails share its fan-out folder (120 random bits remain).
+    static func thumbnailKey(of parent: String) -> String {
+        String(parent.prefix(2)) + UUID().uuidString.lowercased().dropFirst(2)
     }
 }

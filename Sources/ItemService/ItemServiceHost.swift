@@ -41,7 +41,7 @@ public enum ItemServiceHost {
         // The cascade queue over JobQueue, for admin (Stats, ListJobs, RetryDead, PauseQueue):
         // item-service runs its jobs itself.
         let jobs = JobQueueService(
-            owner: store, queues: [queue], clock: clock, logger: logger,
+            owner: store, queues: [queue], workedInProcess: [queue.name], clock: clock, logger: logger,
             publish: { [weak host] topic, event in host?.publish(topic: topic, event) })
         jobs.register(on: host.server)
         let cascade = CascadeRunner(

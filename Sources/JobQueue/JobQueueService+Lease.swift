@@ -8,6 +8,7 @@ extension JobQueueService {
     /// the wait sleeps until the earliest of its end and the queue's next due time, or a signal.
     func lease(_ request: LeaseRequest, _ context: RPCContext) async throws -> LeaseResponse {
         guard let queue = queues[request.queue] else { throw JobStoreError.unknownQueue(request.queue, served: queues.keys) }
+        try refuseInProcess(request.queue)
         guard request.waitMs >= 0 else { throw JobStoreError.invalidArgument("wait_ms must be ≥ 0 (got \(request.waitMs))") }
         // Answer a little before the caller's deadline, so the empty reply reaches it in time.
         let budget = context.remainingMilliseconds

@@ -20,6 +20,8 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
         let configuration: JobQueueConfiguration
         let notifier = JobNotifier()
         let completion: Completion?
+        /// Worked by the host itself: Lease, Extend, Complete and Fail over RPC are refused.
+        let inProcess: Bool
     }
 
     let owner: Owner
@@ -35,9 +37,14 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
     /// - Parameters:
     ///   - completions: What completing a job does, for each queue whose results are stored
     ///     (by queue name); other queues keep the worker's result as the job's.
+    ///   - workedInProcess: Queues the host works itself (item-service's `cascade`): served for
+    ///     admin (Stats, ListJobs, GetJob, RetryDead, PauseQueue, PurgeJobs, GetBatch), while
+    ///     Lease, Extend, Complete and Fail answer FAILED_PRECONDITION, so no outside client can
+    ///     take a job or drop it undone.
     ///   - publish: Where events go (the host's `ServiceHost.publish`).
     public init(
-        owner: Owner, queues: [JobQueueConfiguration], completions: [String: Completion] = [:], clock: any WallClock,
+        owner: Owner, queues: [JobQueueConfiguration], completions: [String: Completion] = [:],
+        workedInProcess: Set<String> = [], clock: any WallClock,
         logger: Logger, publish: @escaping Publish
     ) {
         for name in completions.keys {
@@ -45,7 +52,7 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
         }
         self.owner = owner
         self.queues = Dictionary(
-            queues.map { ($0.name, Queue(configuration: $0, completion: completions[$0.name])) }, uniquingKeysWith: { first, _ in first })
+            queues.map { ($0.name, Queue(configuration: $0, completion: completions[$0.name], inProcess: workedInProcess.contains($0.name))) }, uniquingKeysWith: { first, _ in first })
         self.clock = clock
         self.logger = logger
         self.publish = publish
@@ -53,6 +60,13 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
 
     /// The queue names served, sorted.
     public var queueNames: [String] { queues.keys.sorted() }
+
+    /// Refuses a worker's call (Lease, Extend, Complete, Fail) on a queue the host works itself.
+    func refuseInProcess(_ queue: String) throws {
+        guard self.queues[queue]?.inProcess == true else { return }
+        throw JobStoreError.staleLease(
+            "queue \(queue) is worked by this service itself: its jobs are not leased, extended, completed or failed over RPC (Stats, ListJobs, GetJob, RetryDead, PauseQueue and PurgeJobs are)")
+    }
 
     /// Wakes the Lease calls waiting on `queue`: a host that enqueued in a write of its own
     /// calls it once that write has committed (else the sweeper finds the job at its next tick).
@@ -87,7 +101,8 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
         }
         registerComplete(on: server)
         onWrite(server, JobQueueRPC.fail) { [self] request, _, jobs in
-            try jobs.fail(request, now: clock.nowMilliseconds())
+            try refuseInProcess(request.queue)
+            return try jobs.fail(request, now: clock.nowMilliseconds())
         } finish: { [self] job in
             if job.state == .dead { announce(job, EventTopic.jobDead) }
             if job.state == .queued { jobsReady(queue: job.queue) }
@@ -96,7 +111,8 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
             return response
         }
         onWrite(server, JobQueueRPC.extend) { [self] request, _, jobs in
-            try jobs.extend(request, now: clock.nowMilliseconds())
+            try refuseInProcess(request.queue)
+            return try jobs.extend(request, now: clock.nowMilliseconds())
         } finish: { expiry in
             var response = ExtendResponse()
             response.leaseExpiresAtMs = expiry
@@ -130,6 +146,7 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
         ) {
             owner.write({ [self] host, jobs in
                 try context.checkDeadline()
+                try refuseInProcess(request.queue)
                 return try jobs.complete(request, now: clock.nowMilliseconds()) { job, result in
                     try staged.map { try $0.effect(host, job, result) } ?? result
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import JPEG
+import ZMQ
 import Runtime
 import Synchronization
 
@@ -31,8 +32,8 @@ enum ThumbsBenchmark {
         let sizes = sizesText.split(separator: ",").compactMap { Int($0) }
         do {
             let prepared = try output(of: "ops/thumbs/prepare", [])
-            guard prepared.count == 3 else { throw Failure("ops/thumbs/prepare printed \(prepared)") }
-            let (corpus, cLoop, python) = (prepared[0], prepared[1], prepared[2])
+            guard prepared.count == 4 else { throw Failure("ops/thumbs/prepare printed \(prepared)") }
+            let (corpus, cLoop, python, progressive) = (prepared[0], prepared[1], prepared[2], prepared[3])
             let files = try FileManager.default.subpathsOfDirectory(atPath: corpus)
                 .filter { $0.lowercased().hasSuffix(".jpg") }.sorted().map { "\(corpus)/\($0)" }
             let photos = try files.map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: $0))) }
@@ -51,6 +52,13 @@ enum ThumbsBenchmark {
             var rounds: [[Result]] = []
             var peak = 0.0
             let common = ["1", "\(quality)", sizesText] + files
+            if quality != Thumbnailer.defaultQuality {
+                print("(the end-to-end rows use the worker's quality, \(Thumbnailer.defaultQuality), not --quality \(quality))")
+            }
+            let context = try Context()
+            let suite = try Suite(context: context)
+            defer { suite.close() }
+            try await suite.store(photos)
             for _ in 0..<roundCount {
                 var round: [Result] = []
                 for workers in [1, 2] { round.append(try thumbnailer(photos, workers: workers, sizes: sizes, quality: quality)) }
@@ -59,12 +67,24 @@ enum ThumbsBenchmark {
                     round.append(try external("C loop (libjpeg-turbo)", workers, cLoop, ["\(workers)"] + common))
                 }
                 round.append(try external("Pillow (draft)", 2, python, ["ops/thumbs/thumbs_pillow.py", "2"] + common))
+                for workers in [1, 2] {
+                    try await suite.startWorker(workers: workers, context: context)
+                    let (seconds, images, bytes) = try await suite.batch(sizes: sizes)
+                    round.append(Result(name: "end to end: thumbnail-worker through the queue", workers: workers, images: images, seconds: seconds, bytes: bytes))
+                }
+                suite.stopWorker()
                 rounds.append(round)
             }
             let results = rounds[0].indices.map { column in
                 rounds.map { $0[column] }.sorted { $0.perSecond < $1.perSecond }[roundCount / 2]
             }
             report(results, peak: peak)
+            let large = try FileManager.default.contentsOfDirectory(atPath: progressive).filter { $0.hasSuffix(".jpg") }.sorted()
+                .map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: "\(progressive)/\($0)"))) }
+            let workerPeak = try await progressivePeak(large, sizes: sizes, context: context)
+            print(String(
+                format: "Peak RSS of thumbnail-worker over %d progressive 18-megapixel JPEGs (5196×3464): %.0f MB with one job at a time, %.0f MB with two",
+                large.count, workerPeak.one, workerPeak.two))
         } catch {
             FileHandle.standardError.write(Data("thumbs benchmark failed: \(error)\n".utf8))
             exit(1)
@@ -115,9 +135,15 @@ enum ThumbsBenchmark {
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
+        // A baseline that hangs (a Pillow pool whose worker died once did) ends the run, loudly.
+        let watchdog = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(900), execute: watchdog)
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Failure("\(executable) exited with \(process.terminationStatus)") }
+        watchdog.cancel()
+        guard process.terminationStatus == 0 else {
+            throw Failure("\(executable) exited with \(process.terminationStatus) (killed after 900 s when 9)")
+        }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
     }
 
@@ -144,7 +170,6 @@ enum ThumbsBenchmark {
                 Double(result.bytes) / 1e6, baseline.map { String(format: "%.2f", result.perSecond / $0.perSecond) } ?? "–",
                 pillow.map { String(format: "%.2f", result.perSecond / $0.perSecond) } ?? "–", scaling))
         }
-        print("| end to end through the queue (thumbnail-worker) | – | to come | | | | |")
         print(String(format: "\nPeak RSS of this process after the Thumbnailer runs (corpus in memory included): %.0f MB", peak))
     }
 }

@@ -24,11 +24,11 @@ enum CommonOptions {
     }
 
     /// The endpoint option ("item" or "image") of the process that serves `queue`. A queue lives
-    /// with the service whose work it holds: "capture" on item-service, "thumbnails" on
+    /// with the service whose work it holds: "capture" and "cascade" on item-service, "thumbnails" on
     /// image-service; any other name goes to image-service too, which answers NOT_FOUND naming
     /// the queues it serves.
     static func service(servingQueue queue: String) -> String {
-        queue == "capture" ? "item" : "image"
+        queue == "capture" || queue == "cascade" ? "item" : "image"
     }
 
     /// Connects to the endpoint in option `service` ("item" or "image") and runs `body` with

@@ -24,7 +24,7 @@ enum QueueCommand {
     static var overview: String {
         "OVERVIEW: A job queue's counts, jobs, dead jobs, pause, purge and batches (JobQueue).\n\nUSAGE:\n"
             + subcommands.map { "  homepwner \($0.usage)" }.joined(separator: "\n")
-            + "\n\nQUEUE is thumbnails (image-service, the default) or capture (item-service), as the first argument or\n"
+            + "\n\nQUEUE is thumbnails (image-service, the default), cascade or capture (item-service), as the first argument or\n"
             + "--queue NAME. Every subcommand takes --item/--image ENDPOINT, --timeout MS and --json;\n"
             + "see 'homepwner queue SUBCOMMAND --help'.\n"
             + "Exit codes: 0 ok, 2 usage, 3 invalid input, 4 not found (a job, a batch, or a queue not served),\n"

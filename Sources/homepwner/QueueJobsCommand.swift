@@ -151,6 +151,9 @@ enum QueueJobsCommand {
         if job.queue == "thumbnails", let thumbnails = try? ThumbnailJob(serializedBytes: job.payload) {
             return "ThumbnailJob: image \(thumbnails.imageKey), sizes \(thumbnails.sizes.map(String.init).joined(separator: ", "))"
         }
+        if job.queue == "cascade", let cascade = try? DeleteImagesForOwnerRequest(serializedBytes: job.payload) {
+            return "DeleteImagesForOwner: owner \(cascade.ownerKey), \(cascade.attachedKeys.count) attached photo(s)"
+        }
         return "\(job.payload.count) bytes"
     }
 

@@ -94,6 +94,8 @@ import RPCTestSupport
         let made = try await Self.thumbnails(client, of: original.key).sorted { $0.width < $1.width }
         #expect(made.map { "\($0.width)×\($0.height)" } == ["43×64", "171×256", "683×1024"])
         #expect(made.allSatisfy { $0.contentType == "image/jpeg" && $0.orientation <= 1 && $0.ownerKey == "item-1" })
+        // In the original's fan-out folder: one folder fsync makes the three renames durable.
+        #expect(made.allSatisfy { $0.key.prefix(2) == original.key.prefix(2) && UUID(uuidString: $0.key) != nil })
 
         let done = try await Self.jobs(client, .done)
         #expect(done.count == 1 && done[0].attempts == 1 && done[0].workerId.hasPrefix("thumbnail-worker@"))
