@@ -3,6 +3,7 @@ import Harness
 import Proto
 import RPC
 import Testing
+import RPCTestSupport
 
 /// The item delete cascade against the real image service in the harness.
 @Suite struct ItemCascadeTests {
@@ -101,6 +102,31 @@ import Testing
         #expect(try await Self.images(of: doomed.key, clients.images, kind: .unspecified).isEmpty)
         let done = try await Self.cascadeJobs(clients.items, .done)
         #expect(done.map(\.jobId) == queued.map(\.jobId) && done.first?.attempts == 1 && done.first?.errors.isEmpty == true)
+    }
+
+    @Test func theCascadeQueueIsServedForAdminButNoOutsideWorkerCanTakeOrDropItsJobs() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start(.itemService)
+        let items = try harness.client(.itemService)
+        defer { items.close() }
+        var stats = JobStatsRequest()
+        stats.queue = "cascade"
+        #expect(try await items.call(JobQueueRPC.stats, stats).dead == 0)
+        var lease = LeaseRequest()
+        lease.queue = "cascade"
+        let leased = await rpcError { try await items.call(JobQueueRPC.lease, lease) }
+        #expect(leased?.code == .failedPrecondition && leased?.message.contains("worked by this service itself") == true)
+        var complete = CompleteRequest()
+        complete.queue = "cascade"
+        complete.jobId = "1"
+        let completed = await rpcError { try await items.call(JobQueueRPC.complete, complete) }
+        #expect(completed?.code == .failedPrecondition)
+        var fail = FailRequest()
+        fail.queue = "cascade"
+        fail.jobId = "1"
+        let failed = await rpcError { try await items.call(JobQueueRPC.fail, fail) }
+        #expect(failed?.code == .failedPrecondition)
     }
 
     static func createRequest(_ name: String) -> CreateItemRequest {
