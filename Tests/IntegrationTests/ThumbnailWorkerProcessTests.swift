@@ -31,6 +31,19 @@ import ZMQ
         return try await client.call(JobQueueRPC.listJobs, request, options: patient).jobs
     }
 
+    static func pause(_ client: RPCClient, _ paused: Bool) async throws {
+        var request = PauseQueueRequest()
+        request.queue = "thumbnails"
+        request.paused = paused
+        _ = try await client.call(JobQueueRPC.pauseQueue, request, options: patient)
+    }
+
+    static func waitForHealth(_ endpoint: String) async throws {
+        let probe = try RPCClient(context: ExecutableTests.context, endpoint: endpoint, configuration: .init(connectWaitMilliseconds: 20_000))
+        defer { probe.close() }
+        _ = try await probe.call(HealthRPC.check, HealthCheckRequest(), options: patient)
+    }
+
     static func worker(_ folder: String, _ name: String, imageService: String) throws -> ExecutableTests.Launched {
         let health = "ipc://\(folder)/\(name).sock"
         // Leases of 2 s, so the dead worker's job returns quickly; one job at a time.
@@ -49,39 +62,41 @@ import ZMQ
         let client = try RPCClient(context: ExecutableTests.context, endpoint: rpc, configuration: .init(connectWaitMilliseconds: 10_000))
         defer { client.close() }
         var keys: [String] = []
-        // Four, one at a time: seconds of RUNNING for the poll below to see, however loaded the machine.
         for seed in 0..<4 {
             var put = PutImageRequest()
             put.data = try Self.largeJPEG(seed: seed)
             keys.append(try await client.call(ImageServiceRPC.putImage, put, options: Self.patient).key)
         }
 
-        // A worker is SIGKILLed once it holds a job. Which jobs it held is read after it is dead
-        // (RUNNING, with nobody alive to hold them); a kill that landed between two jobs holds
-        // none, and another worker is started and killed, until one dies holding a job.
+        // A worker dies holding a job, whatever the machine's load: the queue is paused, the
+        // worker starts (its Lease waits), is frozen (SIGSTOP), the queue resumes, and the
+        // waiting Lease gives the frozen worker a job it can never finish; then SIGKILL.
+        try await Self.pause(client, true)
+        let doomed = try Self.worker(folder, "doomed", imageService: rpc)
+        defer { if doomed.process.isRunning { kill(doomed.process.processIdentifier, SIGKILL) } }
+        try await Self.waitForHealth("ipc://\(folder)/doomed.sock")
         let end = ContinuousClock.now + .seconds(120)
         var held: [Job] = []
-        var logs = ""
-        for attempt in 0..<8 where held.isEmpty && ContinuousClock.now < end {
-            let doomed = try Self.worker(folder, "doomed-\(attempt)", imageService: rpc)
-            // Every 10 ms (a job takes hundreds): a poll without a pause took both cores from
-            // every other test running beside this one.
-            while try await Self.jobs(client, .running).isEmpty && ContinuousClock.now < end {
-                try await Task.sleep(for: .milliseconds(10))
+        while held.isEmpty && ContinuousClock.now < end {
+            kill(doomed.process.processIdentifier, SIGSTOP)
+            try await Self.pause(client, false)
+            let waited = ContinuousClock.now + .seconds(2)
+            while held.isEmpty && ContinuousClock.now < waited {
+                held = try await Self.jobs(client, .running)
+                try await Task.sleep(for: .milliseconds(20))
             }
-            kill(doomed.process.processIdentifier, SIGKILL)
-            #expect(await ExecutableTests.waitForExit(doomed.process, seconds: 10))
-            logs += String(decoding: doomed.stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            held = try await Self.jobs(client, .running)
+            // Its Lease was not waiting yet when it froze: let it run a moment (far less than a
+            // job takes) with the queue paused, and try again.
+            if held.isEmpty {
+                try await Self.pause(client, true)
+                kill(doomed.process.processIdentifier, SIGCONT)
+                try await Task.sleep(for: .milliseconds(200))
+            }
         }
-        guard let victim = held.first else {
-            var stats = JobStatsRequest()
-            stats.queue = "thumbnails"
-            let counts = try await client.call(JobQueueRPC.stats, stats, options: Self.patient)
-            Issue.record("no worker died holding a job: \(counts); their logs:\n\(logs)")
-            return
-        }
-        #expect(held.count == 1, "one job at a time: \(held)")
+        kill(doomed.process.processIdentifier, SIGKILL)
+        #expect(await ExecutableTests.waitForExit(doomed.process, seconds: 10))
+        let victim = try #require(held.first, "no job was leased to the frozen worker")
+        #expect(held.count == 1 && victim.attempts == 1, "one job at a time: \(held)")
 
         let next = try Self.worker(folder, "next", imageService: rpc)
         defer { if next.process.isRunning { next.process.terminate() } }

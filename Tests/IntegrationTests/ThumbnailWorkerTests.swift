@@ -26,6 +26,18 @@ import RPCTestSupport
         return try await client.call(ImageServiceRPC.listImages, request).images.filter { $0.parentKey == parent }
     }
 
+    /// A harness running image-service, and a client of it.
+    static func imageService() throws -> (Harness, RPCClient) {
+        let harness = try Harness()
+        do {
+            try harness.start(.imageService)
+            return (harness, try harness.client(.imageService))
+        } catch {
+            harness.shutdown()
+            throw error
+        }
+    }
+
     /// Waits (60 s at most) until `done` holds.
     static func waitUntil(_ done: () async throws -> Bool) async throws {
         let end = monotonicMilliseconds() + 60_000
@@ -119,11 +131,8 @@ import RPCTestSupport
     }
 
     @Test func aLateWorkersCompletionStoresNothingAndLeavesNoFile() async throws {
-        let harness = try Harness()
-        defer { harness.shutdown() }
-        try harness.start(.imageService)
-        let client = try harness.client(.imageService)
-        defer { client.close() }
+        let (harness, client) = try Self.imageService()
+        defer { client.close(); harness.shutdown() }
         let original = try await Self.put(client, "Landscape_3.jpg")
         let late = try await Self.lease(client, worker: "late")
         // The first worker's lease ends (given back, as an expiry would), a second worker takes the job.
@@ -151,11 +160,8 @@ import RPCTestSupport
     }
 
     @Test func aResultThatIsNotThumbnailsOfTheSizesAskedIsRefusedNamingWhatIsWrong() async throws {
-        let harness = try Harness()
-        defer { harness.shutdown() }
-        try harness.start(.imageService)
-        let client = try harness.client(.imageService)
-        defer { client.close() }
+        let (harness, client) = try Self.imageService()
+        defer { client.close(); harness.shutdown() }
         let original = try await Self.put(client, "Landscape_1.jpg")
         let job = try await Self.lease(client, worker: "w")
 
@@ -190,11 +196,8 @@ import RPCTestSupport
     }
 
     @Test func theThumbnailsOfAnImageDeletedWhileTheyWereMadeAreNotStored() async throws {
-        let harness = try Harness()
-        defer { harness.shutdown() }
-        try harness.start(.imageService)
-        let client = try harness.client(.imageService)
-        defer { client.close() }
+        let (harness, client) = try Self.imageService()
+        defer { client.close(); harness.shutdown() }
         let original = try await Self.put(client, "Portrait_1.jpg")
         let job = try await Self.lease(client, worker: "w")
         var delete = DeleteImageRequest()
@@ -207,11 +210,8 @@ import RPCTestSupport
     }
 
     @Test func enqueueThumbnailsMakesOneBatchAndMissingOnlySkipsWhatIsThere() async throws {
-        let harness = try Harness()
-        defer { harness.shutdown() }
-        try harness.start(.imageService)
-        let client = try harness.client(.imageService)
-        defer { client.close() }
+        let (harness, client) = try Self.imageService()
+        defer { client.close(); harness.shutdown() }
         var originals: [ImageInfo] = []
         for name in ["Landscape_1.jpg", "Landscape_2.jpg", "Portrait_3.jpg", "Portrait_4.jpg"] {
             originals.append(try await Self.put(client, name))
@@ -255,11 +255,8 @@ import RPCTestSupport
     }
 
     @Test func enqueueThumbnailsRefusesWhatItCannotDoNamingIt() async throws {
-        let harness = try Harness()
-        defer { harness.shutdown() }
-        try harness.start(.imageService)
-        let client = try harness.client(.imageService)
-        defer { client.close() }
+        let (harness, client) = try Self.imageService()
+        defer { client.close(); harness.shutdown() }
         let original = try await Self.put(client, "Landscape_1.jpg")
         func refusal(_ edit: (inout EnqueueThumbnailsRequest) -> Void) async -> RPCError? {
             var request = EnqueueThumbnailsRequest()
@@ -325,11 +322,8 @@ import RPCTestSupport
     }
 
     @Test func aBatchOfFiveHundredImagesIsThumbnailedByTwoWorkersWithNoDuplicates() async throws {
-        let harness = try Harness()
-        defer { harness.shutdown() }
-        try harness.start(.imageService)
-        let client = try harness.client(.imageService)
-        defer { client.close() }
+        let (harness, client) = try Self.imageService()
+        defer { client.close(); harness.shutdown() }
         var keys: [String] = []
         for seed in 0..<500 {
             var request = PutImageRequest()
