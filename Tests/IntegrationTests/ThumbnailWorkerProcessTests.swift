@@ -2,6 +2,7 @@ import Foundation
 import JPEG
 import Proto
 import RPC
+import Synchronization
 import Testing
 import ZMQ
 
@@ -127,5 +128,65 @@ import ZMQ
         kill(next.process.processIdentifier, SIGTERM)
         #expect(await ExecutableTests.waitForExit(next.process, seconds: 20))
         #expect(next.process.terminationStatus == 0)
+    }
+
+    @Test func aSIGKILLDuringPutsLeavesEveryStoredJPEGWithItsJobAndNoJobWithoutItsImage() async throws {
+        let folder = try ExecutableTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rpc = "ipc://\(folder)/images.sock"
+        let arguments = ["--rpc", rpc, "--events", "ipc://\(folder)/events.sock", "--data-dir", folder + "/data"]
+        let first = try ExecutableTests.launch("image-service", arguments, endpoint: rpc)
+        defer { if first.process.isRunning { kill(first.process.processIdentifier, SIGKILL) } }
+        let client = try RPCClient(context: ExecutableTests.context, endpoint: rpc, configuration: .init(connectWaitMilliseconds: 10_000))
+        defer { client.close() }
+        _ = try await client.call(HealthRPC.check, HealthCheckRequest(), options: Self.patient)
+
+        // Two writers put JPEGs until the kill, which lands among puts in flight.
+        let shared = Puts(), pid = first.process.processIdentifier
+        await withTaskGroup(of: Void.self) { group in
+            for writer in 0..<2 {
+                group.addTask {
+                    for seed in stride(from: writer, to: 100_000, by: 2) {
+                        var put = PutImageRequest()
+                        guard let jpeg = try? CascadeOrderTests.jpeg(width: 64, height: 48, seed: seed) else { return }
+                        put.data = jpeg
+                        do {
+                            _ = try await client.call(ImageServiceRPC.putImage, put, options: .init(timeoutMilliseconds: 3000, retry: .none))
+                            shared.acknowledged.withLock { $0 += 1 }
+                        } catch {
+                            if shared.killed.withLock({ $0 }) { return }
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                let end = ContinuousClock.now + .seconds(60)
+                while shared.acknowledged.withLock({ $0 }) < 20 && ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(5)) }
+                shared.killed.withLock { $0 = true }
+                kill(pid, SIGKILL)
+            }
+        }
+        #expect(await ExecutableTests.waitForExit(first.process, seconds: 10))
+
+        let second = try ExecutableTests.launch("image-service", arguments, endpoint: rpc)
+        defer { if second.process.isRunning { second.process.terminate() } }
+        var list = ListImagesRequest()
+        list.kind = .original
+        list.pageSize = 1000
+        let stored = Set(try await client.call(ImageServiceRPC.listImages, list, options: Self.patient).images.map(\.key))
+        var jobs = ListJobsRequest()
+        jobs.queue = "thumbnails"
+        jobs.state = .queued
+        jobs.pageSize = 1000
+        let queued = try await client.call(JobQueueRPC.listJobs, jobs, options: Self.patient).jobs
+        let jobKeys = try queued.map { try ThumbnailJob(serializedBytes: $0.payload).imageKey }
+        #expect(stored.count >= shared.acknowledged.withLock { $0 } && stored.count >= 20)
+        #expect(Set(jobKeys) == stored && jobKeys.count == stored.count, "\(stored.count) images, \(jobKeys.count) jobs")
+    }
+
+    /// What the writers of the SIGKILL test share.
+    final class Puts: Sendable {
+        let acknowledged = Mutex(0)
+        let killed = Mutex(false)
     }
 }
