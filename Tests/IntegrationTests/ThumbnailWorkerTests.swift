@@ -60,6 +60,9 @@ import RPCTestSupport
         request.queue = "thumbnails"
         request.workerId = worker
         request.waitMs = 5000
+        // Ten minutes: no heartbeat keeps a test's lease, and a loaded machine has run a test
+        // past the default 30 s, whose sweep then took the job back.
+        request.leaseMs = 600_000
         return try #require(try await client.call(JobQueueRPC.lease, request, options: .init(timeoutMilliseconds: 10_000)).jobs.first)
     }
 

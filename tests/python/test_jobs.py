@@ -49,7 +49,7 @@ def thumbnails_of(client, pb, key: str):
     return [image for image in listed.images if image.parent_key == key]
 
 
-def lease(client, pb, worker="python-worker", lease_ms=0):
+def lease(client, pb, worker="python-worker", lease_ms=600_000):
     reply = jobs_call(client, pb, "Lease", pb.jobs.LeaseRequest(queue="thumbnails", worker_id=worker, wait_ms=3000,
                                                                 lease_ms=lease_ms), timeout_ms=10000)
     assert len(reply.jobs) == 1, reply
