@@ -23,6 +23,7 @@ extension JobQueueService {
             announce(leased.expired, queue: request.queue, leasedNow: leased.jobs.count)
             var response = LeaseResponse()
             response.jobs = leased.jobs
+            if !leased.jobs.isEmpty { giveBackIfUndelivered(leased.jobs, context) }
             let left = waitEnd - monotonicMilliseconds()
             if !leased.jobs.isEmpty || left <= 0 || Task.isCancelled || draining.load(ordering: .relaxed) { return response }
             var sleep = left
@@ -31,6 +32,32 @@ extension JobQueueService {
             // The wait ran out with no signal and no job falling due: nothing to look for.
             if queue.notifier.generation == generation && monotonicMilliseconds() >= waitEnd { return LeaseResponse() }
             if draining.load(ordering: .relaxed) { return LeaseResponse() }
+        }
+    }
+
+    /// Gives `jobs` back to the queue (as a stopping worker would) if the Lease answer that holds
+    /// them never reaches its caller: a worker that stopped while its Lease waited (its process
+    /// gone, or its call given up) would otherwise hold them, unseen, until their leases expired.
+    func giveBackIfUndelivered(_ jobs: [Job], _ context: RPCContext) {
+        context.onUndelivered { [self] in
+            owner.write({ [clock] _, store in
+                for job in jobs {
+                    var request = FailRequest()
+                    request.queue = job.queue
+                    request.jobId = job.jobId
+                    request.leaseId = job.leaseId
+                    request.giveBack = true
+                    _ = try? store.fail(request, now: clock.nowMilliseconds())
+                }
+            }) { [self] result in
+                if case .failure(let error) = result {
+                    logger.warning("giving back \(jobs.count) jobs whose Lease answer was not delivered failed (they return when their leases expire): \(error)")
+                    return
+                }
+                logger.info("gave back \(jobs.count) jobs whose Lease answer did not reach its worker (it stopped or went away)",
+                    ["jobs": jobs.map(\.jobId).joined(separator: ",")])
+                jobsReady(queue: jobs[0].queue)
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Proto
 import Runtime
+import Synchronization
 
 /// What a handler knows about the call it serves.
 public struct RPCContext: Sendable {
@@ -14,6 +15,8 @@ public struct RPCContext: Sendable {
     /// The deadline on the monotonic clock, in milliseconds.
     let deadlineMilliseconds: Int64
     let baseLogger: Logger
+    /// What runs when this call's answer does not reach its caller (`onUndelivered`).
+    let undelivered = UndeliveredHook()
 
     /// A logger tagged with the method and request id (built on use: most calls never log).
     public var logger: Logger {
@@ -31,5 +34,27 @@ public struct RPCContext: Sendable {
     /// steps, and work queued for the call (a store's queue) before it starts.
     public func checkDeadline() throws(RPCError) {
         if remainingMilliseconds == 0 { throw .deadlineExceeded("deadline passed while serving \(method)") }
+    }
+
+    /// Runs `body` (once, on the server's I/O thread; keep it short) if this call's answer does
+    /// not reach its caller: the caller disconnected (its process stopped or died while the call
+    /// waited), its queue was full, or it was answered already (its deadline passed, or the
+    /// server stopped). A handler whose answer hands something over (a Lease that leased jobs)
+    /// takes it back here, instead of leaving it to a caller that will never see it.
+    public func onUndelivered(_ body: @escaping @Sendable () -> Void) {
+        undelivered.body.withLock { $0 = body }
+    }
+}
+
+/// The `RPCContext.onUndelivered` closure of one call.
+final class UndeliveredHook: Sendable {
+    let body = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Runs the closure, if one was set, once.
+    func fire() {
+        body.withLock { body in
+            defer { body = nil }
+            return body
+        }?()
     }
 }

@@ -158,7 +158,7 @@ extension RPCServer {
         func inFlight(_ task: Task<Void, Never>?, bytes: Int) -> InFlight {
             InFlight(
                 identity: call.identity, requestID: header.requestId, deadline: call.deadline, method: header.method,
-                idempotencyKey: idempotencyKey, task: task, bytes: bytes)
+                idempotencyKey: idempotencyKey, task: task, bytes: bytes, undelivered: context.undelivered)
         }
         // Large bodies are decoded off this thread: their decode (bounded as it is) would hold
         // up every other caller meanwhile.

@@ -15,6 +15,8 @@ extension RPCServer {
         let task: Task<Void, Never>?
         /// The request body's size, counted against `maxInFlightBytes` until the handler ends.
         let bytes: Int
+        /// Told when the handler's answer does not reach the caller.
+        var undelivered: UndeliveredHook? = nil
         /// Set once the caller was answered (its deadline passed, or the server stopped) while
         /// the handler goes on: what it finishes goes only to the callers waiting on its key.
         var answered = false
@@ -238,15 +240,19 @@ extension RPCServer {
                 send(socket, to: waiter.identity, requestID: waiter.requestID, answer)
             }
         }
-        guard !call.answered else { return }
+        guard !call.answered else {
+            call.undelivered?.fire()
+            return
+        }
         if call.deadline < now {
             // The client is about to be told DEADLINE_EXCEEDED by the deadline scan: tell it now.
             counters.deadlineExceeded.bump()
             send(socket, to: call.identity, requestID: call.requestID, Answer(
                 code: .deadlineExceeded, message: "deadline passed while serving \(call.method)"))
+            call.undelivered?.fire()
             return
         }
-        send(socket, to: call.identity, requestID: call.requestID, answer)
+        if !send(socket, to: call.identity, requestID: call.requestID, answer) { call.undelivered?.fire() }
     }
 
     /// Answers DEADLINE_EXCEEDED for calls past their deadline and cancels their handlers, and
@@ -273,20 +279,22 @@ extension RPCServer {
     }
 
     /// Sends the reply of every answer the server gives, without blocking; a gone or slow peer
-    /// loses its reply (counted), never the server.
-    func send(_ socket: Socket, to identity: [[UInt8]], requestID: UInt64, _ answer: Answer) {
+    /// loses its reply (counted, and false returned), never the server.
+    @discardableResult
+    func send(_ socket: Socket, to identity: [[UInt8]], requestID: UInt64, _ answer: Answer) -> Bool {
         let message = Envelope.reply(
             to: identity, requestID: requestID, code: answer.code, message: answer.message,
             retryAfterMilliseconds: answer.retryAfter, body: answer.body)
         do {
             if try socket.send(message, dontWait: true) {
                 counters.replied.bump()
-            } else {
-                counters.dropped.bump()
+                return true
             }
+            counters.dropped.bump()
         } catch {
             // EHOSTUNREACH: the peer disconnected (ROUTER_MANDATORY makes that visible).
             counters.dropped.bump()
         }
+        return false
     }
 }

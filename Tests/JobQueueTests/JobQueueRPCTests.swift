@@ -285,6 +285,28 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         #expect(capped.jobs.isEmpty)
     }
 
+    @Test func aWaitingLeaseWhoseWorkerWentAwayGivesItsJobBackAtOnce() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        // A worker that stops while its Lease waits (a restart, a scale-down): the Lease is
+        // still waiting at the service when the next job comes.
+        let gone = try RPCClient(context: testContext, endpoint: fixture.folder.endpoint("rpc"), configuration: QueueFixture.clientConfiguration)
+        let waiting = Task {
+            try await gone.call(JobQueueRPC.lease, leaseRequest(worker: "gone", waitMs: 20_000), options: .init(timeoutMilliseconds: 30_000))
+        }
+        await fixture.waitForWaiters(1)
+        gone.close()
+        _ = await waiting.result
+        // libzmq ends the connection on its own thread; give it a moment to see the close.
+        try await Task.sleep(for: .milliseconds(200))
+        try await fixture.enqueue()
+        // Given back as the answer failed to reach "gone": the next worker has it now, not
+        // after the 30 s lease, as a first attempt with no error.
+        let leased = try await fixture.client.call(
+            JobQueueRPC.lease, leaseRequest(worker: "alive", waitMs: 10_000), options: .init(timeoutMilliseconds: 20_000))
+        #expect(leased.jobs.count == 1 && leased.jobs.first?.attempts == 1 && leased.jobs.first?.workerId == "alive", "\(leased.jobs)")
+    }
+
     @Test func aDeadWorkersJobIsLeasedAgainWhenItsLeaseExpires() async throws {
         let fixture = try QueueFixture()
         defer { fixture.stop() }

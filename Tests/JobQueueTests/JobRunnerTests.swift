@@ -75,6 +75,32 @@ import WorkerRuntime
         #expect(first.state == .done && first.result == Array("made 0!".utf8) && first.attempts == 1)
     }
 
+    @Test func anIdleRunnerWaitingInItsLeaseRunsTheJobThatWakesIt() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let connection = try Self.connection(fixture)
+        defer { connection.stop() }
+        let runs = Atomic<Int>(0)
+        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(concurrency: 1), logger: testLogger) { _ in
+            runs.add(1, ordering: .relaxed)
+            return []
+        }
+        try runner.start()
+        defer { runner.stop() }
+        // The runner's Lease is waiting in the queue before the job exists.
+        await fixture.waitForWaiters(1)
+        try await fixture.enqueue()
+        try await Self.waitUntil { try await Self.stats(fixture).done == 1 }
+        #expect(runs.load(ordering: .relaxed) == 1)
+        let page = try await fixture.client.call(JobQueueRPC.listJobs, {
+            var request = ListJobsRequest()
+            request.queue = "thumbnails"
+            request.state = .done
+            return request
+        }())
+        #expect(page.jobs.count == 1 && page.jobs[0].attempts == 1 && page.jobs[0].errors.isEmpty, "\(page.jobs)")
+    }
+
     @Test func aJobLongerThanItsLeaseIsKeptByHeartbeatsAndNotSweptOrRunTwice() async throws {
         let fixture = try QueueFixture(sweeperInterval: 20)
         defer { fixture.stop() }
