@@ -94,7 +94,7 @@ extension ImageStore {
                 return thumbnail
             }
             return kept.serializedBytes()
-        }, finish: { [self] committed in
+        }, finish: { committed in
             defer { releaseAll() }
             guard committed, let gone = removed.withLock({ $0 }) else {
                 for (image, _) in stored { blobs.remove(key: image.info.key) }
