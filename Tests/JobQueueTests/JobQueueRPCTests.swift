@@ -48,6 +48,9 @@ struct QueueFixture {
     /// The fixture's clients wait up to 10 s to connect: a loaded CI machine (the whole suite
     /// runs at once on two cores) has taken over a second to connect an ipc socket.
     static let clientConfiguration = RPCClient.Configuration(connectWaitMilliseconds: 10_000)
+    /// For Complete, whose staging runs as a task on the shared pool: in a full run, tests that
+    /// block the pool's two threads in a synchronous stop() have held it up past 10 s.
+    static let patient = CallOptions(timeoutMilliseconds: 60_000)
     /// What each staged completion's `finish` was told (committed or not).
     let finishes = Recorded<Bool>()
 
@@ -147,8 +150,8 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         extend.leaseMs = 60_000
         #expect(try await client.call(JobQueueRPC.extend, extend).leaseExpiresAtMs > jobs[0].leaseExpiresAtMs)
 
-        _ = try await client.call(JobQueueRPC.complete, completeRequest(jobs[0], result: "thumbs"))
-        _ = try await client.call(JobQueueRPC.complete, completeRequest(jobs[0], result: "thumbs"))
+        _ = try await client.call(JobQueueRPC.complete, completeRequest(jobs[0], result: "thumbs"), options: QueueFixture.patient)
+        _ = try await client.call(JobQueueRPC.complete, completeRequest(jobs[0], result: "thumbs"), options: QueueFixture.patient)
         #expect(fixture.effects.count == 1)
         // The first committed what it staged; the repeat wrote nothing.
         #expect(fixture.finishes.all == [true, false])
@@ -229,7 +232,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         try await fixture.enqueue()
         let job = try #require(try await client.call(JobQueueRPC.lease, leaseRequest()).jobs.first)
         _ = try await client.call(JobQueueRPC.fail, failRequest(job))
-        let stale = await rpcError { try await client.call(JobQueueRPC.complete, completeRequest(job)) }
+        let stale = await rpcError { try await client.call(JobQueueRPC.complete, completeRequest(job), options: QueueFixture.patient) }
         #expect(stale?.code == .failedPrecondition && stale?.message.hasSuffix("this worker's result was not stored") == true)
         #expect(fixture.effects.count == 0 && fixture.finishes.all == [false])
 
@@ -351,7 +354,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         defer { fixture.stop() }
         try await fixture.enqueue(5)
         for job in try await fixture.client.call(JobQueueRPC.lease, leaseRequest(max: 5)).jobs {
-            _ = try await fixture.client.call(JobQueueRPC.complete, completeRequest(job))
+            _ = try await fixture.client.call(JobQueueRPC.complete, completeRequest(job), options: QueueFixture.patient)
         }
         // Ten seconds at most for the sweeper's ticks (chunks of 2; the chunking itself is
         // JobStoreTests' doneJobsPastRetentionArePrunedInBoundedChunks).

@@ -151,14 +151,16 @@ import TestSupport
         let client = try RPCClient(context: testContext, endpoint: server.boundEndpoints[0])
         defer { client.close() }
         var slow = GetItemRequest()
-        slow.key = "sleep:150"
+        slow.key = "sleep:500"
         async let first = client.call(ItemServiceRPC.getItem, slow)
-        try await Task.sleep(for: .milliseconds(30))
+        // The second call is sent once the first is surely running (on a loaded machine a fixed
+        // 30 ms pause let the first finish before it, or arrive after it), and retries patiently.
+        #expect(try await eventually { server.stats.inFlight == 1 })
         var quick = GetItemRequest()
         quick.key = "quick"
-        let second = try await client.call(ItemServiceRPC.getItem, quick)
+        let second = try await client.call(ItemServiceRPC.getItem, quick, options: .init(retry: RetryPolicy(maxAttempts: 100)))
         #expect(second.key == "quick")
-        #expect(try await first.key == "sleep:150")
+        #expect(try await first.key == "sleep:500")
         #expect(server.stats.rejectedBusy >= 1)
     }
 }
