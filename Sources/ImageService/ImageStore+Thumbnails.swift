@@ -46,12 +46,16 @@ extension ImageStore {
         try Self.check(result, asked: payload.sizes.map(Int.init), job: job.jobId)
         let parentKey = payload.imageKey
         let nothingStored = ThumbnailResult().serializedBytes()
-        guard let parent = try await onReader({ try $0.get(parentKey) }) else {
+        let sizes = result.thumbnails.map { Int($0.size) }
+        // The image and the thumbnails these replace, in one read.
+        let (found, replaced) = try await onReader { index -> (ImageInfo?, [ImageInfo]) in
+            guard let parent = try index.get(parentKey) else { return (nil, []) }
+            return (parent, try index.thumbnails(of: parentKey, sizes: sizes))
+        }
+        guard let parent = found else {
             // Deleted since the job was queued: nothing to store.
             return StagedCompletion(effect: { _, _, _ in nothingStored })
         }
-        let sizes = result.thumbnails.map { Int($0.size) }
-        let replaced = try await onReader { try $0.thumbnails(of: parentKey, sizes: sizes) }
         // Deletes first (they may wait), then the new keys (fresh UUIDs: they never wait).
         await claimForDelete(Set(replaced.map(\.key)))
         let made = result.thumbnails.map { thumbnail in (thumbnail, Self.thumbnailKey(of: parentKey)) }

@@ -26,11 +26,12 @@ import RPCTestSupport
         return try await client.call(ImageServiceRPC.listImages, request).images.filter { $0.parentKey == parent }
     }
 
-    /// A harness running image-service, and a client of it.
-    static func imageService() throws -> (Harness, RPCClient) {
+    /// A harness running image-service (and the thumbnail worker), and a client of it.
+    static func imageService(withWorker: Bool = false) throws -> (Harness, RPCClient) {
         let harness = try Harness()
         do {
             try harness.start(.imageService)
+            if withWorker { try harness.start(.thumbnailWorker) }
             return (harness, try harness.client(.imageService))
         } catch {
             harness.shutdown()
@@ -97,12 +98,8 @@ import RPCTestSupport
     }
 
     @Test func aStoredJPEGGetsItsThumbnailsFromTheWorkerAndRenditionsServeThem() async throws {
-        let harness = try Harness()
-        defer { harness.shutdown() }
-        try harness.start(.imageService)
-        try harness.start(.thumbnailWorker)
-        let client = try harness.client(.imageService)
-        defer { client.close() }
+        let (harness, client) = try Self.imageService(withWorker: true)
+        defer { client.close(); harness.shutdown() }
         // Stored 1800×1200 with orientation 6: displayed 1200×1800.
         let original = try await Self.put(client, "Portrait_6.jpg")
         try await Self.waitUntil { try await Self.thumbnails(client, of: original.key).count == 3 }
@@ -298,12 +295,8 @@ import RPCTestSupport
     }
 
     @Test func aPoisonImageIsDeadAtOnceWithItsReasonAndTheWorkerGoesOn() async throws {
-        let harness = try Harness()
-        defer { harness.shutdown() }
-        try harness.start(.imageService)
-        try harness.start(.thumbnailWorker)
-        let client = try harness.client(.imageService)
-        defer { client.close() }
+        let (harness, client) = try Self.imageService(withWorker: true)
+        defer { client.close(); harness.shutdown() }
         // Pillow's hopper_bad_exif.jpg is stored (its segments are whole) but TurboJPEG stops at
         // a warning decoding it: every attempt would fail the same way.
         var poison = PutImageRequest()
