@@ -1,6 +1,7 @@
 import Foundation
 import Harness
 import Testing
+import TestSupport
 
 /// `homepwner` as a user runs it, against a suite brought up by the harness.
 @Suite struct CLITests {
@@ -80,7 +81,7 @@ import Testing
         #expect(badJSON.status == 3)
         #expect(badJSON.stderr.contains("unknown field \"servce\""))
 
-        harness.stop(.itemService)
+        await offThePool { harness.stop(.itemService) }
         let down = try await Self.homepwner(["call", "Health/Check", "--json", "--timeout", "3000"], harness: harness)
         #expect(down.status == 5)
         #expect(down.stdout.contains("\"status\": \"UNAVAILABLE\""))
@@ -90,7 +91,7 @@ import Testing
         let harness = try Harness()
         defer { harness.shutdown() }
         try harness.start()
-        harness.stop(.imageService)
+        await offThePool { harness.stop(.imageService) }
         // "thumbnails" in another field does not send a "capture" request to image-service: a
         // live process answers it (item-service, which serves no JobQueue yet: UNIMPLEMENTED).
         let capture = try await Self.homepwner(
@@ -112,7 +113,7 @@ import Testing
         let up = try await Self.homepwner(["health"], harness: harness)
         #expect(up.status == 0)
         #expect(up.stdout.contains("item-service") && up.stdout.contains("image-service"))
-        harness.stop(.imageService)
+        await offThePool { harness.stop(.imageService) }
         let down = try await Self.homepwner(["health", "--json"], harness: harness)
         #expect(down.status == 5)
         #expect(down.stdout.contains("\"status\": \"UNAVAILABLE\""))

@@ -4,6 +4,7 @@ import Proto
 import RPC
 import Runtime
 import Testing
+import TestSupport
 import RPCTestSupport
 
 /// The in-process suite: every part up on real ipc sockets, stopped and restarted one by one.
@@ -31,7 +32,7 @@ import RPCTestSupport
         defer { client.close() }
         #expect(try await client.call(HealthRPC.check, HealthCheckRequest()).process == "image-service")
 
-        harness.stop(.imageService)
+        await offThePool { harness.stop(.imageService) }
         #expect(!harness.isRunning(.imageService))
         let error = await rpcError {
             try await client.call(HealthRPC.check, HealthCheckRequest(), options: .init(retry: .none))

@@ -1,6 +1,7 @@
 import Foundation
 import Harness
 import Testing
+import TestSupport
 
 /// `homepwner item …` through the real executable against the harness.
 @Suite struct ItemCLITests {
@@ -79,7 +80,7 @@ import Testing
         let stale = try await Self.homepwner(["item", "edit", key, "--value", "3", "--expect-version", "9"], harness: harness)
         #expect(stale.status == 6 && stale.stderr.contains("ABORTED"))
 
-        harness.stop(.itemService)
+        await offThePool { harness.stop(.itemService) }
         let down = try await Self.homepwner(["item", "ls", "--timeout", "2000"], harness: harness)
         #expect(down.status == 5)
     }

@@ -3,6 +3,7 @@ import Harness
 import Proto
 import RPC
 import Testing
+import TestSupport
 import RPCTestSupport
 
 /// The item delete cascade against the real image service in the harness.
@@ -37,7 +38,7 @@ import RPCTestSupport
         }
         #expect(try await Self.images(of: doomed.key, clients.images).count == 2)
 
-        harness.stop(.imageService)
+        await offThePool { harness.stop(.imageService) }
         var delete = DeleteItemRequest()
         delete.key = doomed.key
         _ = try await clients.items.call(ItemServiceRPC.deleteItem, delete)

@@ -5,6 +5,7 @@ import RPC
 import Runtime
 import Synchronization
 import Testing
+import TestSupport
 import WorkerRuntime
 
 /// The worker side of the queue (`WorkerRuntime.JobRunner`) against the real service over a
@@ -72,7 +73,7 @@ import WorkerRuntime
         try runner.start()
         try await fixture.enqueue(24)
         try await Self.waitUntil { try await Self.stats(fixture).done == 24 }
-        runner.stop()
+        await offThePool { runner.stop() }
 
         let seen = running.withLock { $0 }
         #expect(seen.runs.count == 24 && seen.runs.values.allSatisfy { $0 == 1 }, "\(seen.runs)")
@@ -121,7 +122,7 @@ import WorkerRuntime
         try runner.start()
         try await fixture.enqueue()
         try await Self.waitUntil { try await Self.stats(fixture).done == 1 }
-        runner.stop()
+        await offThePool { runner.stop() }
         #expect(runs.load(ordering: .relaxed) == 1)
         let done = try await Self.doneJobs(fixture)
         #expect(done.count == 1 && done[0].attempts == 1 && done[0].errors.isEmpty, "\(done)")
@@ -142,7 +143,7 @@ import WorkerRuntime
             let stats = try await Self.stats(fixture)
             return stats.dead == 1 && stats.scheduled == 1
         }
-        runner.stop()
+        await offThePool { runner.stop() }
         let dead = try await Self.job(fixture, "1"), retried = try await Self.job(fixture, "2")
         #expect(dead.state == .dead && dead.errors.map(\.message) == ["not a JPEG: starts with 0x00"])
         #expect(dead.errors.first?.workerId == "runner-test")
@@ -158,7 +159,7 @@ import WorkerRuntime
         async let waiting = fixture.client.call(
             JobQueueRPC.lease, leaseRequest(waitMs: 60_000), options: CallOptions(timeoutMilliseconds: 70_000))
         await fixture.waitForWaiters(1)
-        fixture.composition.stop()
+        await offThePool { fixture.composition.stop() }
         #expect(try await waiting.jobs.isEmpty)
         fixture.client.close()
     }
@@ -185,7 +186,7 @@ import WorkerRuntime
         try await fixture.enqueue(2)
         try await Self.waitUntil { started.load(ordering: .relaxed) == 2 }
         stopping.store(true, ordering: .relaxed)
-        runner.stop()
+        await offThePool { runner.stop() }
         let quick = try await Self.job(fixture, "1"), slow = try await Self.job(fixture, "2")
         #expect(quick.state == .done)
         // Handed back: queued again now, the attempt not counted, no error kept.
