@@ -53,7 +53,7 @@ public enum JPEG {
     /// Decodes to 8-bit RGB in stored orientation (apply `header.orientation` with `RGBImage.oriented`).
     ///
     /// - Parameters:
-    ///   - targetSize: when set, the smallest DCT scaling (1/8 … 1/1) whose output still covers this size in
+    ///   - targetSize: when set, the smallest DCT scaling of 1/8, 1/4 and 1/2 whose output still covers this size in
     ///     both dimensions, measured in stored (unoriented) pixels; full size when the image is smaller.
     ///   - options: pixel limit (checked on the full declared size before decoding), scan limit, DCT speed.
     public static func decode(
@@ -230,14 +230,20 @@ public enum JPEG {
         }
     }
 
-    /// The output size of the smallest downscaling factor that still covers `target`; full size without a target.
+    /// The output size of the smallest downscaling factor of 1/2, 1/4 and 1/8 that still covers
+    /// `target`; full size when none does, or without a target.
     static func scaledSize(of header: JPEGHeader, toCover target: (width: Int, height: Int)?) -> (width: Int, height: Int) {
         guard let target else { return (header.width, header.height) }
         precondition(target.width > 0 && target.height > 0, "targetSize must be positive (got \(target))")
         var count: Int32 = 0
         guard let factors = tjGetScalingFactors(&count) else { return (header.width, header.height) }
         var best = (width: header.width, height: header.height)
-        for factor in UnsafeBufferPointer(start: factors, count: Int(count)) where factor.num < factor.denom {
+        // Only 1/2, 1/4 and 1/8: libjpeg-turbo's SIMD code covers those (its reduced IDCTs and
+        // merged upsampling), while 7/8, 3/4, 5/8 and the rest run in plain C and cost more than
+        // the whole image does. Measured on 171 wallpapers (mostly 2560×1600, FIT 1024, so 2048
+        // to cover): 7/8 took 1.9 times as long as 1/1 (ops/bench thumbs, BENCHMARKS.md).
+        // Pillow's draft mode and libvips' shrink-on-load make the same choice.
+        for factor in UnsafeBufferPointer(start: factors, count: Int(count)) where factor.num == 1 && factor.denom > 1 {
             // TJSCALED(): a macro, so Swift cannot import it.
             let num = Int(factor.num), denom = Int(factor.denom)
             let width = (header.width * num + denom - 1) / denom

@@ -5,8 +5,9 @@
 /// 1. The header is read (the pixel limit of `DecodeOptions`, from the frame header) and the
 ///    whole structure walked (every scan up to EOI: cut-off data, more scans than the
 ///    progressive-scan limit, a broken segment), all before any pixel buffer is allocated.
-/// 2. One TurboJPEG decode, DCT-scaled to the smallest scale that still leaves at least twice
-///    the largest size (`RenditionPlan.decodeTarget`; the whole image when it is smaller),
+/// 2. One TurboJPEG decode, DCT-scaled to the smallest of 1/2, 1/4 and 1/8 (the scales
+///    libjpeg-turbo decodes with SIMD: 7/8 costs more than the whole) that still leaves at
+///    least twice the largest size (`RenditionPlan.decodeTarget`; the whole image when it is smaller),
 ///    TJFLAG_LIMITSCANS on by default; grey comes out as RGB, CMYK and YCCK are converted to
 ///    RGB (Adobe's inverted samples too, `RGBImage(width:height:cmyk:adobeInverted:)`).
 /// 3. The EXIF orientation applied (all eight), so the pixels are upright.

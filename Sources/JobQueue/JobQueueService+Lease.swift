@@ -15,7 +15,9 @@ extension JobQueueService {
         let waitEnd = monotonicMilliseconds() + min(Int64(request.waitMs), max(0, budget - min(250, budget / 5)))
         while true {
             let generation = queue.notifier.generation
-            let leased = try await owner.write { [clock] _, jobs in
+            // Not waiting for the fsync: a lease lost to a power cut only has its job leased
+            // again, and the first worker's Complete is then refused as a stale lease.
+            let leased = try await owner.write(durable: false) { [clock] _, jobs in
                 // Queued past the call's deadline: its caller hears nothing, so lease it nothing.
                 try context.checkDeadline()
                 return try jobs.lease(request, now: clock.nowMilliseconds())

@@ -110,7 +110,8 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
             response.state = job.state
             return response
         }
-        onWrite(server, JobQueueRPC.extend) { [self] request, _, jobs in
+        // A heartbeat lost to a power cut: the lease ends sooner than extended, as if the worker died.
+        onWrite(server, JobQueueRPC.extend, durable: false) { [self] request, _, jobs in
             try refuseInProcess(request.queue)
             return try jobs.extend(request, now: clock.nowMilliseconds())
         } finish: { expiry in
@@ -176,11 +177,11 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
     /// Registers `method` as a write on the owner's thread, answered from there once it
     /// committed (no hop through the task pool); `finish` runs after the commit (events).
     private func onWrite<Request, Response, T: Sendable>(
-        _ server: RPCServer, _ method: ProtoMethod<Request, Response>,
+        _ server: RPCServer, _ method: ProtoMethod<Request, Response>, durable: Bool = true,
         _ work: @escaping @Sendable (Request, Owner.Host, JobStore) throws -> T, finish: @escaping @Sendable (T) -> Response
     ) {
         server.registerDeferred(method) { [owner] request, context, reply in
-            owner.write({ host, jobs in
+            owner.write(durable: durable, { host, jobs in
                 // Queued past the call's deadline (its caller was answered 4): change nothing.
                 try context.checkDeadline()
                 return try work(request, host, jobs)

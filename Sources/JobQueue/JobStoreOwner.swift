@@ -10,7 +10,12 @@ public protocol JobStoreOwner: Sendable {
     /// Runs `body` in a write transaction on the owner's thread, then calls `done` (from any
     /// thread) once that transaction committed, or with the error; a throw of `body` undoes
     /// everything it wrote. Never blocks the caller.
+    ///
+    /// `durable` false: `done` may come before the commit is on disk (it survives the process
+    /// being killed, not a power loss): for leases and heartbeats, whose loss only has a job run
+    /// again (`DatabaseOwner.submit(durable:_:then:)`).
     func write<T: Sendable>(
+        durable: Bool,
         _ body: @escaping @Sendable (Host, JobStore) throws -> T, then done: @escaping @Sendable (Result<T, any Error>) -> Void)
 
     /// Runs `body` on the owner's thread without writing, then calls `done` with what it returned.
@@ -19,10 +24,17 @@ public protocol JobStoreOwner: Sendable {
 }
 
 extension JobStoreOwner {
-    /// ``write(_:then:)``, awaited.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Host, JobStore) throws -> T) async throws -> T {
+    /// A durable ``write(durable:_:then:)``.
+    public func write<T: Sendable>(
+        _ body: @escaping @Sendable (Host, JobStore) throws -> T, then done: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
+        write(durable: true, body, then: done)
+    }
+
+    /// ``write(durable:_:then:)``, awaited.
+    public func write<T: Sendable>(durable: Bool = true, _ body: @escaping @Sendable (Host, JobStore) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            write(body) { continuation.resume(with: $0) }
+            write(durable: durable, body) { continuation.resume(with: $0) }
         }
     }
 
@@ -48,9 +60,10 @@ extension DatabaseOwner: JobStoreOwner where Store: JobStoreHost {
     public typealias Host = Store
 
     public func write<T: Sendable>(
-        _ body: @escaping @Sendable (Store, JobStore) throws -> T, then done: @escaping @Sendable (Result<T, any Error>) -> Void
+        durable: Bool, _ body: @escaping @Sendable (Store, JobStore) throws -> T,
+        then done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        submit({ store in try store.write { try body(store, store.jobs) } }, then: done)
+        submit(durable: durable, { store in try store.write { try body(store, store.jobs) } }, then: done)
     }
 
     public func read<T: Sendable>(

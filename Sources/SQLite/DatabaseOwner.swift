@@ -6,6 +6,11 @@ import Synchronization
 /// (each job then writes in a savepoint of its own), tells after each job whether SQLite
 /// still has that transaction open, and commits it.
 public protocol GroupCommitStore: AnyObject, SendableMetatype {
+    /// Whether the next commits wait for their fsync (true, as a store opens: SQLite's
+    /// synchronous=FULL) or not (false: NORMAL, which in WAL mode keeps a commit through the
+    /// process dying but may roll it back at a power loss; the next durable commit's fsync then
+    /// covers it too). Called between transactions only.
+    func commitDurably(_ durable: Bool) throws
     /// Opens the transaction that the next jobs share.
     func beginBatch() throws
     /// Whether the batch's transaction is still open: SQLite rolls back the whole transaction
@@ -52,7 +57,11 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
 
     /// A queued job: runs on the owner's thread and says how its caller is resumed.
     package struct Job: Sendable {
+        /// Whether its caller hears back only once its commit is on disk (see ``submit(durable:_:then:)``).
+        let durable: Bool
         let run: @Sendable (Store) -> JobRan
+        /// Answers its caller `error` without running it.
+        let refuse: @Sendable (any Error) -> Void
     }
 
     /// The most jobs that share one commit.
@@ -184,9 +193,9 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
 
     /// Runs `body` on the owner's thread and returns its result once the transaction it ran in
     /// has committed; throws the owner's closed error before ``start()`` and once it is closing.
-    public func perform<T: Sendable>(_ body: @escaping @Sendable (Store) throws -> T) async throws -> T {
+    public func perform<T: Sendable>(durable: Bool = true, _ body: @escaping @Sendable (Store) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            submit(body) { continuation.resume(with: $0) }
+            submit(durable: durable, body) { continuation.resume(with: $0) }
         }
     }
 
@@ -194,11 +203,16 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     /// it ran in has committed (or with the error); the closed error before ``start()`` and once
     /// closing. Never blocks
     /// the caller: the RPC server's I/O thread calls it directly.
+    ///
+    /// - Parameter durable: false for a write whose loss at a power cut costs nothing but work
+    ///   done again (a job queue's lease): its commit does not wait for an fsync when every job
+    ///   of its batch says so. It still survives the process being killed.
     public func submit<T: Sendable>(
+        durable: Bool = true,
         _ body: @escaping @Sendable (Store) throws -> T,
         then done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        let job = Self.job(body, then: done)
+        let job = Self.job(durable: durable, body, then: done)
         let accepted = state.withLock { state -> Bool in
             guard state.phase == .running else { return false }
             state.jobs.append(job)
@@ -241,9 +255,10 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
 
     /// A job running `body` whose caller hears `done` once the transaction it ran in has ended.
     package static func job<T: Sendable>(
-        _ body: @escaping @Sendable (Store) throws -> T, then done: @escaping @Sendable (Result<T, any Error>) -> Void
+        durable: Bool = true, _ body: @escaping @Sendable (Store) throws -> T,
+        then done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) -> Job {
-        Job { store in
+        Job(durable: durable) { store in
             let result = Result { try body(store) }
             let survives: Bool
             switch result {
@@ -251,6 +266,8 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
             case .failure(let error): survives = !(error is BatchTransactionLost)
             }
             return JobRan(complete: { commitError in done(commitError.map { .failure($0) } ?? result) }, answerSurvivesLostBatch: survives)
+        } refuse: { error in
+            done(.failure(error))
         }
     }
 
@@ -263,6 +280,15 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
 
     /// ``runBatch(_:on:)`` returning how to resume each caller, in order, instead of resuming them.
     private static func batch(_ jobs: ArraySlice<Job>, on store: Store) -> [@Sendable () -> Void] {
+        // Durable if any job asks for it. A store that cannot say so runs its jobs durably
+        // anyway (FULL is where it stays); one that cannot be made durable fails them.
+        let durable = jobs.contains { $0.durable }
+        do {
+            try store.commitDurably(durable)
+        } catch where durable {
+            let failure = SendableError(error)
+            return jobs.map { job in { job.refuse(failure.error) } }
+        } catch {}
         guard jobs.count > 1, (try? store.beginBatch()) != nil else {
             return jobs.map { job in
                 let ran = job.run(store)

@@ -16,8 +16,22 @@ public final class WriteTransactions {
     /// can. The jobs before it were undone with it.
     public private(set) var batchLost = false
 
+    /// Whether commits wait for their fsync: the connection's synchronous setting, FULL (true)
+    /// as every store opens it, or NORMAL.
+    public private(set) var durable = true
+
     public init(_ db: Database) {
         self.db = db
+    }
+
+    /// Sets ``durable``: PRAGMA synchronous FULL or NORMAL, when it changes. In WAL mode a
+    /// NORMAL commit is not synced; it survives the process dying, may roll back at a power
+    /// loss, and the next FULL commit's fsync of the log covers it. Between transactions only.
+    public func commitDurably(_ wanted: Bool) throws {
+        guard wanted != durable else { return }
+        precondition(!inBatch && db.isAutocommit, "the synchronous setting changes between transactions only")
+        try db.execute(wanted ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+        durable = wanted
     }
 
     /// Runs `body` in a write transaction (a savepoint inside a batch); on failure nothing of it

@@ -76,3 +76,28 @@ import Testing
         #expect(RenditionPlan(width: header.width, height: header.height, orientation: header.orientation, box: (120, 120), fit: .fit).size == (120, 80))
     }
 }
+
+/// The DCT scale a decode picks: the smallest of 1/2, 1/4 and 1/8 that still covers the target.
+@Suite struct DecodeScaleTests {
+    /// Target, then the size decoded from a 256×160 JPEG.
+    static let cases: [((Int, Int), (Int, Int))] = [
+        // 7/8 (224×140) would cover it, but is not one of the SIMD scales: the whole image.
+        ((224, 140), (256, 160)),
+        ((129, 80), (256, 160)),
+        ((128, 80), (128, 80)),
+        // 3/8 (96×60) is too small for 100 and not used for 90 either.
+        ((100, 60), (128, 80)),
+        ((90, 56), (128, 80)),
+        ((33, 20), (64, 40)),
+        ((32, 20), (32, 20)),
+        ((1, 1), (32, 20)),
+    ]
+
+    @Test func theSmallestOfHalfQuarterAndEighthThatCovers() throws {
+        let jpeg = try JPEG.encode(RGBImage(width: 256, height: 160, pixels: [UInt8](repeating: 128, count: 256 * 160 * 3)))
+        for (target, expected) in Self.cases {
+            let decoded = try JPEG.decode(jpeg, targetSize: target)
+            #expect((decoded.width, decoded.height) == expected, "target \(target)")
+        }
+    }
+}

@@ -107,6 +107,8 @@ struct QueueFixture {
         let notifier = service.queues["thumbnails"]!.notifier
         let end = monotonicMilliseconds() + 10_000
         while notifier.waiterCount < count && monotonicMilliseconds() < end { try? await Task.sleep(for: .milliseconds(2)) }
+        // Said here, not left to the next step's timeout: the calls never reached the service.
+        #expect(notifier.waiterCount >= count, "\(notifier.waiterCount) of \(count) Lease calls waiting after 10 s; client connected: \(client.isConnected)")
     }
 }
 

@@ -26,6 +26,8 @@ private final class NumberStore: GroupCommitStore {
         try db.query("SELECT value FROM numbers ORDER BY value").compactMap { $0[0].int64Value }
     }
 
+    func commitDurably(_ durable: Bool) throws { try transactions.commitDurably(durable) }
+
     func beginBatch() throws { try transactions.beginBatch() }
     func batchIsOpen() -> Bool { transactions.batchIsOpen() }
     func commitBatch() throws { try transactions.commitBatch() }
@@ -80,6 +82,44 @@ struct DatabaseOwnerTests {
         #expect((try? results[1]?.get()) != nil && (try? results[3]?.get()) != nil && (try? results[4]?.get()) != nil)
         #expect((try? results[2]?.get()) == nil)
         #expect(try owner.performHere { try $0.all() } == [1, 2, 3, 4])
+    }
+
+    @Test("a write that need not be durable commits without waiting for its fsync, unless a durable job shares its batch")
+    func durability() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("n.db")
+        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path) }
+        try owner.start()
+        defer { owner.close() }
+        // SQLite's synchronous setting as each job sees it: 2 is FULL (the commit waits for its
+        // fsync), 1 is NORMAL.
+        @Sendable func synchronous(_ store: NumberStore, adding value: Int64) throws -> Int64 {
+            try store.add(value)
+            return try store.db.scalar("PRAGMA synchronous")!.int64Value!
+        }
+        func submit(_ jobs: [(value: Int64, durable: Bool)]) -> [Int64: Int64] {
+            let release = DispatchSemaphore(value: 0), answered = DispatchGroup()
+            let seen = Mutex<[Int64: Int64]>([:])
+            Self.hold(owner, until: release)
+            for job in jobs {
+                answered.enter()
+                owner.submit(durable: job.durable, { try synchronous($0, adding: job.value) }) { result in
+                    seen.withLock { $0[job.value] = (try? result.get()) ?? -1 }
+                    answered.leave()
+                }
+            }
+            release.signal()
+            answered.wait()
+            return seen.withLock { $0 }
+        }
+        #expect(submit([(1, false)]) == [1: 1])
+        #expect(submit([(2, true)]) == [2: 2])
+        #expect(submit([(3, false), (4, false)]) == [3: 1, 4: 1])
+        // One durable job among them: the batch's one commit is durable for all.
+        #expect(submit([(5, false), (6, true), (7, false)]) == [5: 2, 6: 2, 7: 2])
+        #expect(try owner.performHere { try $0.all() } == Array(1...7))
+        // Through perform too, and back to durable after.
+        #expect(try owner.performHere { $0.transactions.durable })
     }
 
     @Test("an owner without group commit runs each job alone: a commit each")

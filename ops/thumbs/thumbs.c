@@ -1,6 +1,6 @@
 // The bare libjpeg-turbo baseline of `ops/bench thumbs`: the Thumbnailer's work in plain C.
-// Each JPEG is decoded once with TurboJPEG at the smallest DCT scale that leaves at least twice
-// the largest FIT size, each size is area-averaged from those pixels (two passes in float, as
+// Each JPEG is decoded once with TurboJPEG at the smallest DCT scale of 1/2, 1/4 and 1/8 (those
+// libjpeg-turbo has SIMD code for) that leaves at least twice the largest FIT size, each size is area-averaged from those pixels (two passes in float, as
 // RGBImage.resized) and encoded at the quality asked for, 4:2:0. No EXIF orientation, no ICC
 // and no structure walk: what the C loop leaves out is what the Swift one pays for.
 //
@@ -92,7 +92,7 @@ static void thumbnail(tjhandle decoder, tjhandle encoder, const File *file, long
     tjscalingfactor *factors = tjGetScalingFactors(&count);
     for (int i = 0; i < count; i++) {
         int sw = TJSCALED(w, factors[i]), sh = TJSCALED(h, factors[i]);
-        if (factors[i].num < factors[i].denom && sw >= tw && sh >= th && sw * sh < dw * dh) { dw = sw; dh = sh; }
+        if (factors[i].num == 1 && factors[i].denom > 1 && sw >= tw && sh >= th && sw * sh < dw * dh) { dw = sw; dh = sh; }
     }
     unsigned char *pixels = malloc((size_t)dw * dh * 3);
     if (tjDecompress2(decoder, file->data, file->size, pixels, dw, 0, dh, TJPF_RGB, TJFLAG_LIMITSCANS)) {
