@@ -25,53 +25,46 @@ extension RGBImage {
         if width == self.width, height == self.height { return self }
         let horizontal = ResampleAxis(source: self.width, destination: width)
         let vertical = ResampleAxis(source: self.height, destination: height)
-        let sourceWidth = self.width, sourceHeight = self.height
-        // Pass 1: every source row to the new width, kept in Float so pass 2 rounds only once.
-        var rows = [Float](repeating: 0, count: width * sourceHeight * 3)
-        pixels.withUnsafeBufferPointer { source in
-            rows.withUnsafeMutableBufferPointer { target in
-                horizontal.first.withUnsafeBufferPointer { first in
-                    horizontal.taps.withUnsafeBufferPointer { taps in
-                        horizontal.weights.withUnsafeBufferPointer { weights in
-                            for y in 0..<sourceHeight {
-                                let sourceRow = y * sourceWidth * 3
-                                let targetRow = y * width * 3
-                                for x in 0..<width {
-                                    var r: Float = 0, g: Float = 0, b: Float = 0
-                                    var index = sourceRow + first[x] * 3
-                                    for tap in 0..<taps[x] {
-                                        let weight = weights[x * horizontal.stride + tap]
-                                        r += Float(source[index]) * weight
-                                        g += Float(source[index + 1]) * weight
-                                        b += Float(source[index + 2]) * weight
-                                        index += 3
+        // Row by row: the source rows under an output row are weighted into one row of Float at
+        // the source's width (a loop over contiguous samples, which the compiler vectorizes),
+        // which is then averaged across to the new width and rounded once. The scalar work is
+        // only the output's rows, and the only buffer one source row of Float.
+        let sourceRowLength = self.width * 3, rowLength = width * 3
+        let output = [UInt8](unsafeUninitializedCapacity: rowLength * height) { buffer, initialized in
+            var row = [Float](repeating: 0, count: sourceRowLength)
+            pixels.withUnsafeBufferPointer { source in
+                row.withUnsafeMutableBufferPointer { sum in
+                    horizontal.first.withUnsafeBufferPointer { first in
+                        horizontal.taps.withUnsafeBufferPointer { taps in
+                            horizontal.weights.withUnsafeBufferPointer { weights in
+                                for y in 0..<height {
+                                    let weightsOfRow = y * vertical.stride
+                                    var sourceRow = vertical.first[y] * sourceRowLength
+                                    let w0 = vertical.weights[weightsOfRow]
+                                    for i in 0..<sourceRowLength { sum[i] = Float(source[sourceRow + i]) * w0 }
+                                    for tap in 1..<max(1, vertical.taps[y]) {
+                                        let weight = vertical.weights[weightsOfRow + tap]
+                                        sourceRow += sourceRowLength
+                                        for i in 0..<sourceRowLength { sum[i] += Float(source[sourceRow + i]) * weight }
                                     }
-                                    target[targetRow + x * 3] = r
-                                    target[targetRow + x * 3 + 1] = g
-                                    target[targetRow + x * 3 + 2] = b
+                                    let targetRow = y * rowLength
+                                    for x in 0..<width {
+                                        var r: Float = 0, g: Float = 0, b: Float = 0
+                                        var index = first[x] * 3
+                                        let weightsOfColumn = x * horizontal.stride
+                                        for tap in 0..<taps[x] {
+                                            let weight = weights[weightsOfColumn + tap]
+                                            r += sum[index] * weight
+                                            g += sum[index + 1] * weight
+                                            b += sum[index + 2] * weight
+                                            index += 3
+                                        }
+                                        buffer[targetRow + x * 3] = UInt8(min(max(r + 0.5, 0), 255))
+                                        buffer[targetRow + x * 3 + 1] = UInt8(min(max(g + 0.5, 0), 255))
+                                        buffer[targetRow + x * 3 + 2] = UInt8(min(max(b + 0.5, 0), 255))
+                                    }
                                 }
                             }
-                        }
-                    }
-                }
-            }
-        }
-        // Pass 2: combine whole rows for each output row.
-        let rowLength = width * 3
-        let output = [UInt8](unsafeUninitializedCapacity: rowLength * height) { buffer, initialized in
-            rows.withUnsafeBufferPointer { source in
-                var accumulator = [Float](repeating: 0, count: rowLength)
-                accumulator.withUnsafeMutableBufferPointer { sum in
-                    for y in 0..<height {
-                        for i in 0..<rowLength { sum[i] = 0 }
-                        for tap in 0..<vertical.taps[y] {
-                            let weight = vertical.weights[y * vertical.stride + tap]
-                            let sourceRow = (vertical.first[y] + tap) * rowLength
-                            for i in 0..<rowLength { sum[i] += source[sourceRow + i] * weight }
-                        }
-                        let targetRow = y * rowLength
-                        for i in 0..<rowLength {
-                            buffer[targetRow + i] = UInt8(min(max(sum[i] + 0.5, 0), 255))
                         }
                     }
                 }

@@ -11,20 +11,22 @@
 ///    TJFLAG_LIMITSCANS on by default; grey comes out as RGB, CMYK and YCCK are converted to
 ///    RGB (Adobe's inverted samples too, `RGBImage(width:height:cmyk:adobeInverted:)`).
 /// 3. The EXIF orientation applied (all eight), so the pixels are upright.
-/// 4. Each size area-averaged from those pixels (`RGBImage.resized`: a box filter over the
-///    whole footprint of each output pixel, no nearest-neighbour sampling): FIT inside the box,
-///    FILL the box's centre, never enlarged.
+/// 4. Each size area-averaged (`RGBImage.resized`: a box filter over the whole footprint of
+///    each output pixel, no nearest-neighbour sampling): FIT inside the box, FILL the box's
+///    centre, never enlarged. Largest first: a FIT size is averaged from the smallest larger FIT
+///    size already made that has at least twice its pixels in each dimension (the 256 from the
+///    1024, the 64 from the 256), else from the decode, so the small sizes cost next to nothing.
 /// 5. Each encoded at `quality` (4:2:0; one grey channel for a grey original) with no
 ///    metadata but the original's ICC profile: no EXIF (so no GPS and no Orientation, which
 ///    the upright pixels no longer need), no XMP, no comments.
 ///
 /// Memory, for an 18-megapixel (5184×3456) photo and a 1024 FIT: the decode at 1/2 is
 /// 2592×1728 RGB, 13.4 MB (the full-size RGB, 53.7 MB, is never allocated), and its upright
-/// copy another 13.4 MB while it is made for orientations 2...8; each resize then holds a row
-/// pass in Float (output width × decoded height × 12 bytes: 21 MB for the 1024) and its output.
+/// copy another 13.4 MB while it is made for orientations 2...8; each resize then holds one
+/// row of its source in Float (12 bytes a pixel: 31 KB) and its output (2 MB for the 1024).
 /// While it decodes, libjpeg holds a row of MCUs, or, for a progressive file, every DCT
 /// coefficient of the full-size image (2 bytes each: 54 MB at 18 MP 4:2:0). The peak is about
-/// 70 MB for a progressive 18 MP photo, about 40 MB for a baseline one, plus the original's
+/// 70 MB for a progressive 18 MP photo, about 30 MB for a baseline one, plus the original's
 /// bytes, which are read in place.
 public struct Thumbnailer: Sendable {
     /// One size asked for: a box and how the picture fits it.
@@ -110,12 +112,25 @@ public struct Thumbnailer: Sendable {
         // converted without it) would have the thumbnail's colours misread: it goes.
         let profile = ICCProfile(chunks: walker.iccChunks, in: jpeg).flatMap { $0.colorSpace == (gray ? "GRAY" : "RGB ") ? $0 : nil }
         let segments = profile?.segments ?? []
-        var outputs: [Output] = []
-        for (target, plan) in zip(sizes, plans) {
-            let data = try JPEG.encode(plan.resize(pixels), quality: quality, subsampling: gray ? .gray : .s420, segments: segments)
-            outputs.append(Output(target: target, data: data, width: plan.size.width, height: plan.size.height))
+        // Largest first, so a smaller FIT size can be averaged from a larger one already made.
+        var outputs = [Output?](repeating: nil, count: plans.count)
+        var madeFits: [RGBImage] = []
+        for index in plans.indices.sorted(by: { plans[$0].size.width * plans[$0].size.height > plans[$1].size.width * plans[$1].size.height }) {
+            let plan = plans[index]
+            let image = plan.resize(plan.fit == .fit ? Self.source(for: plan.size, among: madeFits) ?? pixels : pixels)
+            if plan.fit == .fit { madeFits.append(image) }
+            let data = try JPEG.encode(image, quality: quality, subsampling: gray ? .gray : .s420, segments: segments)
+            outputs[index] = Output(target: sizes[index], data: data, width: plan.size.width, height: plan.size.height)
         }
-        return outputs
+        return outputs.map { $0! }
+    }
+
+    /// The smallest of `images` (whole pictures, FIT sizes made already) with at least twice
+    /// `size` in each dimension: averaging from it leaves the same two source pixels or more per
+    /// output pixel as the decode does (`RenditionPlan.decodeTarget`), at a fraction of the
+    /// reads. nil when none is that large.
+    static func source(for size: (width: Int, height: Int), among images: [RGBImage]) -> RGBImage? {
+        images.filter { $0.width >= 2 * size.width && $0.height >= 2 * size.height }.min { $0.width * $0.height < $1.width * $1.height }
     }
 
     /// `thumbnails(of:sizes:)` of an array.

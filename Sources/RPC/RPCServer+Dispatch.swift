@@ -173,6 +173,8 @@ extension RPCServer {
             handler(body, context) { [self] result in complete(ticket, Answer(result, context: context)) }
         default:
             let dispatch = call.method.dispatch
+            // Counted in flight before its task can run: a handler that has begun is in the stats.
+            state.add(ticket, inFlight(nil, bytes: body.count))
             // One closure per call, as on the hot path every allocation counts.
             let task = if let executor = configuration.handlerExecutor {
                 Task(executorPreference: executor, priority: Self.handlerPriority) { [self] in
@@ -183,7 +185,7 @@ extension RPCServer {
                     await serve(dispatch, ticket: ticket, body: body, context: context)
                 }
             }
-            state.add(ticket, inFlight(task, bytes: body.count))
+            state.setTask(task, of: ticket)
         }
     }
 

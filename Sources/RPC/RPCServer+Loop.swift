@@ -12,7 +12,7 @@ extension RPCServer {
         let deadline: Int64
         let method: String
         let idempotencyKey: String?
-        let task: Task<Void, Never>?
+        var task: Task<Void, Never>?
         /// The request body's size, counted against `maxInFlightBytes` until the handler ends.
         let bytes: Int
         /// Told when the handler's answer does not reach the caller.
@@ -56,6 +56,11 @@ extension RPCServer {
             inFlightBytes -= call.bytes
             published()
             return call
+        }
+
+        /// The task running a call added in flight (its handler may have answered already).
+        func setTask(_ task: Task<Void, Never>, of ticket: UInt64) {
+            inFlight[ticket]?.task = task
         }
 
         /// Marks the caller of a call still in flight answered.

@@ -174,6 +174,14 @@ public final class Database {
     }
 
     /// True when no transaction is open (SQLite's autocommit mode).
+    /// The write-ahead log's absolute path while the connection is in WAL mode, else nil.
+    public var writeAheadLogPath: String? {
+        guard let mode = try? scalar("PRAGMA journal_mode")?.stringValue, mode.lowercased() == "wal",
+            let file = sqlite3_db_filename(handle, "main"), file.pointee != 0
+        else { return nil }
+        return String(cString: file) + "-wal"
+    }
+
     public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
 
     /// Runs `body` in BEGIN…COMMIT; rolls back on throw and rethrows the FIRST error (a failing ROLLBACK never hides it).

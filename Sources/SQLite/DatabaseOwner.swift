@@ -11,6 +11,10 @@ public protocol GroupCommitStore: AnyObject, SendableMetatype {
     /// process dying but may roll it back at a power loss; the next durable commit's fsync then
     /// covers it too). Called between transactions only.
     func commitDurably(_ durable: Bool) throws
+    /// The path of the write-ahead log when the database is in WAL mode (nil otherwise): the
+    /// owner of a writer then commits without waiting for the disk and has a ``LogSyncer``
+    /// fsync the log for the callers of durable jobs, off its thread.
+    var writeAheadLog: String? { get }
     /// Opens the transaction that the next jobs share.
     func beginBatch() throws
     /// Whether the batch's transaction is still open: SQLite rolls back the whole transaction
@@ -90,6 +94,8 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     private let connection = Connection()
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
+    /// A writer's log syncer, once open in WAL mode.
+    private let syncer = Mutex<LogSyncer?>(nil)
     /// What a job or a submission answers before ``start()`` and once the owner is closing.
     private let closedError: any Error & Sendable
     private let open: @Sendable () throws -> Store
@@ -132,8 +138,13 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
                 return
             }
             connection.use { $0 = store }
+            let syncer = groupCommit ? store.writeAheadLog.map { LogSyncer(logPath: $0, name: "\(name).sync") } : nil
+            syncer?.start()
+            self.syncer.withLock { $0 = syncer }
             opened.signal()
-            serve()
+            serve(syncer)
+            // The callers still waiting for their fsync hear back before the store closes.
+            syncer?.stop()
             connection.use { store in
                 try? store?.close()
                 store = nil
@@ -163,8 +174,14 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     /// Closes the store (``close()``).
     public func stop() { close() }
 
-    /// Runs the jobs as they come until closing, then those still queued.
-    private func serve() {
+    /// Whether the owner commits without waiting for the disk and syncs the log for durable
+    /// jobs off its thread (a writer in WAL mode, once started), and the fsyncs made so far.
+    package var logSyncs: Int? { syncer.withLock { $0?.syncs } }
+
+    /// Runs the jobs as they come until closing, then those still queued. With a `syncer`, every
+    /// batch commits without waiting for the disk and the callers of durable jobs hear back
+    /// from the syncer once the log is synced; the others (and failures) at once.
+    private func serve(_ syncer: LogSyncer?) {
         var closing = false
         while !closing {
             wake.wait()
@@ -178,10 +195,14 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
                 for start in stride(from: 0, to: jobs.count, by: batch) {
                     // Callers are resumed once the store is free again: one may go on to
                     // `performHere`.
-                    let completions = connection.use { store in
-                        Self.batch(jobs[start..<min(jobs.count, start + batch)], on: store!)
+                    let answers = connection.use { store in
+                        Self.batch(jobs[start..<min(jobs.count, start + batch)], on: store!, syncsLater: syncer != nil)
                     }
-                    for complete in completions { complete() }
+                    var afterSync: [@Sendable ((any Error)?) -> Void] = []
+                    for answer in answers {
+                        if answer.waitsForSync { afterSync.append(answer.resume) } else { answer.resume(nil) }
+                    }
+                    if !afterSync.isEmpty { syncer?.afterSync(afterSync) }
                 }
                 if jobs.isEmpty {
                     closing = stop
@@ -275,51 +296,61 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     /// fsync; a single job runs in its own. Callers are resumed after the commit, each with
     /// what became of its own work.
     package static func runBatch(_ jobs: ArraySlice<Job>, on store: Store) {
-        for complete in batch(jobs, on: store) { complete() }
+        for answer in batch(jobs, on: store, syncsLater: false) { answer.resume(nil) }
     }
 
-    /// ``runBatch(_:on:)`` returning how to resume each caller, in order, instead of resuming them.
-    private static func batch(_ jobs: ArraySlice<Job>, on store: Store) -> [@Sendable () -> Void] {
+    /// How to resume one caller of a batch: `resume` takes the error of the log's fsync (nil
+    /// when synced, or when no sync is waited for).
+    private struct Answer {
+        /// Whether the caller waits for the syncer: a durable job committed without its fsync.
+        let waitsForSync: Bool
+        let resume: @Sendable ((any Error)?) -> Void
+    }
+
+    /// ``runBatch(_:on:)`` returning how to resume each caller, in order, instead of resuming
+    /// them. `syncsLater`: commit without waiting for the disk, whatever the jobs ask; the
+    /// durable ones' answers then wait for the owner's syncer.
+    private static func batch(_ jobs: ArraySlice<Job>, on store: Store, syncsLater: Bool) -> [Answer] {
         // Durable if any job asks for it. A store that cannot say so runs its jobs durably
         // anyway (FULL is where it stays); one that cannot be made durable fails them.
-        let durable = jobs.contains { $0.durable }
+        let durable = !syncsLater && jobs.contains { $0.durable }
         do {
             try store.commitDurably(durable)
         } catch where durable {
             let failure = SendableError(error)
-            return jobs.map { job in { job.refuse(failure.error) } }
+            return jobs.map { job in Answer(waitsForSync: false) { _ in job.refuse(failure.error) } }
         } catch {}
-        guard jobs.count > 1, (try? store.beginBatch()) != nil else {
-            return jobs.map { job in
-                let ran = job.run(store)
-                return { ran.complete(nil) }
+        func committed(_ job: Job, _ ran: JobRan, commitError: SendableError? = nil) -> Answer {
+            Answer(waitsForSync: syncsLater && job.durable && commitError == nil) { syncError in
+                ran.complete(commitError?.error ?? syncError)
             }
         }
-        var completions: [@Sendable ((any Error)?) -> Void] = []
+        guard jobs.count > 1, (try? store.beginBatch()) != nil else {
+            return jobs.map { job in committed(job, job.run(store)) }
+        }
+        var ran: [(Job, JobRan)] = []
         for index in jobs.indices {
-            let ran = jobs[index].run(store)
+            let outcome = jobs[index].run(store)
             // Asked after every job, reads included: a read's error goes through no write
             // that would notice the lost transaction.
             if store.batchIsOpen() {
-                completions.append(ran.complete)
+                ran.append((jobs[index], outcome))
                 continue
             }
             // The transaction is gone, and the jobs before this one with it: they run again,
             // and the rest run too, each alone. Answering them the batch's fate instead would
             // tell a caller its write failed when a later transaction had committed it, or the
             // reverse. This job's own error is its answer; a success is not (see `JobRan`).
-            var alone: [@Sendable () -> Void] = []
-            if ran.answerSurvivesLostBatch { alone.append { ran.complete(nil) } }
-            for position in jobs.indices where position != index || !ran.answerSurvivesLostBatch {
-                let again = jobs[position].run(store)
-                alone.append { again.complete(nil) }
+            var alone: [Answer] = []
+            if outcome.answerSurvivesLostBatch { alone.append(Answer(waitsForSync: false) { _ in outcome.complete(nil) }) }
+            for position in jobs.indices where position != index || !outcome.answerSurvivesLostBatch {
+                alone.append(committed(jobs[position], jobs[position].run(store)))
             }
             return alone
         }
-        var commitError: (any Error)?
-        do { try store.commitBatch() } catch { commitError = error }
-        let failure = commitError.map { SendableError($0) }
-        return completions.map { completion in { completion(failure?.error) } }
+        var commitError: SendableError?
+        do { try store.commitBatch() } catch { commitError = SendableError(error) }
+        return ran.map { job, outcome in committed(job, outcome, commitError: commitError) }
     }
 }
 

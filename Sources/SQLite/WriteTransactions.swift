@@ -24,6 +24,9 @@ public final class WriteTransactions {
         self.db = db
     }
 
+    /// The write-ahead log's path in WAL mode (`GroupCommitStore.writeAheadLog`).
+    public var writeAheadLog: String? { db.writeAheadLogPath }
+
     /// Sets ``durable``: PRAGMA synchronous FULL or NORMAL, when it changes. In WAL mode a
     /// NORMAL commit is not synced; it survives the process dying, may roll back at a power
     /// loss, and the next FULL commit's fsync of the log covers it. Between transactions only.

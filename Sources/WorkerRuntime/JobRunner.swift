@@ -36,7 +36,8 @@ public final class JobRunner: LifecycleService {
         public var queue: String
         /// This worker's name in leases and errors.
         public var workerID: String
-        /// Jobs run at once.
+        /// Handlers run at once. A job whose handler has returned frees its slot while it is
+        /// completed, so up to twice as many jobs may be leased at a time.
         public var concurrency: Int
         /// The lease asked for (0 = the queue's default); heartbeats come every third of it.
         public var leaseMilliseconds: Int32
@@ -82,6 +83,9 @@ public final class JobRunner: LifecycleService {
         var cancelled: Set<String> = []
         /// Jobs whose lease the queue refused to extend: someone else's now, by id.
         var lost: Set<String> = []
+        /// Jobs whose handler has returned, being completed or failed: they no longer hold a
+        /// slot, so the next job runs while the service stores this one's result.
+        var reporting: Set<String> = []
         var completed = 0
         var failed = 0
     }
@@ -147,8 +151,13 @@ public final class JobRunner: LifecycleService {
 
     private var client: RPCClient { connection.client }
 
+    /// Slots free for new jobs: `concurrency` handlers at once, and at most as many more jobs
+    /// again being reported (a slow Complete holds up the leasing, not the handlers).
     private var freeSlots: Int {
-        state.withLock { configuration.concurrency - $0.running.count }
+        state.withLock { state in
+            let handling = state.running.count - state.reporting.count
+            return min(configuration.concurrency - handling, 2 * configuration.concurrency - state.running.count)
+        }
     }
 
     private var stopping: Bool { state.withLock { $0.stopping } }
@@ -201,6 +210,7 @@ public final class JobRunner: LifecycleService {
                     state.running[job.jobId] = nil
                     state.cancelled.remove(job.jobId)
                     state.lost.remove(job.jobId)
+                    state.reporting.remove(job.jobId)
                     return state.stopping && state.running.isEmpty
                 }
                 slotFreed.signal()
@@ -222,7 +232,12 @@ public final class JobRunner: LifecycleService {
             work.cancel()
         }
         heartbeat.cancel()
-        let (cancelled, lost) = state.withLock { ($0.cancelled.contains(job.jobId), $0.lost.contains(job.jobId)) }
+        let (cancelled, lost) = state.withLock { state in
+            state.reporting.insert(job.jobId)
+            return (state.cancelled.contains(job.jobId), state.lost.contains(job.jobId))
+        }
+        // Its slot is free: the next job is leased and runs while this one is reported.
+        slotFreed.signal()
         switch outcome {
         case _ where lost:
             // Whatever it made, the queue would refuse it: the job runs again elsewhere.

@@ -9,11 +9,11 @@ private final class NumberStore: GroupCommitStore {
     let db: Database
     let transactions: WriteTransactions
 
-    init(path: String, readOnly: Bool = false) throws {
+    init(path: String, readOnly: Bool = false, journal: String = "WAL") throws {
         db = try Database(path: path, mode: readOnly ? .readOnly : .readWrite(create: true))
         transactions = WriteTransactions(db)
         if !readOnly {
-            try db.execute("PRAGMA journal_mode=WAL")
+            try db.execute("PRAGMA journal_mode=\(journal)")
             try db.execute("CREATE TABLE IF NOT EXISTS numbers (value INTEGER PRIMARY KEY)")
         }
     }
@@ -28,6 +28,8 @@ private final class NumberStore: GroupCommitStore {
 
     func commitDurably(_ durable: Bool) throws { try transactions.commitDurably(durable) }
 
+    var writeAheadLog: String? { transactions.writeAheadLog }
+
     func beginBatch() throws { try transactions.beginBatch() }
     func batchIsOpen() -> Bool { transactions.batchIsOpen() }
     func commitBatch() throws { try transactions.commitBatch() }
@@ -39,9 +41,9 @@ private struct Closed: Error {}
 @Suite("DatabaseOwner")
 struct DatabaseOwnerTests {
     /// Holds the owner's thread until `release` is signalled, and returns once it is held.
-    private static func hold(_ owner: DatabaseOwner<NumberStore>, until release: DispatchSemaphore) {
+    private static func hold(_ owner: DatabaseOwner<NumberStore>, until release: DispatchSemaphore, durable: Bool = true) {
         let holding = DispatchSemaphore(value: 0)
-        owner.submit({ _ in
+        owner.submit(durable: durable, { _ in
             holding.signal()
             release.wait()
         }) { _ in }
@@ -84,42 +86,81 @@ struct DatabaseOwnerTests {
         #expect(try owner.performHere { try $0.all() } == [1, 2, 3, 4])
     }
 
-    @Test("a write that need not be durable commits without waiting for its fsync, unless a durable job shares its batch")
-    func durability() throws {
+    /// Submits each job with its durability while the owner is held, so they share a batch, and
+    /// answers what each saw of SQLite's synchronous setting (2 FULL: the commit waits for its
+    /// fsync; 1 NORMAL) and how many log syncs the owner had made when it heard back.
+    private static func submitDurability(
+        _ owner: DatabaseOwner<NumberStore>, _ jobs: [(value: Int64, durable: Bool)]
+    ) -> [Int64: (synchronous: Int64, syncsWhenAnswered: Int)] {
+        let release = DispatchSemaphore(value: 0), answered = DispatchGroup()
+        let seen = Mutex<[Int64: (synchronous: Int64, syncsWhenAnswered: Int)]>([:])
+        // Held by a job that need not be durable: the syncs counted are the jobs' own.
+        hold(owner, until: release, durable: false)
+        for job in jobs {
+            answered.enter()
+            owner.submit(durable: job.durable, { store in
+                try store.add(job.value)
+                return try store.db.scalar("PRAGMA synchronous")!.int64Value!
+            }) { result in
+                seen.withLock { $0[job.value] = ((try? result.get()) ?? -1, owner.logSyncs ?? 0) }
+                answered.leave()
+            }
+        }
+        release.signal()
+        answered.wait()
+        return seen.withLock { $0 }
+    }
+
+    @Test("without a write-ahead log a write that need not be durable skips its fsync, unless a durable job shares its batch")
+    func durabilityWithoutALog() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("n.db")
+        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path, journal: "DELETE") }
+        try owner.start()
+        defer { owner.close() }
+        #expect(owner.logSyncs == nil)
+        func synchronous(_ jobs: [(value: Int64, durable: Bool)]) -> [Int64: Int64] {
+            Self.submitDurability(owner, jobs).mapValues(\.synchronous)
+        }
+        #expect(synchronous([(1, false)]) == [1: 1])
+        #expect(synchronous([(2, true)]) == [2: 2])
+        #expect(synchronous([(3, false), (4, false)]) == [3: 1, 4: 1])
+        // One durable job among them: the batch's one commit is durable for all.
+        #expect(synchronous([(5, false), (6, true), (7, false)]) == [5: 2, 6: 2, 7: 2])
+        #expect(try owner.performHere { try $0.all() } == Array(1...7))
+    }
+
+    @Test("in WAL mode every batch commits without waiting for the disk, and durable callers hear back after the syncer's fsync of the log")
+    func durabilityWithALogSyncer() throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("n.db")
         let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path) }
         try owner.start()
-        defer { owner.close() }
-        // SQLite's synchronous setting as each job sees it: 2 is FULL (the commit waits for its
-        // fsync), 1 is NORMAL.
-        @Sendable func synchronous(_ store: NumberStore, adding value: Int64) throws -> Int64 {
-            try store.add(value)
-            return try store.db.scalar("PRAGMA synchronous")!.int64Value!
+        #expect(owner.logSyncs == 0)
+        // A write that need not be durable: no fsync at all.
+        let relaxed = Self.submitDurability(owner, [(1, false), (2, false)])
+        #expect(relaxed.mapValues(\.synchronous) == [1: 1, 2: 1] && owner.logSyncs == 0)
+        // Durable ones are answered once a sync made after their commit succeeded.
+        let durable = Self.submitDurability(owner, [(3, true), (4, false), (5, true)])
+        #expect(durable.mapValues(\.synchronous) == [3: 1, 4: 1, 5: 1])
+        #expect(durable[3]!.syncsWhenAnswered >= 1 && durable[5]!.syncsWhenAnswered >= 1, "\(durable)")
+        let one = Self.submitDurability(owner, [(6, true)])
+        #expect(one[6]!.syncsWhenAnswered > durable[5]!.syncsWhenAnswered)
+        // Many callers at once share fsyncs: far fewer than one each.
+        let before = owner.logSyncs ?? 0
+        let answered = DispatchGroup()
+        for value in Int64(100)..<300 {
+            answered.enter()
+            owner.submit({ try $0.add(value) }) { _ in answered.leave() }
         }
-        func submit(_ jobs: [(value: Int64, durable: Bool)]) -> [Int64: Int64] {
-            let release = DispatchSemaphore(value: 0), answered = DispatchGroup()
-            let seen = Mutex<[Int64: Int64]>([:])
-            Self.hold(owner, until: release)
-            for job in jobs {
-                answered.enter()
-                owner.submit(durable: job.durable, { try synchronous($0, adding: job.value) }) { result in
-                    seen.withLock { $0[job.value] = (try? result.get()) ?? -1 }
-                    answered.leave()
-                }
-            }
-            release.signal()
-            answered.wait()
-            return seen.withLock { $0 }
-        }
-        #expect(submit([(1, false)]) == [1: 1])
-        #expect(submit([(2, true)]) == [2: 2])
-        #expect(submit([(3, false), (4, false)]) == [3: 1, 4: 1])
-        // One durable job among them: the batch's one commit is durable for all.
-        #expect(submit([(5, false), (6, true), (7, false)]) == [5: 2, 6: 2, 7: 2])
-        #expect(try owner.performHere { try $0.all() } == Array(1...7))
-        // Through perform too, and back to durable after.
-        #expect(try owner.performHere { $0.transactions.durable })
+        answered.wait()
+        let shared = (owner.logSyncs ?? 0) - before
+        #expect(shared >= 1 && shared < 100, "\(shared) fsyncs for 200 durable writes")
+        owner.close()
+        // Everything is there after the owner closed, from a new connection.
+        let reopened = try NumberStore(path: path)
+        defer { try? reopened.close() }
+        #expect(try reopened.all() == Array(1...6) + Array(100..<300))
     }
 
     @Test("an owner without group commit runs each job alone: a commit each")

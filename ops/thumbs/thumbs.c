@@ -1,7 +1,9 @@
 // The bare libjpeg-turbo baseline of `ops/bench thumbs`: the Thumbnailer's work in plain C.
 // Each JPEG is decoded once with TurboJPEG at the smallest DCT scale of 1/2, 1/4 and 1/8 (those
-// libjpeg-turbo has SIMD code for) that leaves at least twice the largest FIT size, each size is area-averaged from those pixels (two passes in float, as
-// RGBImage.resized) and encoded at the quality asked for, 4:2:0. No EXIF orientation, no ICC
+// libjpeg-turbo has SIMD code for) that leaves at least twice the largest FIT size; each size is
+// area-averaged (two passes in float, as RGBImage.resized), largest first, from the smallest
+// size made already with twice its pixels in each dimension, else from the decode; and encoded
+// at the quality asked for, 4:2:0. No EXIF orientation, no ICC
 // and no structure walk: what the C loop leaves out is what the Swift one pays for.
 //
 // thumbs THREADS ROUNDS QUALITY SIZES(64,256,1024) FILE...  → "images <n> seconds <s> bytes <b>"
@@ -99,10 +101,23 @@ static void thumbnail(tjhandle decoder, tjhandle encoder, const File *file, long
         fprintf(stderr, "decode: %s\n", tjGetErrorStr2(decoder));
         exit(1);
     }
-    for (int i = 0; i < sizeCount; i++) {
+    // Largest first: each size is averaged from the smallest one made already that has at
+    // least twice its pixels in each dimension, else from the decode (as the Thumbnailer does).
+    int order[16], made = 0;
+    unsigned char *images[16];
+    int widths[16], heights[16];
+    for (int i = 0; i < sizeCount; i++) order[i] = i;
+    for (int i = 1; i < sizeCount; i++)
+        for (int j = i; j > 0 && sizes[order[j]] > sizes[order[j - 1]]; j--) { int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t; }
+    for (int k = 0; k < sizeCount; k++) {
+        int i = order[k];
         double fit = fmin(1, fmin((double)sizes[i] / w, (double)sizes[i] / h));
         int ow = (int)fmax(1, round(w * fit)), oh = (int)fmax(1, round(h * fit));
-        unsigned char *small = (ow == dw && oh == dh) ? pixels : resize(pixels, dw, dh, ow, oh);
+        unsigned char *source = pixels;
+        int sw = dw, sh = dh;
+        for (int m = 0; m < made; m++)
+            if (widths[m] >= 2 * ow && heights[m] >= 2 * oh && widths[m] * heights[m] < sw * sh) { source = images[m]; sw = widths[m]; sh = heights[m]; }
+        unsigned char *small = (ow == sw && oh == sh) ? source : resize(source, sw, sh, ow, oh);
         unsigned char *jpeg = NULL;
         unsigned long size = 0;
         if (tjCompress2(encoder, small, ow, 0, oh, TJPF_RGB, &jpeg, &size, TJSAMP_420, quality, 0)) {
@@ -111,8 +126,9 @@ static void thumbnail(tjhandle decoder, tjhandle encoder, const File *file, long
         }
         *bytes += size;
         tjFree(jpeg);
-        if (small != pixels) free(small);
+        if (small != source) { images[made] = small; widths[made] = ow; heights[made] = oh; made++; }
     }
+    for (int m = 0; m < made; m++) free(images[m]);
     free(pixels);
 }
 

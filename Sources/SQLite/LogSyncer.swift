@@ -1,0 +1,114 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Makes a writer's commits durable off its owner's thread, so the owner never sits in an
+/// fsync: the owner commits each batch without waiting for the disk (synchronous=NORMAL in WAL
+/// mode), hands the callers of its durable jobs here and goes on with the next batch, while
+/// this thread fsyncs the write-ahead log once for everything committed so far and then answers
+/// them. Commits that arrive while an fsync runs share the next one.
+///
+/// The log is appended in commit order, so one fsync of it covers every commit before it; a
+/// checkpoint syncs the log and then the database itself (SQLite does that at NORMAL too)
+/// before the log is reused from its start. The log file stays the same while the writer's
+/// connection is open (SQLite removes it only when the last connection closes), so a file
+/// descriptor of its own, opened at the first sync, flushes the same file SQLite writes.
+final class LogSyncer: Sendable {
+    private struct State {
+        var waiting: [@Sendable ((any Error)?) -> Void] = []
+        var stopping = false
+    }
+
+    private let path: String
+    private let name: String
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let synced = Atomic<Int>(0)
+
+    /// The fsyncs of the log that succeeded so far.
+    var syncs: Int { synced.load(ordering: .relaxed) }
+
+    /// A syncer of the log at `path` (the database's path and "-wal"), on a thread named `name`.
+    init(logPath path: String, name: String) {
+        self.path = path
+        self.name = name
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            run()
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Calls each of `callers` once what was committed so far is on disk, with nil, or with the
+    /// error of the fsync.
+    func afterSync(_ callers: [@Sendable ((any Error)?) -> Void]) {
+        state.withLock { $0.waiting.append(contentsOf: callers) }
+        wake.signal()
+    }
+
+    /// Syncs for and answers the callers still waiting, then ends the thread. Call once, after
+    /// the last ``afterSync(_:)``.
+    func stop() {
+        state.withLock { $0.stopping = true }
+        wake.signal()
+        finished.wait()
+    }
+
+    private func run() {
+        var descriptor: Int32 = -1
+        defer { if descriptor >= 0 { close(descriptor) } }
+        while true {
+            wake.wait()
+            let (callers, stopping) = state.withLock { state in
+                defer { state.waiting.removeAll(keepingCapacity: true) }
+                return (state.waiting, state.stopping)
+            }
+            if !callers.isEmpty {
+                let error = sync(&descriptor)
+                for caller in callers { caller(error) }
+            }
+            if stopping && callers.isEmpty { return }
+            // Stopping with callers answered: look once more, then end.
+            if stopping { wake.signal() }
+        }
+    }
+
+    /// fsyncs the log, opening it first (and syncing its folder once, for its name: SQLite
+    /// does that at the first sync of a log it created, which at NORMAL it never makes).
+    private func sync(_ descriptor: inout Int32) -> (any Error)? {
+        if descriptor < 0 {
+            let opened = open(path, O_RDONLY | O_CLOEXEC)
+            guard opened >= 0 else { return LogSyncError(path: path, call: "open", errno: errno) }
+            descriptor = opened
+            let folder = (path as NSString).deletingLastPathComponent
+            let directory = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if directory >= 0 {
+                defer { close(directory) }
+                if fsync(directory) != 0 { return LogSyncError(path: folder, call: "fsync", errno: errno) }
+            }
+        }
+        while fsync(descriptor) != 0 {
+            if errno == EINTR { continue }
+            return LogSyncError(path: path, call: "fsync", errno: errno)
+        }
+        synced.add(1, ordering: .relaxed)
+        return nil
+    }
+}
+
+/// The write-ahead log could not be synced: the commit is in the database, but may not survive
+/// a power loss.
+public struct LogSyncError: Error, CustomStringConvertible, Sendable {
+    public let path: String
+    public let call: String
+    public let errno: Int32
+
+    public var description: String {
+        "\(call) of \(path) failed: \(String(cString: strerror(errno))) (errno \(errno)); the write was committed but may not be on disk"
+    }
+}
