@@ -27,14 +27,14 @@ public struct ThumbnailJobHandler: Sendable {
         self.maker = maker
     }
 
-    /// Runs `job` and returns its result's bytes.
+    /// Runs `job` and returns its result's bytes (``JobRunner/typed(_:_:)``: a payload that is
+    /// not a `ThumbnailJob` fails it permanently).
     public func run(_ job: Job) async throws -> [UInt8] {
-        let payload: ThumbnailJob
-        do {
-            payload = try ThumbnailJob(serializedBytes: job.payload)
-        } catch {
-            throw JobFailure("the payload of job \(job.jobId) is not a ThumbnailJob: \(error)", permanent: true)
-        }
+        try await JobRunner.typed(ThumbnailJob.self) { payload, job in try await thumbnails(payload, of: job) }(job)
+    }
+
+    /// The thumbnails of one decoded job.
+    func thumbnails(_ payload: ThumbnailJob, of job: Job) async throws -> ThumbnailResult {
         guard !payload.imageKey.isEmpty, !payload.sizes.isEmpty, payload.sizes.allSatisfy({ $0 > 0 }) else {
             throw JobFailure(
                 "job \(job.jobId) names no image or no positive sizes (image_key \"\(payload.imageKey)\", sizes \(payload.sizes))",
@@ -42,13 +42,13 @@ public struct ThumbnailJobHandler: Sendable {
         }
         guard let original = try await read(payload.imageKey) else {
             // Deleted since: nothing to make, and nothing to retry.
-            return ThumbnailResult().serializedBytes()
+            return ThumbnailResult()
         }
         let sizes = payload.sizes.map(Int.init)
         do {
             var result = ThumbnailResult()
             result.thumbnails = try maker(original, sizes)
-            return result.serializedBytes()
+            return result
         } catch {
             throw JobFailure("image \(payload.imageKey) cannot be made into thumbnails: \(error)", permanent: true)
         }

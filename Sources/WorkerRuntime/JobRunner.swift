@@ -346,3 +346,23 @@ public final class JobRunner: LifecycleService {
         }
     }
 }
+
+extension JobRunner {
+    /// A handler for jobs whose payload is a `Payload` message and whose result is a `Result`
+    /// message: `body` gets the payload decoded, and what it returns is encoded as the result.
+    /// A payload that does not decode as `Payload` fails its job permanently, naming the type
+    /// and why: retrying would decode the same bytes again.
+    public static func typed<Payload: ProtoMessage, Result: ProtoMessage>(
+        _ payload: Payload.Type, _ body: @escaping @Sendable (Payload, Job) async throws -> Result
+    ) -> Handler {
+        { job in
+            let decoded: Payload
+            do {
+                decoded = try Payload(serializedBytes: job.payload)
+            } catch {
+                throw JobFailure("the payload of job \(job.jobId) is not a \(Payload.protoName): \(error)", permanent: true)
+            }
+            return try await body(decoded, job).serializedBytes()
+        }
+    }
+}

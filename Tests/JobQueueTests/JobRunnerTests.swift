@@ -151,6 +151,45 @@ import WorkerRuntime
         #expect(retried.runAtMs >= retried.updatedAtMs + 59_000)
     }
 
+    @Test func aTypedHandlerGetsItsPayloadDecodedAndAPayloadThatIsNotOneIsDeadAtOnce() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let connection = try Self.connection(fixture)
+        defer { connection.stop() }
+        var good = ThumbnailJob()
+        good.imageKey = "photo-1"
+        good.sizes = [64, 256]
+        let payload = good.serializedBytes()
+        try await fixture.owner.write { _, jobs in
+            let now = SystemClock().nowMilliseconds()
+            _ = try jobs.enqueue(queue: "thumbnails", payload: payload, dedupeKey: "good", now: now)
+            _ = try jobs.enqueue(queue: "thumbnails", payload: [0xFF, 0xFF], dedupeKey: "bad", now: now)
+        }
+        fixture.service.jobsReady(queue: "thumbnails")
+        let handler = JobRunner.typed(ThumbnailJob.self) { payload, _ in
+            var result = ThumbnailResult()
+            result.thumbnails = payload.sizes.map { size in
+                var thumbnail = Thumbnail()
+                thumbnail.size = size
+                return thumbnail
+            }
+            return result
+        }
+        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(), logger: testLogger, handler: handler)
+        try runner.start()
+        try await Self.waitUntil {
+            let stats = try await Self.stats(fixture)
+            return stats.done == 1 && stats.dead == 1
+        }
+        await offThePool { runner.stop() }
+        let done = try await Self.job(fixture, "1"), dead = try await Self.job(fixture, "2")
+        // The fixture's completion appends "!" to the result it stores.
+        let stored = try ThumbnailResult(serializedBytes: Array(done.result.dropLast()))
+        #expect(stored.thumbnails.map(\.size) == [64, 256])
+        #expect(dead.state == .dead && dead.attempts == 1, "\(dead)")
+        #expect(dead.errors.first?.message.contains("is not a homepwner.v1.ThumbnailJob") == true, "\(dead.errors)")
+    }
+
     @Test func aStoppingHostAnswersItsWaitingLeasesAtOnceInsteadOfAbandoningThem() async throws {
         let fixture = try QueueFixture()
         defer { fixture.folder.remove() }
