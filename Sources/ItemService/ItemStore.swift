@@ -185,6 +185,7 @@ public final class ItemStore {
     /// (one fsync), each in its own savepoint. Their callers hear back only after the commit.
     public func commitDurably(_ durable: Bool) throws { try transactions.commitDurably(durable) }
     public var writeAheadLog: String? { transactions.writeAheadLog }
+    public var totalChanges: Int { transactions.totalChanges }
     public func beginBatch() throws { try transactions.beginBatch() }
 
     /// Commits the batch; on failure nothing of it is kept and the order is read back.

@@ -174,6 +174,9 @@ public final class Database {
     }
 
     /// True when no transaction is open (SQLite's autocommit mode).
+    /// Rows inserted, updated or deleted since the connection opened (`sqlite3_total_changes64`).
+    public var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
+
     /// The write-ahead log's absolute path while the connection is in WAL mode, else nil.
     public var writeAheadLogPath: String? {
         guard let mode = try? scalar("PRAGMA journal_mode")?.stringValue, mode.lowercased() == "wal",

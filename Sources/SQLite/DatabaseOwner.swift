@@ -15,6 +15,9 @@ public protocol GroupCommitStore: AnyObject, SendableMetatype {
     /// owner of a writer then commits without waiting for the disk and has a ``LogSyncer``
     /// fsync the log for the callers of durable jobs, off its thread.
     var writeAheadLog: String? { get }
+    /// Rows inserted, updated or deleted by the connection since it opened
+    /// (`sqlite3_total_changes64`): a batch that changed none has nothing to sync.
+    var totalChanges: Int { get }
     /// Opens the transaction that the next jobs share.
     func beginBatch() throws
     /// Whether the batch's transaction is still open: SQLite rolls back the whole transaction
@@ -178,9 +181,11 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     /// jobs off its thread (a writer in WAL mode, once started), and the fsyncs made so far.
     package var logSyncs: Int? { syncer.withLock { $0?.syncs } }
 
-    /// Runs the jobs as they come until closing, then those still queued. With a `syncer`, every
-    /// batch commits without waiting for the disk and the callers of durable jobs hear back
-    /// from the syncer once the log is synced; the others (and failures) at once.
+    /// Runs the jobs as they come until closing, then those still queued. With a `syncer`, a
+    /// batch with more jobs waiting behind it commits without waiting for the disk, and the
+    /// callers of its durable jobs hear back from the syncer once the log is synced (the others,
+    /// and failures, at once), while the owner runs the next batch; a batch with nothing behind
+    /// it commits as SQLite does without a syncer, its fsync in the commit.
     private func serve(_ syncer: LogSyncer?) {
         var closing = false
         while !closing {
@@ -195,8 +200,11 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
                 for start in stride(from: 0, to: jobs.count, by: batch) {
                     // Callers are resumed once the store is free again: one may go on to
                     // `performHere`.
+                    // With more jobs waiting behind this batch, commit without the fsync and let the
+                    // syncer do it while they run; alone, SQLite syncs in its commit, as without one.
+                    let more = start + batch < jobs.count || state.withLock { !$0.jobs.isEmpty }
                     let answers = connection.use { store in
-                        Self.batch(jobs[start..<min(jobs.count, start + batch)], on: store!, syncsLater: syncer != nil)
+                        Self.batch(jobs[start..<min(jobs.count, start + batch)], on: store!, syncsLater: syncer != nil && more)
                     }
                     var afterSync: [@Sendable ((any Error)?) -> Void] = []
                     for answer in answers {
@@ -311,6 +319,15 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     /// them. `syncsLater`: commit without waiting for the disk, whatever the jobs ask; the
     /// durable ones' answers then wait for the owner's syncer.
     private static func batch(_ jobs: ArraySlice<Job>, on store: Store, syncsLater: Bool) -> [Answer] {
+        let changesBefore = store.totalChanges
+        let answers = runJobs(jobs, on: store, syncsLater: syncsLater)
+        // Reads only (a GetItem through a writer's owner): nothing to wait for.
+        guard syncsLater, store.totalChanges == changesBefore else { return answers }
+        return answers.map { Answer(waitsForSync: false, resume: $0.resume) }
+    }
+
+    /// ``batch(_:on:syncsLater:)`` without the check for a batch that wrote nothing.
+    private static func runJobs(_ jobs: ArraySlice<Job>, on store: Store, syncsLater: Bool) -> [Answer] {
         // Durable if any job asks for it. A store that cannot say so runs its jobs durably
         // anyway (FULL is where it stays); one that cannot be made durable fails them.
         let durable = !syncsLater && jobs.contains { $0.durable }

@@ -2,11 +2,12 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// Makes a writer's commits durable off its owner's thread, so the owner never sits in an
-/// fsync: the owner commits each batch without waiting for the disk (synchronous=NORMAL in WAL
-/// mode), hands the callers of its durable jobs here and goes on with the next batch, while
-/// this thread fsyncs the write-ahead log once for everything committed so far and then answers
-/// them. Commits that arrive while an fsync runs share the next one.
+/// Makes a writer's commits durable off its owner's thread when more jobs wait, so the owner
+/// does not sit in an fsync while they could run: the owner commits such a batch without
+/// waiting for the disk (synchronous=NORMAL in WAL mode), hands the callers of its durable jobs
+/// here and goes on with the next batch, while this thread syncs the write-ahead log once for
+/// everything committed so far and then answers them. Commits made while a sync runs share the
+/// next one.
 ///
 /// The log is appended in commit order, so one fsync of it covers every commit before it; a
 /// checkpoint syncs the log and then the database itself (SQLite does that at NORMAL too)
@@ -25,6 +26,8 @@ final class LogSyncer: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let synced = Atomic<Int>(0)
+    /// The log's file descriptor once opened (-1 before).
+    private let descriptor = Mutex<Int32>(-1)
 
     /// The fsyncs of the log that succeeded so far.
     var syncs: Int { synced.load(ordering: .relaxed) }
@@ -60,8 +63,12 @@ final class LogSyncer: Sendable {
     }
 
     private func run() {
-        var descriptor: Int32 = -1
-        defer { if descriptor >= 0 { close(descriptor) } }
+        defer {
+            descriptor.withLock { descriptor in
+                if descriptor >= 0 { close(descriptor) }
+                descriptor = -1
+            }
+        }
         while true {
             wake.wait()
             let (callers, stopping) = state.withLock { state in
@@ -69,7 +76,7 @@ final class LogSyncer: Sendable {
                 return (state.waiting, state.stopping)
             }
             if !callers.isEmpty {
-                let error = sync(&descriptor)
+                let error = sync()
                 for caller in callers { caller(error) }
             }
             if stopping && callers.isEmpty { return }
@@ -80,21 +87,33 @@ final class LogSyncer: Sendable {
 
     /// fsyncs the log, opening it first (and syncing its folder once, for its name: SQLite
     /// does that at the first sync of a log it created, which at NORMAL it never makes).
-    private func sync(_ descriptor: inout Int32) -> (any Error)? {
-        if descriptor < 0 {
-            let opened = open(path, O_RDONLY | O_CLOEXEC)
-            guard opened >= 0 else { return LogSyncError(path: path, call: "open", errno: errno) }
-            descriptor = opened
+    private func sync() -> (any Error)? {
+        let opened = descriptor.withLock { descriptor -> Result<Int32, LogSyncError> in
+            if descriptor >= 0 { return .success(descriptor) }
+            let log = open(path, O_RDONLY | O_CLOEXEC)
+            guard log >= 0 else { return .failure(LogSyncError(path: path, call: "open", errno: errno)) }
             let folder = (path as NSString).deletingLastPathComponent
             let directory = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             if directory >= 0 {
                 defer { close(directory) }
-                if fsync(directory) != 0 { return LogSyncError(path: folder, call: "fsync", errno: errno) }
+                if fsync(directory) != 0 {
+                    close(log)
+                    return .failure(LogSyncError(path: folder, call: "fsync", errno: errno))
+                }
             }
+            descriptor = log
+            return .success(log)
         }
-        while fsync(descriptor) != 0 {
+        let log: Int32
+        switch opened {
+        case .success(let value): log = value
+        case .failure(let error): return error
+        }
+        // fdatasync, as SQLite syncs its own files on Linux: the data and the size, not the
+        // times (a log reused in place after a checkpoint changes no size).
+        while fdatasync(log) != 0 {
             if errno == EINTR { continue }
-            return LogSyncError(path: path, call: "fsync", errno: errno)
+            return LogSyncError(path: path, call: "fdatasync", errno: errno)
         }
         synced.add(1, ordering: .relaxed)
         return nil

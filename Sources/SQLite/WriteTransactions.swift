@@ -24,6 +24,9 @@ public final class WriteTransactions {
         self.db = db
     }
 
+    /// Rows changed by the connection since it opened (`GroupCommitStore.totalChanges`).
+    public var totalChanges: Int { db.totalChanges }
+
     /// The write-ahead log's path in WAL mode (`GroupCommitStore.writeAheadLog`).
     public var writeAheadLog: String? { db.writeAheadLogPath }
 

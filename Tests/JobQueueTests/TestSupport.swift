@@ -44,6 +44,7 @@ final class TestHost: JobStoreHost {
     func write<T>(_ body: () throws -> T) throws -> T { try transactions.write(body) }
     func commitDurably(_ durable: Bool) throws { try transactions.commitDurably(durable) }
     var writeAheadLog: String? { transactions.writeAheadLog }
+    var totalChanges: Int { transactions.totalChanges }
     func beginBatch() throws { try transactions.beginBatch() }
     func batchIsOpen() -> Bool { transactions.batchIsOpen() }
     func commitBatch() throws { try transactions.commitBatch() }
