@@ -12,8 +12,8 @@ public protocol GroupCommitStore: AnyObject, SendableMetatype {
     /// covers it too). Called between transactions only.
     func commitDurably(_ durable: Bool) throws
     /// The path of the write-ahead log when the database is in WAL mode (nil otherwise): the
-    /// owner of a writer then commits without waiting for the disk and has a ``LogSyncer``
-    /// fsync the log for the callers of durable jobs, off its thread.
+    /// owner of a writer then commits a batch that has more jobs behind it without waiting for
+    /// the disk and has a ``LogSyncer`` sync the log for its durable callers, off its thread.
     var writeAheadLog: String? { get }
     /// Rows inserted, updated or deleted by the connection since it opened
     /// (`sqlite3_total_changes64`): a batch that changed none has nothing to sync.

@@ -102,6 +102,15 @@ struct QueueFixture {
         return batchID
     }
 
+    /// Returns once the client's connection is up (a Health/Check answered, retried while the
+    /// connection is not): a long-poll Lease sent first would otherwise carry the connection's
+    /// set-up in its own connect wait, which the suite's load has stretched past 10 s.
+    func ready() async throws {
+        _ = try await client.call(
+            HealthRPC.check, HealthCheckRequest(),
+            options: CallOptions(timeoutMilliseconds: 60_000, retry: RetryPolicy(maxAttempts: 6, initialBackoffMilliseconds: 100)))
+    }
+
     /// Waits (10 s at most) until `count` Lease calls sleep on the queue.
     func waitForWaiters(_ count: Int) async {
         let notifier = service.queues["thumbnails"]!.notifier
@@ -253,6 +262,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
     @Test func aWaitingLeaseIsWokenByAnotherClientsGiveBackAndByAHostsEnqueue() async throws {
         let fixture = try QueueFixture()
         defer { fixture.stop() }
+        try await fixture.ready()
         let other = try RPCClient(context: testContext, endpoint: fixture.folder.endpoint("rpc"), configuration: QueueFixture.clientConfiguration)
         defer { other.close() }
         try await fixture.enqueue()
@@ -293,6 +303,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
     @Test func aWaitingLeaseWhoseWorkerWentAwayGivesItsJobBackAtOnce() async throws {
         let fixture = try QueueFixture()
         defer { fixture.stop() }
+        try await fixture.ready()
         // A worker that stops while its Lease waits (a restart, a scale-down): the Lease is
         // still waiting at the service when the next job comes.
         let gone = try RPCClient(context: testContext, endpoint: fixture.folder.endpoint("rpc"), configuration: QueueFixture.clientConfiguration)
@@ -343,6 +354,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
     @Test func aJobNobodyAnnouncedIsFoundByTheSweepersNextTick() async throws {
         let fixture = try QueueFixture(sweeperInterval: 20)
         defer { fixture.stop() }
+        try await fixture.ready()
         let client = fixture.client
         let waiting = Task { try await client.call(JobQueueRPC.lease, leaseRequest(waitMs: 20_000), options: .init(timeoutMilliseconds: 30_000)) }
         await fixture.waitForWaiters(1)

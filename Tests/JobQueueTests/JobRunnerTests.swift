@@ -87,6 +87,7 @@ import WorkerRuntime
     @Test func anIdleRunnerWaitingInItsLeaseRunsTheJobThatWakesIt() async throws {
         let fixture = try QueueFixture()
         defer { fixture.stop() }
+        try await fixture.ready()
         let connection = try Self.connection(fixture)
         defer { connection.stop() }
         let runs = Atomic<Int>(0)
@@ -193,6 +194,7 @@ import WorkerRuntime
     @Test func aStoppingHostAnswersItsWaitingLeasesAtOnceInsteadOfAbandoningThem() async throws {
         let fixture = try QueueFixture()
         defer { fixture.folder.remove() }
+        try await fixture.ready()
         // A wait longer than the server's stop grace: without the drain hook it would be
         // abandoned (UNAVAILABLE) when the grace ran out.
         async let waiting = fixture.client.call(
