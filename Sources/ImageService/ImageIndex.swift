@@ -30,10 +30,10 @@ public struct StoredImage: Sendable, Equatable {
 }
 
 /// images.db: one row per blob. Not Sendable: `ImageStore` owns it on one serial queue.
-final class ImageIndex: JobStoreHost {
+final class ImageIndex: JobStoreHost, WriteTransactionsStore {
     let db: Database
     /// Its writes, alone or in the writer owner's group commit.
-    private let transactions: WriteTransactions
+    let transactions: WriteTransactions
     /// The `thumbnails` queue, in the same file: a JPEG's job commits with its row.
     let jobs: JobStore
     /// The sizes each stored JPEG's job asks for; empty: no thumbnails are made on their own.
@@ -119,16 +119,6 @@ final class ImageIndex: JobStoreHost {
     }
 
     func close() throws { try db.close() }
-
-    // MARK: Group commit (see `DatabaseOwner`)
-
-    func write<T>(_ body: () throws -> T) throws -> T { try transactions.write(body) }
-    func commitDurably(_ durable: Bool) throws { try transactions.commitDurably(durable) }
-    var writeAheadLog: String? { transactions.writeAheadLog }
-    var totalChanges: Int { transactions.totalChanges }
-    func beginBatch() throws { try transactions.beginBatch() }
-    func batchIsOpen() -> Bool { transactions.batchIsOpen() }
-    func commitBatch() throws { try transactions.commitBatch() }
 
     // MARK: Rows
 

@@ -183,10 +183,14 @@ public final class ItemStore {
 
     /// Group commit: the jobs between `beginBatch()` and `commitBatch()` share one transaction
     /// (one fsync), each in its own savepoint. Their callers hear back only after the commit.
-    public func commitDurably(_ durable: Bool) throws { try transactions.commitDurably(durable) }
-    public var writeAheadLog: String? { transactions.writeAheadLog }
-    public var totalChanges: Int { transactions.totalChanges }
     public func beginBatch() throws { try transactions.beginBatch() }
+
+    /// Commits without waiting for the disk when not `durable` (`WriteTransactions.commitDurably`).
+    public func commitDurably(_ durable: Bool) throws { try transactions.commitDurably(durable) }
+    /// The log a `LogSyncer` syncs (`WriteTransactions.writeAheadLog`).
+    public var writeAheadLog: String? { transactions.writeAheadLog }
+    /// Rows changed since the store opened (`WriteTransactions.totalChanges`).
+    public var totalChanges: Int { transactions.totalChanges }
 
     /// Commits the batch; on failure nothing of it is kept and the order is read back.
     public func commitBatch() throws { try transactions.commitBatch() }

@@ -6,10 +6,10 @@ import Synchronization
 /// (each job then writes in a savepoint of its own), tells after each job whether SQLite
 /// still has that transaction open, and commits it.
 public protocol GroupCommitStore: AnyObject, SendableMetatype {
-    /// Whether the next commits wait for their fsync (true, as a store opens: SQLite's
-    /// synchronous=FULL) or not (false: NORMAL, which in WAL mode keeps a commit through the
-    /// process dying but may roll it back at a power loss; the next durable commit's fsync then
-    /// covers it too). Called between transactions only.
+    /// Whether the next commits run at the store's own synchronous setting (true: FULL waits
+    /// for the fsync) or at most NORMAL (false: in WAL mode a commit kept through the process
+    /// dying that a power loss may roll back; the next synced commit covers it too). Called
+    /// between transactions only.
     func commitDurably(_ durable: Bool) throws
     /// The path of the write-ahead log when the database is in WAL mode (nil otherwise): the
     /// owner of a writer then commits a batch that has more jobs behind it without waiting for
@@ -222,9 +222,9 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
 
     /// Runs `body` on the owner's thread and returns its result once the transaction it ran in
     /// has committed; throws the owner's closed error before ``start()`` and once it is closing.
-    public func perform<T: Sendable>(durable: Bool = true, _ body: @escaping @Sendable (Store) throws -> T) async throws -> T {
+    public func perform<T: Sendable>(_ body: @escaping @Sendable (Store) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            submit(durable: durable, body) { continuation.resume(with: $0) }
+            submit(body) { continuation.resume(with: $0) }
         }
     }
 

@@ -26,8 +26,6 @@ final class LogSyncer: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let synced = Atomic<Int>(0)
-    /// The log's file descriptor once opened (-1 before).
-    private let descriptor = Mutex<Int32>(-1)
 
     /// The fsyncs of the log that succeeded so far.
     var syncs: Int { synced.load(ordering: .relaxed) }
@@ -63,12 +61,9 @@ final class LogSyncer: Sendable {
     }
 
     private func run() {
-        defer {
-            descriptor.withLock { descriptor in
-                if descriptor >= 0 { close(descriptor) }
-                descriptor = -1
-            }
-        }
+        // The log's file descriptor, opened at the first sync.
+        var descriptor: Int32 = -1
+        defer { if descriptor >= 0 { close(descriptor) } }
         while true {
             wake.wait()
             let (callers, stopping) = state.withLock { state in
@@ -76,42 +71,34 @@ final class LogSyncer: Sendable {
                 return (state.waiting, state.stopping)
             }
             if !callers.isEmpty {
-                let error = sync()
+                let error = sync(&descriptor)
                 for caller in callers { caller(error) }
             }
-            if stopping && callers.isEmpty { return }
-            // Stopping with callers answered: look once more, then end.
-            if stopping { wake.signal() }
+            // `stop()` comes after the last `afterSync`: those callers were the last.
+            if stopping { return }
         }
     }
 
     /// fsyncs the log, opening it first (and syncing its folder once, for its name: SQLite
     /// does that at the first sync of a log it created, which at NORMAL it never makes).
-    private func sync() -> (any Error)? {
-        let opened = descriptor.withLock { descriptor -> Result<Int32, LogSyncError> in
-            if descriptor >= 0 { return .success(descriptor) }
+    private func sync(_ descriptor: inout Int32) -> (any Error)? {
+        if descriptor < 0 {
             let log = open(path, O_RDONLY | O_CLOEXEC)
-            guard log >= 0 else { return .failure(LogSyncError(path: path, call: "open", errno: errno)) }
+            guard log >= 0 else { return LogSyncError(path: path, call: "open", errno: errno) }
             let folder = (path as NSString).deletingLastPathComponent
             let directory = open(folder.isEmpty ? "." : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             if directory >= 0 {
                 defer { close(directory) }
                 if fsync(directory) != 0 {
                     close(log)
-                    return .failure(LogSyncError(path: folder, call: "fsync", errno: errno))
+                    return LogSyncError(path: folder, call: "fsync", errno: errno)
                 }
             }
             descriptor = log
-            return .success(log)
-        }
-        let log: Int32
-        switch opened {
-        case .success(let value): log = value
-        case .failure(let error): return error
         }
         // fdatasync, as SQLite syncs its own files on Linux: the data and the size, not the
         // times (a log reused in place after a checkpoint changes no size).
-        while fdatasync(log) != 0 {
+        while fdatasync(descriptor) != 0 {
             if errno == EINTR { continue }
             return LogSyncError(path: path, call: "fdatasync", errno: errno)
         }

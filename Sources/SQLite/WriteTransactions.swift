@@ -3,7 +3,7 @@
 /// ``commitBatch()``) each runs in a savepoint, so a failing job undoes only itself.
 ///
 /// A store keeps one beside its connection and answers the ``GroupCommitStore`` requirements
-/// with it. Used on the owner's thread only, like the connection.
+/// with it (``WriteTransactionsStore``). Used on the owner's thread only, like the connection.
 public final class WriteTransactions {
     public let db: Database
     /// Called after SQLite undid writes of this connection (a failed write, a lost batch, a
@@ -16,9 +16,11 @@ public final class WriteTransactions {
     /// can. The jobs before it were undone with it.
     public private(set) var batchLost = false
 
-    /// Whether commits wait for their fsync: the connection's synchronous setting, FULL (true)
-    /// as every store opens it, or NORMAL.
-    public private(set) var durable = true
+    /// The synchronous setting the store opened its connection with (2 FULL, 1 NORMAL, 0 OFF),
+    /// read on first use: what a durable commit runs at.
+    private lazy var ownSynchronous: Int64 = (try? db.scalar("PRAGMA synchronous")?.int64Value) ?? 2
+    /// Set while commits run below ``ownSynchronous`` (``commitDurably(_:)``).
+    private var relaxed = false
 
     public init(_ db: Database) {
         self.db = db
@@ -27,17 +29,19 @@ public final class WriteTransactions {
     /// Rows changed by the connection since it opened (`GroupCommitStore.totalChanges`).
     public var totalChanges: Int { db.totalChanges }
 
-    /// The write-ahead log's path in WAL mode (`GroupCommitStore.writeAheadLog`).
-    public var writeAheadLog: String? { db.writeAheadLogPath }
+    /// The write-ahead log's path in WAL mode, for a store whose commits sync (FULL): a store
+    /// that turned syncing off has nothing for a `LogSyncer` to do (`GroupCommitStore.writeAheadLog`).
+    public var writeAheadLog: String? { ownSynchronous >= 2 ? db.writeAheadLogPath : nil }
 
-    /// Sets ``durable``: PRAGMA synchronous FULL or NORMAL, when it changes. In WAL mode a
-    /// NORMAL commit is not synced; it survives the process dying, may roll back at a power
-    /// loss, and the next FULL commit's fsync of the log covers it. Between transactions only.
+    /// Commits at the store's own synchronous setting (durable) or at most NORMAL, switching
+    /// only when that changes. In WAL mode a NORMAL commit is not synced; it survives the
+    /// process dying, may roll back at a power loss, and the next synced commit of the log
+    /// covers it. Between transactions only.
     public func commitDurably(_ wanted: Bool) throws {
-        guard wanted != durable else { return }
+        guard wanted == relaxed else { return }
         precondition(!inBatch && db.isAutocommit, "the synchronous setting changes between transactions only")
-        try db.execute(wanted ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
-        durable = wanted
+        try db.execute("PRAGMA synchronous=\(wanted ? ownSynchronous : min(ownSynchronous, 1))")
+        relaxed = !wanted
     }
 
     /// Runs `body` in a write transaction (a savepoint inside a batch); on failure nothing of it
@@ -115,4 +119,20 @@ public final class WriteTransactions {
             throw error
         }
     }
+}
+
+/// A ``GroupCommitStore`` whose writes go through the ``WriteTransactions`` beside its
+/// connection: its group-commit requirements, and `write` (`JobStoreHost`), come from it.
+public protocol WriteTransactionsStore: GroupCommitStore {
+    var transactions: WriteTransactions { get }
+}
+
+extension WriteTransactionsStore {
+    public func write<T>(_ body: () throws -> T) throws -> T { try transactions.write(body) }
+    public func commitDurably(_ durable: Bool) throws { try transactions.commitDurably(durable) }
+    public var writeAheadLog: String? { transactions.writeAheadLog }
+    public var totalChanges: Int { transactions.totalChanges }
+    public func beginBatch() throws { try transactions.beginBatch() }
+    public func batchIsOpen() -> Bool { transactions.batchIsOpen() }
+    public func commitBatch() throws { try transactions.commitBatch() }
 }

@@ -224,10 +224,10 @@ enum QueueBenchmark {
 }
 
 /// The smallest host of a queue: a database holding only the job tables.
-final class BenchJobHost: JobStoreHost {
+final class BenchJobHost: JobStoreHost, WriteTransactionsStore {
     let db: Database
     let jobs: JobStore
-    private let transactions: WriteTransactions
+    let transactions: WriteTransactions
 
     init(path: String) throws {
         db = try Database(path: path)
@@ -238,12 +238,5 @@ final class BenchJobHost: JobStoreHost {
         jobs = try JobStore(db: db, queues: [QueueBenchmark.queue])
     }
 
-    func write<T>(_ body: () throws -> T) throws -> T { try transactions.write(body) }
-    func commitDurably(_ durable: Bool) throws { try transactions.commitDurably(durable) }
-    var writeAheadLog: String? { transactions.writeAheadLog }
-    var totalChanges: Int { transactions.totalChanges }
-    func beginBatch() throws { try transactions.beginBatch() }
-    func batchIsOpen() -> Bool { transactions.batchIsOpen() }
-    func commitBatch() throws { try transactions.commitBatch() }
     func close() throws { try db.close() }
 }

@@ -22,10 +22,10 @@ struct TemporaryFolder {
 
 /// A host's store as a service has one: its own table (`things`) and the job tables in one
 /// SQLite file, its writes through `WriteTransactions`.
-final class TestHost: JobStoreHost {
+final class TestHost: JobStoreHost, WriteTransactionsStore {
     let db: Database
     let jobs: JobStore
-    private let transactions: WriteTransactions
+    let transactions: WriteTransactions
 
     init(path: String, queues: [JobQueueConfiguration] = [testQueue], random: any RandomNumberGenerator = SplitMix64(seed: 7)) throws {
         db = try Database(path: path)
@@ -41,13 +41,6 @@ final class TestHost: JobStoreHost {
         jobs = try JobStore(db: db, queues: queues, random: random)
     }
 
-    func write<T>(_ body: () throws -> T) throws -> T { try transactions.write(body) }
-    func commitDurably(_ durable: Bool) throws { try transactions.commitDurably(durable) }
-    var writeAheadLog: String? { transactions.writeAheadLog }
-    var totalChanges: Int { transactions.totalChanges }
-    func beginBatch() throws { try transactions.beginBatch() }
-    func batchIsOpen() -> Bool { transactions.batchIsOpen() }
-    func commitBatch() throws { try transactions.commitBatch() }
     func close() throws { try db.close() }
 
     /// Stores a thing (the host's own row) and returns its id.

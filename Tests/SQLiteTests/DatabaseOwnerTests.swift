@@ -5,15 +5,16 @@ import Synchronization
 import Testing
 
 /// A store of one table, whose writes go through `WriteTransactions` as the services' stores do.
-private final class NumberStore: GroupCommitStore {
+private final class NumberStore: WriteTransactionsStore {
     let db: Database
     let transactions: WriteTransactions
 
-    init(path: String, readOnly: Bool = false, journal: String = "WAL") throws {
+    init(path: String, readOnly: Bool = false, journal: String = "WAL", synchronous: String = "FULL") throws {
         db = try Database(path: path, mode: readOnly ? .readOnly : .readWrite(create: true))
         transactions = WriteTransactions(db)
         if !readOnly {
             try db.execute("PRAGMA journal_mode=\(journal)")
+            try db.execute("PRAGMA synchronous=\(synchronous)")
             try db.execute("CREATE TABLE IF NOT EXISTS numbers (value INTEGER PRIMARY KEY)")
         }
     }
@@ -26,15 +27,6 @@ private final class NumberStore: GroupCommitStore {
         try db.query("SELECT value FROM numbers ORDER BY value").compactMap { $0[0].int64Value }
     }
 
-    func commitDurably(_ durable: Bool) throws { try transactions.commitDurably(durable) }
-
-    var writeAheadLog: String? { transactions.writeAheadLog }
-
-    var totalChanges: Int { transactions.totalChanges }
-
-    func beginBatch() throws { try transactions.beginBatch() }
-    func batchIsOpen() -> Bool { transactions.batchIsOpen() }
-    func commitBatch() throws { try transactions.commitBatch() }
     func close() throws { try db.close() }
 }
 
@@ -52,17 +44,20 @@ struct DatabaseOwnerTests {
         holding.wait()
     }
 
-    /// Submits `body` for each value and returns once every one has been answered.
-    private static func submitTogether(
-        _ owner: DatabaseOwner<NumberStore>, _ values: [Int64]
-    ) -> [Int64: Result<Void, any Error>] {
+    /// Submits `body` for each job, with its durability, while the owner is held (by a job of
+    /// `holdDurable`), so they queue up together; returns once every one has been answered, with
+    /// what it answered and how many log syncs the owner had made when it did.
+    private static func submitTogether<T: Sendable>(
+        _ owner: DatabaseOwner<NumberStore>, _ jobs: [(value: Int64, durable: Bool)], holdDurable: Bool = true,
+        _ body: @escaping @Sendable (NumberStore, Int64) throws -> T
+    ) -> [Int64: (result: Result<T, any Error>, syncs: Int)] {
         let release = DispatchSemaphore(value: 0), answered = DispatchGroup()
-        let results = Mutex<[Int64: Result<Void, any Error>]>([:])
-        hold(owner, until: release)
-        for value in values {
+        let results = Mutex<[Int64: (result: Result<T, any Error>, syncs: Int)]>([:])
+        hold(owner, until: release, durable: holdDurable)
+        for job in jobs {
             answered.enter()
-            owner.submit({ try $0.add(value) }) { result in
-                results.withLock { $0[value] = result }
+            owner.submit(durable: job.durable, { try body($0, job.value) }) { result in
+                results.withLock { $0[job.value] = (result, owner.logSyncs ?? 0) }
                 answered.leave()
             }
         }
@@ -81,36 +76,23 @@ struct DatabaseOwnerTests {
         try owner.performHere { try $0.add(2) }
         let before = try owner.performHere { $0.db.commitCount }
         // 2 is there already: its insert fails, in its own savepoint.
-        let results = Self.submitTogether(owner, [1, 2, 3, 4])
+        let results = Self.submitTogether(owner, [1, 2, 3, 4].map { ($0, true) }) { try $0.add($1) }.mapValues(\.result)
         #expect(try owner.performHere { $0.db.commitCount } - before == 1)
         #expect((try? results[1]?.get()) != nil && (try? results[3]?.get()) != nil && (try? results[4]?.get()) != nil)
         #expect((try? results[2]?.get()) == nil)
         #expect(try owner.performHere { try $0.all() } == [1, 2, 3, 4])
     }
 
-    /// Submits each job with its durability while the owner is held, so they share a batch, and
-    /// answers what each saw of SQLite's synchronous setting (2 FULL: the commit waits for its
-    /// fsync; 1 NORMAL) and how many log syncs the owner had made when it heard back.
+    /// ``submitTogether(_:_:holdDurable:_:)`` of inserts, held by a job that need not be durable
+    /// (the syncs counted are the jobs' own): what each saw of SQLite's synchronous setting (2
+    /// FULL: the commit waits for its fsync; 1 NORMAL; 0 OFF) and the syncs made when it heard back.
     private static func submitDurability(
         _ owner: DatabaseOwner<NumberStore>, _ jobs: [(value: Int64, durable: Bool)]
     ) -> [Int64: (synchronous: Int64, syncsWhenAnswered: Int)] {
-        let release = DispatchSemaphore(value: 0), answered = DispatchGroup()
-        let seen = Mutex<[Int64: (synchronous: Int64, syncsWhenAnswered: Int)]>([:])
-        // Held by a job that need not be durable: the syncs counted are the jobs' own.
-        hold(owner, until: release, durable: false)
-        for job in jobs {
-            answered.enter()
-            owner.submit(durable: job.durable, { store in
-                try store.add(job.value)
-                return try store.db.scalar("PRAGMA synchronous")!.int64Value!
-            }) { result in
-                seen.withLock { $0[job.value] = ((try? result.get()) ?? -1, owner.logSyncs ?? 0) }
-                answered.leave()
-            }
-        }
-        release.signal()
-        answered.wait()
-        return seen.withLock { $0 }
+        submitTogether(owner, jobs, holdDurable: false) { store, value in
+            try store.add(value)
+            return try store.db.scalar("PRAGMA synchronous")!.int64Value!
+        }.mapValues { ((try? $0.result.get()) ?? -1, $0.syncs) }
     }
 
     @Test("without a write-ahead log a write that need not be durable skips its fsync, unless a durable job shares its batch")
@@ -165,6 +147,19 @@ struct DatabaseOwnerTests {
         #expect(try reopened.all() == Array(1...5) + Array(100..<300))
     }
 
+    @Test("a store that turned syncing off keeps it off, whatever its jobs ask, and gets no log syncer")
+    func durabilityOfAStoreThatDoesNotSync() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("n.db")
+        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path, synchronous: "OFF") }
+        try owner.start()
+        defer { owner.close() }
+        #expect(owner.logSyncs == nil)
+        #expect(Self.submitDurability(owner, [(1, false)]).mapValues(\.synchronous) == [1: 0])
+        #expect(Self.submitDurability(owner, [(2, true), (3, false)]).mapValues(\.synchronous) == [2: 0, 3: 0])
+        #expect(Self.submitDurability(owner, (Int64(10)..<100).map { ($0, true) }).values.allSatisfy { $0.synchronous == 0 })
+    }
+
     @Test("an owner without group commit runs each job alone: a commit each")
     func eachAlone() throws {
         let folder = try TemporaryDirectory()
@@ -175,7 +170,7 @@ struct DatabaseOwnerTests {
         try owner.start()
         defer { owner.close() }
         let before = try owner.performHere { $0.db.commitCount }
-        let results = Self.submitTogether(owner, [1, 2, 3])
+        let results = Self.submitTogether(owner, [1, 2, 3].map { ($0, true) }) { try $0.add($1) }.mapValues(\.result)
         #expect(results.values.allSatisfy { (try? $0.get()) != nil })
         #expect(try owner.performHere { $0.db.commitCount } - before == 3)
     }
