@@ -26,52 +26,79 @@ extension RGBImage {
         let horizontal = ResampleAxis(source: self.width, destination: width)
         let vertical = ResampleAxis(source: self.height, destination: height)
         // Row by row: the source rows under an output row are weighted into one row of Float at
-        // the source's width (a loop over contiguous samples, which the compiler vectorizes),
-        // which is then averaged across to the new width and rounded once. The scalar work is
-        // only the output's rows, and the only buffer one source row of Float.
+        // the source's width, which is then averaged across to the new width and rounded once.
+        // The only buffer is that row. The vertical pass is a loop over contiguous samples on raw
+        // pointers with wrapping arithmetic, so the compiler vectorizes it (an index checked for
+        // overflow keeps it scalar, at four times the cost); the horizontal one reads three
+        // channels per tap.
         let sourceRowLength = self.width * 3, rowLength = width * 3
         let output = [UInt8](unsafeUninitializedCapacity: rowLength * height) { buffer, initialized in
             var row = [Float](repeating: 0, count: sourceRowLength)
             pixels.withUnsafeBufferPointer { source in
-                row.withUnsafeMutableBufferPointer { sum in
-                    horizontal.first.withUnsafeBufferPointer { first in
-                        horizontal.taps.withUnsafeBufferPointer { taps in
-                            horizontal.weights.withUnsafeBufferPointer { weights in
-                                for y in 0..<height {
-                                    let weightsOfRow = y * vertical.stride
-                                    var sourceRow = vertical.first[y] * sourceRowLength
-                                    let w0 = vertical.weights[weightsOfRow]
-                                    for i in 0..<sourceRowLength { sum[i] = Float(source[sourceRow + i]) * w0 }
-                                    for tap in 1..<max(1, vertical.taps[y]) {
-                                        let weight = vertical.weights[weightsOfRow + tap]
-                                        sourceRow += sourceRowLength
-                                        for i in 0..<sourceRowLength { sum[i] += Float(source[sourceRow + i]) * weight }
-                                    }
-                                    let targetRow = y * rowLength
-                                    for x in 0..<width {
-                                        var r: Float = 0, g: Float = 0, b: Float = 0
-                                        var index = first[x] * 3
-                                        let weightsOfColumn = x * horizontal.stride
-                                        for tap in 0..<taps[x] {
-                                            let weight = weights[weightsOfColumn + tap]
-                                            r += sum[index] * weight
-                                            g += sum[index + 1] * weight
-                                            b += sum[index + 2] * weight
-                                            index += 3
-                                        }
-                                        buffer[targetRow + x * 3] = UInt8(min(max(r + 0.5, 0), 255))
-                                        buffer[targetRow + x * 3 + 1] = UInt8(min(max(g + 0.5, 0), 255))
-                                        buffer[targetRow + x * 3 + 2] = UInt8(min(max(b + 0.5, 0), 255))
-                                    }
-                                }
-                            }
+                row.withUnsafeMutableBufferPointer { sumBuffer in
+                    let source = source.baseAddress!, sum = sumBuffer.baseAddress!, target = buffer.baseAddress!
+                    for y in 0..<height {
+                        let weightsOfRow = y &* vertical.stride
+                        var sourceRow = source + vertical.first[y] &* sourceRowLength
+                        Self.weigh(sourceRow, by: vertical.weights[weightsOfRow], into: sum, count: sourceRowLength)
+                        for tap in 1..<max(1, vertical.taps[y]) {
+                            sourceRow += sourceRowLength
+                            Self.accumulate(sourceRow, by: vertical.weights[weightsOfRow &+ tap], into: sum, count: sourceRowLength)
                         }
+                        Self.average(sum, across: horizontal, into: target + y &* rowLength, width: width)
                     }
                 }
             }
             initialized = rowLength * height
         }
         return RGBImage(width: width, height: height, pixels: output)
+    }
+
+    /// `sum[i] = source[i] × weight` for `count` samples.
+    @inline(__always)
+    private static func weigh(_ source: UnsafePointer<UInt8>, by weight: Float, into sum: UnsafeMutablePointer<Float>, count: Int) {
+        var i = 0
+        while i < count {
+            sum[i] = Float(source[i]) * weight
+            i &+= 1
+        }
+    }
+
+    /// `sum[i] += source[i] × weight` for `count` samples.
+    @inline(__always)
+    private static func accumulate(_ source: UnsafePointer<UInt8>, by weight: Float, into sum: UnsafeMutablePointer<Float>, count: Int) {
+        var i = 0
+        while i < count {
+            sum[i] += Float(source[i]) * weight
+            i &+= 1
+        }
+    }
+
+    /// One output row: each pixel the weighted sum of the row's pixels under it, rounded.
+    @inline(__always)
+    private static func average(_ sum: UnsafePointer<Float>, across axis: ResampleAxis, into target: UnsafeMutablePointer<UInt8>, width: Int) {
+        axis.first.withUnsafeBufferPointer { first in
+            axis.taps.withUnsafeBufferPointer { taps in
+                axis.weights.withUnsafeBufferPointer { weights in
+                    for x in 0..<width {
+                        var r: Float = 0, g: Float = 0, b: Float = 0
+                        var pixel = sum + first[x] &* 3
+                        var weight = weights.baseAddress! + x &* axis.stride
+                        for _ in 0..<taps[x] {
+                            r += pixel[0] * weight.pointee
+                            g += pixel[1] * weight.pointee
+                            b += pixel[2] * weight.pointee
+                            pixel += 3
+                            weight += 1
+                        }
+                        let out = target + x &* 3
+                        out[0] = UInt8(min(max(r + 0.5, 0), 255))
+                        out[1] = UInt8(min(max(g + 0.5, 0), 255))
+                        out[2] = UInt8(min(max(b + 0.5, 0), 255))
+                    }
+                }
+            }
+        }
     }
 
     /// Scales, keeping the aspect ratio, to the largest size inside w × h (up or down); at least 1×1.
