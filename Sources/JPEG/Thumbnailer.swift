@@ -95,17 +95,9 @@ public struct Thumbnailer: Sendable {
         var walker = try JPEG.walker(of: jpeg, options: options)
         let header = try JPEG.header(of: jpeg, walker: &walker, options: options, handle: handle)
         let end = try walker.readScans()
-        let upright = JPEG.uprightSize(width: header.width, height: header.height, orientation: header.orientation)
-        let plans = sizes.map { target in
-            let box = target.fit == .fill && !target.enlargesToFill
-                ? RenditionPlan.unenlargedBox((target.width, target.height), in: upright) : (target.width, target.height)
-            return RenditionPlan(width: header.width, height: header.height, orientation: header.orientation, box: box, fit: target.fit)
-        }
-        // Every plan's decode target is in stored pixels, so the largest of each edge covers them all.
-        let cover = plans.reduce((width: 1, height: 1)) { (max($0.width, $1.decodeTarget.width), max($0.height, $1.decodeTarget.height)) }
+        let (plans, decodeSize) = Self.plans(header, sizes)
         let pixels = try JPEG.decodePixels(
-            jpeg, walker: walker, header: header, end: end, size: JPEG.scaledSize(of: header, toCover: cover), options: options,
-            handle: handle
+            jpeg, walker: walker, header: header, end: end, size: decodeSize, options: options, handle: handle
         ).oriented(plans[0].orientation)
         let gray = header.colorSpace == .gray
         // A profile for other samples than the output's (a CMYK original's, whose pixels were
@@ -123,6 +115,52 @@ public struct Thumbnailer: Sendable {
             outputs[index] = Output(target: sizes[index], data: data, width: plan.size.width, height: plan.size.height)
         }
         return outputs.map { $0! }
+    }
+
+    /// What each size is made by, and the one decode size (DCT-scaled) that covers them all.
+    private static func plans(_ header: JPEGHeader, _ sizes: [Target]) -> (plans: [RenditionPlan], decode: (width: Int, height: Int)) {
+        let upright = JPEG.uprightSize(width: header.width, height: header.height, orientation: header.orientation)
+        let plans = sizes.map { target in
+            let box = target.fit == .fill && !target.enlargesToFill
+                ? RenditionPlan.unenlargedBox((target.width, target.height), in: upright) : (target.width, target.height)
+            return RenditionPlan(width: header.width, height: header.height, orientation: header.orientation, box: box, fit: target.fit)
+        }
+        // Every plan's decode target is in stored pixels, so the largest of each edge covers them all.
+        let cover = plans.reduce((width: 1, height: 1)) { (max($0.width, $1.decodeTarget.width), max($0.height, $1.decodeTarget.height)) }
+        return (plans, JPEG.scaledSize(of: header, toCover: cover))
+    }
+
+    /// About the most memory `thumbnails(of:sizes:)` holds at once for `jpeg`, in bytes, from
+    /// its headers alone (no pixel is decoded): the decoded pixels (4 bytes each for CMYK and
+    /// YCCK, with their RGB conversion beside them), their upright copy when the orientation
+    /// turns them, the largest size, and for a progressive frame every DCT coefficient of the
+    /// full-size image (2 bytes each, whatever the scale), which libjpeg keeps until the last
+    /// scan. A worker weighs its jobs by it (`ComputeSlots`) to bound its memory. Throws what
+    /// `thumbnails` would throw for a bad header.
+    public func workingBytes(of jpeg: UnsafeRawBufferPointer, sizes: [Target]) throws(JPEGError) -> Int {
+        precondition(!sizes.isEmpty, "no thumbnail size asked for")
+        let handle = try TurboJPEGHandle(.decompress)
+        var walker = try JPEG.walker(of: jpeg, options: options)
+        let header = try JPEG.header(of: jpeg, walker: &walker, options: options, handle: handle)
+        let (plans, decode) = Self.plans(header, sizes)
+        let pixels = decode.width * decode.height
+        let cmyk = header.colorSpace == .cmyk || header.colorSpace == .ycck
+        var bytes = pixels * (cmyk ? 4 + 3 : 3)
+        if plans[0].orientation != 1 { bytes += pixels * 3 }
+        bytes += plans.map { $0.size.width * $0.size.height * 3 }.max() ?? 0
+        if let frame = walker.frame, frame.progressive {
+            // Per component, its blocks across and down, padded to whole MCUs, 64 coefficients
+            // of 2 bytes each (jdcoefct.c's whole-image buffer).
+            let mcusWide = (frame.width + 8 * frame.hMax - 1) / (8 * frame.hMax)
+            let mcusHigh = (frame.height + 8 * frame.vMax - 1) / (8 * frame.vMax)
+            bytes += frame.components.reduce(0) { $0 + mcusWide * $1.h * mcusHigh * $1.v * 128 }
+        }
+        return bytes
+    }
+
+    /// `workingBytes(of:sizes:)` of an array.
+    public func workingBytes(of jpeg: [UInt8], sizes: [Target]) throws(JPEGError) -> Int {
+        try JPEG.inPlace(jpeg) { (buffer) throws(JPEGError) in try workingBytes(of: buffer, sizes: sizes) }
     }
 
     /// The smallest of `images` (whole pictures, FIT sizes made already) with at least twice

@@ -22,6 +22,7 @@ public enum EnvironmentNames {
     public static let workerConcurrency = "HOMEPWNER_WORKER_CONCURRENCY"
     /// The lease a worker takes jobs with (`--lease-ms`; 0 = the queue's default).
     public static let workerLeaseMilliseconds = "HOMEPWNER_WORKER_LEASE_MS"
+    public static let workerMemoryMegabytes = "HOMEPWNER_WORKER_MEMORY_MB"
     /// item-service: a database to copy when none exists yet (`--seed-db`).
     public static let itemSeedDB = "HOMEPWNER_ITEM_SEED_DB"
     /// image-service: the cache budget in bytes; 0 = a fraction of the memory limit.

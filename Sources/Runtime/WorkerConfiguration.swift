@@ -14,14 +14,23 @@ public struct WorkerConfiguration: Sendable {
     /// The lease each job is taken with (0: the queue's default, 30 s); heartbeats extend it
     /// every third of it. A dead worker's jobs return to the queue within one lease.
     public var leaseMilliseconds: Int32
+    /// What the jobs being worked on may hold at once by their own estimate (a thumbnail's:
+    /// its decoded pixels and a progressive JPEG's coefficients), in bytes; a job over it alone
+    /// runs by itself. By default `defaultMemoryBytesPerJob` per job at once.
+    public var memoryBytes: Int
+
+    /// The memory budget per job at once when none is given: an 18-megapixel progressive JPEG
+    /// decoded for a 1024 thumbnail holds about 70 MB, a baseline one about 17 MB.
+    public static let defaultMemoryBytesPerJob = 64 << 20
 
     /// A configuration.
     public init(
         healthEndpoint: String, itemServiceEndpoint: String = Defaults.itemRPC,
         imageServiceEndpoint: String = Defaults.imageRPC, concurrency: Int = WorkerConfiguration.defaultConcurrency,
-        leaseMilliseconds: Int32 = 0
+        leaseMilliseconds: Int32 = 0, memoryBytes: Int? = nil
     ) {
         self.leaseMilliseconds = leaseMilliseconds
+        self.memoryBytes = memoryBytes ?? concurrency * Self.defaultMemoryBytesPerJob
         self.healthEndpoint = healthEndpoint
         self.itemServiceEndpoint = itemServiceEndpoint
         self.imageServiceEndpoint = imageServiceEndpoint
@@ -41,6 +50,9 @@ public struct WorkerConfiguration: Sendable {
                        help: "jobs worked on at once; 0 = one per core", valueName: "N"),
             OptionSpec(name: "lease-ms", env: EnvironmentNames.workerLeaseMilliseconds, defaultValue: "0",
                        help: "the lease a job is taken with; 0 = the queue's (30000); heartbeats renew it", valueName: "MS"),
+            OptionSpec(name: "memory-mb", env: EnvironmentNames.workerMemoryMegabytes, defaultValue: "0",
+                       help: "what the jobs worked on may hold at once, by their estimate (a job over it runs alone); 0 = 64 per job at once",
+                       valueName: "MB"),
         ]
     }
 
@@ -55,10 +67,14 @@ public struct WorkerConfiguration: Sendable {
         guard lease == 0 || (1000...3_600_000).contains(lease) else {
             throw OptionError.invalidValue(option: "--lease-ms", value: String(lease), reason: "must be 0 (the queue's) or 1000…3600000")
         }
+        let memory = try options.int("memory-mb")
+        guard (0...1_048_576).contains(memory) else {
+            throw OptionError.invalidValue(option: "--memory-mb", value: String(memory), reason: "must be 0 (64 per job at once) to 1048576")
+        }
         self.init(
             healthEndpoint: try options.string("rpc"), itemServiceEndpoint: try options.string("item-service"),
             imageServiceEndpoint: try options.string("image-service"), concurrency: concurrency,
-            leaseMilliseconds: Int32(lease))
+            leaseMilliseconds: Int32(lease), memoryBytes: memory == 0 ? nil : memory << 20)
     }
 
     /// One job per core this process may run on.

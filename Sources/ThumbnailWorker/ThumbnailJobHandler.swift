@@ -13,6 +13,8 @@ import WorkerRuntime
 public struct ThumbnailJobHandler: Sendable {
     /// Makes thumbnails of a JPEG at the given sizes (longest edge); throws why it cannot.
     public typealias Maker = @Sendable (_ jpeg: [UInt8], _ sizes: [Int]) throws -> [Thumbnail]
+    /// What making them will hold, in bytes, weighed against the slots' memory budget.
+    public typealias Weigher = @Sendable (_ jpeg: [UInt8], _ sizes: [Int]) -> Int
 
     /// How much of an original one GetImage reads (below the service's frame limit).
     public static let readChunkBytes: Int64 = 8 << 20
@@ -21,9 +23,20 @@ public struct ThumbnailJobHandler: Sendable {
 
     private let connection: ClientConnection
     private let maker: Maker
+    private let slots: ComputeSlots?
+    private let weigher: Weigher
 
-    public init(connection: ClientConnection, maker: @escaping Maker) {
+    /// A handler reading originals through `connection`; with `slots`, the thumbnails of at most
+    /// that many jobs are made at once, and only while what they hold by `weigher` fits the
+    /// slots' budget, so a runner with more jobs than slots reads the next original while the
+    /// others decode, and its memory stays bounded.
+    public init(
+        connection: ClientConnection, slots: ComputeSlots? = nil, weigher: @escaping Weigher = { _, _ in 0 },
+        maker: @escaping Maker
+    ) {
         self.connection = connection
+        self.slots = slots
+        self.weigher = weigher
         self.maker = maker
     }
 
@@ -44,10 +57,17 @@ public struct ThumbnailJobHandler: Sendable {
             // Deleted since: nothing to make, and nothing to retry.
             return ThumbnailResult()
         }
-        let sizes = payload.sizes.map(Int.init)
+        let sizes = payload.sizes.map(Int.init), maker = maker
+        // Outside the catch below: a job stopped while it waits for a slot is handed back, not
+        // failed as a poison image.
+        let made = if let slots {
+            try await slots.run(cost: weigher(original, sizes)) { Result { try maker(original, sizes) } }
+        } else {
+            Result { try maker(original, sizes) }
+        }
         do {
             var result = ThumbnailResult()
-            result.thumbnails = try maker(original, sizes)
+            result.thumbnails = try made.get()
             return result
         } catch {
             throw JobFailure("image \(payload.imageKey) cannot be made into thumbnails: \(error)", permanent: true)

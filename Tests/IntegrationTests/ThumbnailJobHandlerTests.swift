@@ -3,9 +3,11 @@ import ImageService
 import Proto
 import RPC
 import Runtime
+import Synchronization
 import Testing
 import TestSupport
 @testable import ThumbnailWorker
+import WorkerRuntime
 import ZMQ
 
 /// How the thumbnail worker reads an original: one GetImage of the whole blob, or ranged reads
@@ -46,16 +48,21 @@ import ZMQ
             return try await connection.client.call(ImageServiceRPC.putImage, request, options: .init(timeoutMilliseconds: 30_000))
         }
 
-        func thumbnails(of key: String, sizes: [Int32]) async throws -> ThumbnailResult {
+        /// A job of the thumbnails queue for `key` at `sizes`.
+        static func job(_ key: String, sizes: [Int32], id: String = "1") -> Job {
             var payload = ThumbnailJob()
             payload.imageKey = key
             payload.sizes = sizes
             var job = Job()
-            job.jobId = "1"
+            job.jobId = id
             job.queue = "thumbnails"
             job.payload = payload.serializedBytes()
+            return job
+        }
+
+        func thumbnails(of key: String, sizes: [Int32]) async throws -> ThumbnailResult {
             let handler = ThumbnailJobHandler(connection: connection, maker: ThumbnailWorkerHost.makeThumbnails)
-            return try ThumbnailResult(serializedBytes: try await handler.run(job))
+            return try ThumbnailResult(serializedBytes: try await handler.run(Self.job(key, sizes: sizes)))
         }
     }
 
@@ -84,5 +91,78 @@ import ZMQ
         #expect(made.thumbnails.map(\.data) == (try ThumbnailWorkerHost.makeThumbnails(photo, [64])).map(\.data))
         let gone = try await service.thumbnails(of: UUID().uuidString.lowercased(), sizes: [64])
         #expect(gone.thumbnails.isEmpty)
+    }
+
+    /// Polls `condition` every millisecond for up to 10 s.
+    static func eventually(_ condition: () -> Bool) async throws -> Bool {
+        for _ in 0..<10_000 {
+            if condition() { return true }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        return condition()
+    }
+
+    @Test func withOneSlotASecondJobReadsItsOriginalWhileTheFirstIsMadeThenWaitsForTheSlot() async throws {
+        // The bodies block their threads (CPU work stands in): threads of their own, not the pool.
+        let threads = WorkerThreads(name: "slots-test", count: 8)
+        threads.start()
+        defer { threads.stop() }
+        let service = try Service(maxMessageBytes: 8 << 20)
+        defer { service.stop() }
+        let photo = try Fixtures.orientationPhoto("Landscape_6.jpg")
+        let stored = try await service.put(photo)
+        let slots = ComputeSlots(count: 1)
+        let release = Shared(false)
+        let making = Shared((now: 0, most: 0, calls: 0))
+        let handler = ThumbnailJobHandler(connection: service.connection, slots: slots) { jpeg, sizes in
+            let first = making.withLock { state -> Bool in
+                state.now += 1
+                state.most = max(state.most, state.now)
+                state.calls += 1
+                return state.calls == 1
+            }
+            defer { making.withLock { $0.now -= 1 } }
+            if first { while !release.value { usleep(500) } }
+            return try ThumbnailWorkerHost.makeThumbnails(jpeg, sizes)
+        }
+        let first = Task(executorPreference: threads) { try await handler.run(Service.job(stored.key, sizes: [64], id: "1")) }
+        #expect(try await Self.eventually { making.withLock { $0.calls } == 1 })
+        let second = Task(executorPreference: threads) { try await handler.run(Service.job(stored.key, sizes: [64, 256], id: "2")) }
+        // In line for the slot means its GetImage was answered: the read overlapped the first.
+        #expect(try await Self.eventually { slots.usage.waiting == 1 })
+        #expect(making.withLock { $0.calls } == 1)
+        release.withLock { $0 = true }
+        let made = try [await first.value, await second.value].map { try ThumbnailResult(serializedBytes: $0) }
+        #expect(made.map { $0.thumbnails.map(\.size) } == [[64], [64, 256]])
+        #expect(making.withLock { $0.most } == 1, "two jobs were made at once in one slot")
+    }
+
+    @Test func aJobStoppedWhileItWaitsForASlotEndsCancelledNotAsAPoisonImage() async throws {
+        // The bodies block their threads (CPU work stands in): threads of their own, not the pool.
+        let threads = WorkerThreads(name: "slots-test", count: 8)
+        threads.start()
+        defer { threads.stop() }
+        let service = try Service(maxMessageBytes: 8 << 20)
+        defer { service.stop() }
+        let stored = try await service.put(try Fixtures.orientationPhoto("Landscape_1.jpg"))
+        let slots = ComputeSlots(count: 1)
+        let release = Shared(false)
+        let handler = ThumbnailJobHandler(connection: service.connection, slots: slots) { jpeg, sizes in
+            while !release.value { usleep(500) }
+            return try ThumbnailWorkerHost.makeThumbnails(jpeg, sizes)
+        }
+        let first = Task(executorPreference: threads) { try await handler.run(Service.job(stored.key, sizes: [64], id: "1")) }
+        #expect(try await Self.eventually { slots.usage.running == 1 })
+        let second = Task(executorPreference: threads) { try await handler.run(Service.job(stored.key, sizes: [64], id: "2")) }
+        #expect(try await Self.eventually { slots.usage.waiting == 1 })
+        second.cancel()
+        let outcome = await second.result
+        // A JobFailure would send the job to DEAD as an image that cannot be made; a
+        // cancellation is what the runner hands back.
+        var cancelled = false
+        if case .failure(let error) = outcome { cancelled = error is CancellationError }
+        #expect(cancelled, "\(outcome)")
+        release.withLock { $0 = true }
+        _ = try await first.value
     }
 }

@@ -4,6 +4,7 @@ import Proto
 import RPC
 import Synchronization
 import Testing
+import ThumbnailWorker
 import ZMQ
 
 /// The thumbnail-worker executable against the image-service executable, killed at bad moments.
@@ -97,7 +98,8 @@ import ZMQ
         kill(doomed.process.processIdentifier, SIGKILL)
         #expect(await ExecutableTests.waitForExit(doomed.process, seconds: 10))
         let victim = try #require(held.first, "no job was leased to the frozen worker")
-        #expect(held.count == 1 && victim.attempts == 1, "one job at a time: \(held)")
+        // One job made at a time, and one more reading ahead (ThumbnailWorkerHost.readAhead).
+        #expect((1...1 + ThumbnailWorkerHost.readAhead).contains(held.count) && held.allSatisfy { $0.attempts == 1 }, "\(held)")
 
         let next = try Self.worker(folder, "next", imageService: rpc)
         defer { if next.process.isRunning { next.process.terminate() } }
@@ -106,9 +108,12 @@ import ZMQ
         }
         let done = try await Self.jobs(client, .done)
         #expect(done.count == 4)
-        let again = try #require(done.first { $0.jobId == victim.jobId })
-        #expect(again.attempts == 2 && again.errors.map(\.message) == ["lease expired"], "\(again)")
-        #expect(again.errors.first?.workerId == victim.workerId && again.workerId != victim.workerId)
+        // Every job the dead worker held ran again once its lease expired, by the next worker.
+        for lost in held {
+            let again = try #require(done.first { $0.jobId == lost.jobId })
+            #expect(again.attempts == 2 && again.errors.map(\.message) == ["lease expired"], "\(again)")
+            #expect(again.errors.first?.workerId == victim.workerId && again.workerId != victim.workerId)
+        }
 
         // Each image has its three thumbnails, made once: no duplicates, no stray files.
         var list = ListImagesRequest()

@@ -138,3 +138,31 @@ struct ThumbnailerTests {
         #expect(standard == (try JPEG.encode(decoded.resized(width: 256, height: 171), quality: 80)))
     }
 }
+
+/// What a worker weighs a job by before it decodes: `Thumbnailer.workingBytes`.
+@Suite struct WorkingBytesTests {
+    @Test func aProgressiveFrameAddsEveryCoefficientOfTheFullImageAtAnyScale() throws {
+        let image = TestImages.gradient(width: 2000, height: 1500)
+        let baseline = try JPEG.encode(image, quality: 80)
+        let progressive = try JPEG.encodeProgressive(image, quality: 80)
+        let sizes = [Thumbnailer.Target(longestEdge: 256)]
+        // A 256 FIT decodes at 1/2 (1000×750: 1/4 would leave less than twice 256×192).
+        let pixels = 1000 * 750 * 3, largest = 256 * 192 * 3
+        #expect(try Thumbnailer().workingBytes(of: baseline, sizes: sizes) == pixels + largest)
+        // 4:2:0 in MCUs of 16×16: 125 × 94 of them, four Y blocks and one of each chroma, 128 bytes a block.
+        let coefficients = 125 * 94 * 6 * 128
+        #expect(try Thumbnailer().workingBytes(of: progressive, sizes: sizes) == pixels + largest + coefficients)
+    }
+
+    @Test func anOrientationThatTurnsThePixelsCountsTheirUprightCopyAndABadHeaderThrows() throws {
+        let upright = try TestImages.photo("Landscape_1.jpg"), turned = try TestImages.photo("Landscape_6.jpg")
+        let sizes = [Thumbnailer.Target(longestEdge: 64)]
+        let plain = try Thumbnailer().workingBytes(of: upright, sizes: sizes)
+        let header = try JPEG.header(of: turned)
+        let decoded = JPEG.scaledSize(of: header, toCover: (128, 128))
+        let extra = try Thumbnailer().workingBytes(of: turned, sizes: sizes) - plain
+        #expect(extra == decoded.width * decoded.height * 3, "the upright copy of \(decoded)")
+        #expect(throws: JPEGError.self) { try Thumbnailer().workingBytes(of: Array(upright.prefix(100)), sizes: sizes) }
+        #expect(throws: JPEGError.self) { try Thumbnailer().workingBytes(of: [0x89, 0x50, 0x4E, 0x47], sizes: sizes) }
+    }
+}

@@ -1,0 +1,27 @@
+import Testing
+@testable import Runtime
+
+/// The flags every worker takes, and what they refuse.
+@Suite struct WorkerConfigurationTests {
+    static func parse(_ arguments: [String], environment: [String: String] = [:]) throws -> WorkerConfiguration {
+        let parser = OptionParser(
+            command: "thumbnail-worker", summary: "s", options: WorkerConfiguration.options(healthEnv: "HEALTH", healthDefault: "tcp://127.0.0.1:0"))
+        return try WorkerConfiguration(try parser.parse(arguments, environment: environment))
+    }
+
+    @Test func theMemoryBudgetIsSixtyFourMegabytesPerJobAtOnceUnlessGivenByFlagOrVariable() throws {
+        let defaults = try Self.parse(["--concurrency", "3"])
+        #expect(defaults.concurrency == 3 && defaults.memoryBytes == 3 * 64 << 20)
+        #expect(try Self.parse(["--concurrency", "3", "--memory-mb", "500"]).memoryBytes == 500 << 20)
+        #expect(try Self.parse([], environment: ["HOMEPWNER_WORKER_MEMORY_MB": "96"]).memoryBytes == 96 << 20)
+        #expect(try Self.parse([]).memoryBytes == WorkerConfiguration.defaultConcurrency * 64 << 20)
+    }
+
+    @Test func outOfRangeValuesAreRefusedNamingTheFlagAndTheRange() throws {
+        for (flag, value, range) in [("--memory-mb", "-1", "1048576"), ("--concurrency", "257", "256"), ("--lease-ms", "10", "3600000")] {
+            var message = ""
+            do { _ = try Self.parse([flag, value]) } catch { message = "\(error)" }
+            #expect(message.contains(flag) && message.contains(value) && message.contains(range), "\(message)")
+        }
+    }
+}
