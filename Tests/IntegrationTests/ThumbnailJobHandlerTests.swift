@@ -93,20 +93,16 @@ import ZMQ
         #expect(gone.thumbnails.isEmpty)
     }
 
-    /// Polls `condition` every millisecond for up to 10 s.
-    static func eventually(_ condition: () -> Bool) async throws -> Bool {
-        for _ in 0..<10_000 {
-            if condition() { return true }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        return condition()
-    }
+
+    /// The makers below block their threads until told: threads of their own, not the shared
+    /// pool (one thread per core). Started once, for the whole run.
+    static let threads: WorkerThreads = {
+        let threads = WorkerThreads(name: "handler-test", count: 8)
+        threads.start()
+        return threads
+    }()
 
     @Test func withOneSlotASecondJobReadsItsOriginalWhileTheFirstIsMadeThenWaitsForTheSlot() async throws {
-        // The bodies block their threads (CPU work stands in): threads of their own, not the pool.
-        let threads = WorkerThreads(name: "slots-test", count: 8)
-        threads.start()
-        defer { threads.stop() }
         let service = try Service(maxMessageBytes: 8 << 20)
         defer { service.stop() }
         let photo = try Fixtures.orientationPhoto("Landscape_6.jpg")
@@ -125,11 +121,11 @@ import ZMQ
             if first { while !release.value { usleep(500) } }
             return try ThumbnailWorkerHost.makeThumbnails(jpeg, sizes)
         }
-        let first = Task(executorPreference: threads) { try await handler.run(Service.job(stored.key, sizes: [64], id: "1")) }
-        #expect(try await Self.eventually { making.withLock { $0.calls } == 1 })
-        let second = Task(executorPreference: threads) { try await handler.run(Service.job(stored.key, sizes: [64, 256], id: "2")) }
+        let first = Task(executorPreference: Self.threads) { try await handler.run(Service.job(stored.key, sizes: [64], id: "1")) }
+        #expect(try await eventually { making.withLock { $0.calls } == 1 })
+        let second = Task(executorPreference: Self.threads) { try await handler.run(Service.job(stored.key, sizes: [64, 256], id: "2")) }
         // In line for the slot means its GetImage was answered: the read overlapped the first.
-        #expect(try await Self.eventually { slots.usage.waiting == 1 })
+        #expect(try await eventually { slots.usage.waiting == 1 })
         #expect(making.withLock { $0.calls } == 1)
         release.withLock { $0 = true }
         let made = try [await first.value, await second.value].map { try ThumbnailResult(serializedBytes: $0) }
@@ -138,10 +134,6 @@ import ZMQ
     }
 
     @Test func aJobStoppedWhileItWaitsForASlotEndsCancelledNotAsAPoisonImage() async throws {
-        // The bodies block their threads (CPU work stands in): threads of their own, not the pool.
-        let threads = WorkerThreads(name: "slots-test", count: 8)
-        threads.start()
-        defer { threads.stop() }
         let service = try Service(maxMessageBytes: 8 << 20)
         defer { service.stop() }
         let stored = try await service.put(try Fixtures.orientationPhoto("Landscape_1.jpg"))
@@ -151,10 +143,10 @@ import ZMQ
             while !release.value { usleep(500) }
             return try ThumbnailWorkerHost.makeThumbnails(jpeg, sizes)
         }
-        let first = Task(executorPreference: threads) { try await handler.run(Service.job(stored.key, sizes: [64], id: "1")) }
-        #expect(try await Self.eventually { slots.usage.running == 1 })
-        let second = Task(executorPreference: threads) { try await handler.run(Service.job(stored.key, sizes: [64], id: "2")) }
-        #expect(try await Self.eventually { slots.usage.waiting == 1 })
+        let first = Task(executorPreference: Self.threads) { try await handler.run(Service.job(stored.key, sizes: [64], id: "1")) }
+        #expect(try await eventually { slots.usage.running == 1 })
+        let second = Task(executorPreference: Self.threads) { try await handler.run(Service.job(stored.key, sizes: [64], id: "2")) }
+        #expect(try await eventually { slots.usage.waiting == 1 })
         second.cancel()
         let outcome = await second.result
         // A JobFailure would send the job to DEAD as an image that cannot be made; a

@@ -7,25 +7,29 @@ import WorkerRuntime
 
 /// The gate a worker puts around the CPU part of its jobs, so it can run more jobs than cores.
 @Suite struct ComputeSlotsTests {
-    /// Polls `condition` every millisecond for up to 10 s.
-    static func eventually(_ condition: () -> Bool) async throws -> Bool {
-        for _ in 0..<10_000 {
-            if condition() { return true }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        return condition()
+    /// The bodies block their threads (CPU work stands in): threads of their own, not the
+    /// shared pool, which has one thread per core. Started once, for the whole run.
+    static let threads: WorkerThreads = {
+        let threads = WorkerThreads(name: "slots-test", count: 16)
+        threads.start()
+        return threads
+    }()
+
+    /// A body of `cost` holding a slot until `release` is set, once it runs.
+    static func hold(_ slots: ComputeSlots, cost: Int = 0) async throws -> (task: Task<Void, any Error>, release: Shared<Bool>) {
+        let release = Shared(false)
+        let running = slots.usage.running
+        let task = Task(executorPreference: threads) { try await slots.run(cost: cost) { while !release.value { usleep(500) } } }
+        #expect(try await eventually { slots.usage.running == running + 1 })
+        return (task, release)
     }
 
     @Test func noMoreBodiesRunAtOnceThanSlotsAndEveryOneRuns() async throws {
-        // The bodies block their threads (CPU work stands in): threads of their own, not the pool.
-        let threads = WorkerThreads(name: "slots-test", count: 8)
-        threads.start()
-        defer { threads.stop() }
         let slots = ComputeSlots(count: 2)
         let running = Shared((now: 0, most: 0, ran: 0))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<12 {
-                group.addTask(executorPreference: threads) {
+                group.addTask(executorPreference: Self.threads) {
                     try await slots.run {
                         running.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
                         usleep(2000)
@@ -42,25 +46,19 @@ import WorkerRuntime
     }
 
     @Test func waitersGetTheSlotInTheOrderTheyCameAndABodysErrorReachesItsCaller() async throws {
-        // The bodies block their threads (CPU work stands in): threads of their own, not the pool.
-        let threads = WorkerThreads(name: "slots-test", count: 8)
-        threads.start()
-        defer { threads.stop() }
         let slots = ComputeSlots(count: 1)
-        let release = Shared(false)
         let order = Shared<[Int]>([])
         // The first holds the slot until told; the others queue behind it, one after the other.
-        let holder = Task(executorPreference: threads) { try await slots.run { while !release.value { usleep(500) } } }
-        #expect(try await Self.eventually { slots.usage.running == 1 })
+        let (holder, release) = try await Self.hold(slots)
         var waiters: [Task<Void, any Error>] = []
         for index in 1...3 {
-            waiters.append(Task(executorPreference: threads) {
+            waiters.append(Task(executorPreference: Self.threads) {
                 try await slots.run {
                     order.withLock { $0.append(index) }
                     if index == 2 { throw CocoaError(.fileNoSuchFile) }
                 }
             })
-            #expect(try await Self.eventually { slots.usage.waiting == index })
+            #expect(try await eventually { slots.usage.waiting == index })
         }
         release.withLock { $0 = true }
         try await holder.value
@@ -72,17 +70,11 @@ import WorkerRuntime
     }
 
     @Test func aWaiterCancelledLeavesTheLineAtOnceWithoutRunningAndTakesNoSlot() async throws {
-        // The bodies block their threads (CPU work stands in): threads of their own, not the pool.
-        let threads = WorkerThreads(name: "slots-test", count: 8)
-        threads.start()
-        defer { threads.stop() }
         let slots = ComputeSlots(count: 1)
-        let release = Shared(false)
         let ran = Shared(0)
-        let holder = Task(executorPreference: threads) { try await slots.run { while !release.value { usleep(500) } } }
-        #expect(try await Self.eventually { slots.usage.running == 1 })
-        let cancelled = Task(executorPreference: threads) { try await slots.run { ran.withLock { $0 += 1 } } }
-        #expect(try await Self.eventually { slots.usage.waiting == 1 })
+        let (holder, release) = try await Self.hold(slots)
+        let cancelled = Task(executorPreference: Self.threads) { try await slots.run { ran.withLock { $0 += 1 } } }
+        #expect(try await eventually { slots.usage.waiting == 1 })
         cancelled.cancel()
         // It leaves while the slot is still held: cancellation does not wait for the slot.
         let outcome = await cancelled.result
@@ -91,7 +83,7 @@ import WorkerRuntime
         if case .failure(let error) = outcome { wasCancellation = error is CancellationError }
         #expect(wasCancellation, "\(outcome)")
         // A task cancelled before it asks never waits either.
-        let early = Task(executorPreference: threads) {
+        let early = Task(executorPreference: Self.threads) {
             withUnsafeCurrentTask { $0?.cancel() }
             return try await slots.run { ran.withLock { $0 += 1 } }
         }
@@ -110,10 +102,6 @@ import WorkerRuntime
     }
 
     @Test func bodiesStartOnlyWhileTheirCostsFitTheBudgetInOrderAndOneOverItRunsAlone() async throws {
-        // The bodies block their threads (CPU work stands in): threads of their own, not the pool.
-        let threads = WorkerThreads(name: "slots-test", count: 8)
-        threads.start()
-        defer { threads.stop() }
         // Three slots, 100 bytes: 60 + 30 run together; the 50 behind them waits for the 60 to
         // end, and the 10 behind it waits too (first come, first served); a 500 runs alone.
         let slots = ComputeSlots(count: 3, budgetBytes: 100)
@@ -122,14 +110,14 @@ import WorkerRuntime
         let costs = [60, 30, 50, 10, 500]
         var tasks: [Task<Void, any Error>] = []
         for (index, cost) in costs.enumerated() {
-            tasks.append(Task(executorPreference: threads) {
+            tasks.append(Task(executorPreference: Self.threads) {
                 try await slots.run(cost: cost) {
                     started.withLock { $0.append(index) }
                     while !opened.withLock({ $0.contains(index) }) { usleep(500) }
                 }
             })
             // Each in line (or running) before the next asks.
-            #expect(try await Self.eventually { slots.usage.running + slots.usage.waiting == index + 1 })
+            #expect(try await eventually { slots.usage.running + slots.usage.waiting == index + 1 })
         }
         #expect(started.withLock { $0 } == [0, 1])
         #expect(slots.usage.bytes == 90 && slots.usage.waiting == 3)
@@ -139,14 +127,14 @@ import WorkerRuntime
         #expect(started.withLock { $0 } == [0, 1])
         opened.withLock { _ = $0.insert(0) }
         try await tasks[0].value
-        #expect(try await Self.eventually { started.withLock { $0 } == [0, 1, 2, 3] })
+        #expect(try await eventually { started.withLock { $0 } == [0, 1, 2, 3] })
         #expect(slots.usage.bytes == 60 && slots.usage.waiting == 1)
         opened.withLock { _ = $0.insert(2) }
         opened.withLock { _ = $0.insert(3) }
         try await tasks[2].value
         try await tasks[3].value
         // Over the whole budget, once nothing else runs.
-        #expect(try await Self.eventually { started.withLock { $0 } == [0, 1, 2, 3, 4] })
+        #expect(try await eventually { started.withLock { $0 } == [0, 1, 2, 3, 4] })
         #expect(slots.usage.bytes == 500 && slots.usage.running == 1)
         opened.withLock { _ = $0.insert(4) }
         try await tasks[4].value
@@ -154,19 +142,13 @@ import WorkerRuntime
     }
 
     @Test func aCancelledHeadOfTheLineLetsThoseBehindItStart() async throws {
-        // The bodies block their threads (CPU work stands in): threads of their own, not the pool.
-        let threads = WorkerThreads(name: "slots-test", count: 8)
-        threads.start()
-        defer { threads.stop() }
         let slots = ComputeSlots(count: 2, budgetBytes: 100)
-        let release = Shared(false)
-        let holder = Task(executorPreference: threads) { try await slots.run(cost: 80) { while !release.value { usleep(500) } } }
-        #expect(try await Self.eventually { slots.usage.running == 1 })
-        let big = Task(executorPreference: threads) { try await slots.run(cost: 50) {} }
-        #expect(try await Self.eventually { slots.usage.waiting == 1 })
+        let (holder, release) = try await Self.hold(slots, cost: 80)
+        let big = Task(executorPreference: Self.threads) { try await slots.run(cost: 50) {} }
+        #expect(try await eventually { slots.usage.waiting == 1 })
         let ran = Shared(false)
-        let small = Task(executorPreference: threads) { try await slots.run(cost: 10) { ran.withLock { $0 = true } } }
-        #expect(try await Self.eventually { slots.usage.waiting == 2 })
+        let small = Task(executorPreference: Self.threads) { try await slots.run(cost: 10) { ran.withLock { $0 = true } } }
+        #expect(try await eventually { slots.usage.waiting == 2 })
         let ranEarly = ran.value
         #expect(!ranEarly)
         big.cancel()

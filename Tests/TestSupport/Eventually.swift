@@ -1,0 +1,9 @@
+/// Polls `condition` every millisecond for up to 10 s; whether it came true. For a state that
+/// another thread reaches (a task in line, a body running), not for timing.
+public func eventually(_ condition: () -> Bool) async throws -> Bool {
+    for _ in 0..<10_000 {
+        if condition() { return true }
+        try await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+}
