@@ -109,8 +109,9 @@ struct DatabaseOwnerTests {
         #expect(synchronous([(1, false)]) == [1: 1])
         #expect(synchronous([(2, true)]) == [2: 2])
         #expect(synchronous([(3, false), (4, false)]) == [3: 1, 4: 1])
-        // One durable job among them: the batch's one commit is durable for all.
-        #expect(synchronous([(5, false), (6, true), (7, false)]) == [5: 2, 6: 2, 7: 2])
+        // With a durable job among them, the others go first in a batch of their own, without
+        // the fsync; the durable one commits after them with its own.
+        #expect(synchronous([(5, false), (6, true), (7, false)]) == [5: 1, 6: 2, 7: 1])
         #expect(try owner.performHere { try $0.all() } == Array(1...7))
     }
 
@@ -125,8 +126,9 @@ struct DatabaseOwnerTests {
         let relaxed = Self.submitDurability(owner, [(1, false), (2, false)])
         #expect(relaxed.mapValues(\.synchronous) == [1: 1, 2: 1] && owner.logSyncs == 0)
         // A durable batch with nothing behind it: SQLite syncs in its commit, as with no syncer.
+        // The one that need not be durable goes first, on its own (more behind it: NORMAL).
         let alone = Self.submitDurability(owner, [(3, true), (4, false), (5, true)])
-        #expect(alone.mapValues(\.synchronous) == [3: 2, 4: 2, 5: 2] && owner.logSyncs == 0)
+        #expect(alone.mapValues(\.synchronous) == [3: 2, 4: 1, 5: 2] && owner.logSyncs == 0)
         // 200 at once: batches of 64 with more behind them commit at NORMAL and are answered
         // after the syncer's sync; the last 8, alone, at FULL.
         let many = Self.submitDurability(owner, (Int64(100)..<300).map { ($0, true) })
@@ -145,6 +147,26 @@ struct DatabaseOwnerTests {
         let reopened = try NumberStore(path: path)
         defer { try? reopened.close() }
         #expect(try reopened.all() == Array(1...5) + Array(100..<300))
+    }
+
+    @Test("jobs that need not wait for the disk run ahead of the durable ones that queued with them, in a transaction of their own")
+    func quickJobsFirst() throws {
+        let folder = try TemporaryDirectory()
+        let path = folder.path("n.db")
+        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path) }
+        try owner.start()
+        defer { owner.close() }
+        let before = try owner.performHere { $0.db.commitCount }
+        // Each job inserts its number and says what the table held then.
+        let answers = Self.submitTogether(owner, [(1, true), (2, false), (3, true), (4, false), (5, true)], holdDurable: false) {
+            (store: NumberStore, value: Int64) throws -> [Int64] in
+            try store.add(value)
+            return try store.all()
+        }
+        let seen: [Int64: [Int64]] = answers.mapValues { (try? $0.result.get()) ?? [] }
+        // 2 and 4 ran first, in their order; then 1, 3 and 5 in theirs: two commits.
+        #expect(seen == [2: [2], 4: [2, 4], 1: [1, 2, 4], 3: [1, 2, 3, 4], 5: [1, 2, 3, 4, 5]])
+        #expect(try owner.performHere { $0.db.commitCount } - before == 2)
     }
 
     @Test("a store that turned syncing off keeps it off, whatever its jobs ask, and gets no log syncer")
