@@ -91,9 +91,8 @@ public struct Thumbnailer: Sendable {
     /// structure has been walked.
     public func thumbnails(of jpeg: UnsafeRawBufferPointer, sizes: [Target]) throws(JPEGError) -> [Output] {
         precondition(!sizes.isEmpty, "no thumbnail size asked for")
-        let handle = try TurboJPEGHandle(.decompress)
-        var walker = try JPEG.walker(of: jpeg, options: options)
-        let header = try JPEG.header(of: jpeg, walker: &walker, options: options, handle: handle)
+        let (handle, headerWalker, header) = try readHeader(jpeg)
+        var walker = headerWalker
         let end = try walker.readScans()
         let (plans, decodeSize) = Self.plans(header, sizes)
         let pixels = try JPEG.decodePixels(
@@ -115,6 +114,15 @@ public struct Thumbnailer: Sendable {
             outputs[index] = Output(target: sizes[index], data: data, width: plan.size.width, height: plan.size.height)
         }
         return outputs.map { $0! }
+    }
+
+    /// The header segments walked and read (the pixel limit checked), with the decoder that
+    /// read them and the walker, which goes on to the scans.
+    private func readHeader(_ jpeg: UnsafeRawBufferPointer) throws(JPEGError) -> (TurboJPEGHandle, JPEGWalker, JPEGHeader) {
+        let handle = try TurboJPEGHandle(.decompress)
+        var walker = try JPEG.walker(of: jpeg, options: options)
+        let header = try JPEG.header(of: jpeg, walker: &walker, options: options, handle: handle)
+        return (handle, walker, header)
     }
 
     /// What each size is made by, and the one decode size (DCT-scaled) that covers them all.
@@ -139,9 +147,7 @@ public struct Thumbnailer: Sendable {
     /// `thumbnails` would throw for a bad header.
     public func workingBytes(of jpeg: UnsafeRawBufferPointer, sizes: [Target]) throws(JPEGError) -> Int {
         precondition(!sizes.isEmpty, "no thumbnail size asked for")
-        let handle = try TurboJPEGHandle(.decompress)
-        var walker = try JPEG.walker(of: jpeg, options: options)
-        let header = try JPEG.header(of: jpeg, walker: &walker, options: options, handle: handle)
+        let (_, walker, header) = try readHeader(jpeg)
         let (plans, decode) = Self.plans(header, sizes)
         let pixels = decode.width * decode.height
         let cmyk = header.colorSpace == .cmyk || header.colorSpace == .ycck

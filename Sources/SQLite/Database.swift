@@ -173,7 +173,6 @@ public final class Database {
         try check(sqlite3_busy_timeout(handle, milliseconds), sql: nil)
     }
 
-    /// True when no transaction is open (SQLite's autocommit mode).
     /// Rows inserted, updated or deleted since the connection opened (`sqlite3_total_changes64`).
     public var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
 
@@ -185,6 +184,7 @@ public final class Database {
         return String(cString: file) + "-wal"
     }
 
+    /// True when no transaction is open (SQLite's autocommit mode).
     public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
 
     /// Runs `body` in BEGIN…COMMIT; rolls back on throw and rethrows the FIRST error (a failing ROLLBACK never hides it).

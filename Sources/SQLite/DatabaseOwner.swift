@@ -192,20 +192,19 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
             wake.wait()
             // Drain until empty: one wake-up may stand for many jobs.
             while true {
-                let (queued, stop) = state.withLock { state in
+                let (jobs, stop) = state.withLock { state in
                     defer { state.jobs.removeAll() }
                     return (state.jobs, state.phase == .closing)
                 }
-                let jobs = groupCommit ? Self.quickFirst(queued) : queued
-                let batch = groupCommit ? Self.maxBatch : 1
-                for (start, end) in Self.batches(of: jobs, size: batch) {
+                let batches = Self.batches(of: jobs, size: groupCommit ? Self.maxBatch : 1)
+                for (index, batch) in batches.enumerated() {
                     // Callers are resumed once the store is free again: one may go on to
                     // `performHere`.
                     // With more jobs waiting behind this batch, commit without the fsync and let the
                     // syncer do it while they run; alone, SQLite syncs in its commit, as without one.
-                    let more = end < jobs.count || state.withLock { !$0.jobs.isEmpty }
+                    let more = index + 1 < batches.count || state.withLock { !$0.jobs.isEmpty }
                     let answers = connection.use { store in
-                        Self.batch(jobs[start..<end], on: store!, syncsLater: syncer != nil && more)
+                        Self.batch(batch, on: store!, syncsLater: syncer != nil && more)
                     }
                     var afterSync: [@Sendable ((any Error)?) -> Void] = []
                     for answer in answers {
@@ -283,27 +282,16 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
         finished.signal()
     }
 
-    /// The jobs that do not wait for the disk (a Lease, a read) ahead of those that do, in
-    /// their own batch: they are answered at their commit instead of after up to ``maxBatch``
-    /// durable writes that queued with them. Jobs that queued together were submitted at once,
-    /// so no caller's order is changed; each group keeps its own order.
-    package static func quickFirst(_ jobs: [Job]) -> [Job] {
-        guard jobs.contains(where: { !$0.durable }), jobs.contains(where: \.durable) else { return jobs }
-        return jobs.filter { !$0.durable } + jobs.filter(\.durable)
-    }
-
-    /// The batches `jobs` run in (ranges of at most `size`), a batch never holding both jobs
-    /// that wait for the disk and jobs that do not (``quickFirst(_:)`` put those first).
-    package static func batches(of jobs: [Job], size: Int) -> [(start: Int, end: Int)] {
-        var ranges: [(start: Int, end: Int)] = []
-        var start = 0
-        while start < jobs.count {
-            var end = start + 1
-            while end < jobs.count, end - start < size, jobs[end].durable == jobs[start].durable { end += 1 }
-            ranges.append((start, end))
-            start = end
+    /// The batches `jobs` run in, at most `size` jobs each: the jobs that do not wait for the
+    /// disk (a Lease, a read) first, in batches of their own, so they are answered at their
+    /// commit instead of after up to ``maxBatch`` durable writes that queued with them; then the
+    /// durable ones. Jobs that queued together were submitted at once, so no caller's order is
+    /// changed; each group keeps its own order.
+    package static func batches(of jobs: [Job], size: Int) -> [ArraySlice<Job>] {
+        let quick = jobs.filter { !$0.durable }, durable = jobs.filter(\.durable)
+        return [quick, durable].flatMap { group in
+            stride(from: 0, to: group.count, by: size).map { group[$0..<min(group.count, $0 + size)] }
         }
-        return ranges
     }
 
     /// A job running `body` whose caller hears `done` once the transaction it ran in has ended.

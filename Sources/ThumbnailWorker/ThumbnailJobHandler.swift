@@ -23,15 +23,15 @@ public struct ThumbnailJobHandler: Sendable {
 
     private let connection: ClientConnection
     private let maker: Maker
-    private let slots: ComputeSlots?
+    private let slots: ComputeSlots
     private let weigher: Weigher
 
-    /// A handler reading originals through `connection`; with `slots`, the thumbnails of at most
-    /// that many jobs are made at once, and only while what they hold by `weigher` fits the
-    /// slots' budget, so a runner with more jobs than slots reads the next original while the
-    /// others decode, and its memory stays bounded.
+    /// A handler reading originals through `connection`; the thumbnails of at most `slots.count`
+    /// jobs are made at once (by default, no bound), and only while what they hold by `weigher`
+    /// fits the slots' budget, so a runner with more jobs than slots reads the next original
+    /// while the others decode, and its memory stays bounded.
     public init(
-        connection: ClientConnection, slots: ComputeSlots? = nil, weigher: @escaping Weigher = { _, _ in 0 },
+        connection: ClientConnection, slots: ComputeSlots = ComputeSlots(count: .max), weigher: @escaping Weigher = { _, _ in 0 },
         maker: @escaping Maker
     ) {
         self.connection = connection
@@ -60,11 +60,7 @@ public struct ThumbnailJobHandler: Sendable {
         let sizes = payload.sizes.map(Int.init), maker = maker
         // Outside the catch below: a job stopped while it waits for a slot is handed back, not
         // failed as a poison image.
-        let made = if let slots {
-            try await slots.run(cost: weigher(original, sizes)) { Result { try maker(original, sizes) } }
-        } else {
-            Result { try maker(original, sizes) }
-        }
+        let made = try await slots.run(cost: weigher(original, sizes)) { Result { try maker(original, sizes) } }
         do {
             var result = ThumbnailResult()
             result.thumbnails = try made.get()

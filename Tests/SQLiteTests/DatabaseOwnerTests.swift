@@ -34,6 +34,13 @@ private struct Closed: Error {}
 
 @Suite("DatabaseOwner")
 struct DatabaseOwnerTests {
+    /// An owner of a `NumberStore` at `path`, started.
+    private static func started(_ path: String, journal: String = "WAL", synchronous: String = "FULL") throws -> DatabaseOwner<NumberStore> {
+        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path, journal: journal, synchronous: synchronous) }
+        try owner.start()
+        return owner
+    }
+
     /// Holds the owner's thread until `release` is signalled, and returns once it is held.
     private static func hold(_ owner: DatabaseOwner<NumberStore>, until release: DispatchSemaphore, durable: Bool = true) {
         let holding = DispatchSemaphore(value: 0)
@@ -70,8 +77,7 @@ struct DatabaseOwnerTests {
     func groupCommit() throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("n.db")
-        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path) }
-        try owner.start()
+        let owner = try Self.started(path)
         defer { owner.close() }
         try owner.performHere { try $0.add(2) }
         let before = try owner.performHere { $0.db.commitCount }
@@ -99,8 +105,7 @@ struct DatabaseOwnerTests {
     func durabilityWithoutALog() throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("n.db")
-        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path, journal: "DELETE") }
-        try owner.start()
+        let owner = try Self.started(path, journal: "DELETE")
         defer { owner.close() }
         #expect(owner.logSyncs == nil)
         func synchronous(_ jobs: [(value: Int64, durable: Bool)]) -> [Int64: Int64] {
@@ -119,8 +124,7 @@ struct DatabaseOwnerTests {
     func durabilityWithALogSyncer() throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("n.db")
-        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path) }
-        try owner.start()
+        let owner = try Self.started(path)
         #expect(owner.logSyncs == 0)
         // A write that need not be durable: no fsync at all.
         let relaxed = Self.submitDurability(owner, [(1, false), (2, false)])
@@ -153,8 +157,7 @@ struct DatabaseOwnerTests {
     func quickJobsFirst() throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("n.db")
-        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path) }
-        try owner.start()
+        let owner = try Self.started(path)
         defer { owner.close() }
         let before = try owner.performHere { $0.db.commitCount }
         // Each job inserts its number and says what the table held then.
@@ -173,8 +176,7 @@ struct DatabaseOwnerTests {
     func durabilityOfAStoreThatDoesNotSync() throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("n.db")
-        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path, synchronous: "OFF") }
-        try owner.start()
+        let owner = try Self.started(path, synchronous: "OFF")
         defer { owner.close() }
         #expect(owner.logSyncs == nil)
         #expect(Self.submitDurability(owner, [(1, false)]).mapValues(\.synchronous) == [1: 0])
@@ -201,8 +203,7 @@ struct DatabaseOwnerTests {
     func performHereWaitsForTheBatchInProgress() throws {
         let folder = try TemporaryDirectory()
         let path = folder.path("n.db")
-        let owner = DatabaseOwner(name: "numbers", closedError: Closed()) { try NumberStore(path: path) }
-        try owner.start()
+        let owner = try Self.started(path)
         defer { owner.close() }
         let release = DispatchSemaphore(value: 0)
         let inJob = DispatchSemaphore(value: 0)
