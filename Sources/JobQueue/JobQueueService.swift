@@ -93,7 +93,7 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
 
     /// Registers every `JobQueue` method on `server` (before it starts).
     public func register(on server: RPCServer) {
-        server.register(JobQueueRPC.lease) { [self] request, context in try await lease(request, context) }
+        server.registerDeferred(JobQueueRPC.lease) { [self] request, context, reply in lease(request, context, reply: reply) }
         // A stopping server waits for its calls: waiting Leases answer at once, not at their end.
         server.onDrain { [self] in
             draining.store(true, ordering: .relaxed)

@@ -281,6 +281,21 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         #expect(try await second.value.jobs.count == 1)
     }
 
+    @Test func aWaitingLeaseTakesAJobWhenItFallsDueWithNoSignal() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        try await fixture.ready()
+        // Due in 300 ms, announced to nobody, and no sweeper: only the wait's own wake-up at the
+        // queue's next due time can lease it before the 20 s wait ends empty.
+        let id = try await fixture.owner.write { _, jobs in
+            let now = SystemClock().nowMilliseconds()
+            return try jobs.enqueue(queue: "thumbnails", payload: [7], runAtMs: now + 300, now: now).job.jobId
+        }
+        let leased = try await fixture.client.call(
+            JobQueueRPC.lease, leaseRequest(waitMs: 20_000), options: .init(timeoutMilliseconds: 30_000)).jobs
+        #expect(leased.map(\.jobId) == [id])
+    }
+
     @Test func maxJobsLeasesSeveralAtOnce() async throws {
         let fixture = try QueueFixture()
         defer { fixture.stop() }
