@@ -32,6 +32,8 @@ public final class Harness: Sendable {
     public let endpoints: ServiceEndpoints
     /// The data root (items in `items/`, images in `images/`).
     public let dataDirectory: String
+    /// Where item-service and capture-worker find photos to capture (both get the same).
+    public let captureSources: CaptureSources
     /// The ZeroMQ context shared by every part and client.
     public let context: Context
     private let logger: Logger
@@ -39,20 +41,30 @@ public final class Harness: Sendable {
     private let parts = Mutex<[Part: ServiceComposition]>([:])
 
     /// A harness on ipc endpoints in a new temporary folder, which `shutdown()` removes.
-    public convenience init(logger: Logger = Logger(label: "harness", level: .warning)) throws {
+    public convenience init(
+        logger: Logger = Logger(label: "harness", level: .warning), captureSources: CaptureSources = CaptureSources()
+    ) throws {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("homepwner-\(UUID().uuidString.prefix(8).lowercased())").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try self.init(
-            dataDirectory: folder + "/data", endpoints: .ipc(in: folder), logger: logger, ownsDataDirectory: true)
+            dataDirectory: folder + "/data", endpoints: .ipc(in: folder), logger: logger, ownsDataDirectory: true,
+            captureSources: captureSources)
     }
 
     /// A harness on the given endpoints and data folder (kept on shutdown).
-    public convenience init(dataDirectory: String, endpoints: ServiceEndpoints, logger: Logger) throws {
-        try self.init(dataDirectory: dataDirectory, endpoints: endpoints, logger: logger, ownsDataDirectory: false)
+    public convenience init(
+        dataDirectory: String, endpoints: ServiceEndpoints, logger: Logger, captureSources: CaptureSources = CaptureSources()
+    ) throws {
+        try self.init(
+            dataDirectory: dataDirectory, endpoints: endpoints, logger: logger, ownsDataDirectory: false,
+            captureSources: captureSources)
     }
 
-    private init(dataDirectory: String, endpoints: ServiceEndpoints, logger: Logger, ownsDataDirectory: Bool) throws {
+    private init(
+        dataDirectory: String, endpoints: ServiceEndpoints, logger: Logger, ownsDataDirectory: Bool, captureSources: CaptureSources
+    ) throws {
+        self.captureSources = captureSources
         self.dataDirectory = dataDirectory
         self.endpoints = endpoints
         self.logger = logger
@@ -130,7 +142,7 @@ public final class Harness: Sendable {
             return try ItemServiceHost.make(
                 ItemServiceConfiguration(
                     rpcEndpoint: endpoints.itemRPC, eventsEndpoint: endpoints.itemEvents,
-                    dataDirectory: dataDirectory, imageServiceEndpoint: endpoints.imageRPC),
+                    dataDirectory: dataDirectory, imageServiceEndpoint: endpoints.imageRPC, captureSources: captureSources),
                 context: context, logger: log)
         case .imageService:
             return try ImageServiceHost.make(
@@ -139,7 +151,7 @@ public final class Harness: Sendable {
                     dataDirectory: dataDirectory),
                 context: context, logger: log)
         case .captureWorker:
-            return try CaptureWorkerHost.make(workers, context: context, logger: log)
+            return try CaptureWorkerHost.make(workers, sources: captureSources, context: context, logger: log)
         case .thumbnailWorker:
             return try ThumbnailWorkerHost.make(workers, context: context, logger: log)
         }

@@ -8,6 +8,7 @@ static const HPMessageEntry messages[] = {
   { "capture", "homepwner__v1__edit__descriptor", &homepwner__v1__edit__descriptor },
   { "capture", "homepwner__v1__capture_request__descriptor", &homepwner__v1__capture_request__descriptor },
   { "capture", "homepwner__v1__capture_job__descriptor", &homepwner__v1__capture_job__descriptor },
+  { "capture", "homepwner__v1__capture_outcome__descriptor", &homepwner__v1__capture_outcome__descriptor },
   { "capture", "homepwner__v1__capture_response__descriptor", &homepwner__v1__capture_response__descriptor },
   { "capture", "homepwner__v1__get_capture_job_request__descriptor", &homepwner__v1__get_capture_job_request__descriptor },
   { "capture", "homepwner__v1__get_capture_job_response__descriptor", &homepwner__v1__get_capture_job_response__descriptor },

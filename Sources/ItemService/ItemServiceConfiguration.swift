@@ -14,13 +14,17 @@ public struct ItemServiceConfiguration: Sendable {
     public var maxMessageBytes: Int
     /// A database copied into the data folder when none exists there yet (nil: start empty).
     public var seedDatabase: String?
+    /// Where capture finds photos (ListSources, and the sources a Capture may name).
+    public var captureSources: CaptureSources
 
     /// A configuration; every value has the protocol's default.
     public init(
         rpcEndpoint: String = Defaults.itemRPC, eventsEndpoint: String = Defaults.itemEvents,
         dataDirectory: String = Defaults.dataDir, imageServiceEndpoint: String = Defaults.imageRPC,
-        maxMessageBytes: Int = Defaults.maxMessageBytes, seedDatabase: String? = nil
+        maxMessageBytes: Int = Defaults.maxMessageBytes, seedDatabase: String? = nil,
+        captureSources: CaptureSources = CaptureSources()
     ) {
+        self.captureSources = captureSources
         self.rpcEndpoint = rpcEndpoint
         self.eventsEndpoint = eventsEndpoint
         self.dataDirectory = dataDirectory
@@ -43,13 +47,14 @@ public struct ItemServiceConfiguration: Sendable {
                    defaultValue: String(Defaults.maxMessageBytes), help: "largest frame accepted", valueName: "BYTES"),
         OptionSpec(name: "seed-db", env: EnvironmentNames.itemSeedDB, defaultValue: nil,
                    help: "SQLite file copied to DIR/items/items.db when that does not exist yet", valueName: "FILE"),
-    ]
+    ] + CaptureSources.options
 
     /// Reads the parsed flags.
     public init(_ options: ParsedOptions) throws {
         self.init(
             rpcEndpoint: try options.string("rpc"), eventsEndpoint: try options.string("events"),
             dataDirectory: try options.string("data-dir"), imageServiceEndpoint: try options.string("image-service"),
-            maxMessageBytes: try options.int("max-message-bytes"), seedDatabase: options["seed-db"])
+            maxMessageBytes: try options.int("max-message-bytes"), seedDatabase: options["seed-db"],
+            captureSources: try CaptureSources(options))
     }
 }

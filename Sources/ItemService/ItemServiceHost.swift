@@ -16,21 +16,26 @@ public enum ItemServiceHost {
         (dataFolder(configuration) as NSString).appendingPathComponent("items.db")
     }
 
-    /// item-service's parts, in start order: the store (items.db, with the `cascade` job
-    /// queue), the image service's client, the queue's sweeper, the delete cascade's runner (to
-    /// the image service, which AttachPhoto asks about each new photo too), and the host serving
-    /// Health, ItemService and the `cascade` JobQueue and publishing item events. Nothing is
-    /// opened, bound or started until the composition starts.
+    /// item-service's parts, in start order: the store (items.db, with the `cascade` and
+    /// `capture` job queues), the image service's client, the queues' sweeper, the delete
+    /// cascade's runner (to the image service, which AttachPhoto asks about each new photo too),
+    /// and the host serving Health, ItemService, CaptureService and JobQueue and publishing item
+    /// events. Nothing is opened, bound or started until the composition starts.
     ///
-    /// - Parameter cascadeRetry: The cascade's backoff (`CascadeQueue.retry`; tests pass a faster one).
+    /// - Parameters:
+    ///   - cascadeRetry: The cascade's backoff (`CascadeQueue.retry`; tests pass a faster one).
+    ///   - captureRetry: The capture queue's (`CaptureQueue.retry`).
     public static func make(
         _ configuration: ItemServiceConfiguration, context: Context, logger: Logger,
-        clock: any WallClock = SystemClock(), cascadeRetry: JobRetryPolicy = CascadeQueue.retry
+        clock: any WallClock = SystemClock(), cascadeRetry: JobRetryPolicy = CascadeQueue.retry,
+        captureRetry: JobRetryPolicy = CaptureQueue.retry
     ) throws -> ServiceComposition {
         try FileManager.default.createDirectory(
             atPath: dataFolder(configuration), withIntermediateDirectories: true)
         let queue = CascadeQueue.configuration(retry: cascadeRetry)
-        let store = ItemStoreQueue(path: databasePath(configuration), seedPath: configuration.seedDatabase, cascade: queue)
+        let capture = CaptureQueue.configuration(retry: captureRetry)
+        let store = ItemStoreQueue(
+            path: databasePath(configuration), seedPath: configuration.seedDatabase, cascade: queue, capture: capture)
         let images = ClientConnection(
             name: "image-service-client", context: context, endpoint: configuration.imageServiceEndpoint,
             configuration: .init(connectWaitMilliseconds: 500))
@@ -39,9 +44,9 @@ public enum ItemServiceHost {
             eventEndpoints: [configuration.eventsEndpoint], maxMessageBytes: configuration.maxMessageBytes,
             logger: logger)
         // The cascade queue over JobQueue, for admin (Stats, ListJobs, RetryDead, PauseQueue):
-        // item-service runs its jobs itself.
+        // item-service runs its jobs itself. The capture queue's jobs are leased by capture workers.
         let jobs = JobQueueService(
-            owner: store, queues: [queue], workedInProcess: [queue.name], clock: clock, logger: logger,
+            owner: store, queues: [queue, capture], workedInProcess: [queue.name], clock: clock, logger: logger,
             publish: { [weak host] topic, event in host?.publish(topic: topic, event) })
         jobs.register(on: host.server)
         let cascade = CascadeRunner(
@@ -50,6 +55,9 @@ public enum ItemServiceHost {
         ItemServiceHandlers.register(
             on: host, store: store, clock: clock, photoCheck: PhotoCheck(connection: images),
             deleted: { jobs.jobsReady(queue: CascadeQueue.name) })
+        CaptureServiceHandlers.register(
+            on: host.server, store: store, sources: configuration.captureSources, clock: clock,
+            enqueued: { jobs.jobsReady(queue: CaptureQueue.name) })
         return ServiceComposition([store, images, jobs.sweeper(), cascade, host])
     }
 }

@@ -110,7 +110,7 @@ public final class ItemStore {
         "id, key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, photo_keys, primary_photo_key, position"
 
     let db: Database
-    /// The `cascade` queue's jobs, on this connection (`CascadeQueue`).
+    /// The `cascade` and `capture` queues' jobs, on this connection (`CascadeQueue`, `CaptureQueue`).
     public let jobs: JobStore
     /// The manual order, mirrored in memory so MoveItem finds an index in O(1).
     var order: ManualOrder
@@ -126,9 +126,10 @@ public final class ItemStore {
     ///   - seedPath: A database copied to `path` when `path` does not exist yet.
     ///   - fileSync: Makes a file or folder durable (fsync); tests count its calls.
     ///   - cascade: The cascade queue (its retry policy); the `JobQueueService` serving it gets the same.
+    ///   - capture: The capture queue, likewise.
     public init(
         path: String, seedPath: String? = nil, fileSync: FileSync = .system,
-        cascade: JobQueueConfiguration = CascadeQueue.configuration()
+        cascade: JobQueueConfiguration = CascadeQueue.configuration(), capture: JobQueueConfiguration = CaptureQueue.configuration()
     ) throws {
         if let seedPath, !FileManager.default.fileExists(atPath: path) {
             try Self.copySeed(seedPath, to: path, fileSync: fileSync)
@@ -146,7 +147,7 @@ public final class ItemStore {
         }
         _ = try Self.migrator.migrate(db)
         try JobStore.migrate(db)
-        jobs = try JobStore(db: db, queues: [cascade])
+        jobs = try JobStore(db: db, queues: [cascade, capture])
         try Self.moveOutboxIntoJobs(db, jobs)
         selectByKey = try db.prepare("SELECT \(Self.columns) FROM items WHERE key = ?")
         insert = try db.prepare("""

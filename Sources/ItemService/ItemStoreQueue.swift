@@ -4,7 +4,7 @@ import SQLite
 /// The serial owner of an `ItemStore`: its own thread opens the store and runs jobs on it with
 /// group commit (see `DatabaseOwner`). Callers `await perform { store in … }`; a job submitted
 /// before `start()` or once it is closing fails with `ItemStoreError.closed`. It is the
-/// `JobStoreOwner` of the `cascade` queue too (`JobQueueService`, `CascadeRunner`).
+/// `JobStoreOwner` of the `cascade` and `capture` queues too (`JobQueueService`, `CascadeRunner`).
 public typealias ItemStoreQueue = DatabaseOwner<ItemStore>
 
 extension ItemStore: JobStoreHost {}
@@ -15,9 +15,13 @@ extension DatabaseOwner where Store == ItemStore {
     /// - Parameters:
     ///   - seedPath: A database copied to `path` when none exists yet.
     ///   - cascade: The cascade queue (`ItemStore.init`).
-    public convenience init(path: String, seedPath: String? = nil, cascade: JobQueueConfiguration = CascadeQueue.configuration()) {
+    ///   - capture: The capture queue.
+    public convenience init(
+        path: String, seedPath: String? = nil, cascade: JobQueueConfiguration = CascadeQueue.configuration(),
+        capture: JobQueueConfiguration = CaptureQueue.configuration()
+    ) {
         self.init(name: "item-store", closedError: ItemStoreError.closed) {
-            try ItemStore(path: path, seedPath: seedPath, cascade: cascade)
+            try ItemStore(path: path, seedPath: seedPath, cascade: cascade, capture: capture)
         }
     }
 }

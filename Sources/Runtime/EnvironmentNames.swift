@@ -37,4 +37,12 @@ public enum EnvironmentNames {
     public static let imageUploadExpirySeconds = "HOMEPWNER_IMAGE_UPLOAD_EXPIRY_SECONDS"
     /// image-service: the thumbnail sizes queued for each stored JPEG ("64,256,1024"; "" for none).
     public static let imageThumbnailSizes = "HOMEPWNER_THUMBNAIL_SIZES"
+    /// The photo library folder capture reads from (`CaptureSources.libraryDirectory`).
+    public static let captureLibrary = "HOMEPWNER_CAPTURE_LIBRARY"
+    /// The command that takes a photo (`CaptureSources.cameraCommand`).
+    public static let captureCamera = "HOMEPWNER_CAPTURE_CAMERA"
+    /// How long the camera command may run, in milliseconds.
+    public static let captureCameraTimeout = "HOMEPWNER_CAPTURE_CAMERA_TIMEOUT_MS"
+    /// Whether SaveToAlbum may write into the library's album folder.
+    public static let captureAlbumWritable = "HOMEPWNER_CAPTURE_ALBUM_WRITABLE"
 }

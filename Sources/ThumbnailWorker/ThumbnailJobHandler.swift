@@ -16,11 +16,6 @@ public struct ThumbnailJobHandler: Sendable {
     /// What making them will hold, in bytes, weighed against the slots' memory budget.
     public typealias Weigher = @Sendable (_ jpeg: [UInt8], _ sizes: [Int]) -> Int
 
-    /// How much of an original one GetImage reads (below the service's frame limit).
-    public static let readChunkBytes: Int64 = 8 << 20
-    /// The smallest read the worker halves down to for a service whose replies are smaller.
-    public static let smallestReadBytes: Int64 = 64 << 10
-
     private let connection: ClientConnection
     private let maker: Maker
     private let slots: ComputeSlots
@@ -53,7 +48,7 @@ public struct ThumbnailJobHandler: Sendable {
                 "job \(job.jobId) names no image or no positive sizes (image_key \"\(payload.imageKey)\", sizes \(payload.sizes))",
                 permanent: true)
         }
-        guard let original = try await read(payload.imageKey) else {
+        guard let original = try await ImageReader(connection: connection).read(payload.imageKey) else {
             // Deleted since: nothing to make, and nothing to retry.
             return ThumbnailResult()
         }
@@ -68,58 +63,5 @@ public struct ThumbnailJobHandler: Sendable {
         } catch {
             throw JobFailure("image \(payload.imageKey) cannot be made into thumbnails: \(error)", permanent: true)
         }
-    }
-
-    /// The whole original; nil when there is no such image. One GetImage of the whole blob,
-    /// or, for an original larger than one reply can hold (8 RESOURCE_EXHAUSTED without a
-    /// retry_after), StatImage and ranged reads.
-    private func read(_ key: String) async throws -> [UInt8]? {
-        var whole = GetImageRequest()
-        whole.key = key
-        do {
-            return try await connection.client.call(ImageServiceRPC.getImage, whole, options: CallOptions(timeoutMilliseconds: 30_000)).data
-        } catch {
-            if error.code == .notFound { return nil }
-            guard error.code == .resourceExhausted && error.retryAfterMilliseconds == 0 else { throw error }
-        }
-        return try await readInRanges(key)
-    }
-
-    /// The whole original in ranged reads of `readChunkBytes` (halved while the service says a
-    /// read is too large for its replies); nil when there is no such image.
-    private func readInRanges(_ key: String) async throws -> [UInt8]? {
-        let client = connection.client
-        var stat = StatImageRequest()
-        stat.key = key
-        let size: Int64
-        do {
-            size = try await client.call(ImageServiceRPC.statImage, stat).sizeBytes
-        } catch {
-            if error.code == .notFound { return nil }
-            throw error
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(size))
-        var chunk = Self.readChunkBytes
-        while Int64(bytes.count) < size {
-            var get = GetImageRequest()
-            get.key = key
-            get.offset = Int64(bytes.count)
-            get.length = min(chunk, size - Int64(bytes.count))
-            let part: GetImageResponse
-            do {
-                part = try await client.call(ImageServiceRPC.getImage, get, options: CallOptions(timeoutMilliseconds: 30_000))
-            } catch {
-                // A service with a smaller --max-message-bytes: halve the reads until they fit.
-                guard error.code == .resourceExhausted && error.retryAfterMilliseconds == 0 && chunk > Self.smallestReadBytes else { throw error }
-                chunk /= 2
-                continue
-            }
-            guard !part.data.isEmpty else {
-                throw RPCError(.dataLoss, "image \(key) ended at \(bytes.count) of its \(size) bytes")
-            }
-            bytes += part.data
-        }
-        return bytes
     }
 }

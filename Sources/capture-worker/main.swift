@@ -7,5 +7,6 @@ await ProcessRunner.run(
     summary: "Takes capture jobs: obtains, validates and edits photos and videos, stores and attaches them.",
     options: CaptureWorkerHost.options
 ) { options, context, logger in
-    try CaptureWorkerHost.make(try WorkerConfiguration(options), context: context, logger: logger)
+    try CaptureWorkerHost.make(
+        try WorkerConfiguration(options), sources: try CaptureSources(options), context: context, logger: logger)
 }

@@ -16,6 +16,7 @@ enum HomepwnerCLI {
         ("cache", "the image service's cache: stats, purge"),
         ("queue", "a job queue's counts, jobs, dead jobs, retries, pause, purge, batches"),
         ("thumbs", "make thumbnails in bulk (all, missing, given images) and follow the batch"),
+        ("capture", "capture photos and movies into an item (file, library, recent, camera), with edits"),
         ("watch", "print the services' events as they happen"),
     ]
 
@@ -71,6 +72,8 @@ enum HomepwnerCLI {
             code = await QueueCommand.run(rest)
         case "thumbs":
             code = await ThumbsCommand.run(rest)
+        case "capture":
+            code = await CaptureCommand.run(rest)
         case "watch":
             code = await WatchCommand.run(rest)
         default:
@@ -116,7 +119,8 @@ enum ExitCode {
     static let unavailable: Int32 = 5
     /// ALREADY_EXISTS or ABORTED (e.g. a stale version).
     static let conflict: Int32 = 6
-    /// A watched batch (`queue batch --watch`) finished with dead jobs.
+    /// A watched batch (`queue batch --watch`) finished with dead jobs; a followed capture job
+    /// failed for a reason no other code names.
     static let deadJobs: Int32 = BatchProgress.deadJobsExitCode
 
     static func forStatus(_ code: StatusCode) -> Int32 {

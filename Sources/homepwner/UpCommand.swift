@@ -25,7 +25,7 @@ enum UpCommand {
             OptionSpec(name: "thumbnail-worker-rpc", env: EnvironmentNames.thumbnailWorkerHealth,
                        defaultValue: Defaults.thumbnailWorkerHealth, help: "thumbnail-worker Health endpoint",
                        valueName: "ENDPOINT"),
-        ] + ProcessRunner.commonOptions)
+        ] + CaptureSources.options + ProcessRunner.commonOptions)
 
     static func run(_ arguments: [String]) async -> Int32 {
         guard let options = HomepwnerCLI.parse(parser, arguments) else { return HomepwnerCLI.exitCodeOverride }
@@ -42,7 +42,8 @@ enum UpCommand {
                 captureWorkerHealth: try options.string("capture-worker-rpc"),
                 thumbnailWorkerHealth: try options.string("thumbnail-worker-rpc"))
             let dataDirectory = try options.string("data-dir")
-            let harness = try Harness(dataDirectory: dataDirectory, endpoints: endpoints, logger: logger)
+            let harness = try Harness(
+                dataDirectory: dataDirectory, endpoints: endpoints, logger: logger, captureSources: try CaptureSources(options))
             logger.notice("homepwner up: data in \(dataDirectory); Ctrl-C stops", [
                 "item": endpoints.itemRPC, "image": endpoints.imageRPC,
             ])

@@ -10,6 +10,7 @@ public enum ProtoCatalog {
         Edit.self,
         CaptureRequest.self,
         CaptureJob.self,
+        CaptureOutcome.self,
         CaptureResponse.self,
         GetCaptureJobRequest.self,
         GetCaptureJobResponse.self,

@@ -277,6 +277,51 @@ void   homepwner__v1__capture_job__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__capture_job__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   homepwner__v1__capture_outcome__init
+                     (Homepwner__V1__CaptureOutcome         *message)
+{
+  static const Homepwner__V1__CaptureOutcome init_value = HOMEPWNER__V1__CAPTURE_OUTCOME__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__capture_outcome__get_packed_size
+                     (const Homepwner__V1__CaptureOutcome *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__capture_outcome__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__capture_outcome__pack
+                     (const Homepwner__V1__CaptureOutcome *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__capture_outcome__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__capture_outcome__pack_to_buffer
+                     (const Homepwner__V1__CaptureOutcome *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__capture_outcome__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__CaptureOutcome *
+       homepwner__v1__capture_outcome__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__CaptureOutcome *)
+     protobuf_c_message_unpack (&homepwner__v1__capture_outcome__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__capture_outcome__free_unpacked
+                     (Homepwner__V1__CaptureOutcome *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__capture_outcome__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   homepwner__v1__capture_response__init
                      (Homepwner__V1__CaptureResponse         *message)
 {
@@ -893,7 +938,7 @@ const ProtobufCMessageDescriptor homepwner__v1__capture_request__descriptor =
   (ProtobufCMessageInit) homepwner__v1__capture_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__capture_job__field_descriptors[9] =
+static const ProtobufCFieldDescriptor homepwner__v1__capture_job__field_descriptors[11] =
 {
   {
     "job_id",
@@ -1003,12 +1048,38 @@ static const ProtobufCFieldDescriptor homepwner__v1__capture_job__field_descript
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "duplicate",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CaptureJob, duplicate),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "error_code",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CaptureJob, error_code),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__capture_job__field_indices_by_name[] = {
   6,   /* field[6] = attempts */
   7,   /* field[7] = created_at_ms */
+  9,   /* field[9] = duplicate */
   4,   /* field[4] = edited_key */
   2,   /* field[2] = error */
+  10,   /* field[10] = error_code */
   5,   /* field[5] = item_key */
   0,   /* field[0] = job_id */
   3,   /* field[3] = original_key */
@@ -1018,7 +1089,7 @@ static const unsigned homepwner__v1__capture_job__field_indices_by_name[] = {
 static const ProtobufCIntRange homepwner__v1__capture_job__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__capture_job__descriptor =
 {
@@ -1028,11 +1099,75 @@ const ProtobufCMessageDescriptor homepwner__v1__capture_job__descriptor =
   "Homepwner__V1__CaptureJob",
   "homepwner.v1",
   sizeof(Homepwner__V1__CaptureJob),
-  9,
+  11,
   homepwner__v1__capture_job__field_descriptors,
   homepwner__v1__capture_job__field_indices_by_name,
   1,  homepwner__v1__capture_job__number_ranges,
   (ProtobufCMessageInit) homepwner__v1__capture_job__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__capture_outcome__field_descriptors[3] =
+{
+  {
+    "original_key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CaptureOutcome, original_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "edited_key",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CaptureOutcome, edited_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "duplicate",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CaptureOutcome, duplicate),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__capture_outcome__field_indices_by_name[] = {
+  2,   /* field[2] = duplicate */
+  1,   /* field[1] = edited_key */
+  0,   /* field[0] = original_key */
+};
+static const ProtobufCIntRange homepwner__v1__capture_outcome__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__capture_outcome__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.CaptureOutcome",
+  "CaptureOutcome",
+  "Homepwner__V1__CaptureOutcome",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__CaptureOutcome),
+  3,
+  homepwner__v1__capture_outcome__field_descriptors,
+  homepwner__v1__capture_outcome__field_indices_by_name,
+  1,  homepwner__v1__capture_outcome__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__capture_outcome__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor homepwner__v1__capture_response__field_descriptors[1] =

@@ -26,6 +26,10 @@ public struct CaptureJob: ProtoMessage {
     public var createdAtMs: Int64 = 0
     /// Field 9, `updated_at_ms`.
     public var updatedAtMs: Int64 = 0
+    /// Field 10, `duplicate`.
+    public var duplicate: Bool = false
+    /// Field 11, `error_code`.
+    public var errorCode: Int32 = 0
 
     /// An all-default message.
     public init() {}
@@ -58,6 +62,8 @@ extension CaptureJob: CBridgedMessage {
         self.attempts = m.pointee.attempts
         self.createdAtMs = m.pointee.created_at_ms
         self.updatedAtMs = m.pointee.updated_at_ms
+        self.duplicate = m.pointee.duplicate != 0
+        self.errorCode = m.pointee.error_code
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -70,5 +76,7 @@ extension CaptureJob: CBridgedMessage {
         m.pointee.attempts = self.attempts
         m.pointee.created_at_ms = self.createdAtMs
         m.pointee.updated_at_ms = self.updatedAtMs
+        m.pointee.duplicate = self.duplicate ? 1 : 0
+        m.pointee.error_code = self.errorCode
     }
 }

@@ -23,6 +23,7 @@ typedef struct Homepwner__V1__ListSourcesResponse Homepwner__V1__ListSourcesResp
 typedef struct Homepwner__V1__Edit Homepwner__V1__Edit;
 typedef struct Homepwner__V1__CaptureRequest Homepwner__V1__CaptureRequest;
 typedef struct Homepwner__V1__CaptureJob Homepwner__V1__CaptureJob;
+typedef struct Homepwner__V1__CaptureOutcome Homepwner__V1__CaptureOutcome;
 typedef struct Homepwner__V1__CaptureResponse Homepwner__V1__CaptureResponse;
 typedef struct Homepwner__V1__GetCaptureJobRequest Homepwner__V1__GetCaptureJobRequest;
 typedef struct Homepwner__V1__GetCaptureJobResponse Homepwner__V1__GetCaptureJobResponse;
@@ -168,10 +169,38 @@ struct  Homepwner__V1__CaptureJob
   int32_t attempts;
   int64_t created_at_ms;
   int64_t updated_at_ms;
+  /*
+   * The original's bytes were already attached to the item: nothing new was stored for it,
+   * and original_key names the photo that holds them.
+   */
+  protobuf_c_boolean duplicate;
+  /*
+   * For a FAILED (DEAD) job: the status code of its error (3 bad input, 5 item or file not
+   * found, 9 source not configured, ...); 0 otherwise.
+   */
+  int32_t error_code;
 };
 #define HOMEPWNER__V1__CAPTURE_JOB__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__capture_job__descriptor) \
-    , (char *)protobuf_c_empty_string, HOMEPWNER__V1__JOB_STATE__JOB_STATE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0 }
+    , (char *)protobuf_c_empty_string, HOMEPWNER__V1__JOB_STATE__JOB_STATE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, 0, 0, 0 }
+
+
+/*
+ * What a capture worker completes a capture job with (the job's result).
+ */
+struct  Homepwner__V1__CaptureOutcome
+{
+  ProtobufCMessage base;
+  char *original_key;
+  /*
+   * Empty when the capture asked for no edit.
+   */
+  char *edited_key;
+  protobuf_c_boolean duplicate;
+};
+#define HOMEPWNER__V1__CAPTURE_OUTCOME__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__capture_outcome__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
 
 
 struct  Homepwner__V1__CaptureResponse
@@ -342,6 +371,25 @@ Homepwner__V1__CaptureJob *
 void   homepwner__v1__capture_job__free_unpacked
                      (Homepwner__V1__CaptureJob *message,
                       ProtobufCAllocator *allocator);
+/* Homepwner__V1__CaptureOutcome methods */
+void   homepwner__v1__capture_outcome__init
+                     (Homepwner__V1__CaptureOutcome         *message);
+size_t homepwner__v1__capture_outcome__get_packed_size
+                     (const Homepwner__V1__CaptureOutcome   *message);
+size_t homepwner__v1__capture_outcome__pack
+                     (const Homepwner__V1__CaptureOutcome   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__capture_outcome__pack_to_buffer
+                     (const Homepwner__V1__CaptureOutcome   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__CaptureOutcome *
+       homepwner__v1__capture_outcome__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__capture_outcome__free_unpacked
+                     (Homepwner__V1__CaptureOutcome *message,
+                      ProtobufCAllocator *allocator);
 /* Homepwner__V1__CaptureResponse methods */
 void   homepwner__v1__capture_response__init
                      (Homepwner__V1__CaptureResponse         *message);
@@ -457,6 +505,9 @@ typedef void (*Homepwner__V1__CaptureRequest_Closure)
 typedef void (*Homepwner__V1__CaptureJob_Closure)
                  (const Homepwner__V1__CaptureJob *message,
                   void *closure_data);
+typedef void (*Homepwner__V1__CaptureOutcome_Closure)
+                 (const Homepwner__V1__CaptureOutcome *message,
+                  void *closure_data);
 typedef void (*Homepwner__V1__CaptureResponse_Closure)
                  (const Homepwner__V1__CaptureResponse *message,
                   void *closure_data);
@@ -534,6 +585,7 @@ extern const ProtobufCMessageDescriptor homepwner__v1__list_sources_response__de
 extern const ProtobufCMessageDescriptor homepwner__v1__edit__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__capture_request__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__capture_job__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__capture_outcome__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__capture_response__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__get_capture_job_request__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__get_capture_job_response__descriptor;

@@ -1,0 +1,324 @@
+import Digest
+import Foundation
+import JPEG
+import Media
+import Proto
+import RPC
+import Runtime
+import WorkerRuntime
+
+/// One job of the `capture` queue: obtains the photo or movie from its source, validates it,
+/// stores the ORIGINAL untouched, applies the edit and stores it as EDITED, attaches both to
+/// the item, and answers the `CaptureOutcome` the job is completed with.
+///
+/// - The same bytes already attached to the item are not stored again: the outcome says
+///   duplicate and names that photo (its edit, if one was asked, is still made from it).
+/// - What is stored is keyed by the job (`storedKey`), so an attempt that runs again after a
+///   crash puts the same keys, and the image service answers the first images again.
+/// - An item deleted meanwhile: what this job stored is deleted, and the job fails NOT_FOUND.
+/// - Every refusal fails the job permanently, with `NAME (code): message` (`RPCError`), which
+///   GetCaptureJob reads its code from; what may pass (a service restarting) is retried.
+public struct CaptureJobHandler: Sendable {
+    /// Applies an edit to a JPEG; throws `RPCError(.invalidArgument)` for an edit that does not
+    /// fit the photo. `lossless` tells whether the pixels were left as they were (a DCT crop).
+    public typealias Editor = @Sendable (_ jpeg: [UInt8], _ edit: Edit) throws -> (data: [UInt8], lossless: Bool)
+    /// Decodes a JPEG whole (under the pixel limit); throws why it cannot.
+    public typealias Decoder = @Sendable (_ jpeg: [UInt8]) throws -> Void
+
+    /// The most bytes a photo or movie from the library or the camera may have, and a photo
+    /// stored with one PutImage; larger ones go through a chunked upload.
+    public static let maxPutBytes = 32 << 20
+    /// The largest file read from the library.
+    public static let maxSourceBytes = 1 << 30
+
+    let items: ClientConnection
+    let images: ClientConnection
+    let reader: CaptureSourceReader
+    let slots: ComputeSlots
+    let editor: Editor
+    let decoder: Decoder
+    let maxPixels: Int
+
+    /// A handler talking to item-service through `items` and to image-service through
+    /// `images`, reading sources as `sources` says; decodes and edits run within `slots`.
+    public init(
+        items: ClientConnection, images: ClientConnection, sources: CaptureSources, slots: ComputeSlots = ComputeSlots(count: .max),
+        maxPixels: Int = 100_000_000, editor: @escaping Editor, decoder: @escaping Decoder
+    ) {
+        self.items = items
+        self.images = images
+        self.reader = CaptureSourceReader(sources: sources, maxBytes: Self.maxSourceBytes)
+        self.slots = slots
+        self.editor = editor
+        self.decoder = decoder
+        self.maxPixels = maxPixels
+    }
+
+    /// Runs `job` and returns its result's bytes (a `CaptureOutcome`).
+    public func run(_ job: Job) async throws -> [UInt8] {
+        try await JobRunner.typed(CaptureRequest.self) { request, job in
+            do {
+                return try await capture(request, job)
+            } catch {
+                // (No `catch let … as`: Swift 6.3 miscompiles some in async closures.)
+                if let rpc = error as? RPCError, Self.isFinal(rpc.code) { throw JobFailure(rpc.description, permanent: true) }
+                throw error
+            }
+        }(job)
+    }
+
+    /// Codes that another attempt would only get again.
+    static func isFinal(_ code: StatusCode) -> Bool {
+        [.invalidArgument, .notFound, .failedPrecondition, .permissionDenied, .outOfRange, .alreadyExists, .deadlineExceeded]
+            .contains(code)
+    }
+
+    func capture(_ request: CaptureRequest, _ job: Job) async throws -> CaptureOutcome {
+        let item = try await item(request.itemKey)
+        let source = try await obtain(request)
+        let edit = request.edit.flatMap { Self.isEdited($0) ? $0 : nil }
+        // What the bytes are: a JPEG photo, decoded whole; a movie, by its container.
+        let media = try classify(source)
+        if media.mediaType == .movie {
+            if request.mediaType == .image { throw RPCError.invalidArgument("\(source.name) is a movie (\(media.contentType)), not the photo media_type asks for") }
+            if edit != nil { throw RPCError.invalidArgument("\(source.name) is a movie (\(media.contentType)): a movie is stored whole and takes no edit") }
+        } else {
+            if request.mediaType == .movie { throw RPCError.invalidArgument("\(source.name) is a photo, not the movie media_type asks for") }
+            if let bytes = source.bytes {
+                let decoder = decoder
+                try await slots.run(cost: 0) { Result { try decoder(bytes) } }.get()
+            }
+        }
+        var stored: [String] = []
+        do {
+            // Dedupe: the same bytes attached to this item already are that photo.
+            let checksum = source.checksum ?? source.bytes.map(SHA256.checksum) ?? ""
+            let duplicate = try await attachedPhoto(withChecksum: checksum, of: item, except: source.storedKey)
+            let originalKey: String
+            if let duplicate {
+                originalKey = duplicate
+                if let uploaded = source.storedKey { try await deleteImage(uploaded) }
+            } else if let uploaded = source.storedKey {
+                originalKey = uploaded
+            } else {
+                originalKey = storedKey(job, "original")
+                stored.append(originalKey)
+                try await put(source.bytes!, key: originalKey, owner: item.key, kind: .original, parent: "", contentType: media.contentType)
+            }
+            var outcome = CaptureOutcome()
+            outcome.originalKey = originalKey
+            outcome.duplicate = duplicate != nil
+            if let edit {
+                let bytes: [UInt8]
+                if let sourceBytes = source.bytes {
+                    bytes = sourceBytes
+                } else {
+                    bytes = try await read(originalKey)
+                }
+                let editor = editor
+                let edited = try await slots.run(cost: 0) { Result { try editor(bytes, edit) } }.get()
+                let editedKey = storedKey(job, "edited")
+                stored.append(editedKey)
+                try await put(edited.data, key: editedKey, owner: item.key, kind: .edited, parent: originalKey, contentType: "image/jpeg")
+                outcome.editedKey = editedKey
+            }
+            if duplicate == nil { try await attach(originalKey, to: item.key, primary: request.makePrimary && edit == nil) }
+            if !outcome.editedKey.isEmpty { try await attach(outcome.editedKey, to: item.key, primary: request.makePrimary) }
+            return outcome
+        } catch {
+            // The item deleted while it was captured (a put refused for a deleted owner, an
+            // attach to no item): nothing of the capture may stay.
+            guard try await !itemExists(item.key) else { throw error }
+            for key in stored.reversed() { try? await deleteImage(key) }
+            if let uploaded = source.storedKey { try? await deleteImage(uploaded) }
+            throw RPCError.notFound("item \(request.itemKey) was deleted while its capture ran; nothing of it was kept")
+        }
+    }
+
+    /// Whether an edit asks for anything.
+    static func isEdited(_ edit: Edit) -> Bool {
+        edit.cropX != 0 || edit.cropY != 0 || edit.cropWidth != 0 || edit.cropHeight != 0 || edit.scale != 0
+            || edit.shape != .unspecified || edit.outputSize != 0
+    }
+
+    // MARK: Sources
+
+    /// What a source gave: bytes to store, or an image a chunked upload stored already.
+    struct Obtained {
+        var bytes: [UInt8]?
+        var name: String
+        /// An upload's own image (its bytes are read only when a photo needs its decode or edit).
+        var storedKey: String?
+        var checksum: String?
+        var info: ImageInfo?
+    }
+
+    func obtain(_ request: CaptureRequest) async throws -> Obtained {
+        switch request.source {
+        case .upload where !request.imageKey.isEmpty:
+            var stat = StatImageRequest()
+            stat.key = request.imageKey
+            let info: ImageInfo
+            do {
+                info = try await images.client.call(ImageServiceRPC.statImage, stat)
+            } catch {
+                if error.code == .notFound {
+                    throw RPCError.notFound("image_key \(request.imageKey) names no stored image; commit the chunked upload first")
+                }
+                throw error
+            }
+            guard info.kind == .original else {
+                throw RPCError.invalidArgument("image_key \(request.imageKey) is not an ORIGINAL (it is kind \(info.kind.rawValue))")
+            }
+            guard info.ownerKey.isEmpty || info.ownerKey == request.itemKey.lowercased() else {
+                throw RPCError.failedPrecondition("image \(request.imageKey) belongs to owner \(info.ownerKey), not to item \(request.itemKey)")
+            }
+            // A photo is read to be decoded; a movie is taken as the image service sniffed it.
+            let bytes = info.mediaType == .movie ? nil : try await read(request.imageKey)
+            return Obtained(bytes: bytes, name: "image \(request.imageKey)", storedKey: request.imageKey, checksum: info.checksum, info: info)
+        case .upload:
+            return Obtained(bytes: request.data, name: "the uploaded data")
+        case .library:
+            let file = try reader.libraryFile(request.sourcePath)
+            return Obtained(bytes: file.bytes, name: file.name)
+        case .recent:
+            let file = try reader.recentPhoto()
+            return Obtained(bytes: file.bytes, name: file.name)
+        case .camera:
+            let shot = try await reader.camera()
+            return Obtained(bytes: shot.bytes, name: "the camera's photo")
+        default:
+            throw RPCError.invalidArgument("source \(request.source.rawValue) is not one this worker knows")
+        }
+    }
+
+    /// Sniffs what the bytes are (an upload's movie, not read: what the image service said).
+    func classify(_ source: Obtained) throws -> (mediaType: MediaType, contentType: String) {
+        let name = source.name
+        guard let bytes = source.bytes else { return (source.info?.mediaType ?? .movie, source.info?.contentType ?? "") }
+        let media: SniffedMedia
+        do {
+            media = try MediaSniffer.classify(bytes, maxPixels: maxPixels, decodeSlots: Self.sniffSlots)
+        } catch {
+            throw RPCError.invalidArgument("\(name) is not a photo or movie capture can take: \(error)")
+        }
+        guard media.mediaType == .movie || media.contentType == "image/jpeg" else {
+            throw RPCError.invalidArgument("\(name) is \(media.contentType), which capture cannot decode; send a JPEG photo or a movie")
+        }
+        return (media.mediaType, media.contentType)
+    }
+
+    private static let sniffSlots = DispatchSemaphore(value: 2)
+
+    // MARK: Calls
+
+    func item(_ key: String) async throws -> Item {
+        var request = GetItemRequest()
+        request.key = key
+        do {
+            return try await items.client.call(ItemServiceRPC.getItem, request)
+        } catch {
+            if error.code == .notFound { throw RPCError.notFound("item \(key) was deleted before its capture ran") }
+            throw error
+        }
+    }
+
+    /// Whether the item is still there (a failure to ask says yes: keep what was stored).
+    func itemExists(_ key: String) async throws -> Bool {
+        var request = GetItemRequest()
+        request.key = key
+        do {
+            _ = try await items.client.call(ItemServiceRPC.getItem, request)
+            return true
+        } catch {
+            return error.code != .notFound
+        }
+    }
+
+    /// The key of the item's photo whose bytes have `checksum`, if any (one StatImage per photo).
+    func attachedPhoto(withChecksum checksum: String, of item: Item, except own: String?) async throws -> String? {
+        guard !checksum.isEmpty else { return nil }
+        for key in item.photoKeys where key != own {
+            var stat = StatImageRequest()
+            stat.key = key
+            guard let info = try? await images.client.call(ImageServiceRPC.statImage, stat) else { continue }
+            if info.checksum == checksum { return key }
+        }
+        return nil
+    }
+
+    func read(_ key: String) async throws -> [UInt8] {
+        guard let bytes = try await ImageReader(connection: images).read(key) else {
+            throw RPCError.notFound("image \(key) was deleted while its capture ran")
+        }
+        return bytes
+    }
+
+    /// Stores `data` under `key`: one PutImage, or a chunked upload for what is larger.
+    func put(_ data: [UInt8], key: String, owner: String, kind: ImageKind, parent: String, contentType: String) async throws {
+        if data.count <= Self.maxPutBytes {
+            var put = PutImageRequest()
+            put.key = key
+            put.ownerKey = owner
+            put.data = data
+            put.kind = kind
+            put.parentKey = parent
+            put.contentType = contentType
+            _ = try await images.client.call(ImageServiceRPC.putImage, put, options: CallOptions(timeoutMilliseconds: 60_000))
+            return
+        }
+        var begin = BeginUploadRequest()
+        begin.key = key
+        begin.ownerKey = owner
+        begin.kind = kind
+        begin.parentKey = parent
+        begin.contentType = contentType
+        begin.totalSize = Int64(data.count)
+        begin.checksum = SHA256.checksum(data)
+        let upload = try await images.client.call(ImageServiceRPC.beginUpload, begin)
+        let chunk = max(64 << 10, min(Int(upload.maxChunkBytes), 8 << 20))
+        var offset = 0
+        while offset < data.count {
+            var append = AppendUploadRequest()
+            append.uploadId = upload.uploadId
+            append.offset = Int64(offset)
+            append.data = Array(data[offset..<min(data.count, offset + chunk)])
+            _ = try await images.client.call(ImageServiceRPC.appendUpload, append, options: CallOptions(timeoutMilliseconds: 60_000))
+            offset += append.data.count
+        }
+        var commit = CommitUploadRequest()
+        commit.uploadId = upload.uploadId
+        _ = try await images.client.call(ImageServiceRPC.commitUpload, commit, options: CallOptions(timeoutMilliseconds: 120_000))
+    }
+
+    func attach(_ image: String, to item: String, primary: Bool) async throws {
+        var attach = AttachPhotoRequest()
+        attach.itemKey = item
+        attach.imageKey = image
+        attach.makePrimary = primary
+        _ = try await items.client.call(ItemServiceRPC.attachPhoto, attach)
+    }
+
+    func deleteImage(_ key: String) async throws {
+        var delete = DeleteImageRequest()
+        delete.key = key
+        do {
+            _ = try await images.client.call(ImageServiceRPC.deleteImage, delete)
+        } catch {
+            if error.code != .notFound { throw error }
+        }
+    }
+
+    /// The key of what a job stores in a role ("original", "edited"): a UUID from the job and
+    /// the item, the same at every attempt of the job.
+    func storedKey(_ job: Job, _ role: String) -> String {
+        var digest = SHA256()
+        digest.update(Array("homepwner capture \(job.queue) \(job.jobId) \(job.createdAtMs) \(role)".utf8))
+        var bytes = Array(digest.finalize().prefix(16))
+        bytes[6] = bytes[6] & 0x0f | 0x80  // version 8: a name-based UUID of our own
+        bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 9562 variant
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        return parts.joined(separator: "-")
+    }
+}

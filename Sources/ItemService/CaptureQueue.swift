@@ -1,0 +1,63 @@
+import JobQueue
+import Proto
+import RPC
+
+/// The `capture` job queue, in items.db: one job per Capture call, whose payload is the
+/// `CaptureRequest` itself, and whose result is the `CaptureOutcome` a capture worker completes
+/// it with. Capture workers lease its jobs from item-service over JobQueue.
+public enum CaptureQueue {
+    /// The queue's name on the wire.
+    public static let name = "capture"
+
+    /// 5 attempts, 1 s doubling to 30 s, ±25 %: about 15 s of retries in all. A capture has a
+    /// person waiting for it (`homepwner capture --wait`); what fails for good (a bad photo,
+    /// a deleted item, a path outside the library) is failed permanently by the worker at its
+    /// first attempt, so the retries are only for what passes: the image service restarting.
+    public static let retry = JobRetryPolicy(
+        maxAttempts: 5, baseDelayMilliseconds: 1000, factor: 2, maxDelayMilliseconds: 30_000, jitter: 0.25)
+
+    /// The queue (tests pass a faster retry). Leases of 30 s, extended by the worker's
+    /// heartbeats while it works (a camera command or a large movie takes longer than one).
+    public static func configuration(retry: JobRetryPolicy = retry) -> JobQueueConfiguration {
+        JobQueueConfiguration(name: name, retry: retry)
+    }
+
+    /// The most bytes a Capture carries inline (`data`); a larger photo or a movie is sent with
+    /// a chunked upload to the image service first and captured by its `image_key`. Inline
+    /// bytes are kept in items.db with the job until it is pruned.
+    public static let maxInlineBytes = 8 << 20
+
+    /// The capture job as GetCaptureJob answers it: its state, the item, the outcome once DONE,
+    /// and for a failed attempt its error with the status code it begins with (a worker's
+    /// failures read `NAME (code): message`, as `RPCError.description` writes them).
+    public static func captureJob(_ job: Job) -> CaptureJob {
+        var capture = CaptureJob()
+        capture.jobId = job.jobId
+        capture.state = job.state
+        capture.attempts = job.attempts
+        capture.createdAtMs = job.createdAtMs
+        capture.updatedAtMs = job.updatedAtMs
+        if let request = try? CaptureRequest(serializedBytes: job.payload) { capture.itemKey = request.itemKey }
+        if job.state == .done, let outcome = try? CaptureOutcome(serializedBytes: job.result) {
+            capture.originalKey = outcome.originalKey
+            capture.editedKey = outcome.editedKey
+            capture.duplicate = outcome.duplicate
+        }
+        if job.state != .done {
+            capture.error = job.lastError
+            capture.errorCode = errorCode(of: job.lastError)
+        }
+        return capture
+    }
+
+    /// The status code a job error begins with (`NOT_FOUND (5): …`); 13 (INTERNAL) for an error
+    /// that names none (a lease that expired: the worker died), 0 for no error.
+    static func errorCode(of error: String) -> Int32 {
+        guard !error.isEmpty else { return 0 }
+        guard let open = error.firstIndex(of: "("), let close = error[open...].firstIndex(of: ")"),
+            error[..<open].allSatisfy({ $0.isUppercase || $0 == "_" || $0 == " " }),
+            let code = Int32(error[error.index(after: open)..<close]), (1...16).contains(code)
+        else { return StatusCode.internal.rawValue }
+        return code
+    }
+}

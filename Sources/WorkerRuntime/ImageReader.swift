@@ -1,0 +1,71 @@
+import Proto
+import RPC
+
+/// Reads a whole image from the image service: one GetImage, or for an image larger than one
+/// reply can hold, StatImage and ranged reads. Both workers read their originals with it.
+public struct ImageReader: Sendable {
+    /// How much of an image one GetImage reads (below the service's frame limit).
+    public static let readChunkBytes: Int64 = 8 << 20
+    /// The smallest read it halves down to for a service whose replies are smaller.
+    public static let smallestReadBytes: Int64 = 64 << 10
+
+    let connection: ClientConnection
+
+    /// A reader over `connection` (to the image service).
+    public init(connection: ClientConnection) {
+        self.connection = connection
+    }
+
+    /// The whole image; nil when there is no such image. One GetImage of the whole blob,
+    /// or, for an original larger than one reply can hold (8 RESOURCE_EXHAUSTED without a
+    /// retry_after), StatImage and ranged reads.
+    public func read(_ key: String) async throws -> [UInt8]? {
+        var whole = GetImageRequest()
+        whole.key = key
+        do {
+            return try await connection.client.call(ImageServiceRPC.getImage, whole, options: CallOptions(timeoutMilliseconds: 30_000)).data
+        } catch {
+            if error.code == .notFound { return nil }
+            guard error.code == .resourceExhausted && error.retryAfterMilliseconds == 0 else { throw error }
+        }
+        return try await readInRanges(key)
+    }
+
+    /// The whole image in ranged reads of `readChunkBytes` (halved while the service says a
+    /// read is too large for its replies); nil when there is no such image.
+    func readInRanges(_ key: String) async throws -> [UInt8]? {
+        let client = connection.client
+        var stat = StatImageRequest()
+        stat.key = key
+        let size: Int64
+        do {
+            size = try await client.call(ImageServiceRPC.statImage, stat).sizeBytes
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(size))
+        var chunk = Self.readChunkBytes
+        while Int64(bytes.count) < size {
+            var get = GetImageRequest()
+            get.key = key
+            get.offset = Int64(bytes.count)
+            get.length = min(chunk, size - Int64(bytes.count))
+            let part: GetImageResponse
+            do {
+                part = try await client.call(ImageServiceRPC.getImage, get, options: CallOptions(timeoutMilliseconds: 30_000))
+            } catch {
+                // A service with a smaller --max-message-bytes: halve the reads until they fit.
+                guard error.code == .resourceExhausted && error.retryAfterMilliseconds == 0 && chunk > Self.smallestReadBytes else { throw error }
+                chunk /= 2
+                continue
+            }
+            guard !part.data.isEmpty else {
+                throw RPCError(.dataLoss, "image \(key) ended at \(bytes.count) of its \(size) bytes")
+            }
+            bytes += part.data
+        }
+        return bytes
+    }
+}
