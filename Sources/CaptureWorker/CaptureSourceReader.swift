@@ -9,8 +9,10 @@ import Runtime
 /// prints. Every refusal is an `RPCError` whose code says what was wrong.
 struct CaptureSourceReader: Sendable {
     let sources: CaptureSources
-    /// The largest file or camera output read.
+    /// The largest file read.
     let maxBytes: Int
+    /// The most a camera command may print: a photo, not a stream.
+    static let maxCameraBytes = 64 << 20
 
     /// A library file by its relative path: refused when the path, or a symlink on it, leads
     /// out of the library, or when it is no regular file.
@@ -93,7 +95,8 @@ struct CaptureSourceReader: Sendable {
         guard let command = sources.cameraCommand else {
             throw .failedPrecondition("no camera is configured on this capture worker; start it with --camera COMMAND (HOMEPWNER_CAPTURE_CAMERA)")
         }
-        let run = try await CameraCommand(command: command, timeoutMilliseconds: sources.cameraTimeoutMilliseconds, maxBytes: maxBytes).run()
+        let run = try await CameraCommand(
+            command: command, timeoutMilliseconds: sources.cameraTimeoutMilliseconds, maxBytes: min(maxBytes, Self.maxCameraBytes)).run()
         return (run, "camera")
     }
 

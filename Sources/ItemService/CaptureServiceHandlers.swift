@@ -6,13 +6,16 @@ import Runtime
 
 /// The CaptureService methods of capture.proto on item-service: ListSources from the sources
 /// configured, Capture as a job of the `capture` queue (enqueued in the same transaction as the
-/// check that its item exists), GetCaptureJob from that job. Capture workers do the work.
+/// check that its item exists), GetCaptureJob from that job, SaveToAlbum (`AlbumExport`).
+/// Capture workers do the work.
 enum CaptureServiceHandlers {
     /// Registers the methods on `server`; `enqueued` wakes the Lease calls waiting on the queue.
     static func register(
-        on server: RPCServer, store: ItemStoreQueue, sources: CaptureSources, clock: any WallClock,
+        on server: RPCServer, store: ItemStoreQueue, sources: CaptureSources, images: ClientConnection, clock: any WallClock,
         enqueued: @escaping @Sendable () -> Void
     ) {
+        let album = AlbumExport(sources: sources, images: images)
+        server.register(CaptureServiceRPC.saveToAlbum) { request, _ in try await album.save(request) }
         server.registerInline(CaptureServiceRPC.listSources) { _, _ in listSources(sources) }
         server.registerDeferred(CaptureServiceRPC.capture) { request, context, reply in
             do {

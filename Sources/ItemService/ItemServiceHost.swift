@@ -56,7 +56,7 @@ public enum ItemServiceHost {
             on: host, store: store, clock: clock, photoCheck: PhotoCheck(connection: images),
             deleted: { jobs.jobsReady(queue: CascadeQueue.name) })
         CaptureServiceHandlers.register(
-            on: host.server, store: store, sources: configuration.captureSources, clock: clock,
+            on: host.server, store: store, sources: configuration.captureSources, images: images, clock: clock,
             enqueued: { jobs.jobsReady(queue: CaptureQueue.name) })
         return ServiceComposition([store, images, jobs.sweeper(), cascade, host])
     }

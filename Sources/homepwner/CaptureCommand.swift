@@ -16,6 +16,7 @@ enum CaptureCommand {
                                  [--square | --circle] [--size N] [--primary] [--wait]
           homepwner capture sources
           homepwner capture status JOB [--wait]
+          homepwner capture save IMAGE [--album A]
 
         A capture is a job: a capture worker obtains the photo, checks it, stores the original
         untouched and the edit (if any) as a second image, and attaches both to the item. --wait
@@ -55,12 +56,22 @@ enum CaptureCommand {
         options: CommonOptions.endpoints + [OptionSpec(name: "wait", help: "follow the job until it is done", isFlag: true)],
         allowsPositionals: true)
 
+    static let saveParser = OptionParser(
+        command: "capture save",
+        summary: "Saves a stored image into the photo library's album folder (where the deployment allows it), never over a file.",
+        usage: "homepwner capture save IMAGE [--album A]",
+        options: CommonOptions.endpoints + [
+            OptionSpec(name: "album", help: "a folder inside the album folder (made when missing)", valueName: "A"),
+        ],
+        allowsPositionals: true)
+
     static func run(_ arguments: [String]) async -> Int32 {
-        if let first = arguments.first, ["sources", "status", "-h", "--help", "help"].contains(first) {
-            return await runSubcommand(of: "capture", overview: overview, names: ["sources", "status"], arguments) { subcommand, rest in
+        if let first = arguments.first, ["sources", "status", "save", "-h", "--help", "help"].contains(first) {
+            return await runSubcommand(of: "capture", overview: overview, names: ["sources", "status", "save"], arguments) { subcommand, rest in
                 switch subcommand {
                 case "sources": await sources(rest)
                 case "status": await status(rest)
+                case "save": await save(rest)
                 default: nil
                 }
             }
@@ -236,6 +247,22 @@ enum CaptureCommand {
                 rows.append([name, source.available ? "yes" : "no", media.isEmpty ? "-" : media, source.description])
             }
             printColumns(rows)
+        }
+    }
+
+    static func save(_ arguments: [String]) async -> Int32 {
+        guard let options = HomepwnerCLI.parse(saveParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        guard options.positionals.count == 1, let key = options.positionals.first else {
+            return ItemCommand.usageError("capture save", "give one IMAGE key")
+        }
+        var request = SaveToAlbumRequest()
+        request.imageKey = key
+        request.album = options["album"] ?? ""
+        return await CommonOptions.withClient(options, service: "item", command: "capture save") { client, timeout in
+            let response = try await client.call(
+                CaptureServiceRPC.saveToAlbum, request,
+                options: .init(timeoutMilliseconds: max(timeout, 60_000), idempotencyKey: UUID().uuidString.lowercased()))
+            print(options.bool("json") ? try QueueCommand.json(response) : "saved \(key) to \(response.path)")
         }
     }
 

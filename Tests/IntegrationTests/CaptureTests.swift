@@ -23,7 +23,7 @@ import RPCTestSupport
         let cameraScript: String
         let item: String
 
-        init(cameraTimeoutMilliseconds: Int = 2000) async throws {
+        init(cameraTimeoutMilliseconds: Int = 2000, albumWritable: Bool = false) async throws {
             let root = FileManager.default.temporaryDirectory.appendingPathComponent("hp-capture-\(UUID().uuidString.prefix(8))").path
             library = root + "/library"
             cameraScript = root + "/camera.sh"
@@ -32,7 +32,8 @@ import RPCTestSupport
             try Data(try Fixtures.orientationPhoto("Landscape_1.jpg")).write(to: URL(fileURLWithPath: library + "/trip/lamp.jpg"))
             try "cat '\(Fixtures.orientationFolder.path)/Portrait_1.jpg'\n".write(toFile: cameraScript, atomically: true, encoding: .utf8)
             let sources = CaptureSources(
-                libraryDirectory: library, cameraCommand: "sh '\(cameraScript)'", cameraTimeoutMilliseconds: cameraTimeoutMilliseconds)
+                libraryDirectory: library, cameraCommand: "sh '\(cameraScript)'", cameraTimeoutMilliseconds: cameraTimeoutMilliseconds,
+                albumWritable: albumWritable)
             harness = try Harness(captureSources: sources)
             do {
                 try harness.start(.imageService)
@@ -302,6 +303,65 @@ import RPCTestSupport
         edit = Edit()
         edit.shape = .square
         await expectRefused(.invalidArgument, "movie") { [edit] in $0.source = .camera; $0.mediaType = .movie; $0.edit = edit }
+    }
+
+    @Test func saveToAlbumWritesOnlyWhereAllowedAndNeverOverAFile() async throws {
+        let locked = try await Suite()
+        defer { locked.stop() }
+        let photo = try await locked.capture { $0.source = .library; $0.sourcePath = "trip/lamp.jpg" }
+        var save = SaveToAlbumRequest()
+        save.imageKey = photo.originalKey
+        do {
+            _ = try await locked.items.call(CaptureServiceRPC.saveToAlbum, save, options: .init(retry: .none))
+            Issue.record("SaveToAlbum wrote where the deployment does not allow it")
+        } catch {
+            #expect(error.code == .permissionDenied && error.message.contains("--album-writable true"), "\(error)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: locked.library + "/" + CaptureSources.albumFolder))
+
+        let suite = try await Suite(albumWritable: true)
+        defer { suite.stop() }
+        let lamp = try await suite.capture { $0.source = .library; $0.sourcePath = "trip/lamp.jpg" }
+        save.imageKey = lamp.originalKey
+        save.album = "Holiday 2026"
+        let saved = try await suite.items.call(CaptureServiceRPC.saveToAlbum, save, options: .init(retry: .none)).path
+        let expected = suite.library + "/" + CaptureSources.albumFolder + "/Holiday 2026/" + lamp.originalKey + ".jpg"
+        #expect(saved == CaptureTests.realPath(expected))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: saved)) == Data(try Fixtures.orientationPhoto("Landscape_1.jpg")))
+        // A second save of the same image finds the file there, and leaves it as it is.
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: saved))
+        do {
+            _ = try await suite.items.call(CaptureServiceRPC.saveToAlbum, save, options: .init(retry: .none))
+            Issue.record("SaveToAlbum wrote over a file")
+        } catch {
+            #expect(error.code == .alreadyExists && error.message.contains("never overwrites"), "\(error)")
+        }
+        #expect(try String(contentsOfFile: saved, encoding: .utf8) == "mine")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: (saved as NSString).deletingLastPathComponent)
+        #expect(leftovers == [lamp.originalKey + ".jpg"], "no partial file stays: \(leftovers)")
+        for (album, code) in [("../outside", StatusCode.invalidArgument), ("/tmp", .invalidArgument)] {
+            save.album = album
+            do {
+                _ = try await suite.items.call(CaptureServiceRPC.saveToAlbum, save, options: .init(retry: .none))
+                Issue.record("album \(album) was accepted")
+            } catch {
+                #expect(error.code == code, "\(album): \(error)")
+            }
+        }
+        save.album = ""
+        save.imageKey = UUID().uuidString
+        do {
+            _ = try await suite.items.call(CaptureServiceRPC.saveToAlbum, save, options: .init(retry: .none))
+            Issue.record("an unknown image was saved")
+        } catch {
+            #expect(error.code == .notFound, "\(error)")
+        }
+    }
+
+    static func realPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     @Test func sourcesThatAreNotConfiguredAreListedAsSuchAndRefused() async throws {
