@@ -105,7 +105,7 @@ struct PhotoEditTests {
         #expect(left == right && left == below, "\(left) \(right) \(below)")
     }
 
-    /// Measured: 0.73 per byte, JPEG noise of the output; the crop unzoomed differs by 14.6.
+    /// Measured: 0.60 per byte, the output's JPEG noise; the crop unzoomed differs by 38.
     @Test("zoom 2 shows the middle half of the crop at the crop's size")
     func zoomIn() throws {
         let source = try TestImages.photo("Landscape_1.jpg")
@@ -116,7 +116,7 @@ struct PhotoEditTests {
         let difference = TestImages.meanAbsoluteDifference(image, expected)
         #expect(difference < 2, "\(difference)")
         let unzoomed = TestImages.meanAbsoluteDifference(image, original.cropped(x: 300, y: 200, width: 400, height: 300))
-        #expect(unzoomed > 8, "\(unzoomed)")
+        #expect(unzoomed > 20, "\(unzoomed)")
     }
 
     @Test("zoom 0.5 shows the picture at half size in the middle, the background around it")
@@ -166,6 +166,7 @@ struct PhotoEditTests {
             guard size < 1000 else { continue }
             let reference = original.cropped(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
                 .resized(width: expected.0, height: expected.1)
+            // Measured: 0.2 to 2.4 (the 100×1 strip), the output's JPEG noise.
             let difference = TestImages.meanAbsoluteDifference(image, reference)
             #expect(difference < 3, "\(crop) at \(size): \(difference)")
         }
