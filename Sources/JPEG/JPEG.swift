@@ -275,9 +275,13 @@ public enum JPEG {
         }
         try handle.check(rc)
         guard let output else { throw JPEGError(kind: .encodeFailed, message: "TurboJPEG returned no output") }
-        let written = UnsafeBufferPointer(start: output, count: Int(size))
+        return inserting(segments, afterJFIFOf: UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+
+    /// A JPEG TurboJPEG wrote, with `segments` (whole marker segments) after its SOI, and after
+    /// the JFIF APP0 when it wrote one (the first segment by the JFIF rules).
+    static func inserting(_ segments: [UInt8], afterJFIFOf written: UnsafeBufferPointer<UInt8>) -> [UInt8] {
         guard !segments.isEmpty else { return Array(written) }
-        // After SOI, and after the JFIF APP0 when TurboJPEG wrote one (the first segment by the JFIF rules).
         var at = 2
         if written.count > 6, written[2] == 0xFF, written[3] == 0xE0 { at = 4 + (Int(written[4]) << 8 | Int(written[5])) }
         var jpeg: [UInt8] = []

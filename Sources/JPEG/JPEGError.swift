@@ -1,5 +1,5 @@
 /// Why a JPEG could not be read or written.
-public struct JPEGError: Error, CustomStringConvertible, Sendable {
+public struct JPEGError: Error, CustomStringConvertible, Sendable, Equatable {
     /// The kind of failure, for callers that react differently to each.
     public enum Kind: Sendable, Equatable {
         /// The bytes do not start with a JPEG SOI marker (FF D8 FF).

@@ -6,6 +6,8 @@ final class TurboJPEGHandle {
     enum Operation {
         case decompress
         case compress
+        /// A lossless transform (tjTransform): reads the coefficients of one JPEG and writes another.
+        case transform
     }
 
     let raw: UnsafeMutableRawPointer
@@ -15,6 +17,7 @@ final class TurboJPEGHandle {
         let handle = switch operation {
         case .decompress: tjInitDecompress()
         case .compress: tjInitCompress()
+        case .transform: tjInitTransform()
         }
         guard let handle else {
             // Only a failed malloc gets here; the global error string says so.
@@ -39,7 +42,8 @@ final class TurboJPEGHandle {
         switch operation {
         case .compress:
             throw JPEGError(kind: .encodeFailed, message: message)
-        case .decompress:
+        case .decompress, .transform:
+            // A transform only fails on what it reads (the coefficients are written as read).
             throw JPEGError(kind: Self.kind(ofDecompressionMessage: message), message: message)
         }
     }
