@@ -24,6 +24,8 @@ public struct CaptureJobHandler: Sendable {
     public typealias Editor = @Sendable (_ jpeg: [UInt8], _ edit: Edit) throws -> (data: [UInt8], lossless: Bool)
     /// Decodes a JPEG whole (under the pixel limit); throws why it cannot.
     public typealias Decoder = @Sendable (_ jpeg: [UInt8]) throws -> Void
+    /// What decoding or editing a JPEG holds at its peak, weighed against the slots' budget.
+    public typealias Weigher = @Sendable (_ jpeg: [UInt8]) -> Int
 
     /// The most bytes a photo or movie from the library or the camera may have, and a photo
     /// stored with one PutImage; larger ones go through a chunked upload.
@@ -35,6 +37,7 @@ public struct CaptureJobHandler: Sendable {
     let images: ClientConnection
     let reader: CaptureSourceReader
     let slots: ComputeSlots
+    let weigher: Weigher
     let editor: Editor
     let decoder: Decoder
     let maxPixels: Int
@@ -43,8 +46,9 @@ public struct CaptureJobHandler: Sendable {
     /// `images`, reading sources as `sources` says; decodes and edits run within `slots`.
     public init(
         items: ClientConnection, images: ClientConnection, sources: CaptureSources, slots: ComputeSlots = ComputeSlots(count: .max),
-        maxPixels: Int = 100_000_000, editor: @escaping Editor, decoder: @escaping Decoder
+        weigher: @escaping Weigher = { _ in 0 }, maxPixels: Int = 100_000_000, editor: @escaping Editor, decoder: @escaping Decoder
     ) {
+        self.weigher = weigher
         self.items = items
         self.images = images
         self.reader = CaptureSourceReader(sources: sources, maxBytes: Self.maxSourceBytes)
@@ -84,10 +88,19 @@ public struct CaptureJobHandler: Sendable {
             if edit != nil { throw RPCError.invalidArgument("\(source.name) is a movie (\(media.contentType)): a movie is stored whole and takes no edit") }
         } else {
             if request.mediaType == .movie { throw RPCError.invalidArgument("\(source.name) is a photo, not the movie media_type asks for") }
-            if let bytes = source.bytes {
+            // An edit other than a crop decodes the whole photo itself; a crop may be made on
+            // the DCT coefficients without a decode, so the photo is decoded first.
+            if let bytes = source.bytes, edit.map(Self.isCropOnly) ?? true {
                 let decoder = decoder
-                try await slots.run(cost: 0) { Result { try decoder(bytes) } }.get()
+                try await slots.run(cost: weigher(bytes)) { Result { try decoder(bytes) } }.get()
             }
+        }
+        // The edit before anything is stored: an edit that does not fit the photo (a crop
+        // outside it) fails the job with nothing stored.
+        var edited: [UInt8]?
+        if let edit, let bytes = source.bytes {
+            let editor = editor
+            edited = try await slots.run(cost: weigher(bytes)) { Result { try editor(bytes, edit) } }.get().data
         }
         var stored: [String] = []
         do {
@@ -108,21 +121,13 @@ public struct CaptureJobHandler: Sendable {
             var outcome = CaptureOutcome()
             outcome.originalKey = originalKey
             outcome.duplicate = duplicate != nil
-            if let edit {
-                let bytes: [UInt8]
-                if let sourceBytes = source.bytes {
-                    bytes = sourceBytes
-                } else {
-                    bytes = try await read(originalKey)
-                }
-                let editor = editor
-                let edited = try await slots.run(cost: 0) { Result { try editor(bytes, edit) } }.get()
+            if let edited {
                 let editedKey = storedKey(job, "edited")
                 stored.append(editedKey)
-                try await put(edited.data, key: editedKey, owner: item.key, kind: .edited, parent: originalKey, contentType: "image/jpeg")
+                try await put(edited, key: editedKey, owner: item.key, kind: .edited, parent: originalKey, contentType: "image/jpeg")
                 outcome.editedKey = editedKey
             }
-            if duplicate == nil { try await attach(originalKey, to: item.key, primary: request.makePrimary && edit == nil) }
+            if duplicate == nil { try await attach(originalKey, to: item.key, primary: request.makePrimary && edited == nil) }
             if !outcome.editedKey.isEmpty { try await attach(outcome.editedKey, to: item.key, primary: request.makePrimary) }
             return outcome
         } catch {
@@ -133,6 +138,11 @@ public struct CaptureJobHandler: Sendable {
             if let uploaded = source.storedKey { try? await deleteImage(uploaded) }
             throw RPCError.notFound("item \(request.itemKey) was deleted while its capture ran; nothing of it was kept")
         }
+    }
+
+    /// Whether an edit is a crop and nothing else (which `PhotoEditor` may make without a decode).
+    static func isCropOnly(_ edit: Edit) -> Bool {
+        edit.scale == 0 && edit.shape == .unspecified && edit.outputSize == 0
     }
 
     /// Whether an edit asks for anything.

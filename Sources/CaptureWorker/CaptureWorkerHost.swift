@@ -12,7 +12,19 @@ public enum CaptureWorkerHost {
     /// The flags of the capture-worker executable: the workers' own and the capture sources'
     /// (which item-service must be given the same).
     public static let options = WorkerConfiguration.options(
-        healthEnv: EnvironmentNames.captureWorkerHealth, healthDefault: Defaults.captureWorkerHealth) + CaptureSources.options
+        healthEnv: EnvironmentNames.captureWorkerHealth, healthDefault: Defaults.captureWorkerHealth) + CaptureSources.options + [
+        OptionSpec(name: "edit-background", env: EnvironmentNames.captureEditBackground, defaultValue: "ffffff",
+                   help: "colour outside a circle edit (and around a zoom past the photo's edge), as RRGGBB", valueName: "RRGGBB"),
+    ]
+
+    /// The `--edit-background` colour; a usage error for anything but six hex digits.
+    public static func background(_ options: ParsedOptions) throws -> PhotoEdit.Color {
+        let text = try options.string("edit-background")
+        guard text.utf8.count == 6, let value = UInt32(text, radix: 16) else {
+            throw OptionError.invalidValue(option: "--edit-background", value: text, reason: "must be six hex digits RRGGBB, e.g. ffffff")
+        }
+        return PhotoEdit.Color(r: UInt8(value >> 16), g: UInt8((value >> 8) & 0xFF), b: UInt8(value & 0xFF))
+    }
 
     /// The worker's parts, in start order: the two connections, the runner (as many jobs at
     /// once as `configuration.concurrency`, their decodes and edits within the memory budget)
@@ -20,13 +32,15 @@ public enum CaptureWorkerHost {
     /// when it died returns to the queue when its lease expires, and its next attempt stores
     /// under the same keys. Nothing is connected or bound until the composition starts.
     public static func make(
-        _ configuration: WorkerConfiguration, sources: CaptureSources, context: Context, logger: Logger
+        _ configuration: WorkerConfiguration, sources: CaptureSources, background: PhotoEdit.Color = .white,
+        context: Context, logger: Logger
     ) throws -> ServiceComposition {
         let items = ClientConnection(name: "item-service-connection", context: context, endpoint: configuration.itemServiceEndpoint)
         let images = ClientConnection(name: "image-service-connection", context: context, endpoint: configuration.imageServiceEndpoint)
         let slots = ComputeSlots(count: configuration.concurrency, budgetBytes: configuration.memoryBytes)
         let handler = CaptureJobHandler(
-            items: items, images: images, sources: sources, slots: slots, editor: edit, decoder: decode)
+            items: items, images: images, sources: sources, slots: slots, weigher: workingBytes,
+            editor: { jpeg, edit in try Self.edit(jpeg, edit, background: background) }, decoder: decode)
         let runner = JobRunner(
             name: "capture-runner", connection: items,
             configuration: JobRunner.Configuration(
@@ -47,8 +61,38 @@ public enum CaptureWorkerHost {
         }
     }
 
-    /// The edit of a photo.
-    static func edit(_ jpeg: [UInt8], _ edit: Edit) throws -> (data: [UInt8], lossless: Bool) {
-        throw RPCError.unimplemented("edits are not built yet")
+    /// What decoding or editing `jpeg` holds at its peak, from its header: the decoded pixels,
+    /// their upright copy and the output (7 bytes a pixel covers the lossless crop's
+    /// coefficients too, 3 to 6 a pixel); 0 for a header that does not read (the decode says why).
+    static func workingBytes(_ jpeg: [UInt8]) -> Int {
+        guard let header = try? JPEG.header(of: jpeg) else { return 0 }
+        return header.width * header.height * 7
+    }
+
+    /// The wire's `Edit` as `PhotoEditor` takes it: all-zero crop = none, scale 0 = 1, size 0 = as cropped.
+    static func photoEdit(_ edit: Edit, background: PhotoEdit.Color) -> PhotoEdit {
+        let crop = [edit.cropX, edit.cropY, edit.cropWidth, edit.cropHeight] == [0, 0, 0, 0] ? nil
+            : PhotoEdit.Rect(x: Int(edit.cropX), y: Int(edit.cropY), width: Int(edit.cropWidth), height: Int(edit.cropHeight))
+        let shape: PhotoEdit.Shape = switch edit.shape {
+        case .square: .square
+        case .circle: .circle
+        default: .rectangle
+        }
+        return PhotoEdit(
+            crop: crop, zoom: edit.scale == 0 ? 1 : edit.scale, shape: shape,
+            outputSize: edit.outputSize == 0 ? nil : Int(edit.outputSize), background: background)
+    }
+
+    /// The edit of a photo (`PhotoEditor`): what does not fit the photo is INVALID_ARGUMENT.
+    static func edit(_ jpeg: [UInt8], _ edit: Edit, background: PhotoEdit.Color) throws -> (data: [UInt8], lossless: Bool) {
+        do {
+            let edited = try PhotoEditor().edit(jpeg, photoEdit(edit, background: background))
+            return (edited.data, edited.lossless)
+        } catch {
+            switch error.kind {
+            case .invalidEdit: throw RPCError.invalidArgument(error.message)
+            case .image: throw RPCError.invalidArgument("the photo cannot be edited: \(error.message)")
+            }
+        }
     }
 }

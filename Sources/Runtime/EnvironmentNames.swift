@@ -45,4 +45,6 @@ public enum EnvironmentNames {
     public static let captureCameraTimeout = "HOMEPWNER_CAPTURE_CAMERA_TIMEOUT_MS"
     /// Whether SaveToAlbum may write into the library's album folder.
     public static let captureAlbumWritable = "HOMEPWNER_CAPTURE_ALBUM_WRITABLE"
+    /// The colour outside a circle edit (capture-worker).
+    public static let captureEditBackground = "HOMEPWNER_CAPTURE_EDIT_BACKGROUND"
 }

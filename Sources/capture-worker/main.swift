@@ -8,5 +8,6 @@ await ProcessRunner.run(
     options: CaptureWorkerHost.options
 ) { options, context, logger in
     try CaptureWorkerHost.make(
-        try WorkerConfiguration(options), sources: try CaptureSources(options), context: context, logger: logger)
+        try WorkerConfiguration(options), sources: try CaptureSources(options), background: try CaptureWorkerHost.background(options),
+        context: context, logger: logger)
 }
