@@ -17,6 +17,8 @@ case "queue":
     await QueueBenchmark.run(Array(arguments.dropFirst()))
 case "thumbs":
     await ThumbsBenchmark.run(Array(arguments.dropFirst()))
+case "capture":
+    await CaptureBenchmark.run(Array(arguments.dropFirst()))
 case nil, "-h", "--help":
     print("""
         USAGE: homepwner-bench BENCHMARK [options]
@@ -36,6 +38,9 @@ case nil, "-h", "--help":
           thumbs the Thumbnailer (one and two threads) vs a bare C loop over libjpeg-turbo and Pillow (draft)
                  on Debian's wallpapers (ops/thumbs/prepare); options: --rounds N (default 3, alternated),
                  --sizes 64,256,1024, --quality 80
+          capture a 12-megapixel photo captured with a square edit end to end (the three processes), one and
+                 two workers, vs a bare C loop over libjpeg-turbo (ops/capture/prepare); options: --rounds N
+                 (default 3), --captures N (a round, default 24)
         """)
 default:
     FileHandle.standardError.write(Data("homepwner-bench: unknown benchmark '\(arguments[0])' (see --help)\n".utf8))
