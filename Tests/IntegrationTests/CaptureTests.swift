@@ -393,6 +393,53 @@ import RPCTestSupport
         return Double(total) / Double(a.pixels.count)
     }
 
+    @Test func aHundredMebibyteMovieGoesInWholeThroughAChunkedUploadWithItsChecksum() async throws {
+        let suite = try await Suite()
+        defer { suite.stop() }
+        // An MP4 by its signature ("ftyp" at 4), then 100 MiB of noise.
+        var movie = [UInt8](repeating: 0, count: 100 << 20)
+        var generator = SplitMix64(seed: 13)
+        for index in stride(from: 0, to: movie.count, by: 8) {
+            withUnsafeBytes(of: generator.next()) { movie.replaceSubrange(index..<(index + 8), with: $0) }
+        }
+        movie.replaceSubrange(0..<12, with: [0, 0, 0, 0x18] + Array("ftypisom".utf8))
+        let checksum = SHA256.checksum(movie)
+        var begin = BeginUploadRequest()
+        begin.ownerKey = suite.item
+        begin.totalSize = Int64(movie.count)
+        begin.checksum = checksum
+        begin.mediaType = .movie
+        let upload = try await suite.images.call(ImageServiceRPC.beginUpload, begin)
+        let chunk = Int(upload.maxChunkBytes)
+        var offset = 0
+        while offset < movie.count {
+            var append = AppendUploadRequest()
+            append.uploadId = upload.uploadId
+            append.offset = Int64(offset)
+            append.data = Array(movie[offset..<min(movie.count, offset + chunk)])
+            _ = try await suite.images.call(ImageServiceRPC.appendUpload, append, options: .init(timeoutMilliseconds: 60_000))
+            offset += append.data.count
+        }
+        var commit = CommitUploadRequest()
+        commit.uploadId = upload.uploadId
+        let stored = try await suite.images.call(ImageServiceRPC.commitUpload, commit, options: .init(timeoutMilliseconds: 120_000))
+        let job = try await suite.capture { $0.source = .upload; $0.imageKey = stored.key; $0.mediaType = .movie; $0.makePrimary = true }
+        #expect(job.state == .done && job.originalKey == stored.key && job.editedKey.isEmpty, "\(job.error)")
+        let info = try await suite.info(stored.key)
+        #expect(info.mediaType == .movie && info.contentType == "video/mp4" && info.sizeBytes == Int64(movie.count))
+        #expect(info.checksum == checksum)
+        #expect(try await suite.getItem().primaryPhotoKey == stored.key)
+        // The upload's staging file is gone: the movie lives only as the stored blob.
+        let staging = suite.harness.dataDirectory + "/images/tmp"
+        let left = try FileManager.default.contentsOfDirectory(atPath: staging)
+        #expect(left.filter { $0.hasPrefix("upload-") }.isEmpty, "staging files left: \(left)")
+        // A movie with an edit is refused before any job.
+        var edit = Edit()
+        edit.shape = .square
+        let refused = await suite.refused { [edit] in $0.source = .upload; $0.imageKey = stored.key; $0.mediaType = .movie; $0.edit = edit }
+        #expect(refused?.code == .invalidArgument)
+    }
+
     @Test func saveToAlbumWritesOnlyWhereAllowedAndNeverOverAFile() async throws {
         let locked = try await Suite()
         defer { locked.stop() }
