@@ -14,6 +14,7 @@ enum ItemCommand {
         ("rm", "item rm KEY"),
         ("mv", "item mv FROM TO  (indexes in the manual order, as 'item ls' numbers them)"),
         ("stats", "item stats  (item count, deletes whose image cascade is still pending)"),
+        ("photo", "item photo add|rm|primary|order ITEM IMAGE...  (attach, detach, primary, order)"),
     ]
 
     static var overview: String {
@@ -33,6 +34,7 @@ enum ItemCommand {
             case "rm", "delete": await remove(rest)
             case "mv", "move": await move(rest)
             case "stats": await stats(rest)
+            case "photo", "photos": await ItemPhotoCommand.run(rest)
             default: nil
             }
         }

@@ -51,6 +51,42 @@ import TestSupport
         #expect(sources.status == 0 && sources.stdout.contains("library  yes") && sources.stdout.contains("camera   no"), "\(sources.stdout)")
     }
 
+    @Test func itemPhotoAttachesDetachesOrdersAndPicksThePrimary() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start(.imageService)
+        try harness.start(.itemService)
+        let images = try harness.client(.imageService), items = try harness.client(.itemService)
+        defer { images.close(); items.close() }
+        var create = CreateItemRequest()
+        create.name = "Desk"
+        let item = try await items.call(ItemServiceRPC.createItem, create, options: .init(timeoutMilliseconds: 30_000)).key
+        var keys: [String] = []
+        for name in ["Landscape_1.jpg", "Landscape_2.jpg"] {
+            var put = PutImageRequest()
+            put.ownerKey = item
+            put.data = try Fixtures.orientationPhoto(name)
+            keys.append(try await images.call(ImageServiceRPC.putImage, put, options: .init(timeoutMilliseconds: 30_000)).key)
+        }
+        let first = try await CLITests.homepwner(["item", "photo", "add", item, keys[0]], harness: harness)
+        #expect(first.status == 0 && first.stdout.contains("\(keys[0]) (primary)"), "\(first.stdout)\(first.stderr)")
+        let second = try await CLITests.homepwner(["item", "photo", "add", item, keys[1], "--primary", "--json"], harness: harness)
+        let attached = try #require(QueueCLITests.object(second.stdout), "\(second.stdout)\(second.stderr)")
+        #expect(attached["primary_photo_key"] as? String == keys[1])
+        let order = try await CLITests.homepwner(["item", "photo", "order", item, keys[1], keys[0]], harness: harness)
+        #expect(order.status == 0 && order.stdout.contains("2 photo(s)\n  \(keys[1]) (primary)\n  \(keys[0])"), "\(order.stdout)")
+        let primary = try await CLITests.homepwner(["item", "photo", "primary", item, keys[0]], harness: harness)
+        #expect(primary.status == 0 && primary.stdout.contains("\(keys[0]) (primary)"), "\(primary.stdout)")
+        let removed = try await CLITests.homepwner(["item", "photo", "rm", item, keys[0]], harness: harness)
+        #expect(removed.status == 0 && removed.stdout.contains("\(keys[1]) (primary)") && !removed.stdout.contains(keys[0]), "\(removed.stdout)")
+        let again = try await CLITests.homepwner(["item", "photo", "rm", item, keys[0]], harness: harness)
+        #expect(again.status == 4 && again.stderr.contains("not attached"), "\(again.stderr)")
+        let usage = try await CLITests.homepwner(["item", "photo", "add", item], harness: harness)
+        #expect(usage.status == 2 && usage.stderr.contains("expected ITEM and IMAGE"), "\(usage.stderr)")
+        let help = try await CLITests.homepwner(["item", "photo", "--help"], harness: harness)
+        #expect(help.status == 0 && help.stdout.contains("item photo order"), "\(help.stdout)")
+    }
+
     @Test func badFlagsAreUsageErrorsAndEverySubcommandHasHelp() async throws {
         let harness = try Harness()
         defer { harness.shutdown() }
