@@ -37,7 +37,11 @@ public enum CaptureWorkerHost {
     ) throws -> ServiceComposition {
         let items = ClientConnection(name: "item-service-connection", context: context, endpoint: configuration.itemServiceEndpoint)
         let images = ClientConnection(name: "image-service-connection", context: context, endpoint: configuration.imageServiceEndpoint)
-        let slots = ComputeSlots(count: configuration.concurrency, budgetBytes: configuration.memoryBytes)
+        // `concurrency` decodes and edits at once within the budget, and `readAhead` more jobs
+        // running: each obtains its photo or stores and attaches while the others edit.
+        let slots = ComputeSlots(
+            count: configuration.concurrency,
+            budgetBytes: configuration.memoryBytesGiven ?? configuration.concurrency * memoryBytesPerJob)
         let handler = CaptureJobHandler(
             items: items, images: images, sources: sources, slots: slots, weigher: workingBytes,
             editor: { jpeg, edit in try Self.edit(jpeg, edit, background: background) }, decoder: decode)
@@ -45,7 +49,7 @@ public enum CaptureWorkerHost {
             name: "capture-runner", connection: items,
             configuration: JobRunner.Configuration(
                 queue: "capture", workerID: WorkerConfiguration.workerID("capture-worker"),
-                concurrency: configuration.concurrency, leaseMilliseconds: configuration.leaseMilliseconds),
+                concurrency: configuration.concurrency + readAhead, leaseMilliseconds: configuration.leaseMilliseconds),
             logger: logger, handler: handler.run)
         let host = try ServiceHost(
             name: "capture-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)
@@ -61,12 +65,22 @@ public enum CaptureWorkerHost {
         }
     }
 
-    /// What decoding or editing `jpeg` holds at its peak, from its header: the decoded pixels,
-    /// their upright copy and the output (7 bytes a pixel covers the lossless crop's
-    /// coefficients too, 3 to 6 a pixel); 0 for a header that does not read (the decode says why).
+    /// Jobs run beyond `concurrency`: a capture waits on its puts and attaches (fsynced) for a
+    /// good part of its time, in which another one's edit keeps the core busy.
+    public static let readAhead = 1
+
+    /// The memory budget per job at once when `--memory-mb` is not given: a 12-megapixel
+    /// photo's edit holds about 72 MB (`workingBytes`), so two at once fit with room; a
+    /// 48-megapixel one (~290 MB) runs alone.
+    public static let memoryBytesPerJob = 160 << 20
+
+    /// What decoding or editing `jpeg` holds at its peak, from its header: the decoded pixels
+    /// and as much again for their upright copy or the edited region (6 bytes a pixel; the
+    /// lossless crop's coefficients take 3 to 6); 0 for a header that does not read (the
+    /// decode says why).
     static func workingBytes(_ jpeg: [UInt8]) -> Int {
         guard let header = try? JPEG.header(of: jpeg) else { return 0 }
-        return header.width * header.height * 7
+        return header.width * header.height * 6
     }
 
     /// The wire's `Edit` as `PhotoEditor` takes it: all-zero crop = none, scale 0 = 1, size 0 = as cropped.

@@ -18,6 +18,8 @@ public struct WorkerConfiguration: Sendable {
     /// its decoded pixels and a progressive JPEG's coefficients), in bytes; a job over it alone
     /// runs by itself. By default `defaultMemoryBytesPerJob` per job at once.
     public var memoryBytes: Int
+    /// `memoryBytes` as given (nil: the default), for a worker whose jobs need another default.
+    public var memoryBytesGiven: Int?
 
     /// The memory budget per job at once when none is given: an 18-megapixel progressive JPEG
     /// decoded for a 1024 thumbnail holds about 70 MB, a baseline one about 17 MB.
@@ -31,6 +33,7 @@ public struct WorkerConfiguration: Sendable {
     ) {
         self.leaseMilliseconds = leaseMilliseconds
         self.memoryBytes = memoryBytes ?? concurrency * Self.defaultMemoryBytesPerJob
+        self.memoryBytesGiven = memoryBytes
         self.healthEndpoint = healthEndpoint
         self.itemServiceEndpoint = itemServiceEndpoint
         self.imageServiceEndpoint = imageServiceEndpoint
@@ -51,7 +54,7 @@ public struct WorkerConfiguration: Sendable {
             OptionSpec(name: "lease-ms", env: EnvironmentNames.workerLeaseMilliseconds, defaultValue: "0",
                        help: "the lease a job is taken with; 0 = the queue's (30000); heartbeats renew it", valueName: "MS"),
             OptionSpec(name: "memory-mb", env: EnvironmentNames.workerMemoryMegabytes, defaultValue: "0",
-                       help: "what the jobs worked on may hold at once, by their estimate (a job over it runs alone); 0 = 64 per job at once",
+                       help: "what the jobs worked on may hold at once, by their estimate (a job over it runs alone); 0 = 64 per job at once (capture: 160)",
                        valueName: "MB"),
         ]
     }
