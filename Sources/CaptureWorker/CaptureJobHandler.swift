@@ -32,6 +32,8 @@ public struct CaptureJobHandler: Sendable {
     public static let maxPutBytes = 32 << 20
     /// The largest file read from the library.
     public static let maxSourceBytes = 1 << 30
+    /// The most photos an item holds (item-service's limit, `ItemInput.maxPhotosPerItem`).
+    static let maxPhotosPerItem = 100
 
     let items: ClientConnection
     let images: ClientConnection
@@ -79,6 +81,11 @@ public struct CaptureJobHandler: Sendable {
 
     func capture(_ request: CaptureRequest, _ job: Job) async throws -> CaptureOutcome {
         let item = try await item(request.itemKey)
+        let adding = request.edit.map(Self.isEdited) == true ? 2 : 1
+        guard item.photoKeys.count + adding <= Self.maxPhotosPerItem else {
+            throw RPCError.failedPrecondition(
+                "item \(item.key) has \(item.photoKeys.count) photos already; this capture adds \(adding), and an item holds at most \(Self.maxPhotosPerItem): detach one first")
+        }
         let source = try await obtain(request)
         let edit = request.edit.flatMap { Self.isEdited($0) ? $0 : nil }
         // What the bytes are: a JPEG photo, decoded whole; a movie, by its container.
@@ -102,7 +109,7 @@ public struct CaptureJobHandler: Sendable {
             let editor = editor
             edited = try await slots.run(cost: weigher(bytes)) { Result { try editor(bytes, edit) } }.get().data
         }
-        var stored: [String] = []
+        var stored: [String] = [], attached: [String] = []
         do {
             // Dedupe: the same bytes attached to this item already are that photo.
             let checksum = source.checksum ?? source.bytes.map(SHA256.checksum) ?? ""
@@ -127,16 +134,30 @@ public struct CaptureJobHandler: Sendable {
                 try await put(edited, key: editedKey, owner: item.key, kind: .edited, parent: originalKey, contentType: "image/jpeg")
                 outcome.editedKey = editedKey
             }
-            if duplicate == nil { try await attach(originalKey, to: item.key, primary: request.makePrimary && edited == nil) }
-            if !outcome.editedKey.isEmpty { try await attach(outcome.editedKey, to: item.key, primary: request.makePrimary) }
+            if duplicate == nil {
+                try await attach(originalKey, to: item.key, primary: request.makePrimary && edited == nil)
+                if stored.contains(originalKey) { attached.append(originalKey) }
+            }
+            if !outcome.editedKey.isEmpty {
+                try await attach(outcome.editedKey, to: item.key, primary: request.makePrimary)
+                attached.append(outcome.editedKey)
+            }
             return outcome
         } catch {
             // The item deleted while it was captured (a put refused for a deleted owner, an
             // attach to no item): nothing of the capture may stay.
-            guard try await !itemExists(item.key) else { throw error }
-            for key in stored.reversed() { try? await deleteImage(key) }
-            if let uploaded = source.storedKey { try? await deleteImage(uploaded) }
-            throw RPCError.notFound("item \(request.itemKey) was deleted while its capture ran; nothing of it was kept")
+            if try await !itemExists(item.key) {
+                for key in stored.reversed() { try? await deleteImage(key) }
+                if let uploaded = source.storedKey { try? await deleteImage(uploaded) }
+                throw RPCError.notFound("item \(request.itemKey) was deleted while its capture ran; nothing of it was kept")
+            }
+            // A refusal no retry gets past (an attach refused): what this job stored goes too.
+            // Anything else is retried, and the next attempt stores under the same keys.
+            if let refusal = error as? RPCError, Self.isFinal(refusal.code) {
+                for key in attached.reversed() { try? await detach(key, from: item.key) }
+                for key in stored.reversed() { try? await deleteImage(key) }
+            }
+            throw error
         }
     }
 
@@ -307,6 +328,13 @@ public struct CaptureJobHandler: Sendable {
         attach.imageKey = image
         attach.makePrimary = primary
         _ = try await items.client.call(ItemServiceRPC.attachPhoto, attach)
+    }
+
+    func detach(_ image: String, from item: String) async throws {
+        var detach = DetachPhotoRequest()
+        detach.itemKey = item
+        detach.imageKey = image
+        _ = try await items.client.call(ItemServiceRPC.detachPhoto, detach)
     }
 
     func deleteImage(_ key: String) async throws {

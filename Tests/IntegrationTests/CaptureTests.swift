@@ -440,6 +440,35 @@ import RPCTestSupport
         #expect(refused?.code == .invalidArgument)
     }
 
+    @Test func aCaptureThatWouldOverfillItsItemFailsWithNothingStored() async throws {
+        let suite = try await Suite()
+        defer { suite.stop() }
+        // 99 photos: room for an original, not for an original and its edit.
+        for index in 0..<99 {
+            var put = PutImageRequest()
+            put.ownerKey = suite.item
+            put.data = CaptureTests.tinyJPEG(index)
+            var attach = AttachPhotoRequest()
+            attach.itemKey = suite.item
+            attach.imageKey = try await suite.images.call(ImageServiceRPC.putImage, put).key
+            _ = try await suite.items.call(ItemServiceRPC.attachPhoto, attach)
+        }
+        var edit = Edit()
+        edit.shape = .square
+        let full = try await suite.capture { [edit] in $0.source = .library; $0.sourcePath = "trip/lamp.jpg"; $0.edit = edit }
+        #expect(full.state == .dead && full.errorCode == 9 && full.error.contains("adds 2"), "\(full.error)")
+        #expect(try await suite.imagesOf(suite.item).count == 99)
+        let one = try await suite.capture { $0.source = .library; $0.sourcePath = "trip/lamp.jpg" }
+        #expect(one.state == .done, "\(one.error)")
+        #expect(try await suite.getItem().photoKeys.count == 100)
+    }
+
+    /// A distinct 8×8 JPEG for each `seed`.
+    static func tinyJPEG(_ seed: Int) -> [UInt8] {
+        let pixels = (0..<(8 * 8 * 3)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ seed &* 13) }
+        return try! JPEG.encode(RGBImage(width: 8, height: 8, pixels: pixels), quality: 90)
+    }
+
     @Test func saveToAlbumWritesOnlyWhereAllowedAndNeverOverAFile() async throws {
         let locked = try await Suite()
         defer { locked.stop() }
