@@ -109,13 +109,10 @@ enum CaptureBenchmark {
         func startWorker(workers: Int, context: Context) async throws {
             stopWorker()
             let health = "ipc://\(folder)/worker.sock"
-            worker = try ThumbsBenchmark.Suite.launch("capture-worker", [
+            worker = try await ThumbsBenchmark.Suite.launchAnswering("capture-worker", [
                 "--rpc", health, "--item-service", itemRPC, "--image-service", imageRPC, "--library", library,
                 "--concurrency", String(workers), "--log-level", "warning",
-            ])
-            let probe = try RPCClient(context: context, endpoint: health, configuration: .init(connectWaitMilliseconds: 10_000))
-            defer { probe.close() }
-            _ = try await probe.call(HealthRPC.check, HealthCheckRequest(), options: .init(timeoutMilliseconds: 20_000))
+            ], health: health, context: context)
         }
 
         func stopWorker() {

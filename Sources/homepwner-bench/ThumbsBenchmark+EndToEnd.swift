@@ -50,12 +50,18 @@ extension ThumbsBenchmark {
         func startWorker(workers: Int, context: Context) async throws {
             stopWorker()
             let health = "ipc://\(folder)/worker.sock"
-            worker = try Self.launch("thumbnail-worker", [
+            worker = try await Self.launchAnswering("thumbnail-worker", [
                 "--rpc", health, "--image-service", rpc, "--concurrency", String(workers), "--log-level", "warning",
-            ])
+            ], health: health, context: context)
+        }
+
+        /// `launch`, then waits until the process answers Health/Check on `health`.
+        static func launchAnswering(_ name: String, _ arguments: [String], health: String, context: Context) async throws -> Process {
+            let process = try launch(name, arguments)
             let probe = try RPCClient(context: context, endpoint: health, configuration: .init(connectWaitMilliseconds: 10_000))
             defer { probe.close() }
             _ = try await probe.call(HealthRPC.check, HealthCheckRequest(), options: .init(timeoutMilliseconds: 20_000))
+            return process
         }
 
         func stopWorker() {
