@@ -224,9 +224,11 @@ enum ImagePutCommand {
         }
         defer { try? file.close() }
         let timeout = settings.timeout
-        let state = settings.resume ? UploadResumeState(file: path, size: size, endpoint: settings.endpoint) : nil
+        // With --no-resume the state is not read, but the new upload replaces it (and resumes later).
+        let state = UploadResumeState(file: path, size: size, endpoint: settings.endpoint)
         var ticket = BeginUploadResponse()
-        if let state, let saved = state.load() {
+        var resumed = false
+        if settings.resume, let state, let saved = state.load() {
             var resume = BeginUploadRequest()
             resume.resumeUploadId = saved
             do {
@@ -235,7 +237,7 @@ enum ImagePutCommand {
                     options: .init(timeoutMilliseconds: timeout, idempotencyKey: UUID().uuidString.lowercased()))
             } catch {
                 // Committed, aborted or expired meanwhile: begin anew.
-                guard (error as? RPCError)?.code == .notFound else { throw error }
+                guard error.code == .notFound else { throw error }
                 state.remove()
             }
             if !ticket.uploadId.isEmpty && !(0..<Int64(size)).contains(ticket.receivedBytes) {
@@ -243,6 +245,7 @@ enum ImagePutCommand {
                 state.remove()
                 ticket = BeginUploadResponse()
             }
+            resumed = !ticket.uploadId.isEmpty
         }
         if ticket.uploadId.isEmpty {
             var begin = BeginUploadRequest()
@@ -260,8 +263,8 @@ enum ImagePutCommand {
         let chunk = max(1 << 20, Int(ticket.maxChunkBytes))
         var hash = SHA256()
         var offset = Int(ticket.receivedBytes)
+        if resumed { printError("resuming upload \(ticket.uploadId) at \(offset) of \(size) bytes") }
         if offset > 0 {
-            printError("resuming upload \(ticket.uploadId) at \(offset) of \(size) bytes")
             // The checksum sent at commit covers the bytes sent by the earlier run too.
             var hashed = 0
             while hashed < offset {
@@ -311,7 +314,7 @@ enum ImagePutCommand {
             return info
         } catch {
             // These end the upload (discarded or gone); others leave it to be committed again.
-            if let code = (error as? RPCError)?.code, [.notFound, .invalidArgument, .alreadyExists].contains(code) {
+            if [.notFound, .invalidArgument, .alreadyExists].contains(error.code) {
                 state?.remove()
             }
             throw error
