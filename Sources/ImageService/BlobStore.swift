@@ -31,6 +31,9 @@ final class BlobStore: Sendable {
     let temporaryFolder: String
     /// `<root>/quarantine`: blobs start-up found without an index row, one folder per start.
     let quarantineFolder: String
+    /// `<root>/uploads`: the staging files of chunked uploads (`<id>.part`), kept across
+    /// restarts beside their rows in images.db.
+    let uploadsFolder: String
     let hooks: StoreHooks
 
     init(root: String, hooks: StoreHooks = StoreHooks()) throws {
@@ -38,9 +41,11 @@ final class BlobStore: Sendable {
         blobsFolder = root + "/blobs"
         temporaryFolder = root + "/tmp"
         quarantineFolder = root + "/quarantine"
+        uploadsFolder = root + "/uploads"
         self.hooks = hooks
         var parents = try makeFolders(blobsFolder, syncing: false)
         parents.formUnion(try makeFolders(temporaryFolder, syncing: false))
+        parents.formUnion(try makeFolders(uploadsFolder, syncing: false))
         for byte in 0..<256 {
             let folder = blobsFolder + "/" + Self.hexDigits(byte)
             if try Self.makeFolder(folder) { parents.insert(blobsFolder) }

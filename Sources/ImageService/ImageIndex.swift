@@ -89,6 +89,23 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
             UPDATE images SET thumbnail_size = max(width, height) WHERE kind = \(ImageKind.thumbnail.rawValue);
             CREATE INDEX images_thumbnails ON images(parent_key, thumbnail_size) WHERE kind = \(ImageKind.thumbnail.rawValue);
             """),
+        // Chunked uploads in progress, so they survive a restart (ImageIndex+Uploads); their
+        // bytes are in `uploads/<id>.part`.
+        (7, """
+            CREATE TABLE uploads (
+              upload_id TEXT PRIMARY KEY,
+              owner_key TEXT NOT NULL,
+              content_type TEXT NOT NULL,
+              kind INTEGER NOT NULL,
+              parent_key TEXT NOT NULL,
+              media_type INTEGER NOT NULL,
+              key TEXT NOT NULL,
+              total_size INTEGER NOT NULL,
+              checksum TEXT NOT NULL,
+              received_bytes INTEGER NOT NULL,
+              expires_at_ms INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            """),
     ])
 
     /// A GLOB that matches a UUID in any case (what `UUID(uuidString:)` parses).

@@ -33,15 +33,19 @@ enum ImageServiceHandlers {
             return info
         }
         server.register(ImageServiceRPC.beginUpload) { request, _ in
-            let ticket = try await store.beginUpload(
-                NewImage(
-                    ownerKey: request.ownerKey, contentType: request.contentType, kind: request.kind,
-                    parentKey: request.parentKey, key: request.key, mediaType: request.mediaType),
-                totalSize: request.totalSize, checksum: request.checksum)
+            // resume_upload_id: every other field is ignored.
+            let ticket = request.resumeUploadId.isEmpty
+                ? try await store.beginUpload(
+                    NewImage(
+                        ownerKey: request.ownerKey, contentType: request.contentType, kind: request.kind,
+                        parentKey: request.parentKey, key: request.key, mediaType: request.mediaType),
+                    totalSize: request.totalSize, checksum: request.checksum)
+                : try await store.resumeUpload(request.resumeUploadId)
             var response = BeginUploadResponse()
             response.uploadId = ticket.uploadID
             response.expiresAtMs = ticket.expiresAtMs
             response.maxChunkBytes = Int32(clamping: ticket.maxChunkBytes)
+            response.receivedBytes = ticket.receivedBytes
             return response
         }
         // A chunk is staged from the request frame it arrived in (field 3, data): no copy.

@@ -16,6 +16,12 @@ extension ImageStore {
         var quarantineFolder = ""
         /// Images whose blob file is gone: kept, so reading them says DATA_LOSS instead of NOT_FOUND.
         var missingFiles: [String] = []
+        /// Open uploads loaded back (their staging files checked), which `start()` opens again.
+        var openUploads: [UploadRow] = []
+        /// Uploads whose staging file held a chunk written but never acknowledged: cut back to their received bytes.
+        var truncatedUploads = 0
+        /// Uploads dropped: expired while the service was down, or their staging file is gone.
+        var droppedUploads = 0
     }
 
     /// What this store's start found.
@@ -30,6 +36,8 @@ extension ImageStore {
         var report = RecoveryReport()
         report.finishedPuts = try finishInterruptedPuts(index: index, blobs: blobs)
         report.leftovers = blobs.removeTemporaryLeftovers()
+        (report.openUploads, report.truncatedUploads, report.droppedUploads) = try recoverUploads(
+            index: index, blobs: blobs, now: now)
         let indexed = try index.allKeys()
         let onDisk = Set(blobs.allKeys())
         // A file without a row is a put that crashed between rename and insert, a delete that

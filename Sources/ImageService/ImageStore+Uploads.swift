@@ -8,7 +8,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// A chunked upload in progress: its staging file in `tmp/` and the running checksum.
+/// A chunked upload in progress: its staging file in `uploads/`, the running checksums, and
+/// (in images.db, `UploadRow`) what survives a restart.
 struct Upload: Sendable {
     let id: String
     var new: NewImage
@@ -30,12 +31,81 @@ struct Upload: Sendable {
     var expiresAtMs: Int64
     /// An Append or Commit is running; a second one waits its turn by retrying.
     var busy = false
+    /// `hash` and `check` do not cover the received bytes yet: the upload was loaded back at
+    /// start, and its staged bytes are read through once before the next Append or Commit.
+    var digestsStale = false
 
-    /// Closes and removes the staging file.
+    /// Closes and removes the staging file (its row is removed by the caller).
     func discard() {
+        closeFiles()
+        unlink(path)
+    }
+
+    /// Closes the staging file and keeps it, for a start to resume.
+    func closeFiles() {
         close(fd)
         if directFD >= 0 { close(directFD) }
-        unlink(path)
+    }
+
+    /// What images.db keeps of it.
+    var row: UploadRow {
+        UploadRow(
+            id: id, new: new, totalSize: totalSize, checksum: checksum, receivedBytes: received, expiresAtMs: expiresAtMs)
+    }
+
+    /// Opens the staging file of `row` again (after a restart): direct I/O as a new upload of
+    /// its size would use, the tail after the last whole block read back into `pending`.
+    static func reopen(_ row: UploadRow, path: String) throws -> Upload {
+        let fd = try BlobStore.open(path, O_RDWR | O_CLOEXEC)
+        var upload = Upload(
+            id: row.id, new: row.new, totalSize: row.totalSize, checksum: row.checksum, path: path, fd: fd,
+            received: row.receivedBytes, expiresAtMs: row.expiresAtMs, digestsStale: row.receivedBytes > 0)
+        if row.totalSize >= Int64(BlobStore.directWriteThreshold), let flag = BlobStore.directFlag {
+            upload.directFD = Glibc.open(path, O_WRONLY | O_CLOEXEC | flag)
+            if upload.directFD >= 0 {
+                let tail = Int(row.receivedBytes) & (BlobStore.directBlock - 1)
+                do {
+                    upload.pending = try readStaged(fd, path: path, offset: row.receivedBytes - Int64(tail), count: tail)
+                } catch {
+                    upload.closeFiles()
+                    throw error
+                }
+            }
+        }
+        return upload
+    }
+
+    /// Reads the staged bytes through once, so `hash` and `check` cover them (see `digestsStale`).
+    mutating func catchUpDigests() throws {
+        guard digestsStale else { return }
+        var (hash, check) = (SHA256(), XXHash64())
+        let piece = 1 << 20
+        var offset: Int64 = 0
+        // The whole file: a pending tail read back at start is on disk too.
+        while offset < received {
+            let count = Int(min(Int64(piece), received - offset))
+            let bytes = try Self.readStaged(fd, path: path, offset: offset, count: count)
+            bytes.withUnsafeBytes { hash.update($0); check.update($0) }
+            offset += Int64(count)
+        }
+        (self.hash, self.check, digestsStale) = (hash, check, false)
+    }
+
+    /// Makes every received byte durable before the Append is answered: the pending tail is
+    /// written through the page cache as well (and stays pending, so the next direct write
+    /// starts on a block), then the file is fsynced.
+    func makeDurable() throws {
+        if !pending.isEmpty {
+            try pending.withUnsafeBytes { try writeBuffered($0, at: received - Int64(pending.count)) }
+        }
+        try BlobStore.check(fdatasync(fd), "fdatasync", path)
+    }
+
+    static func readStaged(_ fd: Int32, path: String, offset: Int64, count: Int) throws -> [UInt8] {
+        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            try BlobStore.readAll(fd, UnsafeMutableRawBufferPointer(buffer), offset: offset, path: path)
+            initialized = count
+        }
     }
 
     /// Writes `data`, which follows the bytes received so far, to the staging file: whole
@@ -93,6 +163,8 @@ public struct UploadTicket: Sendable, Equatable {
     public var expiresAtMs: Int64
     /// The largest AppendUpload chunk.
     public var maxChunkBytes: Int
+    /// The bytes durably received so far: 0 for a new upload; where a resumed one continues.
+    public var receivedBytes: Int64 = 0
 }
 
 extension ImageStore {
@@ -109,8 +181,19 @@ extension ImageStore {
             throw ImageStoreError.alreadyExists("key \(new.key): an image with this key exists already")
         }
         let id = UUID().uuidString.lowercased()
-        let path = "\(blobs.temporaryFolder)/upload-\(id).part"
-        let fd = try BlobStore.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC)
+        let path = blobs.uploadPath(id), blobs = blobs
+        // Its entry durable before its row says it exists (start-up removes a file without a row).
+        let fd = try await onIO { () throws -> Int32 in
+            let fd = try BlobStore.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC)
+            do {
+                try blobs.syncFolder(blobs.uploadsFolder)
+            } catch {
+                Glibc.close(fd)
+                unlink(path)
+                throw error
+            }
+            return fd
+        }
         var upload = Upload(
             id: id, new: new, totalSize: totalSize, checksum: checksum, path: path, fd: fd,
             expiresAtMs: clock.nowMilliseconds() + limits.uploadExpiryMilliseconds)
@@ -128,7 +211,63 @@ extension ImageStore {
             upload.discard()
             throw ImageStoreError.tooLarge("\(limit) uploads are in progress already; commit or abort one first")
         }
+        let row = upload.row
+        do {
+            try await onIndex { try $0.insertUpload(row) }
+        } catch {
+            uploads.withLock { _ = $0.removeValue(forKey: id) }
+            upload.discard()
+            throw error
+        }
         return UploadTicket(uploadID: id, expiresAtMs: upload.expiresAtMs, maxChunkBytes: limits.maxChunkBytes)
+    }
+
+    /// Resumes the open upload `id` (after a restart of this service or of the client): the
+    /// same id, the bytes durably received so far, and a fresh expiry.
+    public func resumeUpload(_ id: String) async throws -> UploadTicket {
+        expireUploads()
+        let upload = try claimUpload(id)
+        let expires = clock.nowMilliseconds() + limits.uploadExpiryMilliseconds
+        do {
+            let received = upload.received
+            try await onIndex { try $0.updateUpload(id, receivedBytes: received, expiresAtMs: expires) }
+        } catch {
+            releaseUpload(upload)
+            throw error
+        }
+        releaseUpload(upload, expiresAtMs: expires)
+        return UploadTicket(
+            uploadID: id, expiresAtMs: expires, maxChunkBytes: limits.maxChunkBytes, receivedBytes: upload.received)
+    }
+
+    /// Puts the uploads start-up loaded back (`RecoveryReport.openUploads`) into the table;
+    /// one whose staging file cannot be opened again is dropped with its row.
+    func loadUploads(_ rows: [UploadRow]) {
+        var lost: [String] = []
+        var loaded: [Upload] = []
+        for row in rows {
+            do {
+                loaded.append(try Upload.reopen(row, path: blobs.uploadPath(row.id)))
+            } catch {
+                logger.warning("upload \(row.id) dropped at start: its staging file cannot be opened again (\(error))")
+                unlink(blobs.uploadPath(row.id))
+                lost.append(row.id)
+            }
+        }
+        uploads.withLock { uploads in
+            for upload in loaded { uploads[upload.id] = upload }
+        }
+        forgetUploadRows(lost)
+    }
+
+    /// Removes the rows of uploads that ended, without waiting: a row left by a crash before
+    /// it commits has no staging file any more, and start-up drops it.
+    private func forgetUploadRows(_ ids: [String]) {
+        guard !ids.isEmpty else { return }
+        let logger = logger
+        onIndexLater({ try $0.deleteUploads(ids) }) { error in
+            logger.warning("upload rows \(ids.joined(separator: ",")) not removed (start-up drops them): \(error)")
+        }
     }
 
     /// Appends `data` at `offset`, which must equal the bytes received so far; returns the new total.
@@ -153,8 +292,10 @@ extension ImageStore {
                 throw ImageStoreError.outOfRange(
                     "offset \(offset) + \(data.count) bytes = \(offset + Int64(data.count)) is past the declared total_size \(upload.totalSize)")
             }
-            let staged = upload, digestLanes = digestLanes
-            upload = try await onIO { () throws -> Upload in
+            var staged = upload
+            if staged.digestsStale { staged = try await catchUpDigests(staged) }
+            let digestLanes = digestLanes
+            let next = try await onIO { [staged] () throws -> Upload in
                 // The digests of the chunk on a second core while this one writes it.
                 var ((hash, check), next) = try digestLanes.alongside({
                     var (hash, check) = (staged.hash, staged.check)
@@ -169,8 +310,14 @@ extension ImageStore {
                     return next
                 })
                 (next.hash, next.check) = (hash, check)
+                try next.makeDurable()
                 return next
             }
+            // Answered only once the bytes are fsynced and the row says so: nothing
+            // acknowledged is lost by a crash.
+            let received = next.received, expires = clock.nowMilliseconds() + limits.uploadExpiryMilliseconds
+            try await onIndex { try $0.updateUpload(id, receivedBytes: received, expiresAtMs: expires) }
+            upload = next
         } catch {
             releaseUpload(upload)
             throw error
@@ -183,11 +330,19 @@ extension ImageStore {
     public func commitUpload(_ id: String, checksum: String) async throws -> ImageInfo {
         expireUploads()
         if !checksum.isEmpty { try Self.checkFormat(checksum, field: "checksum") }
-        let upload = try claimUpload(id)
+        var upload = try claimUpload(id)
         guard upload.received == upload.totalSize else {
             releaseUpload(upload)
             throw ImageStoreError.failedPrecondition(
                 "received \(upload.received) of the declared total_size \(upload.totalSize) bytes; append the rest before committing")
+        }
+        if upload.digestsStale {
+            do {
+                upload = try await catchUpDigests(upload)
+            } catch {
+                releaseUpload(upload)
+                throw error
+            }
         }
         var hash = upload.hash
         let actual = hash.checksum()
@@ -220,11 +375,11 @@ extension ImageStore {
         }
         // From here the upload ends either as an image or discarded: nothing partial stays.
         uploads.withLock { _ = $0.removeValue(forKey: id) }
-        let blobs = blobs, limits = limits, key = new.key, declared = new
+        let blobs = blobs, limits = limits, key = new.key, declared = new, committed = upload
         let media: SniffedMedia
         do {
             media = try await onIO { () throws -> SniffedMedia in
-                var upload = upload
+                var upload = committed
                 defer {
                     Glibc.close(upload.fd)
                     if upload.directFD >= 0 { Glibc.close(upload.directFD) }
@@ -241,11 +396,14 @@ extension ImageStore {
             }
         } catch {
             unlink(upload.path)
+            forgetUploadRows([id])
             if let error = error as? ImageStoreError, case .invalid(let message) = error {
                 throw ImageStoreError.invalid(message + "; the upload is discarded")
             }
             throw error
         }
+        // The staging file is gone (renamed): the row goes too, whatever the insert does.
+        forgetUploadRows([id])
         let info = makeInfo(new, media: media, size: upload.totalSize, checksum: actual)
         try await insert(info, contentCheck: upload.check.checksum())
         if let note = media.extraneousNote(key: key) { logger.info(note) }
@@ -256,6 +414,16 @@ extension ImageStore {
     private func drop(_ upload: Upload) {
         uploads.withLock { _ = $0.removeValue(forKey: upload.id) }
         upload.discard()
+        forgetUploadRows([upload.id])
+    }
+
+    /// `upload` with its digests covering the staged bytes (read through on an I/O lane).
+    private func catchUpDigests(_ upload: Upload) async throws -> Upload {
+        try await onIO {
+            var upload = upload
+            try upload.catchUpDigests()
+            return upload
+        }
     }
 
     /// Drops an upload and its staged bytes.
@@ -270,6 +438,8 @@ extension ImageStore {
             return .success(upload)
         }
         try result.get().discard()
+        // Gone before the abort is answered, so a crash cannot bring it back.
+        try await onIndex { try $0.deleteUploads([id]) }
     }
 
     /// Drops uploads idle past their expiry; returns how many.
@@ -280,6 +450,7 @@ extension ImageStore {
             let ids = uploads.values.filter { !$0.busy && $0.expiresAtMs <= now }.map(\.id)
             return ids.compactMap { uploads.removeValue(forKey: $0) }
         }
+        forgetUploadRows(expired.map(\.id))
         for upload in expired {
             upload.discard()
             logger.info("upload \(upload.id) expired after \(upload.received) of \(upload.totalSize) bytes")
@@ -305,10 +476,12 @@ extension ImageStore {
         return try result.get()
     }
 
-    private func releaseUpload(_ upload: Upload) {
+    /// Ends a call on `upload`: back in the table, idle, its expiry extended (to `expiresAtMs`
+    /// when the row was given one); closed and kept on disk when the store is closing.
+    private func releaseUpload(_ upload: Upload, expiresAtMs: Int64? = nil) {
         var upload = upload
         upload.busy = false
-        upload.expiresAtMs = clock.nowMilliseconds() + limits.uploadExpiryMilliseconds
+        upload.expiresAtMs = expiresAtMs ?? clock.nowMilliseconds() + limits.uploadExpiryMilliseconds
         let stored = upload
         let dropped = uploads.withLock { uploads -> Upload? in
             guard uploads[stored.id] != nil else { return nil }
@@ -316,7 +489,8 @@ extension ImageStore {
             uploads[stored.id] = stored
             return nil
         }
-        dropped?.discard()
+        // Closing: kept on disk with its row, for the next start.
+        dropped?.closeFiles()
     }
 
     static func checkFormat(_ checksum: String, field: String) throws(ImageStoreError) {
@@ -338,9 +512,6 @@ extension ImageStore {
     }
 
     private static func readStaged(_ upload: Upload, offset: Int64, count: Int) throws -> [UInt8] {
-        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            try BlobStore.readAll(upload.fd, UnsafeMutableRawBufferPointer(buffer), offset: offset, path: upload.path)
-            initialized = count
-        }
+        try Upload.readStaged(upload.fd, path: upload.path, offset: offset, count: count)
     }
 }

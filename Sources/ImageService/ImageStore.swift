@@ -103,6 +103,11 @@ public final class ImageStore: Sendable {
             throw error
         }
         let report = recovery
+        loadUploads(report.openUploads)
+        if report.truncatedUploads + report.droppedUploads > 0 {
+            logger.info(
+                "open uploads recovered: \(report.openUploads.count) resumable, \(report.truncatedUploads) cut back to their acknowledged bytes, \(report.droppedUploads) dropped (expired, or their staging file was gone)")
+        }
         if report.finishedPuts + report.leftovers + report.quarantined + report.missingFiles.count > 0 {
             logger.warning(
                 "image store recovered: \(report.finishedPuts) committed puts renamed into place, \(report.leftovers) interrupted writes removed, \(report.quarantined) blobs without an index row moved to \(report.quarantineFolder.isEmpty ? "quarantine" : report.quarantineFolder) (not deleted: with an images.db restored from an older copy they are the newer photos; put them back under blobs/ with an index that lists them, or remove the folder), \(report.missingFiles.count) indexed images without a file",
@@ -110,7 +115,7 @@ public final class ImageStore: Sendable {
         }
     }
 
-    /// Drops open uploads, waits for the work on the lanes and closes both connections, joining
+    /// Closes open uploads (kept on disk with their rows, to be resumed), waits for the work on the lanes and closes both connections, joining
     /// their threads. Safe to call twice, and without `start()`.
     public func close() {
         // Idle uploads go now; one with a call in flight is dropped when that call ends, so its
@@ -120,7 +125,7 @@ public final class ImageStore: Sendable {
             let ids = uploads.values.filter { !$0.busy }.map(\.id)
             return ids.compactMap { uploads.removeValue(forKey: $0) }
         }
-        for upload in idle { upload.discard() }
+        for upload in idle { upload.closeFiles() }
         // The lanes' work may still commit a row (and read its digests): it ends first.
         ioLanes.drain()
         digestLanes.drain()

@@ -24,6 +24,10 @@ enum ImagePutCommand {
             OptionSpec(name: "key", help: "a UUID of your choosing (one FILE only): putting it again returns the first image", valueName: "UUID"),
             OptionSpec(name: "content-type", help: "e.g. image/jpeg (default: recognised from the data)", valueName: "TYPE"),
             OptionSpec(name: "chunked", help: "always use a chunked upload", isFlag: true),
+            OptionSpec(
+                name: "no-resume",
+                help: "begin a chunked upload anew instead of resuming one this file left unfinished (a run after an interruption resumes it from the bytes the service holds; the upload id is kept in $XDG_CACHE_HOME/homepwner/uploads/, else ~/.cache/homepwner/uploads/)",
+                isFlag: true),
             OptionSpec(name: "no-progress", help: "no progress bar on stderr", isFlag: true),
         ],
         allowsPositionals: true)
@@ -34,6 +38,10 @@ enum ImagePutCommand {
         var kind = ImageKind.original
         var chunked = false
         var timeout: UInt32 = 10_000
+        /// Resume a chunked upload the file left unfinished (not with `--no-resume`).
+        var resume = true
+        /// The image service endpoint, which keys the resume state.
+        var endpoint = ""
     }
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -48,6 +56,8 @@ enum ImagePutCommand {
             settings.parent = options["parent"] ?? ""
             settings.contentType = options["content-type"] ?? ""
             settings.chunked = options.bool("chunked")
+            settings.resume = !options.bool("no-resume")
+            settings.endpoint = (try? options.string("image")) ?? ""
             guard paths.count == 1 || options["key"] == nil else {
                 throw OptionError.invalidValue(option: "--key", value: options["key"]!, reason: "names one image: give one FILE with it")
             }
@@ -214,25 +224,63 @@ enum ImagePutCommand {
         }
         defer { try? file.close() }
         let timeout = settings.timeout
-        var begin = BeginUploadRequest()
-        begin.ownerKey = settings.owner
-        begin.totalSize = Int64(size)
-        begin.kind = settings.kind
-        begin.parentKey = settings.parent
-        begin.key = key
-        begin.contentType = settings.contentType
-        let ticket = try await client.call(
-            ImageServiceRPC.beginUpload, begin,
-            options: .init(timeoutMilliseconds: timeout, idempotencyKey: UUID().uuidString.lowercased()))
+        // With --no-resume the state is not read, but the new upload replaces it (and resumes later).
+        let state = UploadResumeState(file: path, size: size, endpoint: settings.endpoint)
+        var ticket = BeginUploadResponse()
+        var resumed = false
+        if settings.resume, let state, let saved = state.load() {
+            var resume = BeginUploadRequest()
+            resume.resumeUploadId = saved
+            do {
+                ticket = try await client.call(
+                    ImageServiceRPC.beginUpload, resume,
+                    options: .init(timeoutMilliseconds: timeout, idempotencyKey: UUID().uuidString.lowercased()))
+            } catch {
+                // Committed, aborted or expired meanwhile: begin anew.
+                guard error.code == .notFound else { throw error }
+                state.remove()
+            }
+            if !ticket.uploadId.isEmpty && !(0..<Int64(size)).contains(ticket.receivedBytes) {
+                // Not this file's upload after all (or complete already): begin anew.
+                state.remove()
+                ticket = BeginUploadResponse()
+            }
+            resumed = !ticket.uploadId.isEmpty
+        }
+        if ticket.uploadId.isEmpty {
+            var begin = BeginUploadRequest()
+            begin.ownerKey = settings.owner
+            begin.totalSize = Int64(size)
+            begin.kind = settings.kind
+            begin.parentKey = settings.parent
+            begin.key = key
+            begin.contentType = settings.contentType
+            ticket = try await client.call(
+                ImageServiceRPC.beginUpload, begin,
+                options: .init(timeoutMilliseconds: timeout, idempotencyKey: UUID().uuidString.lowercased()))
+            state?.save(ticket.uploadId)
+        }
         let chunk = max(1 << 20, Int(ticket.maxChunkBytes))
         var hash = SHA256()
-        var offset = 0
+        var offset = Int(ticket.receivedBytes)
+        if resumed { printError("resuming upload \(ticket.uploadId) at \(offset) of \(size) bytes") }
+        if offset > 0 {
+            // The checksum sent at commit covers the bytes sent by the earlier run too.
+            var hashed = 0
+            while hashed < offset {
+                let piece = [UInt8](try file.read(upToCount: min(chunk, offset - hashed)) ?? Data())
+                guard !piece.isEmpty else { throw RPCError.dataLoss("\(path) ended at \(hashed) of \(size) bytes while uploading") }
+                hash.update(piece)
+                hashed += piece.count
+            }
+            progress(offset)
+        }
         func readChunk(at offset: Int) throws -> [UInt8] {
             let data = [UInt8](try file.read(upToCount: chunk) ?? Data())
             guard !data.isEmpty else { throw RPCError.dataLoss("\(path) ended at \(offset) of \(size) bytes while uploading") }
             return data
         }
-        var data = try readChunk(at: 0)
+        var data = try readChunk(at: offset)
         while true {
             var append = AppendUploadRequest()
             append.uploadId = ticket.uploadId
@@ -244,7 +292,12 @@ enum ImagePutCommand {
             hash.update(data)
             let end = offset + data.count
             let next = end < size ? try readChunk(at: end) : nil
-            _ = try await appended
+            do {
+                _ = try await appended
+            } catch {
+                if (error as? RPCError)?.code == .notFound { state?.remove() }
+                throw error
+            }
             offset = end
             progress(offset)
             guard let next else { break }
@@ -253,9 +306,19 @@ enum ImagePutCommand {
         var commit = CommitUploadRequest()
         commit.uploadId = ticket.uploadId
         commit.checksum = hash.checksum()
-        return try await client.call(
-            ImageServiceRPC.commitUpload, commit,
-            options: .init(timeoutMilliseconds: max(timeout, 120_000), idempotencyKey: UUID().uuidString.lowercased()))
+        do {
+            let info = try await client.call(
+                ImageServiceRPC.commitUpload, commit,
+                options: .init(timeoutMilliseconds: max(timeout, 120_000), idempotencyKey: UUID().uuidString.lowercased()))
+            state?.remove()
+            return info
+        } catch {
+            // These end the upload (discarded or gone); others leave it to be committed again.
+            if [.notFound, .invalidArgument, .alreadyExists].contains(error.code) {
+                state?.remove()
+            }
+            throw error
+        }
     }
 }
 

@@ -145,21 +145,32 @@ let hostTestContext = try! Context(ioThreads: 1)
         var put = PutImageRequest()
         put.data = try Samples.photo("Landscape_8.jpg")
         let info = try await client.call(ImageServiceRPC.putImage, put)
-        // A chunked upload in flight when the process stops is dropped at the next start.
+        // A chunked upload in flight when the process stops is resumed after the next start.
         var begin = BeginUploadRequest()
         begin.totalSize = 1000
         let upload = try await client.call(ImageServiceRPC.beginUpload, begin)
+        var append = AppendUploadRequest()
+        append.uploadId = upload.uploadId
+        append.data = [1, 2, 3]
+        _ = try await client.call(ImageServiceRPC.appendUpload, append)
         host.stop()
         host = try Self.start(folder)
         defer { host.stop() }
         var get = GetImageRequest()
         get.key = info.key
         #expect(try await client.call(ImageServiceRPC.getImage, get, options: .init(timeoutMilliseconds: 5000)).data == put.data)
-        var append = AppendUploadRequest()
-        append.uploadId = upload.uploadId
-        append.data = [1, 2, 3]
-        let gone = await rpcError { try await client.call(ImageServiceRPC.appendUpload, append) }
+        var resume = BeginUploadRequest()
+        resume.resumeUploadId = upload.uploadId
+        resume.totalSize = 5  // ignored with resume_upload_id
+        let resumed = try await client.call(ImageServiceRPC.beginUpload, resume)
+        #expect(resumed.uploadId == upload.uploadId && resumed.receivedBytes == 3 && resumed.maxChunkBytes == upload.maxChunkBytes)
+        append.offset = 3
+        #expect(try await client.call(ImageServiceRPC.appendUpload, append).receivedBytes == 6)
+        var unknown = BeginUploadRequest()
+        unknown.resumeUploadId = UUID().uuidString.lowercased()
+        let gone = await rpcError { try await client.call(ImageServiceRPC.beginUpload, unknown) }
         #expect(gone?.code == .notFound)
+        #expect(gone?.message == "upload_id \"\(unknown.resumeUploadId)\": no such upload (committed, aborted or expired)")
         let temporary = (try FileManager.default.contentsOfDirectory(atPath: folder.path + "/data/images/tmp"))
         #expect(temporary.isEmpty)
     }

@@ -99,6 +99,7 @@ import Testing
         #expect(try await store.list().images.isEmpty)
         #expect(store.blobs.allKeys().isEmpty)
         #expect((try FileManager.default.contentsOfDirectory(atPath: store.blobs.temporaryFolder)).isEmpty)
+        #expect((try FileManager.default.contentsOfDirectory(atPath: store.blobs.uploadsFolder)).isEmpty)
         #expect(store.openUploads == 0)
     }
 
@@ -148,5 +149,6 @@ import Testing
         #expect(await storeError { try await store.appendUpload(idle, offset: 10, data: [1]) }
             == .notFound("upload_id \"\(idle)\": no such upload (committed, aborted or expired)"))
         #expect((try FileManager.default.contentsOfDirectory(atPath: store.blobs.temporaryFolder)).isEmpty)
+        #expect((try FileManager.default.contentsOfDirectory(atPath: store.blobs.uploadsFolder)).isEmpty)
     }
 }

@@ -11,7 +11,7 @@ import TestSupport
         let stderr: String
     }
 
-    static func homepwner(_ arguments: [String], harness: Harness? = nil) async throws -> Run {
+    static func homepwner(_ arguments: [String], harness: Harness? = nil, environment extra: [String: String] = [:]) async throws -> Run {
         let process = Process()
         process.executableURL = ExecutableTests.binDirectory.appendingPathComponent("homepwner")
         process.arguments = arguments
@@ -20,6 +20,7 @@ import TestSupport
             environment["HOMEPWNER_ITEM_RPC"] = harness.endpoints.itemRPC
             environment["HOMEPWNER_IMAGE_RPC"] = harness.endpoints.imageRPC
         }
+        environment.merge(extra) { $1 }
         process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

@@ -7,8 +7,8 @@ import Synchronization
 import Testing
 import RPCTestSupport
 
-/// Acknowledged puts survive a SIGKILL of the real image-service executable, and nothing a
-/// killed put or upload left behind becomes visible.
+/// Acknowledged puts and upload chunks survive a SIGKILL of the real image-service executable,
+/// and nothing a killed put or upload left behind becomes visible.
 @Suite struct ImagePersistenceTests {
     /// What the writers and the killer share.
     final class Shared: Sendable {
@@ -32,7 +32,7 @@ import RPCTestSupport
         return data
     }
 
-    @Test func acknowledgedPutsSurviveSIGKILLAndNothingPartialAppears() async throws {
+    @Test func acknowledgedPutsAndUploadChunksSurviveSIGKILLAndNothingPartialAppears() async throws {
         let data = try ExecutableTests.folder()
         defer { try? FileManager.default.removeItem(atPath: data) }
         let first = try Self.launch(data)
@@ -105,10 +105,24 @@ import RPCTestSupport
             #expect(SHA256.checksum(reply.data) == info.checksum)
         }
         #expect(images.count <= before.count + 2)
-        var resume = append
-        resume.offset = 50_000
-        let gone = await rpcError { try await client.call(ImageServiceRPC.appendUpload, resume, options: Self.patient) }
-        #expect(gone?.code == .notFound)
+        // The upload's acknowledged half survived the kill: resumed, finished and committed.
+        var resume = BeginUploadRequest()
+        resume.resumeUploadId = upload.uploadId
+        let resumed = try await client.call(ImageServiceRPC.beginUpload, resume, options: Self.patient)
+        #expect(resumed.uploadId == upload.uploadId && resumed.receivedBytes == 50_000)
+        let whole = Array(Self.blob(100_000, seed: 1).prefix(100_000))
+        var rest = append
+        rest.offset = 50_000
+        rest.data = Array(whole[50_000...])
+        #expect(try await client.call(ImageServiceRPC.appendUpload, rest, options: Self.patient).receivedBytes == 100_000)
+        var commit = CommitUploadRequest()
+        commit.uploadId = upload.uploadId
+        let committed = try await client.call(ImageServiceRPC.commitUpload, commit, options: Self.patient)
+        #expect(committed.checksum == SHA256.checksum(whole))
+        var get = GetImageRequest()
+        get.key = committed.key
+        #expect(SHA256.checksum(try await client.call(ImageServiceRPC.getImage, get, options: Self.patient).data) == SHA256.checksum(whole))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: data + "/images/uploads").isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: data + "/images/tmp").isEmpty)
         kill(second.process.processIdentifier, SIGTERM)
         #expect(await ExecutableTests.waitForExit(second.process, seconds: 10))

@@ -1731,7 +1731,7 @@ const ProtobufCMessageDescriptor homepwner__v1__put_image_request__descriptor =
   (ProtobufCMessageInit) homepwner__v1__put_image_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__begin_upload_request__field_descriptors[8] =
+static const ProtobufCFieldDescriptor homepwner__v1__begin_upload_request__field_descriptors[9] =
 {
   {
     "owner_key",
@@ -1829,6 +1829,18 @@ static const ProtobufCFieldDescriptor homepwner__v1__begin_upload_request__field
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "resume_upload_id",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__BeginUploadRequest, resume_upload_id),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__begin_upload_request__field_indices_by_name[] = {
   3,   /* field[3] = checksum */
@@ -1838,12 +1850,13 @@ static const unsigned homepwner__v1__begin_upload_request__field_indices_by_name
   6,   /* field[6] = media_type */
   0,   /* field[0] = owner_key */
   5,   /* field[5] = parent_key */
+  8,   /* field[8] = resume_upload_id */
   2,   /* field[2] = total_size */
 };
 static const ProtobufCIntRange homepwner__v1__begin_upload_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__begin_upload_request__descriptor =
 {
@@ -1853,14 +1866,14 @@ const ProtobufCMessageDescriptor homepwner__v1__begin_upload_request__descriptor
   "Homepwner__V1__BeginUploadRequest",
   "homepwner.v1",
   sizeof(Homepwner__V1__BeginUploadRequest),
-  8,
+  9,
   homepwner__v1__begin_upload_request__field_descriptors,
   homepwner__v1__begin_upload_request__field_indices_by_name,
   1,  homepwner__v1__begin_upload_request__number_ranges,
   (ProtobufCMessageInit) homepwner__v1__begin_upload_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__begin_upload_response__field_descriptors[3] =
+static const ProtobufCFieldDescriptor homepwner__v1__begin_upload_response__field_descriptors[4] =
 {
   {
     "upload_id",
@@ -1898,16 +1911,29 @@ static const ProtobufCFieldDescriptor homepwner__v1__begin_upload_response__fiel
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "received_bytes",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__BeginUploadResponse, received_bytes),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__begin_upload_response__field_indices_by_name[] = {
   1,   /* field[1] = expires_at_ms */
   2,   /* field[2] = max_chunk_bytes */
+  3,   /* field[3] = received_bytes */
   0,   /* field[0] = upload_id */
 };
 static const ProtobufCIntRange homepwner__v1__begin_upload_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__begin_upload_response__descriptor =
 {
@@ -1917,7 +1943,7 @@ const ProtobufCMessageDescriptor homepwner__v1__begin_upload_response__descripto
   "Homepwner__V1__BeginUploadResponse",
   "homepwner.v1",
   sizeof(Homepwner__V1__BeginUploadResponse),
-  3,
+  4,
   homepwner__v1__begin_upload_response__field_descriptors,
   homepwner__v1__begin_upload_response__field_indices_by_name,
   1,  homepwner__v1__begin_upload_response__number_ranges,

@@ -24,6 +24,8 @@ public struct BeginUploadRequest: ProtoMessage {
     public var mediaType: MediaType = MediaType()
     /// Field 8, `key`.
     public var key: String = ""
+    /// Field 9, `resume_upload_id`.
+    public var resumeUploadId: String = ""
 
     /// An all-default message.
     public init() {}
@@ -55,6 +57,7 @@ extension BeginUploadRequest: CBridgedMessage {
         self.parentKey = CBridge.string(m.pointee.parent_key)
         self.mediaType = MediaType(rawValue: Int32(truncatingIfNeeded: m.pointee.media_type.rawValue))
         self.key = CBridge.string(m.pointee.key)
+        self.resumeUploadId = CBridge.string(m.pointee.resume_upload_id)
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -66,5 +69,6 @@ extension BeginUploadRequest: CBridgedMessage {
         m.pointee.parent_key = arena.string(self.parentKey)
         m.pointee.media_type = .init(rawValue: .init(truncatingIfNeeded: self.mediaType.rawValue))
         m.pointee.key = arena.string(self.key)
+        m.pointee.resume_upload_id = arena.string(self.resumeUploadId)
     }
 }

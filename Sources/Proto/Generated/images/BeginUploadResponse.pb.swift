@@ -14,6 +14,8 @@ public struct BeginUploadResponse: ProtoMessage {
     public var expiresAtMs: Int64 = 0
     /// Field 3, `max_chunk_bytes`.
     public var maxChunkBytes: Int32 = 0
+    /// Field 4, `received_bytes`.
+    public var receivedBytes: Int64 = 0
 
     /// An all-default message.
     public init() {}
@@ -40,11 +42,13 @@ extension BeginUploadResponse: CBridgedMessage {
         self.uploadId = CBridge.string(m.pointee.upload_id)
         self.expiresAtMs = m.pointee.expires_at_ms
         self.maxChunkBytes = m.pointee.max_chunk_bytes
+        self.receivedBytes = m.pointee.received_bytes
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
         m.pointee.upload_id = arena.string(self.uploadId)
         m.pointee.expires_at_ms = self.expiresAtMs
         m.pointee.max_chunk_bytes = self.maxChunkBytes
+        m.pointee.received_bytes = self.receivedBytes
     }
 }

@@ -176,10 +176,15 @@ struct  Homepwner__V1__BeginUploadRequest
   char *parent_key;
   Homepwner__V1__MediaType media_type;
   char *key;
+  /*
+   * When set, every other field is ignored and the open upload with this id is resumed
+   * (after a restart of the service or of the client); NOT_FOUND when it is not open.
+   */
+  char *resume_upload_id;
 };
 #define HOMEPWNER__V1__BEGIN_UPLOAD_REQUEST__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__begin_upload_request__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, HOMEPWNER__V1__IMAGE_KIND__IMAGE_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, HOMEPWNER__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string, HOMEPWNER__V1__IMAGE_KIND__IMAGE_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, HOMEPWNER__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string }
 
 
 struct  Homepwner__V1__BeginUploadResponse
@@ -188,10 +193,14 @@ struct  Homepwner__V1__BeginUploadResponse
   char *upload_id;
   int64_t expires_at_ms;
   int32_t max_chunk_bytes;
+  /*
+   * The bytes durably received so far: 0 for a new upload; a resumed one continues at this offset.
+   */
+  int64_t received_bytes;
 };
 #define HOMEPWNER__V1__BEGIN_UPLOAD_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__begin_upload_response__descriptor) \
-    , (char *)protobuf_c_empty_string, 0, 0 }
+    , (char *)protobuf_c_empty_string, 0, 0, 0 }
 
 
 struct  Homepwner__V1__AppendUploadRequest
