@@ -21,7 +21,7 @@ enum CaptureCommand {
         A capture is a job: a capture worker obtains the photo, checks it, stores the original
         untouched and the edit (if any) as a second image, and attaches both to the item. --wait
         follows the job until it is done. A file over \(CaptureQueueLimits.inlineBytes >> 20) MiB goes up to the image service
-        first, in chunks, with a progress bar. Every subcommand takes --item, --image, --timeout and --json.
+        first, in chunks, with a progress bar; run again after an interruption, it goes on where it stopped. Every subcommand takes --item, --image, --timeout and --json.
         Exit codes: 0 ok, 2 usage, 3 invalid input or a source not configured, 4 item or file not found,
         5 unavailable, 7 the capture job failed for another reason.
         """
@@ -43,6 +43,7 @@ enum CaptureCommand {
             OptionSpec(name: "primary", help: "make the new photo (the edit, if any) the item's primary photo", isFlag: true),
             OptionSpec(name: "wait", help: "follow the job until it is done", isFlag: true),
             OptionSpec(name: "no-progress", help: "no progress bar on stderr", isFlag: true),
+            OptionSpec(name: "no-resume", help: "begin a large file's upload anew instead of going on where an interrupted one stopped", isFlag: true),
         ],
         allowsPositionals: true)
 
@@ -170,12 +171,17 @@ enum CaptureCommand {
     /// A large file up to the image service in chunks (owned by the item), with a progress bar.
     static func upload(_ file: (path: String, size: Int), owner: String, options: ParsedOptions, timeout: UInt32) async throws -> String {
         let context = try Context()
-        let images = try RPCClient(context: context, endpoint: try options.string("image"))
+        let endpoint = try options.string("image")
+        let images = try RPCClient(context: context, endpoint: endpoint)
         defer { images.close() }
         var settings = ImagePutCommand.Settings()
         settings.owner = owner.lowercased()
         settings.chunked = true
         settings.timeout = timeout
+        // An upload of this file cut short (the client killed, the service restarted) goes on
+        // where it stopped (`image put`'s resume state).
+        settings.endpoint = endpoint
+        settings.resume = !options.bool("no-resume")
         let bar = ProgressBar(total: file.size, enabled: !options.bool("no-progress") && !options.bool("json"))
         let info = try await ImagePutCommand.put(
             file.path, size: file.size, key: UUID().uuidString.lowercased(), settings, client: images) { bar.update($0) }

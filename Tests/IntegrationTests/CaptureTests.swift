@@ -23,7 +23,7 @@ import RPCTestSupport
         let cameraScript: String
         let item: String
 
-        init(cameraTimeoutMilliseconds: Int = 2000, albumWritable: Bool = false) async throws {
+        init(cameraTimeoutMilliseconds: Int = 30_000, albumWritable: Bool = false) async throws {
             let root = FileManager.default.temporaryDirectory.appendingPathComponent("hp-capture-\(UUID().uuidString.prefix(8))").path
             library = root + "/library"
             cameraScript = root + "/camera.sh"
@@ -430,9 +430,9 @@ import RPCTestSupport
         #expect(info.checksum == checksum)
         #expect(try await suite.getItem().primaryPhotoKey == stored.key)
         // The upload's staging file is gone: the movie lives only as the stored blob.
-        let staging = suite.harness.dataDirectory + "/images/tmp"
+        let staging = suite.harness.dataDirectory + "/images/uploads"
         let left = try FileManager.default.contentsOfDirectory(atPath: staging)
-        #expect(left.filter { $0.hasPrefix("upload-") }.isEmpty, "staging files left: \(left)")
+        #expect(left.isEmpty, "staging files left: \(left)")
         // A movie with an edit is refused before any job.
         var edit = Edit()
         edit.shape = .square
