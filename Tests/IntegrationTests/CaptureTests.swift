@@ -469,6 +469,42 @@ import RPCTestSupport
         return try! JPEG.encode(RGBImage(width: 8, height: 8, pixels: pixels), quality: 90)
     }
 
+    @Test func everyOddRealPhotoIsCapturedWithAnEditOrRefusedWithCode3AndTheWorkerGoesOn() async throws {
+        let suite = try await Suite()
+        defer { suite.stop() }
+        var edit = Edit()
+        edit.shape = .circle
+        let names = try FileManager.default.contentsOfDirectory(atPath: Fixtures.pillowFolder.path).filter { $0.hasSuffix(".jpg") }.sorted()
+        var done: [String] = [], refused: [String] = []
+        for name in names {
+            let job = try await suite.capture { [edit] in $0.source = .upload; $0.data = try! Fixtures.pillowImage(name); $0.edit = edit }
+            if job.state == .done {
+                done.append(name)
+                // The edit of a CMYK, grey, ICC-tagged or GPS-tagged photo is an upright JPEG that decodes.
+                var get = GetImageRequest()
+                get.key = job.editedKey
+                let edited = try await suite.images.call(ImageServiceRPC.getImage, get).data
+                #expect((try? JPEG.decode(edited)) != nil, "\(name): its edit does not decode")
+                #expect(EXIF.orientation(in: edited) == nil, "\(name): its edit carries EXIF")
+            } else {
+                #expect(job.state == .dead && job.errorCode == 3 && job.attempts == 1, "\(name): \(job.errorCode) \(job.error)")
+                refused.append(name)
+            }
+        }
+        // The ones every viewer opens are captured; the cut-off and broken ones are refused.
+        #expect(done.contains("pil_sample_cmyk.jpg") && done.contains("hopper_gray.jpg") && done.contains("junk_jpeg_header.jpg"), "\(done)")
+        #expect(refused.contains("truncated_jpeg.jpg"), "\(refused)")
+        // A file over the size a capture reads is refused before it is read (a sparse file).
+        let huge = suite.library + "/huge-file.jpg"
+        FileManager.default.createFile(atPath: huge, contents: nil)
+        let handle = try #require(FileHandle(forWritingAtPath: huge))
+        try handle.truncate(atOffset: UInt64((1 << 30) + 1))
+        try handle.close()
+        let tooLarge = try await suite.capture { $0.source = .library; $0.sourcePath = "huge-file.jpg" }
+        #expect(tooLarge.state == .dead && tooLarge.errorCode == 3 && tooLarge.error.contains("over the"), "\(tooLarge.error)")
+        #expect(try await suite.capture { $0.source = .library; $0.sourcePath = "trip/lamp.jpg" }.state == .done)
+    }
+
     @Test func saveToAlbumWritesOnlyWhereAllowedAndNeverOverAFile() async throws {
         let locked = try await Suite()
         defer { locked.stop() }
