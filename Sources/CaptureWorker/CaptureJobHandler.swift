@@ -81,13 +81,13 @@ public struct CaptureJobHandler: Sendable {
 
     func capture(_ request: CaptureRequest, _ job: Job) async throws -> CaptureOutcome {
         let item = try await item(request.itemKey)
-        let adding = request.edit.map(Self.isEdited) == true ? 2 : 1
+        let edit = request.edit.flatMap { $0.isEmpty ? nil : $0 }
+        let adding = edit == nil ? 1 : 2
         guard item.photoKeys.count + adding <= Self.maxPhotosPerItem else {
             throw RPCError.failedPrecondition(
                 "item \(item.key) has \(item.photoKeys.count) photos already; this capture adds \(adding), and an item holds at most \(Self.maxPhotosPerItem): detach one first")
         }
         let source = try await obtain(request)
-        let edit = request.edit.flatMap { Self.isEdited($0) ? $0 : nil }
         // What the bytes are: a JPEG photo, decoded whole; a movie, by its container.
         let media = try classify(source)
         if media.mediaType == .movie {
@@ -97,7 +97,7 @@ public struct CaptureJobHandler: Sendable {
             if request.mediaType == .movie { throw RPCError.invalidArgument("\(source.name) is a photo, not the movie media_type asks for") }
             // An edit other than a crop decodes the whole photo itself; a crop may be made on
             // the DCT coefficients without a decode, so the photo is decoded first.
-            if let bytes = source.bytes, edit.map(Self.isCropOnly) ?? true {
+            if let bytes = source.bytes, edit?.isCropOnly ?? true {
                 let decoder = decoder
                 try await slots.run(cost: weigher(bytes)) { Result { try decoder(bytes) } }.get()
             }
@@ -159,17 +159,6 @@ public struct CaptureJobHandler: Sendable {
             }
             throw error
         }
-    }
-
-    /// Whether an edit is a crop and nothing else (which `PhotoEditor` may make without a decode).
-    static func isCropOnly(_ edit: Edit) -> Bool {
-        edit.scale == 0 && edit.shape == .unspecified && edit.outputSize == 0
-    }
-
-    /// Whether an edit asks for anything.
-    static func isEdited(_ edit: Edit) -> Bool {
-        edit.cropX != 0 || edit.cropY != 0 || edit.cropWidth != 0 || edit.cropHeight != 0 || edit.scale != 0
-            || edit.shape != .unspecified || edit.outputSize != 0
     }
 
     // MARK: Sources
@@ -355,8 +344,6 @@ public struct CaptureJobHandler: Sendable {
         var bytes = Array(digest.finalize().prefix(16))
         bytes[6] = bytes[6] & 0x0f | 0x80  // version 8: a name-based UUID of our own
         bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 9562 variant
-        let hex = bytes.map { String(format: "%02x", $0) }.joined()
-        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
-        return parts.joined(separator: "-")
+        return NSUUID(uuidBytes: bytes).uuidString.lowercased()
     }
 }

@@ -20,11 +20,11 @@ struct CaptureSourceReader: Sendable {
         let root = try libraryRoot()
         if let problem = CaptureSources.problem(withLibraryPath: relative) { throw .invalidArgument(problem) }
         let path = root + "/" + relative
-        guard let resolved = Self.realPath(path) else {
+        guard let resolved = CaptureSources.realPath(path) else {
             throw .notFound("no file \(relative) in the photo library (\(root))")
         }
         // The real path, all symlinks followed, must still be inside the library's real path.
-        guard resolved.hasPrefix(root + "/") else {
+        guard resolved != root, CaptureSources.isInside(resolved, root: root) else {
             throw .permissionDenied("\(relative) leads out of the photo library (to \(resolved)) through a symlink; only files inside \(root) are read")
         }
         return (try read(resolved, named: relative), relative)
@@ -38,10 +38,10 @@ struct CaptureSourceReader: Sendable {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
             throw .notFound("the photo library has no \"\(CaptureSources.recentFolder)\" folder (\(folder)); the recent source picks the newest photo there")
         }
-        var best: (key: String, name: String)?
+        var best: (key: String, name: String, path: String)?
         for name in names.sorted() where !name.hasPrefix(".") {
             let path = folder + "/" + name
-            guard let resolved = Self.realPath(path), resolved.hasPrefix(root + "/"),
+            guard let resolved = CaptureSources.realPath(path), resolved != root, CaptureSources.isInside(resolved, root: root),
                 let attributes = try? FileManager.default.attributesOfItem(atPath: resolved),
                 attributes[.type] as? FileAttributeType == .typeRegular,
                 let size = attributes[.size] as? Int, size > 0, size <= maxBytes,
@@ -54,20 +54,20 @@ struct CaptureSourceReader: Sendable {
             let modified = (attributes[.modificationDate] as? Date) ?? .distantPast
             // EXIF dates and file times compare as text "YYYY:MM:DD HH:MM:SS" (local time, as cameras write it).
             let key = EXIF.dateTimeOriginal(in: head) ?? Self.exifStyle(modified)
-            if best == nil || key >= best!.key { best = (key, name) }
+            if best == nil || key >= best!.key { best = (key, name, resolved) }
         }
         guard let best else {
             throw .notFound("the photo library's \"\(CaptureSources.recentFolder)\" folder (\(folder)) holds no JPEG photo")
         }
         let relative = CaptureSources.recentFolder + "/" + best.name
-        return (try read(Self.realPath(folder + "/" + best.name) ?? folder + "/" + best.name, named: relative), relative)
+        return (try read(best.path, named: relative), relative)
     }
 
     private func libraryRoot() throws(RPCError) -> String {
         guard let library = sources.libraryDirectory else {
             throw .failedPrecondition("no photo library is configured on this capture worker; start it with --library DIR (HOMEPWNER_CAPTURE_LIBRARY)")
         }
-        guard let root = Self.realPath(library) else {
+        guard let root = CaptureSources.realPath(library) else {
             throw .failedPrecondition("the photo library folder \(library) does not exist on this capture worker")
         }
         return root
@@ -98,13 +98,6 @@ struct CaptureSourceReader: Sendable {
         let run = try await CameraCommand(
             command: command, timeoutMilliseconds: sources.cameraTimeoutMilliseconds, maxBytes: min(maxBytes, Self.maxCameraBytes)).run()
         return (run, "camera")
-    }
-
-    /// `realpath(3)`: every symlink followed; nil when the file does not exist.
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// A date as EXIF writes one, in local time.

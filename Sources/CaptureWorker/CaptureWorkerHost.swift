@@ -39,9 +39,7 @@ public enum CaptureWorkerHost {
         let images = ClientConnection(name: "image-service-connection", context: context, endpoint: configuration.imageServiceEndpoint)
         // `concurrency` decodes and edits at once within the budget, and `readAhead` more jobs
         // running: each obtains its photo or stores and attaches while the others edit.
-        let slots = ComputeSlots(
-            count: configuration.concurrency,
-            budgetBytes: configuration.memoryBytesGiven ?? configuration.concurrency * memoryBytesPerJob)
+        let slots = ComputeSlots(count: configuration.concurrency, budgetBytes: configuration.memoryBytes(perJob: memoryBytesPerJob))
         let handler = CaptureJobHandler(
             items: items, images: images, sources: sources, slots: slots, weigher: workingBytes,
             editor: { jpeg, edit in try Self.edit(jpeg, edit, background: background) }, decoder: decode)
@@ -85,8 +83,8 @@ public enum CaptureWorkerHost {
 
     /// The wire's `Edit` as `PhotoEditor` takes it: all-zero crop = none, scale 0 = 1, size 0 = as cropped.
     static func photoEdit(_ edit: Edit, background: PhotoEdit.Color) -> PhotoEdit {
-        let crop = [edit.cropX, edit.cropY, edit.cropWidth, edit.cropHeight] == [0, 0, 0, 0] ? nil
-            : PhotoEdit.Rect(x: Int(edit.cropX), y: Int(edit.cropY), width: Int(edit.cropWidth), height: Int(edit.cropHeight))
+        let crop = edit.hasCrop
+            ? PhotoEdit.Rect(x: Int(edit.cropX), y: Int(edit.cropY), width: Int(edit.cropWidth), height: Int(edit.cropHeight)) : nil
         let shape: PhotoEdit.Shape = switch edit.shape {
         case .square: .square
         case .circle: .circle

@@ -83,7 +83,7 @@ struct AlbumExport: Sendable {
 
     /// `<library>/Albums[/album]`, made when missing; refused when it resolves outside the library.
     func albumFolder(library: String, album: String) throws -> String {
-        guard let root = Self.realPath(library) else {
+        guard let root = CaptureSources.realPath(library) else {
             throw RPCError.failedPrecondition("the photo library folder \(library) does not exist")
         }
         let wanted = root + "/" + CaptureSources.albumFolder + (album.isEmpty ? "" : "/" + album)
@@ -92,16 +92,10 @@ struct AlbumExport: Sendable {
         } catch {
             throw RPCError.permissionDenied("cannot make the album folder \(wanted): \(error.localizedDescription)")
         }
-        guard let resolved = Self.realPath(wanted), resolved == root || resolved.hasPrefix(root + "/") else {
+        guard let resolved = CaptureSources.realPath(wanted), CaptureSources.isInside(resolved, root: root) else {
             throw RPCError.permissionDenied("the album \(album) leads out of the photo library through a symlink")
         }
         return resolved
-    }
-
-    static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     static func fileExtension(_ contentType: String) -> String {

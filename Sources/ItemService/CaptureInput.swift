@@ -58,10 +58,8 @@ enum CaptureInput {
     /// a finite zoom in (0, 64] (0 is none, as in the proto), a known shape, an output size
     /// 0…8192. Movies take no edit.
     static func check(_ edit: Edit, movie: Bool) throws(ItemStoreError) {
-        let crop = [edit.cropX, edit.cropY, edit.cropWidth, edit.cropHeight]
-        let isEdited = crop != [0, 0, 0, 0] || edit.scale != 0 || edit.shape != .unspecified || edit.outputSize != 0
-        if movie && isEdited { throw .invalidArgument("a movie is stored whole: it takes no edit") }
-        if crop != [0, 0, 0, 0] {
+        if movie && !edit.isEmpty { throw .invalidArgument("a movie is stored whole: it takes no edit") }
+        if edit.hasCrop {
             guard edit.cropX >= 0, edit.cropY >= 0 else {
                 throw .invalidArgument("crop_x and crop_y must be ≥ 0 (got \(edit.cropX),\(edit.cropY))")
             }

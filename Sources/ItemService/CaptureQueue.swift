@@ -1,6 +1,7 @@
 import JobQueue
 import Proto
 import RPC
+import Runtime
 
 /// The `capture` job queue, in items.db: one job per Capture call, whose payload is the
 /// `CaptureRequest` itself, and whose result is the `CaptureOutcome` a capture worker completes
@@ -22,10 +23,9 @@ public enum CaptureQueue {
         JobQueueConfiguration(name: name, retry: retry)
     }
 
-    /// The most bytes a Capture carries inline (`data`); a larger photo or a movie is sent with
-    /// a chunked upload to the image service first and captured by its `image_key`. Inline
-    /// bytes are kept in items.db with the job until it is pruned.
-    public static let maxInlineBytes = 8 << 20
+    /// The most bytes a Capture carries inline (`CaptureSources.maxInlineBytes`): inline bytes
+    /// are kept in items.db with the job until it is pruned.
+    public static let maxInlineBytes = CaptureSources.maxInlineBytes
 
     /// The capture job as GetCaptureJob answers it: its state, the item, the outcome once DONE,
     /// and for a failed attempt its error with the status code it begins with (a worker's

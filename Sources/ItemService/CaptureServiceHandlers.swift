@@ -16,7 +16,8 @@ enum CaptureServiceHandlers {
     ) {
         let album = AlbumExport(sources: sources, images: images)
         server.register(CaptureServiceRPC.saveToAlbum) { request, _ in try await album.save(request) }
-        server.registerInline(CaptureServiceRPC.listSources) { _, _ in listSources(sources) }
+        // Pooled, not inline: it looks at the library folder, which may be a slow mount.
+        server.register(CaptureServiceRPC.listSources) { _, _ in listSources(sources) }
         server.registerDeferred(CaptureServiceRPC.capture) { request, context, reply in
             do {
                 try CaptureInput.check(request, sources: sources)

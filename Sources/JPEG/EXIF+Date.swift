@@ -2,15 +2,7 @@ extension EXIF {
     /// When the photo was taken: the DateTimeOriginal tag (0x9003) of the Exif IFD, as written
     /// ("2024:07:14 18:03:55"); nil when absent, malformed or not 19 characters of that form.
     public static func dateTimeOriginal(in jpeg: [UInt8]) -> String? {
-        jpeg.withUnsafeBytes { buffer in
-            var exif: JPEGSegment?
-            JPEGSegment.headerSegments(of: buffer) { segment in
-                if exif == nil, JPEGSegment.isExif(segment, in: buffer) { exif = segment }
-            }
-            guard let payload = exif?.payload else { return nil }
-            let tiff = [UInt8](buffer[(payload.lowerBound + 6)..<payload.upperBound])
-            return TIFFReader(data: tiff, start: 0, end: tiff.count)?.dateTimeOriginal()
-        }
+        jpeg.withUnsafeBytes { tiff(in: $0)?.dateTimeOriginal() }
     }
 }
 

@@ -203,7 +203,7 @@ public enum JPEG {
             height: Int(height),
             colorSpace: try Self.colorSpace(colorSpace),
             subsampling: Self.subsamplingName(subsampling),
-            orientation: walker.exif.flatMap { EXIF.orientation(ofExifPayload: data, $0) } ?? 1
+            orientation: walker.exif.flatMap { EXIF.tiff(ofExifPayload: data, $0)?.orientation() } ?? 1
         )
     }
 

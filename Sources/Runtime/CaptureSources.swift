@@ -25,6 +25,9 @@ public struct CaptureSources: Sendable, Equatable {
     public static let albumFolder = "Albums"
     /// The camera's default time limit.
     public static let defaultCameraTimeoutMilliseconds = 10_000
+    /// The most bytes a Capture carries inline (`data`); a larger photo or a movie is sent with
+    /// a chunked upload to the image service first and captured by its `image_key`.
+    public static let maxInlineBytes = 8 << 20
 
     /// Sources as given; by default only `upload`.
     public init(
@@ -69,6 +72,19 @@ public struct CaptureSources: Sendable, Equatable {
 }
 
 extension CaptureSources {
+    /// `realpath(3)`: every symlink followed; nil when the file does not exist.
+    public static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Whether `resolved` (a `realPath`) is `root` (another) or inside it: what a library path,
+    /// symlinks followed, must be.
+    public static func isInside(_ resolved: String, root: String) -> Bool {
+        resolved == root || resolved.hasPrefix(root + "/")
+    }
+
     /// Why `path` cannot name a file in the library, or nil when it can as far as its text
     /// goes: it must be relative, with no `..` component, no empty one, and no NUL. Symlinks
     /// that lead out of the library are the worker's to refuse, when it opens the file.

@@ -14,12 +14,17 @@ public struct WorkerConfiguration: Sendable {
     /// The lease each job is taken with (0: the queue's default, 30 s); heartbeats extend it
     /// every third of it. A dead worker's jobs return to the queue within one lease.
     public var leaseMilliseconds: Int32
-    /// What the jobs being worked on may hold at once by their own estimate (a thumbnail's:
-    /// its decoded pixels and a progressive JPEG's coefficients), in bytes; a job over it alone
-    /// runs by itself. By default `defaultMemoryBytesPerJob` per job at once.
-    public var memoryBytes: Int
-    /// `memoryBytes` as given (nil: the default), for a worker whose jobs need another default.
+    /// What the jobs being worked on may hold at once by their own estimate, in bytes, as
+    /// given (`--memory-mb`); nil: so much per job at once (`memoryBytes(perJob:)`).
     public var memoryBytesGiven: Int?
+
+    /// The memory budget of the thumbnail worker (a thumbnail's estimate: its decoded pixels
+    /// and a progressive JPEG's coefficients); a job over it runs by itself. By default
+    /// `defaultMemoryBytesPerJob` per job at once.
+    public var memoryBytes: Int { memoryBytes(perJob: Self.defaultMemoryBytesPerJob) }
+
+    /// The budget as given, else `perJob` per job at once (a worker whose jobs weigh more).
+    public func memoryBytes(perJob: Int) -> Int { memoryBytesGiven ?? concurrency * perJob }
 
     /// The memory budget per job at once when none is given: an 18-megapixel progressive JPEG
     /// decoded for a 1024 thumbnail holds about 70 MB, a baseline one about 17 MB.
@@ -32,7 +37,6 @@ public struct WorkerConfiguration: Sendable {
         leaseMilliseconds: Int32 = 0, memoryBytes: Int? = nil
     ) {
         self.leaseMilliseconds = leaseMilliseconds
-        self.memoryBytes = memoryBytes ?? concurrency * Self.defaultMemoryBytesPerJob
         self.memoryBytesGiven = memoryBytes
         self.healthEndpoint = healthEndpoint
         self.itemServiceEndpoint = itemServiceEndpoint

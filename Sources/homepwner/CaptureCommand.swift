@@ -20,7 +20,7 @@ enum CaptureCommand {
 
         A capture is a job: a capture worker obtains the photo, checks it, stores the original
         untouched and the edit (if any) as a second image, and attaches both to the item. --wait
-        follows the job until it is done. A file over \(CaptureQueueLimits.inlineBytes >> 20) MiB goes up to the image service
+        follows the job until it is done. A file over \(CaptureSources.maxInlineBytes >> 20) MiB goes up to the image service
         first, in chunks, with a progress bar; run again after an interruption, it goes on where it stopped. Every subcommand takes --item, --image, --timeout and --json.
         Exit codes: 0 ok, 2 usage, 3 invalid input or a source not configured, 4 item or file not found,
         5 unavailable, 7 the capture job failed for another reason.
@@ -114,7 +114,7 @@ enum CaptureCommand {
         let json = options.bool("json"), wait = options.bool("wait")
         return await CommonOptions.withClientExitCode(options, service: "item", command: "capture") { client, timeout in
             if let file {
-                if file.size <= CaptureQueueLimits.inlineBytes {
+                if file.size <= CaptureSources.maxInlineBytes {
                     request.data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file.path)))
                 } else {
                     request.imageKey = try await upload(file, owner: item, options: options, timeout: timeout)
@@ -189,14 +189,18 @@ enum CaptureCommand {
         return info.key
     }
 
-    /// Polls GetCaptureJob until the job is DONE or DEAD.
-    static func follow(_ id: String, client: RPCClient, timeout: UInt32, quiet: Bool) async throws -> CaptureJob {
+    /// GetCaptureJob.
+    static func fetch(_ id: String, client: RPCClient, timeout: UInt32) async throws -> CaptureJob {
         var request = GetCaptureJobRequest()
         request.jobId = id
+        return try await client.call(CaptureServiceRPC.getCaptureJob, request, options: .init(timeoutMilliseconds: timeout)).job ?? CaptureJob()
+    }
+
+    /// Polls GetCaptureJob until the job is DONE or DEAD.
+    static func follow(_ id: String, client: RPCClient, timeout: UInt32, quiet: Bool) async throws -> CaptureJob {
         var said = JobState.unspecified
         while true {
-            let job = try await client.call(
-                CaptureServiceRPC.getCaptureJob, request, options: .init(timeoutMilliseconds: timeout)).job ?? CaptureJob()
+            let job = try await fetch(id, client: client, timeout: timeout)
             if job.state == .done || job.state == .dead { return job }
             if !quiet, job.state != said {
                 printError("capture job \(job.jobId): \(stateName(job.state))" + (job.error.isEmpty ? "" : " (last attempt: \(job.error))"))
@@ -278,21 +282,10 @@ enum CaptureCommand {
             return ItemCommand.usageError("capture status", "give one JOB id (as capture printed it)")
         }
         return await CommonOptions.withClientExitCode(options, service: "item", command: "capture status") { client, timeout in
-            let job: CaptureJob
-            if options.bool("wait") {
-                job = try await follow(id, client: client, timeout: timeout, quiet: options.bool("json"))
-            } else {
-                var request = GetCaptureJobRequest()
-                request.jobId = id
-                job = try await client.call(
-                    CaptureServiceRPC.getCaptureJob, request, options: .init(timeoutMilliseconds: timeout)).job ?? CaptureJob()
-            }
+            let job = options.bool("wait")
+                ? try await follow(id, client: client, timeout: timeout, quiet: options.bool("json"))
+                : try await fetch(id, client: client, timeout: timeout)
             return report(job, json: options.bool("json"))
         }
     }
-}
-
-/// The capture queue's limits as the CLI needs them (item-service's `CaptureQueue.maxInlineBytes`).
-enum CaptureQueueLimits {
-    static let inlineBytes = 8 << 20
 }
