@@ -20,6 +20,9 @@ public enum SocketType: Sendable {
     case pull
     /// Pipeline sender.
     case push
+    /// Raw TCP: each message is a peer's routing id then bytes as they came (no ZMTP); send
+    /// the routing id then bytes to write them, or then an empty frame to close the connection.
+    case stream
 
     /// The `ZMQ_*` constant for `zmq_socket`.
     var rawValue: Int32 {
@@ -33,6 +36,7 @@ public enum SocketType: Sendable {
         case .router: ZMQ_ROUTER
         case .pull: ZMQ_PULL
         case .push: ZMQ_PUSH
+        case .stream: ZMQ_STREAM
         }
     }
 }

@@ -1,0 +1,143 @@
+import Foundation
+import Runtime
+import ZMQ
+
+/// The endpoint's thread: everything here runs on it alone, so its state needs no lock.
+extension ScrapeEndpoint {
+    /// One open TCP connection, until its request head is complete.
+    struct Connection {
+        var head = ScrapeHTTP.HeadBuffer()
+        /// When it must have sent its whole head (slowloris).
+        let deadline: Int64
+    }
+
+    /// The connections, by routing id, and those closed lately.
+    struct Connections {
+        var open: [[UInt8]: Connection] = [:]
+        // Closed here: their disconnect notice, or bytes already on the way, must not be
+        // taken for a new connection. Bounded; oldest forgotten first.
+        var closed: Set<[UInt8]> = []
+        var closedOrder: [[UInt8]] = []
+
+        mutating func forgetLater(_ id: [UInt8]) {
+            guard closed.insert(id).inserted else { return }
+            closedOrder.append(id)
+            if closedOrder.count > 4096 {
+                let old = closedOrder.prefix(2048)
+                for id in old { closed.remove(id) }
+                closedOrder.removeFirst(2048)
+            }
+        }
+    }
+
+    func runLoop(ready: DispatchSemaphore) {
+        let socket: Socket
+        do {
+            socket = try Socket(context, .stream)
+            try socket.setStreamNotify(true)
+            // A peer's unread chunks wait in libzmq; each connection reads at most 8 KiB anyway.
+            try socket.setReceiveHighWaterMark(64)
+            try socket.setSendHighWaterMark(64)
+            do {
+                try socket.bind(endpoint)
+            } catch {
+                throw ScrapeEndpointError(endpoint: endpoint, reason: "cannot bind (taken or invalid): \(error)")
+            }
+            let bound = endpoint.contains("*") || endpoint.hasSuffix(":0") ? try socket.lastEndpoint : endpoint
+            shared.withLock { $0.boundEndpoint = bound }
+        } catch {
+            shared.withLock { $0.startError = error }
+            ready.signal()
+            return
+        }
+        ready.signal()
+
+        let poller = Poller()
+        let socketIndex = poller.add(socket, events: .in)
+        let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
+        var connections = Connections()
+        loop: while true {
+            let now = monotonicMilliseconds()
+            let next = connections.open.values.lazy.map(\.deadline).min()
+            let timeout = next.map { Int(max(0, min($0 - now, 60_000))) } ?? -1
+            do {
+                _ = try poller.poll(timeoutMilliseconds: timeout)
+            } catch {
+                // The context was shut down (ETERM): nothing can be served any more.
+                logger.warning("metrics endpoint stopped serving", ["endpoint": endpoint, "error": "\(error)"])
+                break loop
+            }
+            if poller.revents(wakeIndex).contains(.in) {
+                wakeUp.drain()
+                if shared.withLock({ $0.stopping }) { break loop }
+            }
+            if poller.revents(socketIndex).contains(.in) {
+                // A bounded batch per turn, so expiry and stop are looked at under a flood.
+                for _ in 0..<256 {
+                    let message: [[UInt8]]?
+                    do {
+                        message = try socket.receive(dontWait: true)
+                    } catch {
+                        logger.warning("metrics endpoint stopped serving", ["endpoint": endpoint, "error": "\(error)"])
+                        break loop
+                    }
+                    guard let message else { break }
+                    guard message.count == 2 else { continue }
+                    handle(id: message[0], data: message[1], socket: socket, connections: &connections)
+                }
+            }
+            let expiredAt = monotonicMilliseconds()
+            for (id, connection) in connections.open where connection.deadline <= expiredAt {
+                respond(id: id, ScrapeHTTP.refusal(.requestTimeout), socket: socket, connections: &connections)
+            }
+        }
+        for id in connections.open.keys { try? socket.closeStream(id) }
+        socket.close()
+    }
+
+    /// One message of the STREAM socket: a connect or disconnect notice (empty data), or bytes.
+    private func handle(id: [UInt8], data: [UInt8], socket: Socket, connections: inout Connections) {
+        if data.isEmpty {
+            if connections.open.removeValue(forKey: id) != nil { return }  // the peer went away
+            if connections.closed.remove(id) != nil { return }  // the notice of one closed here
+            // A new connection.
+            guard connections.open.count < maxConnections else {
+                try? socket.closeStream(id)
+                connections.forgetLater(id)
+                return
+            }
+            connections.open[id] = Connection(deadline: monotonicMilliseconds() + Int64(idleTimeoutMilliseconds))
+            return
+        }
+        guard connections.open[id] != nil else { return }  // closed here already: ignore what it sends after
+        guard let request = connections.open[id]!.head.append(data) else { return }
+        respond(id: id, reply(to: request), socket: socket, connections: &connections)
+    }
+
+    /// The reply to a complete request; calls the body for /metrics.
+    private func reply(to request: ScrapeHTTP.Request) -> [UInt8] {
+        switch request {
+        case .metrics(let head):
+            let started = monotonicMilliseconds()
+            let text = body()
+            let reply = ScrapeHTTP.reply(.ok, contentType: ScrapeHTTP.metricsContentType, body: text, head: head)
+            logger.debug("scrape", [
+                "endpoint": name, "method": head ? "HEAD" : "GET", "bytes": String(text.utf8.count),
+                "ms": String(monotonicMilliseconds() - started),
+            ])
+            return reply
+        case .index(let head):
+            return ScrapeHTTP.reply(.ok, body: "Metrics are at /metrics\n", head: head)
+        case .refused(let status):
+            return ScrapeHTTP.refusal(status)
+        }
+    }
+
+    /// Sends `bytes` and closes the connection; a peer gone or not reading loses its reply.
+    private func respond(id: [UInt8], _ bytes: [UInt8], socket: Socket, connections: inout Connections) {
+        connections.open.removeValue(forKey: id)
+        _ = try? socket.sendStream(to: id, bytes)
+        try? socket.closeStream(id)
+        connections.forgetLater(id)
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Runtime
+import Synchronization
+import ZMQ
+
+/// A Prometheus scrape endpoint: plain HTTP on a ZeroMQ STREAM socket, no HTTP library.
+///
+/// One thread of its own owns the socket. `GET /metrics` (and `HEAD`) answers 200 with what
+/// `body` returns, `GET /` a pointer to /metrics, other paths 404, other methods 405, a
+/// malformed request 400, a head over 8 KiB 431; every reply closes its connection (request
+/// bodies are never read). A hostile peer cannot hurt it: at most `maxConnections` are open
+/// (a connection beyond that is closed at once), one whose request is not complete within the
+/// idle timeout is closed (slowloris), and a connection holds at most 8 KiB.
+public final class ScrapeEndpoint: LifecycleService {
+    /// Names this endpoint in logs and its thread, e.g. "item-service".
+    public let name: String
+    let context: Context
+    let endpoint: String
+    let logger: Logger
+    let body: @Sendable () -> String
+    /// How long a connection may take to send its whole request head.
+    let idleTimeoutMilliseconds: Int
+    /// Connections open at once; a newer one is closed as soon as it connects.
+    let maxConnections: Int
+
+    struct Shared {
+        var started = false
+        var stopping = false
+        var boundEndpoint: String?
+        var startError: (any Error)?
+    }
+
+    let shared = Mutex(Shared())
+    let wakeUp: WakeUp
+    private let exited = DispatchSemaphore(value: 0)
+
+    /// An endpoint serving `body()` on `endpoint` (e.g. `tcp://0.0.0.0:9464`, `tcp://127.0.0.1:0`) once started.
+    ///
+    /// - Parameter body: The metrics text; called on the endpoint's thread once per valid request.
+    public convenience init(
+        name: String, context: Context, endpoint: String, logger: Logger, body: @escaping @Sendable () -> String
+    ) throws {
+        try self.init(name: name, context: context, endpoint: endpoint, logger: logger, idleTimeoutMilliseconds: 10_000, maxConnections: 64, body: body)
+    }
+
+    /// As the public init, with the limits tests shorten.
+    init(
+        name: String, context: Context, endpoint: String, logger: Logger,
+        idleTimeoutMilliseconds: Int, maxConnections: Int, body: @escaping @Sendable () -> String
+    ) throws {
+        self.name = name
+        self.context = context
+        self.endpoint = endpoint
+        self.logger = logger
+        self.body = body
+        self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
+        self.maxConnections = maxConnections
+        wakeUp = try WakeUp()
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// The endpoint bound (a wildcard address or port 0 resolved), after `start()`.
+    public var boundEndpoint: String? { shared.withLock { $0.boundEndpoint } }
+
+    /// Binds on a new thread; returns once bound, or throws why not (endpoint taken or invalid).
+    public func start() throws {
+        try shared.withLock { state in
+            guard !state.started else { throw ScrapeEndpointError(endpoint: endpoint, reason: "already started") }
+            guard !state.stopping else { throw ScrapeEndpointError(endpoint: endpoint, reason: "stopped") }
+            state.started = true
+        }
+        guard endpoint.hasPrefix("tcp://") else {
+            let error = ScrapeEndpointError(endpoint: endpoint, reason: "a scrape endpoint must be tcp://host:port")
+            logger.warning("cannot serve metrics", ["endpoint": endpoint, "error": error.reason])
+            shared.withLock { $0.startError = error }
+            exited.signal()
+            throw error
+        }
+        let ready = DispatchSemaphore(value: 0)
+        let thread = Thread { [self] in
+            runLoop(ready: ready)
+            exited.signal()
+        }
+        thread.name = "scrape-\(name)"
+        thread.stackSize = 1 << 20
+        thread.start()
+        ready.wait()
+        if let error = shared.withLock({ $0.startError }) {
+            logger.warning("cannot serve metrics", ["endpoint": endpoint, "error": "\(error)"])
+            throw error
+        }
+        logger.info("serving metrics", ["metrics": boundEndpoint ?? endpoint])
+    }
+
+    /// Stops serving: closes the open connections and the socket and joins the thread; safe
+    /// twice and before `start()`.
+    public func stop() {
+        let wasStarted = shared.withLock { state -> Bool in
+            let started = state.started && !state.stopping
+            state.stopping = true
+            return started
+        }
+        guard wasStarted else { return }
+        wakeUp.signal()
+        exited.wait()
+    }
+}
+
+/// A scrape endpoint that could not start.
+public struct ScrapeEndpointError: Error, CustomStringConvertible, Sendable {
+    /// The endpoint asked for.
+    public let endpoint: String
+    /// Why, e.g. "Address already in use".
+    public let reason: String
+
+    public var description: String { "scrape endpoint \(endpoint): \(reason)" }
+}

@@ -1,0 +1,362 @@
+import Foundation
+@testable import RPC
+import Runtime
+import Synchronization
+import Testing
+import TestSupport
+import ZMQ
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The scrape endpoint over real TCP on loopback: what it answers, and that hostile peers
+/// (idle floods, garbage, slow writers) neither crash it nor stop a scrape from answering.
+@Suite struct ScrapeEndpointTests {
+    static let metrics = "# HELP homepwner_up Whether the process is up.\n# TYPE homepwner_up gauge\nhomepwner_up{name=\"é\"} 1\n"
+
+    /// A started endpoint on a free loopback port, counting calls of its body.
+    static func started(idleTimeoutMilliseconds: Int = 10_000, maxConnections: Int = 64, calls: CallCounter = CallCounter()) throws -> (ScrapeEndpoint, UInt16) {
+        let endpoint = try ScrapeEndpoint(
+            name: "test", context: testContext, endpoint: "tcp://127.0.0.1:0", logger: testLogger,
+            idleTimeoutMilliseconds: idleTimeoutMilliseconds, maxConnections: maxConnections
+        ) {
+            calls.increment()
+            return metrics
+        }
+        try endpoint.start()
+        let bound = try #require(endpoint.boundEndpoint)
+        let port = try #require(UInt16(bound.split(separator: ":").last ?? ""))
+        return (endpoint, port)
+    }
+
+    @Test func getMetricsAnswersTheBodyWithItsHeadersAndClosesTheConnection() async throws {
+        let calls = CallCounter()
+        let (endpoint, port) = try Self.started(calls: calls)
+        defer { endpoint.stop() }
+        let response = try await onThread { try HTTPResponse(TestHTTPClient.exchange(port: port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")) }
+        #expect(response.status == 200)
+        #expect(response.statusLine == "HTTP/1.1 200 OK")
+        #expect(response.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
+        #expect(response.headers["content-length"] == String(Self.metrics.utf8.count))
+        #expect(response.headers["connection"] == "close")
+        #expect(response.body == Array(Self.metrics.utf8))
+        #expect(calls.value == 1)
+    }
+
+    @Test func http10AndQueryStringsAreServed() async throws {
+        let (endpoint, port) = try Self.started()
+        defer { endpoint.stop() }
+        let response = try await onThread { try HTTPResponse(TestHTTPClient.exchange(port: port, "GET /metrics?name[]=up&x=1 HTTP/1.0\r\n\r\n")) }
+        #expect(response.status == 200)
+        #expect(response.body == Array(Self.metrics.utf8))
+    }
+
+    @Test func headAnswersTheHeadersWithoutTheBody() async throws {
+        let (endpoint, port) = try Self.started()
+        defer { endpoint.stop() }
+        let response = try await onThread { try HTTPResponse(TestHTTPClient.exchange(port: port, "HEAD /metrics HTTP/1.1\r\n\r\n")) }
+        #expect(response.status == 200)
+        #expect(response.headers["content-length"] == String(Self.metrics.utf8.count))
+        #expect(response.body.isEmpty)
+    }
+
+    @Test func rootPointsToMetricsAndErrorsGetTheirStatus() async throws {
+        let calls = CallCounter()
+        let (endpoint, port) = try Self.started(calls: calls)
+        defer { endpoint.stop() }
+        let exchanges: [(String, Int)] = [
+            ("GET / HTTP/1.1\r\n\r\n", 200),
+            ("GET /other HTTP/1.1\r\n\r\n", 404),
+            ("GET /metrics/ HTTP/1.1\r\n\r\n", 404),
+            ("POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", 405),
+            ("DELETE / HTTP/1.1\r\n\r\n", 405),
+            ("HELLO\r\n\r\n", 400),
+            ("GET /metrics\r\n\r\n", 400),
+            ("GET  /metrics HTTP/1.1\r\n\r\n", 400),
+            ("GET metrics HTTP/1.1\r\n\r\n", 400),
+            ("GET /metrics HTTP/1.1\r\nno colon here\r\n\r\n", 400),
+            ("GET /metrics HTTP/2.0\r\n\r\n", 505),
+        ]
+        for (request, status) in exchanges {
+            let response = try await onThread { try HTTPResponse(TestHTTPClient.exchange(port: port, request)) }
+            #expect(response.status == status, "\(request.debugDescription)")
+            #expect(response.headers["connection"] == "close")
+            #expect(response.headers["content-length"] == String(response.body.count))
+            if status == 405 { #expect(response.headers["allow"] == "GET, HEAD") }
+            if status == 200 { #expect(String(decoding: response.body, as: UTF8.self).contains("/metrics")) }
+        }
+        #expect(calls.value == 0)
+    }
+
+    @Test func aHeadOver8KiBGets431AndTheConnectionClosed() async throws {
+        let (endpoint, port) = try Self.started()
+        defer { endpoint.stop() }
+        // Never finished: the endpoint must answer once it has 8 KiB, not wait for the end.
+        let request = "GET /metrics HTTP/1.1\r\nX-Padding: " + String(repeating: "a", count: 9000)
+        let response = try await onThread { try HTTPResponse(TestHTTPClient.exchange(port: port, request)) }
+        #expect(response.status == 431)
+        // A complete head of 8 KiB and a bit is refused too.
+        let complete = "GET /metrics HTTP/1.1\r\nX-Padding: " + String(repeating: "b", count: 8200) + "\r\n\r\n"
+        #expect(try await onThread { try HTTPResponse(TestHTTPClient.exchange(port: port, complete)) }.status == 431)
+    }
+
+    @Test func aRequestSplitAcrossManySmallWritesIsServed() async throws {
+        let (endpoint, port) = try Self.started()
+        defer { endpoint.stop() }
+        let response = try await onThread {
+            let client = try TestHTTPClient(port: port)
+            for byte in Array("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: */*\r\n\r\n".utf8) {
+                try client.write([byte])
+                usleep(2000)  // each byte its own segment, most likely its own read
+            }
+            return try HTTPResponse(client.readToEnd())
+        }
+        #expect(response.status == 200)
+        #expect(response.body == Array(Self.metrics.utf8))
+    }
+
+    @Test func twoConnectionsInterleavedAreEachAnswered() async throws {
+        let calls = CallCounter()
+        let (endpoint, port) = try Self.started(calls: calls)
+        defer { endpoint.stop() }
+        let (first, second) = try await onThread {
+            let a = try TestHTTPClient(port: port)
+            let b = try TestHTTPClient(port: port)
+            try a.write(Array("GET /metr".utf8))
+            try b.write(Array("HEAD /metrics HTTP/1.1\r\n\r\n".utf8))
+            let second = try HTTPResponse(b.readToEnd())
+            try a.write(Array("ics HTTP/1.1\r\n\r\n".utf8))
+            return (try HTTPResponse(a.readToEnd()), second)
+        }
+        #expect(first.status == 200 && first.body == Array(Self.metrics.utf8))
+        #expect(second.status == 200 && second.body.isEmpty)
+        #expect(calls.value == 2)
+    }
+
+    @Test func twoRequestsPipelinedOnOneConnectionGetOneReplyThenClose() async throws {
+        let calls = CallCounter()
+        let (endpoint, port) = try Self.started(calls: calls)
+        defer { endpoint.stop() }
+        let bytes = try await onThread {
+            try TestHTTPClient.exchange(port: port, "GET /metrics HTTP/1.1\r\n\r\nGET /metrics HTTP/1.1\r\n\r\n")
+        }
+        let response = try HTTPResponse(bytes)
+        #expect(response.status == 200)
+        #expect(response.body == Array(Self.metrics.utf8))
+        #expect(calls.value == 1)
+    }
+
+    @Test func a100IdleConnectionsDoNotKeepAFreshScrapeFromAnswering() async throws {
+        let (endpoint, port) = try Self.started(idleTimeoutMilliseconds: 300, maxConnections: 64)
+        defer { endpoint.stop() }
+        let (response, closedIdle) = try await onThread {
+            let idle = try (0..<100).map { _ in try TestHTTPClient(port: port) }
+            // Beyond the cap a connection is closed at once, and the idle ones after the timeout:
+            // a scrape answers within a bounded number of tries.
+            var response: HTTPResponse?
+            for _ in 0..<100 where response == nil {
+                if let bytes = try? TestHTTPClient.exchange(port: port, "GET /metrics HTTP/1.1\r\n\r\n"), !bytes.isEmpty {
+                    response = try HTTPResponse(bytes)
+                } else {
+                    usleep(100_000)
+                }
+            }
+            // Every idle connection ends (408 or closed at once), none is left hanging.
+            var closed = 0
+            for client in idle {
+                let bytes = try client.readToEnd()
+                if bytes.isEmpty || (try? HTTPResponse(bytes))?.status == 408 { closed += 1 }
+            }
+            return (response, closed)
+        }
+        #expect(response?.status == 200)
+        #expect(response?.body == Array(Self.metrics.utf8))
+        #expect(closedIdle == 100)
+    }
+
+    @Test func randomGarbageNeverStopsTheEndpoint() async throws {
+        let (endpoint, port) = try Self.started(idleTimeoutMilliseconds: 500)
+        defer { endpoint.stop() }
+        let statuses = try await onThread {
+            var generator = SplitMix64(seed: 7)
+            var statuses: [Int] = []
+            for round in 0..<40 {
+                let length = Int.random(in: 1...20_000, using: &generator)
+                var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                // Half of them end their "head" so the parser sees garbage, not only the cap.
+                if round % 2 == 0 && length < 8000 { bytes += Array("\r\n\r\n".utf8) }
+                let client = try TestHTTPClient(port: port)
+                try? client.write(bytes)
+                let reply = (try? client.readToEnd()) ?? []
+                statuses.append(reply.isEmpty ? 0 : ((try? HTTPResponse(reply))?.status ?? -1))
+            }
+            return statuses
+        }
+        // Every reply that came is a well-formed refusal (a peer reset may lose some).
+        #expect(statuses.allSatisfy { [0, 400, 405, 408, 431, 505].contains($0) }, "\(statuses)")
+        #expect(statuses.contains(400) || statuses.contains(431))
+        let response = try await onThread { try HTTPResponse(TestHTTPClient.exchange(port: port, "GET /metrics HTTP/1.1\r\n\r\n")) }
+        #expect(response.status == 200)
+    }
+
+    @Test func stopWithConnectionsOpenReturnsAndClosesThem() async throws {
+        let (endpoint, port) = try Self.started()
+        let ends = try await onThread {
+            let clients = try (0..<10).map { _ in try TestHTTPClient(port: port) }
+            try clients[0].write(Array("GET /metr".utf8))
+            // Make sure the endpoint has seen them before it stops.
+            _ = try HTTPResponse(TestHTTPClient.exchange(port: port, "GET / HTTP/1.1\r\n\r\n"))
+            endpoint.stop()
+            return try clients.map { try $0.readToEnd() }
+        }
+        // Closed without a reply, well before the 10 s idle timeout would have.
+        #expect(ends.allSatisfy { $0.isEmpty })
+        endpoint.stop()
+        #expect(endpoint.boundEndpoint != nil)
+    }
+
+    @Test func stopIsSafeBeforeStartAndTwice() throws {
+        let endpoint = try ScrapeEndpoint(name: "test", context: testContext, endpoint: "tcp://127.0.0.1:0", logger: testLogger) { "" }
+        endpoint.stop()
+        endpoint.stop()
+        #expect(endpoint.boundEndpoint == nil)
+    }
+
+    @Test func aTakenOrInvalidEndpointFailsToStart() throws {
+        let (first, port) = try Self.started()
+        defer { first.stop() }
+        let taken = try ScrapeEndpoint(name: "taken", context: testContext, endpoint: "tcp://127.0.0.1:\(port)", logger: testLogger) { "" }
+        #expect(throws: ScrapeEndpointError.self) { try taken.start() }
+        taken.stop()
+        for bad in ["tcp://no-such-host.invalid:x", "ipc:///tmp/metrics", "nonsense"] {
+            let invalid = try ScrapeEndpoint(name: "bad", context: testContext, endpoint: bad, logger: testLogger) { "" }
+            #expect(throws: ScrapeEndpointError.self) { try invalid.start() }
+            invalid.stop()
+            invalid.stop()
+        }
+        // The first endpoint still serves.
+        #expect(first.boundEndpoint == "tcp://127.0.0.1:\(port)")
+    }
+
+    @Test func aWildcardAddressIsResolvedInBoundEndpoint() throws {
+        let endpoint = try ScrapeEndpoint(name: "any", context: testContext, endpoint: "tcp://*:0", logger: testLogger) { "" }
+        try endpoint.start()
+        defer { endpoint.stop() }
+        let bound = try #require(endpoint.boundEndpoint)
+        #expect(bound.hasPrefix("tcp://0.0.0.0:"))
+        #expect(!bound.hasSuffix(":0"))
+    }
+
+    @Test func theHeadParserFindsTheEndAcrossChunksAndCapsTheBuffer() {
+        var buffer = ScrapeHTTP.HeadBuffer()
+        #expect(buffer.append(Array("GET /metrics HTTP/1.1\r\n\r".utf8)) == nil)
+        #expect(buffer.append(Array("\n".utf8)) == .metrics(head: false))
+        var big = ScrapeHTTP.HeadBuffer()
+        var result: ScrapeHTTP.Request?
+        for _ in 0..<100 where result == nil { result = big.append([UInt8](repeating: 65, count: 1000)) }
+        #expect(result == .refused(.headersTooLarge))
+        #expect(big.bytes.count <= ScrapeHTTP.maxHeadBytes + 1000)
+    }
+}
+
+/// Runs blocking socket work on a thread of its own, off the shared pool.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { (done: CheckedContinuation<T, any Error>) in
+        Thread { done.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// A blocking TCP client on loopback, every read bounded by a receive timeout.
+final class TestHTTPClient {
+    let fd: Int32
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(port: UInt16, readTimeoutSeconds: Int = 10) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        var timeout = timeval(tv_sec: readTimeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else {
+            let code = errno
+            Glibc.close(fd)
+            throw Failure(description: "connect: errno \(code)")
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    func write(_ bytes: [UInt8]) throws {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Failure(description: "send: errno \(errno)")
+            }
+            sent += n
+        }
+    }
+
+    /// Everything until the peer closes (a reset ends it too); throws when the read timeout passes.
+    func readToEnd() throws -> [UInt8] {
+        var result: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { result += buffer[..<n]; continue }
+            if n == 0 { return result }
+            if errno == EINTR { continue }
+            if errno == ECONNRESET { return result }
+            throw Failure(description: "recv: errno \(errno) after \(result.count) bytes")
+        }
+    }
+
+    /// Connects, sends `request`, reads the reply until the endpoint closes.
+    static func exchange(port: UInt16, _ request: String) throws -> [UInt8] {
+        let client = try TestHTTPClient(port: port)
+        try client.write(Array(request.utf8))
+        return try client.readToEnd()
+    }
+}
+
+/// A parsed HTTP/1.1 reply.
+struct HTTPResponse: Sendable {
+    let statusLine: String
+    let status: Int
+    let headers: [String: String]
+    let body: [UInt8]
+
+    init(_ bytes: [UInt8]) throws {
+        guard let end = ScrapeHTTP.headEnd(bytes, from: 0) else {
+            throw TestHTTPClient.Failure(description: "no head in \(bytes.count) bytes: \(String(decoding: bytes.prefix(200), as: UTF8.self).debugDescription)")
+        }
+        let lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        statusLine = lines[0]
+        let parts = statusLine.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, parts[0] == "HTTP/1.1", let status = Int(parts[1]) else {
+            throw TestHTTPClient.Failure(description: "bad status line \(statusLine.debugDescription)")
+        }
+        self.status = status
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        self.headers = headers
+        body = Array(bytes[(end + 4)...])
+    }
+}
