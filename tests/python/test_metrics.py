@@ -93,3 +93,46 @@ def test_the_scrape_endpoint_refuses_what_is_not_a_scrape(metered):
         assert raw.recv(64).startswith(b"HTTP/1.1 405")
     # And it still answers a scrape afterwards.
     assert scrape(port)[0] == 200
+
+
+def test_homepwner_up_serves_all_four_parts_on_one_scrape_endpoint(tmp_path, pb, zmq_context):
+    """`homepwner up --metrics`: one endpoint, every sample labelled with its part; the variable
+    HOMEPWNER_METRICS sets it as well as the flag."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from conftest import _executable
+
+    ports = {name: free_port() for name in ("item", "item-events", "image", "image-events", "capture", "thumbnail", "metrics")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
+    env["HOMEPWNER_METRICS"] = f"tcp://127.0.0.1:{ports['metrics']}"
+    endpoint = {name: f"tcp://127.0.0.1:{port}" for name, port in ports.items()}
+    log = open(tmp_path / "up.log", "wb")
+    up = subprocess.Popen(
+        [str(_executable("homepwner")), "up", "--data-dir", str(tmp_path / "data"),
+         "--item-rpc", endpoint["item"], "--item-events", endpoint["item-events"],
+         "--image-rpc", endpoint["image"], "--image-events", endpoint["image-events"],
+         "--capture-worker-rpc", endpoint["capture"], "--thumbnail-worker-rpc", endpoint["thumbnail"]],
+        env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                status, _, text = scrape(ports["metrics"])
+                if status == 200 and text.count("homepwner_process_info{") == 4:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, (tmp_path / "up.log").read_text(errors="replace")
+            time.sleep(0.2)
+        families = {family.name: family for family in text_string_to_metric_families(text)}
+        parts = {s.labels["process"] for s in families["homepwner_process_info"].samples}
+        assert parts == {"item-service", "image-service", "capture-worker", "thumbnail-worker"}
+        slots = {s.labels["queue"] for s in families["homepwner_worker_job_slots"].samples}
+        assert slots == {"capture", "thumbnails"}
+        assert {s.labels["process"] for s in families["homepwner_cache_entries"].samples} == {"image-service"}
+    finally:
+        up.send_signal(signal.SIGTERM)
+        assert up.wait(timeout=20) == 0, (tmp_path / "up.log").read_text(errors="replace")
