@@ -16,6 +16,16 @@ import zmq
 from homepwner_client import Client, NotSent, compile_protos
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = REPO_ROOT / "compose" / "docker-compose.yml"
+
+
+def compose_mounts(service: dict) -> dict[str, tuple[str, bool]]:
+    """A compose service's `volumes` as {container path: (volume or host path, read-only)}."""
+    mounts = {}
+    for volume in service.get("volumes", []):
+        source, target, *options = volume.split(":")
+        mounts[target] = (source, "ro" in options)
+    return mounts
 
 
 def free_port() -> int:

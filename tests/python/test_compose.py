@@ -15,9 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO_ROOT, _executable, free_port
-
-COMPOSE = REPO_ROOT / "compose" / "docker-compose.yml"
+from conftest import COMPOSE, _executable, compose_mounts, free_port
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +35,9 @@ def test_every_service_has_a_health_check_through_the_cli(compose):
 
 
 class Topology:
-    """The compose services as local processes: every container port gets a free loopback port."""
+    """The compose services as local processes: every container port gets a free loopback port,
+    every named volume a folder under `work` (the same folder for every service that mounts it),
+    and a path in a service's environment the folder of the volume it lies in."""
 
     def __init__(self, compose: dict, work: Path):
         self.services = compose["services"]
@@ -47,7 +47,11 @@ class Topology:
                 for port in re.findall(r"tcp://\*:(\d+)", str(value)):
                     self.ports[int(port)] = free_port()
         self.work = work
+        self.volumes = {name: work / "volumes" / name for name in compose.get("volumes") or {}}
+        for folder in self.volumes.values():
+            folder.mkdir(parents=True, exist_ok=True)
         self.processes: dict[str, subprocess.Popen] = {}
+        self.logs: dict[str, Path] = {}
 
     def local(self, text: str) -> str:
         """tcp://*:N, tcp://NAME:N and tcp://127.0.0.1:N as the loopback endpoint of port N."""
@@ -56,16 +60,45 @@ class Topology:
             return f"tcp://127.0.0.1:{self.ports.get(port, port)}"
         return re.sub(r"tcp://([*A-Za-z0-9_.-]+):(\d+)", endpoint, text)
 
+    def host_path(self, name: str, path: str) -> Path:
+        """The local folder of `path` in service `name`'s container, which must lie in one of its
+        volumes (elsewhere it would be the image's, lost with the container)."""
+        mounts = compose_mounts(self.services[name])
+        for target in sorted(mounts, key=len, reverse=True):
+            if path == target or path.startswith(target.rstrip("/") + "/"):
+                source = mounts[target][0]
+                assert source in self.volumes, f"{name}: {source} (mounted at {target}) is not a named volume"
+                return self.volumes[source] / path[len(target):].lstrip("/")
+        raise AssertionError(f"{name}: {path} lies in none of its volumes {sorted(mounts)}")
+
+    def environment(self, name: str) -> dict[str, str]:
+        """The process environment compose gives service `name`, endpoints and paths made local."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
+        for key, value in self.services[name].get("environment", {}).items():
+            value = self.local(str(value))
+            env[key] = str(self.host_path(name, value)) if value.startswith("/") else value
+        return env
+
+    def published(self, name: str, variable: str) -> str:
+        """The endpoint the host reaches what service `name` binds in `variable` at: the bind's
+        port must be one of the service's published `ports`."""
+        bind = re.fullmatch(r"tcp://\*:(\d+)", str(self.services[name]["environment"][variable]))
+        assert bind, f"{name}: {variable} binds no tcp://*:PORT"
+        port = int(bind.group(1))
+        published = [str(mapping).split(":") for mapping in self.services[name].get("ports", [])]
+        assert any(int(parts[-1]) == port for parts in published), f"{name}: port {port} ({variable}) is not published"
+        return f"tcp://127.0.0.1:{self.ports[port]}"
+
     def start(self, name: str) -> None:
         service = self.services[name]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
-        for key, value in service.get("environment", {}).items():
-            env[key] = self.local(str(value))
-        if "HOMEPWNER_DATA_DIR" in env:
-            env["HOMEPWNER_DATA_DIR"] = str(self.work / name)
         command = [str(_executable(service["command"][0]))] + service["command"][1:]
-        log = open(self.work / f"{name}.log", "wb")
-        self.processes[name] = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.work)
+        self.logs[name] = self.work / f"{name}.log"
+        with open(self.logs[name], "wb") as log:
+            self.processes[name] = subprocess.Popen(
+                command, env=self.environment(name), stdout=log, stderr=subprocess.STDOUT, cwd=self.work)
+
+    def log(self, name: str) -> str:
+        return self.logs[name].read_text(errors="replace") if name in self.logs else ""
 
     def health(self, name: str, timeout: float = 15) -> subprocess.CompletedProcess:
         """Runs the service's health check as compose would, until it passes or `timeout` passes."""
@@ -79,15 +112,18 @@ class Topology:
             time.sleep(0.2)
 
     def stop(self) -> dict[str, int]:
+        """SIGTERM to every process; each one's exit code (-9: killed after 10 s)."""
         for process in self.processes.values():
-            process.send_signal(signal.SIGTERM)
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
         codes = {}
         for name, process in self.processes.items():
             try:
                 codes[name] = process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 process.kill()
-                codes[name] = process.wait()
+                process.wait()
+                codes[name] = -9
         return codes
 
 
