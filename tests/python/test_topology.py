@@ -1,0 +1,314 @@
+"""The compose topology without Docker: the four executables as separate processes with the
+commands and environment compose/docker-compose.yml gives them (service names and ports mapped
+to loopback, each named volume a local folder shared by the services that mount it), driven
+through the `homepwner` CLI on the published ports: items, a library capture with an edit, a
+thumbnail batch, a delete whose cascade empties image-service, and a clean SIGTERM exit.
+
+Before that, the compose file is checked against the code: every `command` is an executable
+Package.swift builds, every HOMEPWNER_* variable is one that executable reads (its --help lists
+`[env NAME]`), every path in an environment lies in one of the service's volumes, and the
+capture settings item-service and capture-worker must share are the same. (test_k8s checks the
+weaker, build-free half: that some Swift source names each variable.)"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import COMPOSE, REPO_ROOT, _executable, compose_mounts
+from test_compose import Topology
+
+# 1800×1200, EXIF orientation 1 (MIT licence: Tests/Fixtures/exif-orientation/LICENSE).
+LANDSCAPE = REPO_ROOT / "Tests" / "Fixtures" / "exif-orientation" / "Landscape_1.jpg"
+# Variables item-service and capture-worker must be given the same (Sources/Runtime/CaptureSources.swift).
+SHARED_CAPTURE = ("HOMEPWNER_CAPTURE_LIBRARY", "HOMEPWNER_CAPTURE_CAMERA", "HOMEPWNER_CAPTURE_CAMERA_TIMEOUT_MS")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+# MARK: the compose file against the code
+
+
+def package_executables() -> set[str]:
+    """The executable products of Package.swift."""
+    return set(re.findall(r'\.executable\(\s*name:\s*"([^"]+)"', (REPO_ROOT / "Package.swift").read_text()))
+
+
+def help_text(executable: str, *arguments: str) -> str:
+    result = subprocess.run([str(_executable(executable)), *arguments, "--help"], capture_output=True, text=True, timeout=10)
+    assert result.returncode == 0, f"{executable} {' '.join(arguments)} --help: {result.returncode}\n{result.stderr}"
+    return result.stdout
+
+
+def options_read(executable: str, *arguments: str) -> dict[str, str | None]:
+    """{HOMEPWNER_* variable: its default (None: none shown)} from the executable's --help."""
+    found = {}
+    for line in help_text(executable, *arguments).splitlines():
+        variable = re.search(r"\[env (HOMEPWNER_[A-Z0-9_]+)\]", line)
+        if variable:
+            default = re.search(r"\(default: ([^)]*)\)", line)
+            found[variable.group(1)] = default.group(1) if default else None
+    return found
+
+
+def compose_problems(compose: dict, reads: dict[str, dict[str, str | None]], executables: set[str]) -> list[str]:
+    """What in `compose` the code disagrees with, given the variables each executable reads."""
+    problems = []
+    services = compose["services"]
+    for name, service in services.items():
+        command = service.get("command") or []
+        if not command or command[0] not in executables:
+            problems.append(f"{name}: command {command} is no executable Package.swift builds")
+            continue
+        check = (service.get("healthcheck") or {}).get("test", [])
+        if len(check) < 2 or check[1] not in executables:
+            problems.append(f"{name}: health check {check} runs no executable Package.swift builds")
+        read = reads[command[0]]
+        mounts = compose_mounts(service)
+        for variable, value in (service.get("environment") or {}).items():
+            if variable not in read:
+                problems.append(f"{name}: {command[0]} does not read {variable}")
+            value = str(value)
+            if value.startswith("/") and not any(value == t or value.startswith(t.rstrip("/") + "/") for t in mounts):
+                problems.append(f"{name}: {variable}={value} lies in none of its volumes {sorted(mounts)}")
+    # The capture sources: what item-service offers, capture-worker must be able to read.
+    effective = {}
+    for name in ("item-service", "capture-worker"):
+        env, read = services[name].get("environment") or {}, reads[services[name]["command"][0]]
+        effective[name] = {v: str(env[v]) if v in env else read.get(v) for v in SHARED_CAPTURE}
+    for variable in SHARED_CAPTURE:
+        if effective["item-service"][variable] != effective["capture-worker"][variable]:
+            problems.append(f"item-service and capture-worker differ in {variable}: "
+                            f"{effective['item-service'][variable]!r} and {effective['capture-worker'][variable]!r}")
+    library = {name: (services[name].get("environment") or {}).get("HOMEPWNER_CAPTURE_LIBRARY")
+               for name in ("item-service", "capture-worker")}
+    if all(library.values()):
+        volumes = {}
+        for name, path in library.items():
+            mounts = compose_mounts(services[name])
+            target = max((t for t in mounts if path == t or path.startswith(t.rstrip("/") + "/")), key=len, default=None)
+            volumes[name] = (mounts[target][0], path[len(target):]) if target else None
+        if volumes["item-service"] != volumes["capture-worker"]:
+            problems.append(f"HOMEPWNER_CAPTURE_LIBRARY is not the same volume folder: {volumes}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def reads(compose) -> dict[str, dict[str, str | None]]:
+    return {service["command"][0]: options_read(service["command"][0]) for service in compose["services"].values()}
+
+
+def test_compose_commands_and_variables_are_what_the_code_builds_and_reads(compose, reads):
+    assert compose_problems(compose, reads, package_executables()) == []
+
+
+def test_health_check_flags_are_ones_homepwner_health_takes(compose):
+    flags = set(re.findall(r"--[a-z][a-z0-9-]*", help_text("homepwner", "health")))
+    for name, service in compose["services"].items():
+        used = {part for part in service["healthcheck"]["test"] if part.startswith("--")}
+        assert used <= flags, f"{name}: homepwner health takes no {sorted(used - flags)}"
+
+
+def test_the_consistency_check_catches_a_broken_compose_file(compose, reads):
+    """compose_problems can fail: each breakage below is reported."""
+    executables = package_executables()
+
+    def broken(change) -> list[str]:
+        copied = copy.deepcopy(compose)
+        change(copied["services"])
+        return compose_problems(copied, reads, executables)
+
+    def misspell(services):
+        env = services["item-service"]["environment"]
+        env["HOMEPWNER_ITEM_RCP"] = env.pop("HOMEPWNER_ITEM_RPC")
+
+    def wrong_executable(services):
+        env = services["thumbnail-worker"]["environment"]
+        env["HOMEPWNER_DATA_DIR"] = "/data"  # workers have no data folder
+
+    def library_elsewhere(services):
+        services["capture-worker"]["environment"]["HOMEPWNER_CAPTURE_LIBRARY"] = "/photos"
+
+    def library_unmounted(services):
+        services["capture-worker"]["volumes"] = []
+
+    def no_library_for_the_worker(services):
+        del services["capture-worker"]["environment"]["HOMEPWNER_CAPTURE_LIBRARY"]
+
+    cases = {
+        "misspelt": (misspell, "item-service: item-service does not read HOMEPWNER_ITEM_RCP"),
+        "not read by this executable": (wrong_executable, "thumbnail-worker: thumbnail-worker does not read HOMEPWNER_DATA_DIR"),
+        "a different library": (library_elsewhere, "differ in HOMEPWNER_CAPTURE_LIBRARY"),
+        "the library in no volume": (library_unmounted, "capture-worker: HOMEPWNER_CAPTURE_LIBRARY=/library lies in none"),
+        "no library for the worker": (no_library_for_the_worker, "differ in HOMEPWNER_CAPTURE_LIBRARY"),
+        "an executable not built": (lambda s: s["image-service"].update(command=["image-server"]), "no executable Package.swift builds"),
+        "a health check not built": (lambda s: s["image-service"]["healthcheck"].update(test=["CMD", "hp", "health"]), "health check"),
+    }
+    for what, (change, expected) in cases.items():
+        problems = broken(change)
+        assert any(expected in problem for problem in problems), f"{what}: {problems}"
+
+
+# MARK: the scenario
+
+
+class CLI:
+    """`homepwner` on the host, connected to the published item and image ports."""
+
+    def __init__(self, topology: Topology, work: Path):
+        self.item = topology.published("item-service", "HOMEPWNER_ITEM_RPC")
+        self.image = topology.published("image-service", "HOMEPWNER_IMAGE_RPC")
+        self.env = {k: v for k, v in topology.environment("image-service").items() if not k.startswith("HOMEPWNER_")}
+        self.work = work
+
+    def run(self, *arguments: str, timeout: float = 30) -> subprocess.CompletedProcess:
+        command = [str(_executable("homepwner")), *arguments, "--item", self.item, "--image", self.image]
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=self.env, cwd=self.work)
+
+    def json(self, *arguments: str, timeout: float = 30, code: int = 0):
+        result = self.run(*arguments, "--json", timeout=timeout)
+        assert result.returncode == code, f"homepwner {' '.join(arguments)}: exit {result.returncode}\n{result.stdout}{result.stderr}"
+        return json.loads(result.stdout)
+
+
+def jpeg_size(path: Path) -> tuple[int, int]:
+    """(width, height) from a JPEG's frame header."""
+    data = path.read_bytes()
+    assert data[:2] == b"\xff\xd8", f"{path} is no JPEG"
+    at = 2
+    while at + 4 <= len(data):
+        marker, length = data[at + 1], struct.unpack(">H", data[at + 2:at + 4])[0]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", data[at + 5:at + 9])
+            return width, height
+        at += 2 + length
+    raise AssertionError(f"{path}: no frame header")
+
+
+def number(value) -> int:
+    """A proto3 JSON integer (64-bit ones are strings; zeros are left out)."""
+    return int(value or 0)
+
+
+def eventually(what: str, condition, seconds: float = 15):
+    deadline = time.monotonic() + seconds
+    while True:
+        result = condition()
+        if result:
+            return result
+        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
+        time.sleep(0.1)
+
+
+@pytest.fixture
+def topology(compose, tmp_path):
+    """The four services started as compose says, each health check passing; stopped at the end."""
+    topology = Topology(compose, tmp_path)
+    try:
+        for name in compose["services"]:
+            topology.start(name)
+        for name in compose["services"]:
+            result = topology.health(name)
+            assert result.returncode == 0, f"{name}: {result.stdout}{result.stderr}\n{topology.log(name)}"
+        yield topology
+    finally:
+        topology.stop()
+
+
+def test_the_compose_topology_items_capture_thumbnails_cascade_and_sigterm(topology, tmp_path):
+    started = time.monotonic()
+    cli = CLI(topology, tmp_path)
+    try:
+        scenario(topology, cli, tmp_path)
+    except BaseException:
+        for name in topology.processes:
+            print(f"--- {name} log\n{topology.log(name)[-4000:]}")
+        raise
+    # 5. Every process exits 0 on SIGTERM.
+    codes = topology.stop()
+    assert codes == {name: 0 for name in topology.services}, (
+        codes, {name: topology.log(name)[-2000:] for name, code in codes.items() if code != 0})
+    assert time.monotonic() - started < 60
+
+
+def scenario(topology: Topology, cli: CLI, work: Path) -> None:
+    # 1. Items: a few created, listed in the order made, their fields as given.
+    made = [cli.json("item", "add", name, "--serial", serial, "--value", str(value))
+            for name, serial, value in [("Lamp", "L-1", 40), ("Chair", "C-22", 125), ("Desk", "", 300)]]
+    for item, (name, serial, value) in zip(made, [("Lamp", "L-1", 40), ("Chair", "C-22", 125), ("Desk", "", 300)]):
+        assert (item["name"], item.get("serial_number", ""), number(item.get("value_in_dollars"))) == (name, serial, value), item
+        assert re.fullmatch(r"[0-9a-f-]{36}", item["key"]), item
+    listed = cli.json("item", "ls")
+    assert number(listed["total_count"]) == 3, listed
+    assert [(i["key"], i["name"]) for i in listed["items"]] == [(i["key"], i["name"]) for i in made], listed
+    lamp = made[0]["key"]
+
+    # 2. A capture from the shared library volume, with an edit: the crop's centred square.
+    sources = cli.json("capture", "sources")
+    assert {s["type"]: s.get("available", False) for s in sources["sources"]}.get("LIBRARY") is True, sources
+    item_library = topology.host_path("item-service", topology.services["item-service"]["environment"]["HOMEPWNER_CAPTURE_LIBRARY"])
+    (item_library / "trip").mkdir(parents=True)
+    shutil.copy(LANDSCAPE, item_library / "trip" / "lamp.jpg")
+    job = cli.json("capture", lamp, "--library", "trip/lamp.jpg", "--crop", "100,50,900,600", "--square", "--primary", "--wait")
+    assert job["state"] == "DONE" and job.get("original_key") and job.get("edited_key"), job
+    original, edited = job["original_key"], job["edited_key"]
+    item = cli.json("item", "show", lamp)
+    assert item["photo_keys"] == [original, edited] and item["primary_photo_key"] == edited, item
+    info = cli.json("image", "stat", edited)
+    assert (info["kind"], info["parent_key"], info["owner_key"]) == ("EDITED", original, lamp), info
+    assert (info["width"], info["height"]) == (600, 600), info
+    got = cli.json("image", "get", edited, "-o", str(work / "edited.jpg"))
+    assert number(got["bytes"]) == (work / "edited.jpg").stat().st_size > 0, got
+    assert jpeg_size(work / "edited.jpg") == (600, 600)
+    stored = cli.json("image", "stat", original)
+    assert (stored["kind"], stored["width"], stored["height"]) == ("ORIGINAL", 1800, 1200), stored
+    cli.json("image", "get", original, "-o", str(work / "original.jpg"))
+    assert (work / "original.jpg").read_bytes() == LANDSCAPE.read_bytes(), "the original is not stored untouched"
+
+    # 3. A thumbnail batch of a size no image has yet: every image gets it.
+    batch = cli.json("thumbs", "batch", "--missing", "--sizes", "96", timeout=40)
+    enqueued, progress = batch["enqueue"], batch["batch"]
+    assert number(enqueued.get("enqueued")) == 2 and enqueued["batch_id"], batch
+    assert (number(progress.get("total")), number(progress.get("done")), number(progress.get("dead"))) == (2, 2, 0), batch
+    thumbnails = cli.json("image", "ls", "--owner", lamp, "--kind", "thumbnail")
+    of96 = {t["parent_key"]: (t["width"], t["height"]) for t in thumbnails if max(t["width"], t["height"]) == 96}
+    assert of96 == {original: (96, 64), edited: (96, 96)}, thumbnails
+    rendition = cli.json("image", "rendition", edited, "--size", "96x96", "-o", str(work / "thumb.jpg"))
+    assert rendition["served"] not in ("rendered", edited) and (rendition["width"], rendition["height"]) == (96, 96), rendition
+    assert jpeg_size(work / "thumb.jpg") == (96, 96)
+    # Again: nothing is missing now.
+    again = cli.json("thumbs", "batch", "--missing", "--sizes", "96")
+    assert number(again.get("enqueued")) == 0 and not again.get("batch_id"), again
+
+    # The thumbnails queued when the photos were stored (the default sizes) finish too.
+    def idle():
+        stats = cli.json("queue", "stats", "thumbnails")
+        return all(number(stats.get(k)) == 0 for k in ("ready", "scheduled", "leased", "dead")) and stats
+    eventually("the thumbnails queue empties", idle)
+    thumbnails = cli.json("image", "ls", "--owner", lamp, "--kind", "thumbnail")
+    images = [original, edited] + [t["key"] for t in thumbnails]
+
+    # 4. The cascade: the item deleted, every image of it is gone from image-service.
+    assert cli.json("item", "rm", lamp) == {"deleted": lamp}
+    cli.json("item", "show", lamp, code=4)
+
+    def gone():
+        results = {key: cli.run("image", "get", key, "-o", str(work / "gone.jpg"), "--json") for key in images}
+        return all(r.returncode == 4 and json.loads(r.stdout)["status"] == "NOT_FOUND" for r in results.values())
+    eventually("image get says NOT_FOUND for every image of the deleted item", gone)
+    assert cli.json("image", "ls", "--owner", lamp) == []
+    eventually("no cascade pending", lambda: number(cli.json("item", "stats").get("pending_cascades")) == 0)
+    left = cli.json("item", "ls")
+    assert [i["key"] for i in left["items"]] == [i["key"] for i in made[1:]], left
