@@ -67,6 +67,10 @@ def compose_problems(compose: dict, reads: dict[str, dict[str, str | None]], exe
     """What in `compose` the code disagrees with, given the variables each executable reads."""
     problems = []
     services = compose["services"]
+    # What each service binds, by variable: a client's variable of the same name connects to it.
+    binds = {(name, variable): int(bind.group(1)) for name, service in services.items()
+             for variable, value in (service.get("environment") or {}).items()
+             if (bind := re.fullmatch(r"tcp://\*:(\d+)", str(value)))}
     for name, service in services.items():
         command = service.get("command") or []
         if not command or command[0] not in executables:
@@ -81,6 +85,9 @@ def compose_problems(compose: dict, reads: dict[str, dict[str, str | None]], exe
             if variable not in read:
                 problems.append(f"{name}: {command[0]} does not read {variable}")
             value = str(value)
+            for host, port in re.findall(r"tcp://([A-Za-z][A-Za-z0-9_.-]*):(\d+)", value):
+                if binds.get((host, variable)) != int(port):
+                    problems.append(f"{name}: {variable}={value}: {host} binds {variable} on port {binds.get((host, variable))}")
             if value.startswith("/") and not any(value == t or value.startswith(t.rstrip("/") + "/") for t in mounts):
                 problems.append(f"{name}: {variable}={value} lies in none of its volumes {sorted(mounts)}")
     # The capture sources: what item-service offers, capture-worker must be able to read.
@@ -144,21 +151,37 @@ def test_the_consistency_check_catches_a_broken_compose_file(compose, reads):
     def library_unmounted(services):
         services["capture-worker"]["volumes"] = []
 
+    def wrong_port(services):
+        services["thumbnail-worker"]["environment"]["HOMEPWNER_IMAGE_RPC"] = "tcp://image-service:5559"
+
+    def events_port(services):
+        services["item-service"]["environment"]["HOMEPWNER_IMAGE_RPC"] = "tcp://image-service:5562"
+
+    def unknown_host(services):
+        services["capture-worker"]["environment"]["HOMEPWNER_ITEM_RPC"] = "tcp://items:5551"
+
+    def library_in_another_volume(services):
+        services["capture-worker"]["volumes"] = ["other-library:/library:ro"]
+
     def no_library_for_the_worker(services):
         del services["capture-worker"]["environment"]["HOMEPWNER_CAPTURE_LIBRARY"]
 
     cases = {
-        "misspelt": (misspell, "item-service: item-service does not read HOMEPWNER_ITEM_RCP"),
-        "not read by this executable": (wrong_executable, "thumbnail-worker: thumbnail-worker does not read HOMEPWNER_DATA_DIR"),
-        "a different library": (library_elsewhere, "differ in HOMEPWNER_CAPTURE_LIBRARY"),
-        "the library in no volume": (library_unmounted, "capture-worker: HOMEPWNER_CAPTURE_LIBRARY=/library lies in none"),
-        "no library for the worker": (no_library_for_the_worker, "differ in HOMEPWNER_CAPTURE_LIBRARY"),
-        "an executable not built": (lambda s: s["image-service"].update(command=["image-server"]), "no executable Package.swift builds"),
-        "a health check not built": (lambda s: s["image-service"]["healthcheck"].update(test=["CMD", "hp", "health"]), "health check"),
+        "misspelt": (misspell, r"item-service: item-service does not read HOMEPWNER_ITEM_RCP"),
+        "not read by this executable": (wrong_executable, r"thumbnail-worker: thumbnail-worker does not read HOMEPWNER_DATA_DIR"),
+        "a different library": (library_elsewhere, r"differ in HOMEPWNER_CAPTURE_LIBRARY"),
+        "the library in no volume": (library_unmounted, r"capture-worker: HOMEPWNER_CAPTURE_LIBRARY=\S+ lies in none"),
+        "the library in another volume": (library_in_another_volume, r"HOMEPWNER_CAPTURE_LIBRARY is not the same volume folder"),
+        "no library for the worker": (no_library_for_the_worker, r"differ in HOMEPWNER_CAPTURE_LIBRARY"),
+        "a port nothing binds": (wrong_port, r"thumbnail-worker: HOMEPWNER_IMAGE_RPC=\S+: image-service binds HOMEPWNER_IMAGE_RPC on port 5552"),
+        "the events port for RPC": (events_port, r"item-service: HOMEPWNER_IMAGE_RPC=\S+: image-service binds HOMEPWNER_IMAGE_RPC on port 5552"),
+        "a host no service is": (unknown_host, r"capture-worker: HOMEPWNER_ITEM_RPC=tcp://items:5551: items binds HOMEPWNER_ITEM_RPC on port None"),
+        "an executable not built": (lambda s: s["image-service"].update(command=["image-server"]), r"no executable Package.swift builds"),
+        "a health check not built": (lambda s: s["image-service"]["healthcheck"].update(test=["CMD", "hp", "health"]), r"health check"),
     }
     for what, (change, expected) in cases.items():
         problems = broken(change)
-        assert any(expected in problem for problem in problems), f"{what}: {problems}"
+        assert any(re.search(expected, problem) for problem in problems), f"{what}: {problems}"
 
 
 # MARK: the scenario
@@ -173,11 +196,14 @@ class CLI:
         self.env = {k: v for k, v in topology.environment("image-service").items() if not k.startswith("HOMEPWNER_")}
         self.work = work
 
-    def run(self, *arguments: str, timeout: float = 30) -> subprocess.CompletedProcess:
+    def run(self, *arguments: str, timeout: float = 15) -> subprocess.CompletedProcess:
         command = [str(_executable("homepwner")), *arguments, "--item", self.item, "--image", self.image]
-        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=self.env, cwd=self.work)
+        try:
+            return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=self.env, cwd=self.work)
+        except subprocess.TimeoutExpired as late:
+            raise AssertionError(f"homepwner {' '.join(arguments)}: no answer within {timeout} s\n{late.stderr or ''}") from None
 
-    def json(self, *arguments: str, timeout: float = 30, code: int = 0):
+    def json(self, *arguments: str, timeout: float = 15, code: int = 0):
         result = self.run(*arguments, "--json", timeout=timeout)
         assert result.returncode == code, f"homepwner {' '.join(arguments)}: exit {result.returncode}\n{result.stdout}{result.stderr}"
         return json.loads(result.stdout)
@@ -203,13 +229,13 @@ def number(value) -> int:
 
 
 def eventually(what: str, condition, seconds: float = 15):
+    """condition()'s first true result, asked every 0.1 s for at most `seconds`."""
     deadline = time.monotonic() + seconds
-    while True:
-        result = condition()
-        if result:
-            return result
-        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
+    while not (result := condition()):
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not within {seconds} s (last: {result!r})")
         time.sleep(0.1)
+    return result
 
 
 @pytest.fixture
@@ -261,7 +287,8 @@ def scenario(topology: Topology, cli: CLI, work: Path) -> None:
     item_library = topology.host_path("item-service", topology.services["item-service"]["environment"]["HOMEPWNER_CAPTURE_LIBRARY"])
     (item_library / "trip").mkdir(parents=True)
     shutil.copy(LANDSCAPE, item_library / "trip" / "lamp.jpg")
-    job = cli.json("capture", lamp, "--library", "trip/lamp.jpg", "--crop", "100,50,900,600", "--square", "--primary", "--wait")
+    job = cli.json("capture", lamp, "--library", "trip/lamp.jpg", "--crop", "100,50,900,600", "--square", "--primary", "--wait",
+                   timeout=20)
     assert job["state"] == "DONE" and job.get("original_key") and job.get("edited_key"), job
     original, edited = job["original_key"], job["edited_key"]
     item = cli.json("item", "show", lamp)
@@ -278,10 +305,14 @@ def scenario(topology: Topology, cli: CLI, work: Path) -> None:
     assert (work / "original.jpg").read_bytes() == LANDSCAPE.read_bytes(), "the original is not stored untouched"
 
     # 3. A thumbnail batch of a size no image has yet: every image gets it.
-    batch = cli.json("thumbs", "batch", "--missing", "--sizes", "96", timeout=40)
-    enqueued, progress = batch["enqueue"], batch["batch"]
-    assert number(enqueued.get("enqueued")) == 2 and enqueued["batch_id"], batch
-    assert (number(progress.get("total")), number(progress.get("done")), number(progress.get("dead"))) == (2, 2, 0), batch
+    enqueued = cli.json("thumbs", "batch", "--missing", "--sizes", "96", "--no-wait")
+    assert number(enqueued.get("enqueued")) == 2 and enqueued.get("batch_id"), enqueued
+
+    def finished():
+        batch = cli.json("thumbs", "status", enqueued["batch_id"])
+        return number(batch.get("pending")) == 0 and batch
+    progress = eventually("the thumbnail batch is done", finished)
+    assert (number(progress.get("total")), number(progress.get("done")), number(progress.get("dead"))) == (2, 2, 0), progress
     thumbnails = cli.json("image", "ls", "--owner", lamp, "--kind", "thumbnail")
     of96 = {t["parent_key"]: (t["width"], t["height"]) for t in thumbnails if max(t["width"], t["height"]) == 96}
     assert of96 == {original: (96, 64), edited: (96, 96)}, thumbnails
