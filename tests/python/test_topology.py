@@ -255,9 +255,10 @@ def topology(compose, tmp_path):
 
 def test_the_compose_topology_items_capture_thumbnails_cascade_and_sigterm(topology, tmp_path):
     started = time.monotonic()
-    cli = CLI(topology, tmp_path)
+    (tmp_path / "cli").mkdir()
+    cli = CLI(topology, tmp_path / "cli")
     try:
-        scenario(topology, cli, tmp_path)
+        scenario(topology, cli, tmp_path / "cli")
     except BaseException:
         for name in topology.processes:
             print(f"--- {name} log\n{topology.log(name)[-4000:]}")
@@ -266,6 +267,12 @@ def test_the_compose_topology_items_capture_thumbnails_cascade_and_sigterm(topol
     codes = topology.stop()
     assert codes == {name: 0 for name in topology.services}, (
         codes, {name: topology.log(name)[-2000:] for name, code in codes.items() if code != 0})
+    # What the services keep is in their volumes: nothing else in the folder they ran in
+    # (in a container it would be lost with the container).
+    outside = {p.name for p in tmp_path.iterdir()} - {"volumes", "cli"} - {f"{name}.log" for name in topology.services}
+    assert not outside, f"written outside the volumes: {sorted(outside)}"
+    for volume in ("items-data", "images-data"):
+        assert any((tmp_path / "volumes" / volume).iterdir()), f"nothing in {volume}"
     assert time.monotonic() - started < 60
 
 
