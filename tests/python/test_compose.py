@@ -93,9 +93,23 @@ class Topology:
         service = self.services[name]
         command = [str(_executable(service["command"][0]))] + service["command"][1:]
         self.logs[name] = self.work / f"{name}.log"
-        with open(self.logs[name], "wb") as log:
+        with open(self.logs[name], "ab") as log:
             self.processes[name] = subprocess.Popen(
                 command, env=self.environment(name), stdout=log, stderr=subprocess.STDOUT, cwd=self.work)
+
+    def restart(self, name: str) -> int:
+        """As compose restarts a container: SIGTERM, then the same command and environment again
+        (the same volumes); returns the exit code the process stopped with (-9: killed after 10 s)."""
+        process = self.processes.pop(name)
+        process.send_signal(signal.SIGTERM)
+        try:
+            code = process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            code = -9
+        self.start(name)
+        return code
 
     def log(self, name: str) -> str:
         return self.logs[name].read_text(errors="replace") if name in self.logs else ""

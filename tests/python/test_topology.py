@@ -240,10 +240,12 @@ def eventually(what: str, condition, seconds: float = 15):
 
 @pytest.fixture
 def topology(compose, tmp_path):
-    """The four services started as compose says, each health check passing; stopped at the end."""
+    """The four services started as compose says, each health check passing; stopped at the end.
+    Each is started before what it connects to (depends_on orders starts, not readiness, and
+    a restarted service comes back under running workers), so each must wait for the others."""
     topology = Topology(compose, tmp_path)
     try:
-        for name in compose["services"]:
+        for name in reversed(list(compose["services"])):
             topology.start(name)
         for name in compose["services"]:
             result = topology.health(name)
@@ -310,6 +312,15 @@ def scenario(topology: Topology, cli: CLI, work: Path) -> None:
     assert (stored["kind"], stored["width"], stored["height"]) == ("ORIGINAL", 1800, 1200), stored
     cli.json("image", "get", original, "-o", str(work / "original.jpg"))
     assert (work / "original.jpg").read_bytes() == LANDSCAPE.read_bytes(), "the original is not stored untouched"
+
+    # The services restarted as compose restarts a container: exit 0 on SIGTERM, back with what
+    # their volumes hold; the workers and item-service find them again.
+    for name in ("image-service", "item-service"):
+        assert topology.restart(name) == 0, f"{name} did not exit 0 on SIGTERM:\n{topology.log(name)[-2000:]}"
+        result = topology.health(name)
+        assert result.returncode == 0, f"{name} after a restart: {result.stdout}{result.stderr}\n{topology.log(name)[-2000:]}"
+    assert cli.json("item", "show", lamp)["photo_keys"] == [original, edited]
+    assert cli.json("image", "stat", edited)["checksum"] == info["checksum"]
 
     # 3. A thumbnail batch of a size no image has yet: every image gets it.
     enqueued = cli.json("thumbs", "batch", "--missing", "--sizes", "96", "--no-wait")
