@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import COMPOSE, _executable, compose_mounts, free_port
+from conftest import COMPOSE, DOCKERFILE, _executable, compose_mounts, free_port, image_runtime
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +37,9 @@ def test_every_service_has_a_health_check_through_the_cli(compose):
 class Topology:
     """The compose services as local processes: every container port gets a free loopback port,
     every named volume a folder under `work` (the same folder for every service that mounts it),
-    and a path in a service's environment the folder of the volume it lies in."""
+    each of the image's VOLUMEs that compose mounts nothing over a folder of the service's own,
+    and a HOMEPWNER_* path in a service's environment (the image's ENV, then compose's) the
+    folder of the volume it lies in."""
 
     def __init__(self, compose: dict, work: Path):
         self.services = compose["services"]
@@ -50,6 +52,7 @@ class Topology:
         self.volumes = {name: work / "volumes" / name for name in compose.get("volumes") or {}}
         for folder in self.volumes.values():
             folder.mkdir(parents=True, exist_ok=True)
+        self.image_env, self.image_volumes = image_runtime(DOCKERFILE.read_text())
         self.processes: dict[str, subprocess.Popen] = {}
         self.logs: dict[str, Path] = {}
 
@@ -63,20 +66,27 @@ class Topology:
     def host_path(self, name: str, path: str) -> Path:
         """The local folder of `path` in service `name`'s container, which must lie in one of its
         volumes (elsewhere it would be the image's, lost with the container)."""
-        mounts = compose_mounts(self.services[name])
+        mounts = {target: source for target, (source, _) in compose_mounts(self.services[name]).items()}
+        for target in self.image_volumes:
+            mounts.setdefault(target, None)
         for target in sorted(mounts, key=len, reverse=True):
             if path == target or path.startswith(target.rstrip("/") + "/"):
-                source = mounts[target][0]
-                assert source in self.volumes, f"{name}: {source} (mounted at {target}) is not a named volume"
-                return self.volumes[source] / path[len(target):].lstrip("/")
+                source = mounts[target]
+                if source is None:  # the image's anonymous volume, this container's own
+                    folder = self.work / "volumes" / "anonymous" / name / target.strip("/")
+                    folder.mkdir(parents=True, exist_ok=True)
+                else:
+                    assert source in self.volumes, f"{name}: {source} (mounted at {target}) is not a named volume"
+                    folder = self.volumes[source]
+                return folder / path[len(target):].lstrip("/")
         raise AssertionError(f"{name}: {path} lies in none of its volumes {sorted(mounts)}")
 
     def environment(self, name: str) -> dict[str, str]:
         """The process environment compose gives service `name`, endpoints and paths made local."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
-        for key, value in self.services[name].get("environment", {}).items():
+        for key, value in {**self.image_env, **self.services[name].get("environment", {})}.items():
             value = self.local(str(value))
-            env[key] = str(self.host_path(name, value)) if value.startswith("/") else value
+            env[key] = str(self.host_path(name, value)) if key.startswith("HOMEPWNER_") and value.startswith("/") else value
         return env
 
     def published(self, name: str, variable: str) -> str:

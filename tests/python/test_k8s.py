@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import COMPOSE, REPO_ROOT, compose_mounts
+from conftest import COMPOSE, DOCKERFILE, REPO_ROOT, compose_mounts
 
 K8S = REPO_ROOT / "compose" / "k8s"
-DOCKERFILE = REPO_ROOT / "compose" / "Dockerfile"
 # The oldest Kubernetes the manifests claim to fit, and the newest the pinned package bundles.
 K8S_VERSIONS = ("1.30.0", "1.35.0")
 SERVICES = ("item-service", "image-service")

@@ -89,7 +89,7 @@ def compose_problems(compose: dict, reads: dict[str, dict[str, str | None]], exe
                 if binds.get((host, variable)) != int(port):
                     problems.append(f"{name}: {variable}={value}: {host} binds {variable} on port {binds.get((host, variable))}")
             if value.startswith("/") and not any(value == t or value.startswith(t.rstrip("/") + "/") for t in mounts):
-                problems.append(f"{name}: {variable}={value} lies in none of its volumes {sorted(mounts)}")
+                problems.append(f"{name}: {variable}={value} lies in none of the volumes compose mounts for it {sorted(mounts)}")
     # The capture sources: what item-service offers, capture-worker must be able to read.
     effective = {}
     for name in ("item-service", "capture-worker"):
