@@ -348,6 +348,16 @@ def scenario(topology: Topology, cli: CLI, work: Path) -> None:
     eventually("the thumbnails queue empties", idle)
     thumbnails = cli.json("image", "ls", "--owner", lamp, "--kind", "thumbnail")
     images = [original, edited] + [t["key"] for t in thumbnails]
+    # Those are the image service's sizes (what compose leaves HOMEPWNER_THUMBNAIL_SIZES at),
+    # each no larger than its image; so a plain --missing batch has nothing to do.
+    variable = "HOMEPWNER_THUMBNAIL_SIZES"
+    sizes = topology.services["image-service"]["environment"].get(variable) or options_read("image-service")[variable]
+    sizes = [int(size) for size in str(sizes).split(",") if size]
+    longest = {original: 1800, edited: 600}
+    have = {(t["parent_key"], max(t["width"], t["height"])) for t in thumbnails}
+    assert have == {(key, min(size, edge)) for key, edge in longest.items() for size in sizes + [96]}, thumbnails
+    nothing = cli.json("thumbs", "batch", "--missing")
+    assert (number(nothing.get("enqueued")), number(nothing.get("already_done"))) == (0, 2), nothing
 
     # 4. The cascade: the item deleted, every image of it is gone from image-service.
     assert cli.json("item", "rm", lamp) == {"deleted": lamp}
