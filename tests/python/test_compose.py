@@ -109,15 +109,8 @@ class Topology:
 
     def restart(self, name: str) -> int:
         """As compose restarts a container: SIGTERM, then the same command and environment again
-        (the same volumes); returns the exit code the process stopped with (-9: killed after 10 s)."""
-        process = self.processes.pop(name)
-        process.send_signal(signal.SIGTERM)
-        try:
-            code = process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            code = -9
+        (the same volumes); returns the exit code the process stopped with."""
+        code = self.terminate([name])[name]
         self.start(name)
         return code
 
@@ -135,19 +128,38 @@ class Topology:
                 return result
             time.sleep(0.2)
 
-    def stop(self) -> dict[str, int]:
-        """SIGTERM to every process; each one's exit code (-9: killed after 10 s)."""
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
+    def grace(self, name: str) -> float:
+        """The service's stop_grace_period in seconds (Docker's default: 10)."""
+        match = re.fullmatch(r"(?:(\d+)m)?(?:(\d+)s)?", str(self.services[name].get("stop_grace_period", "10s")))
+        assert match and any(match.groups()), f"{name}: stop_grace_period {self.services[name]['stop_grace_period']}"
+        return int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
+
+    def terminate(self, names: list[str]) -> dict[str, int]:
+        """SIGTERM to these processes at once; each one's exit code (-9: killed after its grace period)."""
+        for name in names:
+            if self.processes[name].poll() is None:
+                self.processes[name].send_signal(signal.SIGTERM)
         codes = {}
-        for name, process in self.processes.items():
+        for name in names:
+            process = self.processes[name]
             try:
-                codes[name] = process.wait(timeout=10)
+                codes[name] = process.wait(timeout=self.grace(name))
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
                 codes[name] = -9
+        return codes
+
+    def stop(self) -> dict[str, int]:
+        """Every process stopped as `docker compose stop` does: SIGTERM to a service only once
+        those that depend on it have exited; each one's exit code."""
+        codes: dict[str, int] = {}
+        left = list(self.processes)
+        while left:
+            wave = [name for name in left
+                    if not any(name in (self.services[other].get("depends_on") or []) for other in left)]
+            codes |= self.terminate(wave or left)
+            left = [name for name in left if name not in codes]
         return codes
 
 
