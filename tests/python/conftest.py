@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 import zmq
 
 from homepwner_client import Client, NotSent, compile_protos
@@ -68,6 +69,12 @@ class RunningService:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@pytest.fixture(scope="session")
+def compose() -> dict:
+    """compose/docker-compose.yml as read (test_k8s has its own: the services only)."""
+    return yaml.safe_load(COMPOSE.read_text())
 
 
 @pytest.fixture(scope="session")

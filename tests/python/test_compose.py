@@ -12,15 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-import yaml
-
-from conftest import COMPOSE, DOCKERFILE, _executable, compose_mounts, free_port, image_runtime
-
-
-@pytest.fixture(scope="module")
-def compose() -> dict:
-    return yaml.safe_load(COMPOSE.read_text())
+from conftest import DOCKERFILE, _executable, compose_mounts, free_port, image_runtime
 
 
 def test_every_service_has_a_health_check_through_the_cli(compose):

@@ -26,9 +26,8 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
-from conftest import COMPOSE, REPO_ROOT, _executable, compose_mounts
+from conftest import REPO_ROOT, _executable, compose_mounts
 from test_compose import Topology
 
 # 1800×1200, EXIF orientation 1 (MIT licence: Tests/Fixtures/exif-orientation/LICENSE).
@@ -36,11 +35,6 @@ LANDSCAPE = REPO_ROOT / "Tests" / "Fixtures" / "exif-orientation" / "Landscape_1
 # Variables item-service and capture-worker must be given the same (Sources/Runtime/CaptureSources.swift;
 # HOMEPWNER_CAPTURE_ALBUM_WRITABLE only matters to item-service, which does SaveToAlbum).
 SHARED_CAPTURE = ("HOMEPWNER_CAPTURE_LIBRARY", "HOMEPWNER_CAPTURE_CAMERA", "HOMEPWNER_CAPTURE_CAMERA_TIMEOUT_MS")
-
-
-@pytest.fixture(scope="module")
-def compose() -> dict:
-    return yaml.safe_load(COMPOSE.read_text())
 
 
 # MARK: the compose file against the code
