@@ -385,4 +385,5 @@ def scenario(topology: Topology, cli: CLI, work: Path) -> None:
         cli.json("capture", chair, "--library", "trip/lamp.jpg", "--crop", f"{n * 100},0,600,600", "--wait", timeout=20)
     cli.json("capture", chair, "--library", "trip/lamp.jpg", "--circle")
     running = cli.json("thumbs", "batch", "--all", "--sizes", "1500,1000,700", "--no-wait")
-    assert number(running.get("enqueued")) == 4, running
+    # The original and three edits, and the circle's edit once its capture is done.
+    assert number(running.get("enqueued")) in (4, 5), running
