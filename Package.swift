@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "CLISupport", dependencies: ["Proto"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "homepwner",
-            dependencies: ["Harness", "Clients", "CLISupport", "RPC", "Proto", "Runtime", "ZMQ", "Digest"],
+            dependencies: ["Harness", "Clients", "CLISupport", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "CurveAuth"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -109,7 +109,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "ThumbnailWorker", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],
+            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "ThumbnailWorker", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth"],
             swiftSettings: swiftSettings
         ),
     ]
