@@ -64,6 +64,9 @@ public final class ZAPAuthenticator: LifecycleService {
             }
             bound.signal()
             serve(socket, wake: wake)
+            // zmq_close frees an inproc name later, on libzmq's reaper thread; unbinding frees it
+            // now, so a handler started right after this one stops can bind it.
+            try? socket.unbind(Self.endpoint)
             socket.close()
         }
         thread.name = name
