@@ -1,7 +1,7 @@
 import CZMQ
 
 /// ZMQ_ZAP_ENFORCE_DOMAIN: zmq.h 4.3.4 declares it only under ZMQ_BUILD_DRAFT_API, yet the
-/// library accepts and honours it without drafts (SecurityTests' fail-closed tests prove it).
+/// library accepts and honours it without drafts (CurveHandshakeTests' fail-closed tests prove it).
 let zapEnforceDomainOption: Int32 = 93
 
 // CURVE (zmq_curve(7)) and ZAP (RFC 27) options. Keys are Z85 strings of 40 characters; set
