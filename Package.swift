@@ -43,6 +43,9 @@ let package = Package(
         .target(name: "CDigest"),
         .target(name: "Digest", dependencies: ["CDigest"], swiftSettings: swiftSettings),
         .target(name: "RPC", dependencies: ["ZMQ", "Proto", "Runtime"], swiftSettings: swiftSettings),
+        // CURVE key files, the allowed keys with their roles, and the ZAP handler that checks
+        // them (not "Security": that name is Apple's framework).
+        .target(name: "CurveAuth", dependencies: ["ZMQ", "Runtime"], swiftSettings: swiftSettings),
         // What stored bytes are (a JPEG validated, HEIC, movie containers), for the image
         // service and the workers.
         .target(name: "Media", dependencies: ["JPEG", "Proto"], swiftSettings: swiftSettings),
@@ -72,7 +75,7 @@ let package = Package(
         .target(name: "CLISupport", dependencies: ["Proto"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "homepwner",
-            dependencies: ["Harness", "Clients", "CLISupport", "RPC", "Proto", "Runtime", "ZMQ", "Digest"],
+            dependencies: ["Harness", "Clients", "CLISupport", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "CurveAuth"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -86,6 +89,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .target(name: "RPCTestSupport", dependencies: ["RPC"], path: "Tests/RPCTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "ZMQTests", dependencies: ["ZMQ"], swiftSettings: swiftSettings),
+        .testTarget(name: "CurveAuthTests", dependencies: ["CurveAuth", "ZMQ", "Runtime", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "MediaTests", dependencies: ["Media", "Proto", "TestSupport"], swiftSettings: swiftSettings),
@@ -105,7 +109,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "ThumbnailWorker", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],
+            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "ThumbnailWorker", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -175,9 +175,23 @@ extension Socket {
     /// Returns nil when `dontWait` is set and nothing is queued. Without `dontWait`, an
     /// expired receive timeout throws a `ZMQError` whose `isAgain` is true.
     public func receiveFrames(dontWait: Bool = false) throws -> [Frame]? {
+        try receiveMessage(dontWait: dontWait, readUserID: false)?.frames
+    }
+
+    /// Receives one whole multipart message (as `receiveFrames`) with its `User-Id` property:
+    /// the user id the ZAP handler gave the sending connection (`zmq_msg_gets`), nil when the
+    /// connection was not authenticated by one.
+    public func receiveFramesWithUserID(dontWait: Bool = false) throws -> (frames: [Frame], userID: String?)? {
+        try receiveMessage(dontWait: dontWait, readUserID: true)
+    }
+
+    // Inlined into both callers, so `receiveFrames` pays nothing for the User-Id branch.
+    @inline(__always)
+    private func receiveMessage(dontWait: Bool, readUserID: Bool) throws(ZMQError) -> (frames: [Frame], userID: String?)? {
         let socket = try live("zmq_msg_recv")
-        return try withUnsafeTemporaryAllocation(of: zmq_msg_t.self, capacity: 1) { slot throws(ZMQError) -> [Frame]? in
+        return try withUnsafeTemporaryAllocation(of: zmq_msg_t.self, capacity: 1) { slot throws(ZMQError) -> (frames: [Frame], userID: String?)? in
             let message = slot.baseAddress!
+            var userID: String?
             var frames: [Frame] = []
             frames.reserveCapacity(4)  // the protocol's messages have 3 or 4 frames
             while true {
@@ -193,6 +207,11 @@ extension Socket {
                     throw ZMQError(code: code, operation: "zmq_msg_recv(\(type), frame \(frames.count + 1))")
                 }
                 let more = zmq_msg_more(message) != 0
+                // Every frame of a message carries its connection's metadata, but a ROUTER's
+                // routing-id frame may not: look until one has it.
+                if readUserID && userID == nil, let value = zmq_msg_gets(message, "User-Id") {
+                    userID = String(cString: value)
+                }
                 let size = zmq_msg_size(message)
                 if size < Frame.copyBelow {
                     frames.append(Frame([UInt8](unsafeUninitializedCapacity: size) { buffer, count in
@@ -208,7 +227,7 @@ extension Socket {
                     zmq_msg_close(message)
                     frames.append(Frame(storage: .message(FrameMessage(adopting: kept))))
                 }
-                if !more { return frames }
+                if !more { return (frames, userID) }
             }
         }
     }

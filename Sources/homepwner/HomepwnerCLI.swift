@@ -19,6 +19,7 @@ enum HomepwnerCLI {
         ("thumbs", "make thumbnails in bulk (all, missing, given images) and follow the batch"),
         ("capture", "capture photos and movies into an item (file, library, recent, camera), with edits"),
         ("watch", "print the services' events as they happen"),
+        ("keys", "CURVE key files and the allowed keys with their roles: gen, allow, revoke, ls"),
     ]
 
     static var overview: String {
@@ -79,6 +80,8 @@ enum HomepwnerCLI {
             code = await CaptureCommand.run(rest)
         case "watch":
             code = await WatchCommand.run(rest)
+        case "keys":
+            code = await KeysCommand.run(rest)
         default:
             let hint = didYouMean(command, among: commands.map(\.name))
             printError("homepwner: unknown command '\(command)'\(hint) (see homepwner --help)")

@@ -1,0 +1,32 @@
+/// Why a key file (a certificate or an allowed-keys file) could not be read or written; every
+/// case names the file, and the description says what to do.
+public enum KeyFileError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// A system call on `path` failed with `errno`.
+    case io(path: String, operation: String, errno: Int32)
+    /// `path` exists and would have been overwritten.
+    case exists(path: String)
+    /// A secret key file that group or others can access (`mode` is its permission bits).
+    case insecureMode(path: String, mode: UInt32)
+    /// The file's text is not what it should be; `line` is 1-based, 0 when no line is to blame.
+    case malformed(path: String, line: Int, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .io(path, operation, code):
+            return "\(path): \(operation) failed: \(errnoText(code)) (errno \(code))"
+        case let .exists(path):
+            return "\(path) already exists; refusing to overwrite it (move it away first)"
+        case let .insecureMode(path, mode):
+            return "\(path) has mode \(octal(mode)): group or others can access this secret key; "
+                + "refusing to use it. Fix it with: chmod 600 \(path)"
+        case let .malformed(path, line, reason):
+            return line > 0 ? "\(path):\(line): \(reason)" : "\(path): \(reason)"
+        }
+    }
+}
+
+/// A mode as `0644`.
+func octal(_ mode: UInt32) -> String {
+    let digits = String(mode & 0o7777, radix: 8)
+    return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+}

@@ -1,0 +1,182 @@
+import CurveAuth
+import Foundation
+import Runtime
+import ZMQ
+
+/// `homepwner keys gen|allow|revoke|ls`: CURVE key files and the allowed-keys file.
+enum KeysCommand {
+    static let overview = """
+        OVERVIEW: CURVE keys and the allowed-keys file that says which keys may connect, with which role.
+
+        USAGE:
+          homepwner keys gen NAME [--dir D]                      write NAME.key and NAME.key_secret (0600)
+          homepwner keys allow ROLE KEYFILE|Z85 [--name N] --file ALLOWED   allow a key as admin, worker or reader
+          homepwner keys revoke KEY|NAME --file ALLOWED          remove a key
+          homepwner keys ls --file ALLOWED [--json]              list the allowed keys
+
+        The allowed-keys file holds one 'ROLE Z85PUBLICKEY [NAME]' per line, '#' comments allowed.
+        Edits replace it atomically: a reader sees the old file or the new one, never half of one.
+        """
+
+    static let fileOption = OptionSpec(name: "file", help: "the allowed-keys file", valueName: "ALLOWED")
+
+    static let genParser = OptionParser(
+        command: "keys gen", summary: "Writes a new CURVE key pair as NAME.key (public) and NAME.key_secret (mode 0600); never overwrites.",
+        usage: "homepwner keys gen NAME [--dir D]",
+        options: [
+            OptionSpec(name: "dir", defaultValue: ".", help: "the folder to write the files in", valueName: "D"),
+            OptionSpec(name: "json", help: "print JSON for scripts", isFlag: true),
+        ], allowsPositionals: true)
+
+    static let allowParser = OptionParser(
+        command: "keys allow", summary: "Allows a public key (from a .key file or given in Z85) with a role; a listed key gets the new role.",
+        usage: "homepwner keys allow ROLE KEYFILE|Z85 [--name N] --file ALLOWED",
+        options: [
+            fileOption,
+            OptionSpec(name: "name", help: "a name for the key (default: the key file's name)", valueName: "N"),
+            OptionSpec(name: "create", help: "create the allowed-keys file if it does not exist", isFlag: true),
+        ], allowsPositionals: true)
+
+    static let revokeParser = OptionParser(
+        command: "keys revoke", summary: "Removes a key, given as its Z85 public key or its name.",
+        usage: "homepwner keys revoke KEY|NAME --file ALLOWED", options: [fileOption], allowsPositionals: true)
+
+    static let lsParser = OptionParser(
+        command: "keys ls", summary: "Lists the allowed keys: role, public key, name.",
+        usage: "homepwner keys ls --file ALLOWED [--json]",
+        options: [fileOption, OptionSpec(name: "json", help: "print JSON for scripts", isFlag: true)])
+
+    static func run(_ arguments: [String]) async -> Int32 {
+        await runSubcommand(of: "keys", overview: overview, names: ["gen", "allow", "revoke", "ls"], arguments) { subcommand, rest in
+            switch subcommand {
+            case "gen": gen(rest)
+            case "allow": allow(rest)
+            case "revoke": revoke(rest)
+            case "ls": ls(rest)
+            default: nil
+            }
+        }
+    }
+
+    static func gen(_ arguments: [String]) -> Int32 {
+        guard let options = HomepwnerCLI.parse(genParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        guard options.positionals.count == 1, let name = options.positionals.first else {
+            return ItemCommand.usageError("keys gen", "expected one NAME")
+        }
+        guard CurveKeyPair.isValidName(name) else {
+            return ItemCommand.usageError("keys gen", "'\(name)' is not a valid name (1-64 of A-Z a-z 0-9 . _ -, not starting with . or -)")
+        }
+        return failures("keys gen") {
+            let keys = try CurveKeyPair.generate()
+            let (publicFile, secretFile) = try keys.save(directory: options["dir"] ?? ".", name: name)
+            if options.bool("json") {
+                print("{\"name\": \(jsonString(name)), \"public_key\": \(jsonString(keys.publicKey)), "
+                    + "\"public_file\": \(jsonString(publicFile)), \"secret_file\": \(jsonString(secretFile))}")
+            } else {
+                print("wrote \(publicFile) (public) and \(secretFile) (secret, mode 0600)")
+                print("public key: \(keys.publicKey)")
+            }
+        }
+    }
+
+    static func allow(_ arguments: [String]) -> Int32 {
+        guard let options = HomepwnerCLI.parse(allowParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        guard let file = options["file"] else { return ItemCommand.usageError("keys allow", "--file ALLOWED is required") }
+        guard options.positionals.count == 2 else { return ItemCommand.usageError("keys allow", "expected ROLE and KEYFILE or a Z85 key") }
+        guard let role = Role(rawValue: options.positionals[0]) else {
+            return ItemCommand.usageError("keys allow", "unknown role '\(options.positionals[0])' (expected \(Role.spelledOut))")
+        }
+        let source = options.positionals[1]
+        return failures("keys allow") {
+            var name = options["name"]
+            let publicKey: String
+            if FileManager.default.fileExists(atPath: source) {
+                publicKey = try CurveKeyPair.loadPublicKey(file: source)
+                if name == nil {
+                    // The certificate's file name, as `keys gen` wrote it.
+                    var base = (source as NSString).lastPathComponent
+                    for suffix in [".key_secret", ".key"] where base.hasSuffix(suffix) { base.removeLast(suffix.count); break }
+                    if CurveKeyPair.isValidName(base) { name = base }
+                }
+            } else if Z85.isCurveKey(source) {
+                publicKey = source
+            } else {
+                throw CLIFailure(code: ExitCode.usage, message: "'\(source)' is neither a key file nor a 40-character Z85 public key")
+            }
+            let entry = AllowedKey(role: role, publicKey: publicKey, name: name)
+            let outcome = try AllowedKeys.edit(file: file, create: options.bool("create")) { keys in try keys.allow(entry) }
+            let label = name.map { " (\($0))" } ?? ""
+            switch outcome {
+            case .added: print("allowed \(publicKey)\(label) as \(role.rawValue)")
+            case .changed(let old): print("changed \(publicKey)\(label): \(old.role.rawValue) → \(role.rawValue)")
+            case .unchanged: print("\(publicKey)\(label) is already allowed as \(role.rawValue)")
+            }
+        }
+    }
+
+    static func revoke(_ arguments: [String]) -> Int32 {
+        guard let options = HomepwnerCLI.parse(revokeParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        guard let file = options["file"] else { return ItemCommand.usageError("keys revoke", "--file ALLOWED is required") }
+        guard options.positionals.count == 1, let target = options.positionals.first else {
+            return ItemCommand.usageError("keys revoke", "expected one KEY or NAME")
+        }
+        return failures("keys revoke") {
+            let removed = try AllowedKeys.edit(file: file) { keys in keys.revoke(target) }
+            guard !removed.isEmpty else {
+                throw CLIFailure(code: ExitCode.notFound, message: "no key or name '\(target)' in \(file)")
+            }
+            for entry in removed {
+                print("revoked \(entry.publicKey)\(entry.name.map { " (\($0))" } ?? "") (was \(entry.role.rawValue))")
+            }
+        }
+    }
+
+    static func ls(_ arguments: [String]) -> Int32 {
+        guard let options = HomepwnerCLI.parse(lsParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        guard let file = options["file"] else { return ItemCommand.usageError("keys ls", "--file ALLOWED is required") }
+        return failures("keys ls") {
+            let entries = try AllowedKeys.load(file: file).entries
+            if options.bool("json") {
+                let items = entries.map { entry in
+                    "{\"role\": \"\(entry.role.rawValue)\", \"public_key\": \(jsonString(entry.publicKey)), \"name\": "
+                        + (entry.name.map(jsonString) ?? "null") + "}"
+                }
+                print("[" + items.joined(separator: ", ") + "]")
+            } else if entries.isEmpty {
+                print("no keys allowed in \(file)")
+            } else {
+                printColumns([["ROLE", "PUBLIC KEY", "NAME"]] + entries.map { [$0.role.rawValue, $0.publicKey, $0.name ?? "-"] })
+            }
+        }
+    }
+
+    /// A failure with its own exit code.
+    struct CLIFailure: Error {
+        let code: Int32
+        let message: String
+    }
+
+    /// Runs `body`; prints what went wrong and returns the exit code: 6 for a file that would be
+    /// overwritten, 3 for a bad file or key, 1 for other errors.
+    static func failures(_ command: String, _ body: () throws -> Void) -> Int32 {
+        do {
+            try body()
+            return ExitCode.ok
+        } catch {
+            if let failure = error as? CLIFailure {
+                printError("homepwner \(command): \(failure.message)")
+                return failure.code
+            }
+            printError("homepwner \(command): \(error)")
+            if let error = error as? KeyFileError {
+                switch error {
+                case .exists: return ExitCode.conflict
+                case .insecureMode, .malformed: return ExitCode.invalid
+                case .io: return ExitCode.failure
+                }
+            }
+            if error is AllowedKeysError { return ExitCode.invalid }
+            return ExitCode.failure
+        }
+    }
+}
