@@ -55,16 +55,14 @@ def check(condition: bool, message: str) -> None:
         raise Failure(message)
 
 
-def run(command: list[str], timeout: float = 120, ok: tuple[int, ...] = (0,), env: dict | None = None,
-        quiet: bool = False) -> subprocess.CompletedProcess:
+def run(command: list[str], timeout: float = 120, ok: tuple[int, ...] = (0,), env: dict | None = None) -> subprocess.CompletedProcess:
+    """Runs a command, its output captured; a Failure when it times out or exits other than `ok`."""
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         raise Failure(f"timed out after {timeout} s: {' '.join(command)}")
     if result.returncode not in ok:
         raise Failure(f"exit {result.returncode}: {' '.join(command)}\n{result.stdout[-3000:]}{result.stderr[-3000:]}")
-    if not quiet and result.stderr.strip() and result.returncode != 0:
-        print(result.stderr, file=sys.stderr)
     return result
 
 
@@ -177,6 +175,13 @@ class Stack:
         """The host PIDs of a container's processes, with their command names (docker top)."""
         out = run([DOCKER, "top", container, "-eo", "pid,comm"]).stdout.splitlines()[1:]
         return {int(line.split()[0]): line.split()[1] for line in out if line.strip()}
+
+    def volumes_mounted(self) -> set[str]:
+        """The names of the volumes the containers mount (named and anonymous)."""
+        names = set()
+        for c in self.containers():
+            names |= {m["Name"] for m in json.loads(self.inspect(c, "{{json .Mounts}}")) if m.get("Type") == "volume"}
+        return names
 
     def memory(self) -> dict[str, str]:
         """Each container's memory as `docker stats` says (the cgroup's charge: on cgroup v1,
@@ -387,6 +392,7 @@ class Stack:
             log(f"stop took {time.monotonic() - started:.1f} s")
             exits = {self.name(c): self.inspect(c, "{{.State.ExitCode}}") for c in self.containers()}
             check(all(code == "0" for code in exits.values()), f"exit codes on SIGTERM: {exits}")
+            self.seen_volumes = self.volumes_mounted()
             self.compose("down")
             check(not self.containers(), "containers left after down")
             self.compose("up", "-d", "--no-build")
@@ -407,9 +413,13 @@ class Stack:
             self.figures["memory_after_restart"] = self.memory()
 
         with self.phase("down -v"):
+            mounted = self.volumes_mounted()
             self.compose("down", "-v")
             volumes = run([DOCKER, "volume", "ls", "-q", "--filter", f"label=com.docker.compose.project={self.project}"]).stdout.split()
             check(not volumes, f"volumes left: {volumes}")
+            left = [v for v in sorted(self.seen_volumes | mounted)
+                    if run([DOCKER, "volume", "inspect", v], ok=(0, 1)).returncode == 0]
+            check(not left, f"volumes of this run left after down -v (anonymous ones left by `down`?): {left}")
 
     def crash_image_service(self) -> float:
         """Kills image-service's process with SIGKILL from the host: a crash. `docker kill` would
