@@ -198,7 +198,8 @@ class Stack:
                 if command != "docker-init":
                     try:
                         status = Path(f"/proc/{pid}/status").read_text()
-                        rss = next(l.split(":", 1)[1].strip() for l in status.splitlines() if l.startswith("VmRSS"))
+                        kb = next(int(l.split()[1]) for l in status.splitlines() if l.startswith("VmRSS"))
+                        rss = f"{kb / 1024:.1f}MiB"
                     except (OSError, StopIteration):
                         pass
             stats = next((v for k, v in usage.items() if c.startswith(k)), "?")
@@ -376,8 +377,17 @@ class Stack:
             log(f"batch {batch_id}: {total}/{total} done, 0 dead; {after} finished after the crash, "
                 f"{retried} took more than one attempt; image-service started again at {restarted}")
             check(after > 0, "no job of the batch finished after the crash: it was not mid-batch")
+            # What the restarted store found: thumbnails written but not yet indexed when the
+            # process died are quarantined (never deleted); no indexed image may lack its blob.
+            recovery = json.loads(self.cli("call", "ImageService/Stats", "{}").stdout)  # proto3 JSON: lowerCamel
+            check("missingBlobs" in recovery, f"ImageService/Stats: {recovery}")
+            log(f"image store recovery after the crash: {recovery.get('quarantinedBlobs', 0)} blobs quarantined, "
+                f"{recovery['missingBlobs']} missing, {recovery.get('finishedPuts', 0)} puts finished, "
+                f"{recovery.get('removedLeftovers', 0)} leftovers removed")
+            check(int(recovery["missingBlobs"]) == 0, f"indexed images without a blob after the crash: {recovery}")
             self.figures["crash"] = {"total": total, "done_at_kill": done_at_kill,
-                                     "finished_after_crash": after, "retried": retried}
+                                     "finished_after_crash": after, "retried": retried,
+                                     "recovery": recovery}
 
         with self.phase("memory after the workload (docker stats)"):
             self.figures["memory_after_workload"] = self.memory()
