@@ -51,6 +51,7 @@ public enum CaptureWorkerHost {
             logger: logger, handler: handler.run)
         let host = try ServiceHost(
             name: "capture-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)
+        host.server.addFigures { runner.figures() + slots.figures() }
         return ServiceComposition([items, images, runner, host])
     }
 

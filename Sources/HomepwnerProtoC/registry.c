@@ -90,6 +90,13 @@ static const HPMessageEntry messages[] = {
   { "jobs", "homepwner__v1__purge_jobs_response__descriptor", &homepwner__v1__purge_jobs_response__descriptor },
   { "jobs", "homepwner__v1__job_batch__descriptor", &homepwner__v1__job_batch__descriptor },
   { "jobs", "homepwner__v1__get_batch_request__descriptor", &homepwner__v1__get_batch_request__descriptor },
+  { "metrics", "homepwner__v1__process_stats_request__descriptor", &homepwner__v1__process_stats_request__descriptor },
+  { "metrics", "homepwner__v1__status_count__descriptor", &homepwner__v1__status_count__descriptor },
+  { "metrics", "homepwner__v1__method_stats__descriptor", &homepwner__v1__method_stats__descriptor },
+  { "metrics", "homepwner__v1__server_counters__descriptor", &homepwner__v1__server_counters__descriptor },
+  { "metrics", "homepwner__v1__figure_label__descriptor", &homepwner__v1__figure_label__descriptor },
+  { "metrics", "homepwner__v1__figure__descriptor", &homepwner__v1__figure__descriptor },
+  { "metrics", "homepwner__v1__process_stats_response__descriptor", &homepwner__v1__process_stats_response__descriptor },
   { "rpc", "homepwner__v1__metadata_entry__descriptor", &homepwner__v1__metadata_entry__descriptor },
   { "rpc", "homepwner__v1__request_header__descriptor", &homepwner__v1__request_header__descriptor },
   { "rpc", "homepwner__v1__response_header__descriptor", &homepwner__v1__response_header__descriptor },
@@ -105,6 +112,7 @@ static const HPEnumEntry enums[] = {
   { "images", "homepwner__v1__purge_level__descriptor", &homepwner__v1__purge_level__descriptor },
   { "items", "homepwner__v1__item_sort__descriptor", &homepwner__v1__item_sort__descriptor },
   { "jobs", "homepwner__v1__job_state__descriptor", &homepwner__v1__job_state__descriptor },
+  { "metrics", "homepwner__v1__figure__kind__descriptor", &homepwner__v1__figure__kind__descriptor },
   { "rpc", "homepwner__v1__status_code__descriptor", &homepwner__v1__status_code__descriptor },
 };
 static const HPServiceEntry services[] = {
@@ -113,6 +121,7 @@ static const HPServiceEntry services[] = {
   { "images", "homepwner__v1__image_service__descriptor", &homepwner__v1__image_service__descriptor },
   { "items", "homepwner__v1__item_service__descriptor", &homepwner__v1__item_service__descriptor },
   { "jobs", "homepwner__v1__job_queue__descriptor", &homepwner__v1__job_queue__descriptor },
+  { "metrics", "homepwner__v1__metrics__descriptor", &homepwner__v1__metrics__descriptor },
 };
 
 size_t hp_message_count(void) { return sizeof messages / sizeof messages[0]; }

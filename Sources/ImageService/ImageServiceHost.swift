@@ -48,6 +48,7 @@ public enum ImageServiceHost {
             clock: SystemClock(), logger: logger,
             publish: { [host] topic, event in host.publish(topic: topic, event) })
         jobs.register(on: host.server)
+        host.server.addFigures { [cache] in await jobs.figures() + cache.figures() }
         store.thumbnailJobsCommitted.withLock { $0 = { jobs.jobsReady(queue: ThumbnailQueue.name) } }
 
         let reaper = IntervalThread(

@@ -18,6 +18,8 @@ struct IdempotencyCache {
         var requestID: UInt64
         /// The waiting call's own deadline, on the monotonic clock.
         var deadline: Int64 = .max
+        /// What its reply is counted under (Metrics/Stats).
+        var tag: CallTag = .untracked
     }
 
     enum Lookup: Equatable {

@@ -11,16 +11,27 @@ public enum ProcessRunner {
             help: "trace, debug, info, notice, warning, error or critical", valueName: "LEVEL"),
     ]
 
+    /// The `--metrics` option, read from `environment`.
+    public static func metricsOption(environment: String) -> OptionSpec {
+        OptionSpec(
+            name: "metrics", env: environment, defaultValue: "",
+            help: "Prometheus scrape endpoint to bind, e.g. tcp://0.0.0.0:9464 (GET /metrics); empty: none",
+            valueName: "ENDPOINT")
+    }
+
     /// Parses options, builds the process's composition and runs its services in a
     /// `ServiceGroup` until SIGTERM/SIGINT (started in order, stopped in reverse); never returns.
+    /// With `--metrics`, a scrape endpoint serving Metrics/Stats as Prometheus text runs last.
     ///
     /// Exit codes: 0 after a clean stop or `--help`, 2 for a usage error, 1 when a service failed.
     public static func run(
-        command: String, summary: String, options: [OptionSpec],
+        command: String, summary: String, options: [OptionSpec], metricsEnvironment: String,
         makeComposition: (ParsedOptions, Context, Logger) throws -> ServiceComposition
     ) async -> Never {
         MallocTuning.forLargeMessages()
-        let parser = OptionParser(command: command, summary: summary, options: options + commonOptions)
+        let parser = OptionParser(
+            command: command, summary: summary,
+            options: options + [metricsOption(environment: metricsEnvironment)] + commonOptions)
         let parsed: ParsedOptions
         do {
             parsed = try parser.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
@@ -40,8 +51,12 @@ public enum ProcessRunner {
         let logger = Logger(label: command, level: level)
         do {
             let context = try Context(ioThreads: 1)
-            let composition = try makeComposition(parsed, context, logger)
-            try await ServiceGroup(services: composition.services, logger: logger).run()
+            var services = try makeComposition(parsed, context, logger).services
+            if let endpoint = parsed["metrics"], !endpoint.isEmpty {
+                let hosts = services.compactMap { $0 as? ServiceHost }
+                services.append(try ScrapeEndpoint(metricsOf: hosts, name: command, context: context, endpoint: endpoint, logger: logger))
+            }
+            try await ServiceGroup(services: services, logger: logger).run()
             logger.info("stopped cleanly")
             exit(0)
         } catch {

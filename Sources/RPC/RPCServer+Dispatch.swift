@@ -16,6 +16,8 @@ extension RPCServer {
         /// When it was read, and its deadline, on the monotonic clock in milliseconds.
         let arrived: Int64
         let deadline: Int64
+        /// What its reply is counted under.
+        let tag: CallTag
     }
 
     /// What admission made of a call.
@@ -29,14 +31,15 @@ extension RPCServer {
     /// Reads one request and either answers it at once or starts its handler.
     func handle(_ frames: [Frame], _ socket: Socket, _ state: LoopState) {
         counters.received.bump()
-        guard let call = parse(frames, socket, state) else { return }
+        let arrived = monotonicNanoseconds()
+        guard let call = parse(frames, socket, state, arrived: arrived) else { return }
         guard case .run(let idempotencyKey) = admit(call, socket, state) else { return }
         dispatch(call, idempotencyKey: idempotencyKey, socket, state)
     }
 
     /// Splits a request into envelope, header and body and finds its method; answers (and
     /// returns nil for) what does not parse or names no method served here.
-    private func parse(_ frames: [Frame], _ socket: Socket, _ state: LoopState) -> Incoming? {
+    private func parse(_ frames: [Frame], _ socket: Socket, _ state: LoopState, arrived: Int64) -> Incoming? {
         guard frames.count >= 2 else {
             // Only a routing id: nothing to answer.
             counters.dropped.bump()
@@ -46,6 +49,9 @@ extension RPCServer {
         // whatever a proxy or a REQ socket with ZMQ_REQ_CORRELATE put in front. It goes back as is.
         let delimiter = frames.firstIndex(where: \.isEmpty) ?? frames.count
         let identity = frames[0..<max(1, delimiter)].map(\.bytes)
+        // Counted under the "" row until the header names a method served here.
+        let unnamed = CallTag(
+            row: state.metrics.row(of: ""), arrived: arrived, requestBytes: frames.dropFirst().reduce(0) { $0 + $1.count })
         guard delimiter >= 1, delimiter < frames.count, frames.count - delimiter == 3 else {
             counters.malformed.bump()
             let got = frames.count - 1
@@ -53,7 +59,7 @@ extension RPCServer {
             if delimiter != 1 && got > 0 {
                 why += "; frame 0 must be the empty delimiter (got \(frames[1].count) bytes)"
             }
-            send(socket, to: [frames[0].bytes], requestID: 0, Answer(code: .invalidArgument, message: why))
+            send(socket, to: [frames[0].bytes], requestID: 0, Answer(code: .invalidArgument, message: why), unnamed, state)
             return nil
         }
         let header: RequestHeader
@@ -61,7 +67,7 @@ extension RPCServer {
             header = try RequestHeader(frame: frames[delimiter + 1], options: Envelope.headerLimit)
         } catch {
             counters.malformed.bump()
-            send(socket, to: identity, requestID: 0, Answer(code: .invalidArgument, message: "request header: \(error)"))
+            send(socket, to: identity, requestID: 0, Answer(code: .invalidArgument, message: "request header: \(error)"), unnamed, state)
             return nil
         }
         guard let method = state.methods[header.method] else {
@@ -70,14 +76,15 @@ extension RPCServer {
                 : Answer(
                     code: .unimplemented,
                     message: "unknown method \"\(header.method)\"; Health/Check lists the services served here")
-            send(socket, to: identity, requestID: header.requestId, answer)
+            send(socket, to: identity, requestID: header.requestId, answer, unnamed, state)
             return nil
         }
         let now = monotonicMilliseconds()
         let timeout = header.timeoutMs == 0 ? configuration.defaultTimeoutMilliseconds : header.timeoutMs
         return Incoming(
             identity: identity, header: header, method: method, body: frames[delimiter + 2],
-            arrived: now, deadline: now + Int64(timeout))
+            arrived: now, deadline: now + Int64(timeout),
+            tag: CallTag(row: state.metrics.row(of: header.method), arrived: arrived, requestBytes: frames[delimiter + 2].count))
     }
 
     /// Decides whether a parsed call runs: refuses it while draining or when the calls or
@@ -90,7 +97,7 @@ extension RPCServer {
     private func admit(_ call: Incoming, _ socket: Socket, _ state: LoopState) -> Admission {
         func refuse(_ code: StatusCode, _ message: String, retryAfter: UInt32 = 0) -> Admission {
             send(socket, to: call.identity, requestID: call.header.requestId, Answer(
-                code: code, message: message, retryAfter: retryAfter))
+                code: code, message: message, retryAfter: retryAfter), call.tag, state)
             return .settled
         }
         // Health/Check (inline) still answers while stopping: it says NOT_SERVING.
@@ -109,7 +116,7 @@ extension RPCServer {
             case let .done(outcome):
                 // A stored answer costs nothing to send: no admission needed.
                 counters.replayed.bump()
-                send(socket, to: call.identity, requestID: call.header.requestId, Answer(replaying: outcome))
+                send(socket, to: call.identity, requestID: call.header.requestId, Answer(replaying: outcome), call.tag, state)
                 return .settled
             case .running:
                 waiting = true
@@ -127,7 +134,7 @@ extension RPCServer {
         if waiting, let key = idempotencyKey {
             // Answered when the running call finishes, or at this call's own deadline.
             counters.replayed.bump()
-            state.idempotency.wait(key: key, .init(identity: call.identity, requestID: call.header.requestId, deadline: call.deadline))
+            state.idempotency.wait(key: key, .init(identity: call.identity, requestID: call.header.requestId, deadline: call.deadline, tag: call.tag))
             return .settled
         }
         let bytes = call.body.count
@@ -158,7 +165,7 @@ extension RPCServer {
         func inFlight(_ task: Task<Void, Never>?, bytes: Int) -> InFlight {
             InFlight(
                 identity: call.identity, requestID: header.requestId, deadline: call.deadline, method: header.method,
-                idempotencyKey: idempotencyKey, task: task, bytes: bytes, undelivered: context.undelivered)
+                idempotencyKey: idempotencyKey, task: task, bytes: bytes, tag: call.tag, undelivered: context.undelivered)
         }
         // Large bodies are decoded off this thread: their decode (bounded as it is) would hold
         // up every other caller meanwhile.

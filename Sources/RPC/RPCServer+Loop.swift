@@ -15,6 +15,8 @@ extension RPCServer {
         var task: Task<Void, Never>?
         /// The request body's size, counted against `maxInFlightBytes` until the handler ends.
         let bytes: Int
+        /// What its reply is counted under.
+        let tag: CallTag
         /// Told when the handler's answer does not reach the caller.
         var undelivered: UndeliveredHook? = nil
         /// Set once the caller was answered (its deadline passed, or the server stopped) while
@@ -35,10 +37,12 @@ extension RPCServer {
         // Registration ends at start(), so the table is read without a lock from here on.
         let methods: [String: Method]
         let counters: Counters
+        let metrics: MethodMetrics
 
-        init(_ configuration: Configuration, methods: [String: Method], counters: Counters) {
+        init(_ configuration: Configuration, methods: [String: Method], counters: Counters, metrics: MethodMetrics) {
             self.methods = methods
             self.counters = counters
+            self.metrics = metrics
             idempotency = IdempotencyCache(
                 capacity: configuration.idempotencyCapacity,
                 timeToLiveMilliseconds: configuration.idempotencyTimeToLiveMilliseconds,
@@ -115,7 +119,8 @@ extension RPCServer {
         let poller = Poller()
         let socketIndex = poller.add(socket, events: .in)
         let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
-        let state = LoopState(configuration, methods: shared.withLock { $0.methods }, counters: counters)
+        let (methods, metrics) = shared.withLock { ($0.methods, $0.metrics!) }
+        let state = LoopState(configuration, methods: methods, counters: counters, metrics: metrics)
         // While requests or completions keep coming, go round without zmq_poll: each poll is a
         // syscall, and under load the next request is usually queued already. Only a pass
         // that found nothing to do sleeps in poll (the wake-up pipe ends that sleep).
@@ -188,13 +193,14 @@ extension RPCServer {
             state.markAnswered(ticket)
             send(socket, to: call.identity, requestID: call.requestID, Answer(
                 code: .unavailable,
-                message: "\(configuration.processName) stopped before \(call.method) finished; it may have run"))
+                message: "\(configuration.processName) stopped before \(call.method) finished; it may have run"), call.tag, state)
             state.abandoned += 1
         }
         for (key, waiter) in state.idempotency.takeWaiters() {
             send(socket, to: waiter.identity, requestID: waiter.requestID, Answer(
                 code: .unavailable,
-                message: "\(configuration.processName) stopped before the first call of \(Self.method(ofKey: key)) with this idempotency key finished; it may have run"))
+                message: "\(configuration.processName) stopped before the first call of \(Self.method(ofKey: key)) with this idempotency key finished; it may have run"),
+                waiter.tag, state)
             state.abandoned += 1
         }
     }
@@ -242,7 +248,7 @@ extension RPCServer {
             let waiters = state.idempotency.finish(
                 key: key, outcome: outcome, keep: !transient.contains(answer.code), now: now)
             for waiter in waiters {
-                send(socket, to: waiter.identity, requestID: waiter.requestID, answer)
+                send(socket, to: waiter.identity, requestID: waiter.requestID, answer, waiter.tag, state)
             }
         }
         guard !call.answered else {
@@ -253,11 +259,11 @@ extension RPCServer {
             // The client is about to be told DEADLINE_EXCEEDED by the deadline scan: tell it now.
             counters.deadlineExceeded.bump()
             send(socket, to: call.identity, requestID: call.requestID, Answer(
-                code: .deadlineExceeded, message: "deadline passed while serving \(call.method)"))
+                code: .deadlineExceeded, message: "deadline passed while serving \(call.method)"), call.tag, state)
             call.undelivered?.fire()
             return
         }
-        if !send(socket, to: call.identity, requestID: call.requestID, answer) { call.undelivered?.fire() }
+        if !send(socket, to: call.identity, requestID: call.requestID, answer, call.tag, state) { call.undelivered?.fire() }
     }
 
     /// Answers DEADLINE_EXCEEDED for calls past their deadline and cancels their handlers, and
@@ -273,20 +279,25 @@ extension RPCServer {
             state.markAnswered(ticket)
             counters.deadlineExceeded.bump()
             send(socket, to: call.identity, requestID: call.requestID, Answer(
-                code: .deadlineExceeded, message: "deadline of \(call.method) passed before it finished"))
+                code: .deadlineExceeded, message: "deadline of \(call.method) passed before it finished"), call.tag, state)
         }
         for (key, waiter) in state.idempotency.expireWaiters(now: now) {
             counters.deadlineExceeded.bump()
             send(socket, to: waiter.identity, requestID: waiter.requestID, Answer(
                 code: .deadlineExceeded,
-                message: "deadline of \(Self.method(ofKey: key)) passed while waiting for the first call with this idempotency key, which is still running"))
+                message: "deadline of \(Self.method(ofKey: key)) passed while waiting for the first call with this idempotency key, which is still running"),
+                waiter.tag, state)
         }
     }
 
     /// Sends the reply of every answer the server gives, without blocking; a gone or slow peer
-    /// loses its reply (counted, and false returned), never the server.
+    /// loses its reply (counted, and false returned), never the server. Every answer is counted
+    /// under `tag` (Metrics/Stats) and, at debug level, logged as one line.
     @discardableResult
-    func send(_ socket: Socket, to identity: [[UInt8]], requestID: UInt64, _ answer: Answer) -> Bool {
+    func send(
+        _ socket: Socket, to identity: [[UInt8]], requestID: UInt64, _ answer: Answer, _ tag: CallTag, _ state: LoopState
+    ) -> Bool {
+        record(answer, tag, state)
         let message = Envelope.reply(
             to: identity, requestID: requestID, code: answer.code, message: answer.message,
             retryAfterMilliseconds: answer.retryAfter, body: answer.body)

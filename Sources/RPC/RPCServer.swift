@@ -118,6 +118,10 @@ public final class RPCServer: Sendable {
         var servingStatus: HealthCheckResponse.ServingStatus = .serving
         /// Run when a drain begins (`onDrain`).
         var drainActions: [@Sendable () -> Void] = []
+        /// Calls by method, made at `start()` once the methods are known.
+        var metrics: MethodMetrics?
+        /// What the process's parts add to Metrics/Stats (`addFigures`).
+        var figureSources: [@Sendable () async -> [Figure]] = []
     }
 
     /// A finished handler's answer, queued for the I/O thread.
@@ -142,6 +146,7 @@ public final class RPCServer: Sendable {
         self.logger = logger
         self.wakeUp = try WakeUp()
         registerHealth()
+        registerMetrics()
     }
 
     /// Adds a method; every call decodes `Request`, runs `handler` and encodes its `Response`.
@@ -329,6 +334,7 @@ public final class RPCServer: Sendable {
         try shared.withLock { state in
             guard !state.started else { throw RPCError.failedPrecondition("server already started") }
             state.started = true
+            state.metrics = MethodMetrics(paths: Array(state.methods.keys))
         }
         let thread = Thread { [self] in
             runLoop(ready: ready)

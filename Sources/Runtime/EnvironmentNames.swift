@@ -14,6 +14,13 @@ public enum EnvironmentNames {
     public static let logLevel = "HOMEPWNER_LOG_LEVEL"
     /// Overrides ``Defaults/maxMessageBytes``.
     public static let maxMessageBytes = "HOMEPWNER_MAX_MESSAGE_BYTES"
+    /// Prometheus scrape endpoints (`--metrics`; unset or empty: none), one per executable, and
+    /// `homepwner up`'s one for the whole suite.
+    public static let itemMetrics = "HOMEPWNER_ITEM_METRICS"
+    public static let imageMetrics = "HOMEPWNER_IMAGE_METRICS"
+    public static let captureWorkerMetrics = "HOMEPWNER_CAPTURE_WORKER_METRICS"
+    public static let thumbnailWorkerMetrics = "HOMEPWNER_THUMBNAIL_WORKER_METRICS"
+    public static let upMetrics = "HOMEPWNER_METRICS"
     /// Overrides ``Defaults/captureWorkerHealth``.
     public static let captureWorkerHealth = "HOMEPWNER_CAPTURE_WORKER_RPC"
     /// Overrides ``Defaults/thumbnailWorkerHealth``.

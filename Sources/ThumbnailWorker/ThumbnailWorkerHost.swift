@@ -31,6 +31,7 @@ public enum ThumbnailWorkerHost {
             logger: logger, handler: handler.run)
         let host = try ServiceHost(
             name: "thumbnail-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)
+        host.server.addFigures { runner.figures() + slots.figures() }
         return ServiceComposition([connection, runner, host])
     }
 

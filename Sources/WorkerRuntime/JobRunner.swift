@@ -108,6 +108,9 @@ public final class JobRunner: LifecycleService {
     /// Jobs completed and failed (handed back ones not counted) since start.
     public var counts: (completed: Int, failed: Int) { state.withLock { ($0.completed, $0.failed) } }
 
+    /// Jobs leased and not yet ended.
+    public var runningCount: Int { state.withLock { $0.running.count } }
+
     /// Starts leasing in a task.
     public func start() {
         threads.start()

@@ -11,13 +11,7 @@ enum HealthCommand {
         command: "health",
         summary: "Calls Health/Check on the named services (default: item and image).",
         usage: "homepwner health [item|image|capture-worker|thumbnail-worker|all] [options]",
-        options: CommonOptions.endpoints + [
-            OptionSpec(name: "capture-worker", env: EnvironmentNames.captureWorkerHealth,
-                       defaultValue: Defaults.captureWorkerHealth, help: "capture-worker Health endpoint", valueName: "ENDPOINT"),
-            OptionSpec(name: "thumbnail-worker", env: EnvironmentNames.thumbnailWorkerHealth,
-                       defaultValue: Defaults.thumbnailWorkerHealth, help: "thumbnail-worker Health endpoint",
-                       valueName: "ENDPOINT"),
-        ],
+        options: CommonOptions.endpoints + ProcessTargets.workerOptions,
         allowsPositionals: true)
 
     struct Row {
@@ -33,22 +27,7 @@ enum HealthCommand {
         let timeout: UInt32
         do {
             timeout = try CommonOptions.timeout(options)
-            let all = [
-                ("item-service", try options.string("item")), ("image-service", try options.string("image")),
-                ("capture-worker", try options.string("capture-worker")),
-                ("thumbnail-worker", try options.string("thumbnail-worker")),
-            ]
-            let names = options.positionals.isEmpty ? ["item", "image"] : options.positionals
-            var chosen: [(String, String)] = []
-            for name in names {
-                if name == "all" { chosen = all; break }
-                guard let match = all.first(where: { $0.0 == name || $0.0 == name + "-service" }) else {
-                    throw OptionError.invalidValue(
-                        option: "service", value: name, reason: "one of item, image, capture-worker, thumbnail-worker, all")
-                }
-                chosen.append(match)
-            }
-            targets = chosen
+            targets = try ProcessTargets.select(options).map { ($0.name, $0.endpoint) }
         } catch {
             printError("homepwner health: \(error)")
             return ExitCode.usage
@@ -56,25 +35,8 @@ enum HealthCommand {
 
         let rows: [Row]
         do {
-            let context = try Context()
-            rows = try await withThrowingTaskGroup(of: (Int, Row).self) { group in
-                for (index, target) in targets.enumerated() {
-                    let client = try RPCClient(
-                        context: context, endpoint: target.1, configuration: .init(connectWaitMilliseconds: 1500))
-                    group.addTask {
-                        defer { client.close() }
-                        do {
-                            let response = try await client.call(
-                                HealthRPC.check, HealthCheckRequest(),
-                                options: .init(timeoutMilliseconds: timeout, retry: .none))
-                            return (index, Row(name: target.0, endpoint: target.1, result: .success(response)))
-                        } catch {
-                            return (index, Row(name: target.0, endpoint: target.1, result: .failure(error as! RPCError)))
-                        }
-                    }
-                }
-                return try await group.reduce(into: [(Int, Row)]()) { $0.append($1) }.sorted { $0.0 < $1.0 }.map(\.1)
-            }
+            rows = try await ProcessTargets.call(targets, HealthRPC.check, HealthCheckRequest(), context: try Context(), timeout: timeout)
+                .map { Row(name: $0.name, endpoint: $0.endpoint, result: $0.result) }
         } catch {
             printError("homepwner health: \(error)")
             return ExitCode.failure
@@ -123,14 +85,18 @@ enum HealthCommand {
 
 /// Prints rows as left-aligned columns.
 func printColumns(_ rows: [[String]]) {
-    guard let first = rows.first else { return }
+    print(columnText(rows), terminator: "")
+}
+
+/// Rows as left-aligned columns, each line ending in a newline.
+func columnText(_ rows: [[String]]) -> String {
+    guard let first = rows.first else { return "" }
     let widths = (0..<first.count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-    for row in rows {
-        let cells = row.enumerated().map { index, cell in
+    return rows.map { row in
+        row.enumerated().map { index, cell in
             index == row.count - 1 ? cell : cell.padding(toLength: widths[index] + 2, withPad: " ", startingAt: 0)
-        }
-        print(cells.joined())
-    }
+        }.joined() + "\n"
+    }.joined()
 }
 
 /// "3h12m", "4m05s", "12s".

@@ -9,6 +9,7 @@ enum HomepwnerCLI {
     static let commands: [(name: String, summary: String)] = [
         ("up", "run the whole suite in this process (item, image, capture, thumbnail)"),
         ("health", "check that the services answer (Health/Check)"),
+        ("stats", "what each process has served, its memory, queues and cache (Metrics/Stats); --watch"),
         ("call", "call any method with a JSON request, print the JSON response"),
         ("methods", "list every method, or describe one's request and response"),
         ("item", "add, list, show, edit, remove and move items"),
@@ -58,6 +59,8 @@ enum HomepwnerCLI {
             code = await UpCommand.run(rest)
         case "health":
             code = await HealthCommand.run(rest)
+        case "stats":
+            code = await StatsCommand.run(rest)
         case "call":
             code = await CallCommand.run(rest)
         case "methods":

@@ -25,6 +25,7 @@ enum UpCommand {
             OptionSpec(name: "thumbnail-worker-rpc", env: EnvironmentNames.thumbnailWorkerHealth,
                        defaultValue: Defaults.thumbnailWorkerHealth, help: "thumbnail-worker Health endpoint",
                        valueName: "ENDPOINT"),
+            ProcessRunner.metricsOption(environment: EnvironmentNames.upMetrics),
         ] + CaptureSources.options + ProcessRunner.commonOptions)
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -47,7 +48,16 @@ enum UpCommand {
             logger.notice("homepwner up: data in \(dataDirectory); Ctrl-C stops", [
                 "item": endpoints.itemRPC, "image": endpoints.imageRPC,
             ])
-            try await ServiceGroup(services: [harness], logger: logger).run()
+            var services: [any Service] = [harness]
+            let metrics = try options.string("metrics")
+            if !metrics.isEmpty {
+                // The four parts in one text, each labelled process="…"; a part restarted by a
+                // test is read where it runs now.
+                services.append(try ScrapeEndpoint(name: "homepwner-up", context: harness.context, endpoint: metrics, logger: logger) {
+                    PrometheusText.render(Harness.Part.startOrder.compactMap { harness.host($0)?.server.processStatsWaiting() })
+                })
+            }
+            try await ServiceGroup(services: services, logger: logger).run()
             return ExitCode.ok
         } catch {
             printError("homepwner up: \(error)")

@@ -5,7 +5,8 @@ import Runtime
 await ProcessRunner.run(
     command: "item-service",
     summary: "Serves the Homepwner items: SQLite store, manual order, photos per item, delete cascade.",
-    options: ItemServiceConfiguration.options
+    options: ItemServiceConfiguration.options,
+    metricsEnvironment: EnvironmentNames.itemMetrics
 ) { options, context, logger in
     try ItemServiceHost.make(try ItemServiceConfiguration(options), context: context, logger: logger)
 }

@@ -22,6 +22,7 @@ struct ProtoMethodTests {
             "/homepwner.v1.JobQueue/ListJobs",
             "/homepwner.v1.JobQueue/GetJob",
             "/homepwner.v1.JobQueue/GetBatch",
+            "/homepwner.v1.Metrics/Stats",
         ])
     }
 

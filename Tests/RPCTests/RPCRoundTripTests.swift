@@ -31,7 +31,7 @@ import RPCTestSupport
         let whole = try await client.call(HealthRPC.check, HealthCheckRequest())
         #expect(whole.status == .serving)
         #expect(whole.process == "test-server")
-        #expect(whole.services == ["homepwner.v1.Health", "homepwner.v1.ItemService"])
+        #expect(whole.services == ["homepwner.v1.Health", "homepwner.v1.ItemService", "homepwner.v1.Metrics"])
         var named = HealthCheckRequest()
         named.service = "homepwner.v1.ItemService"
         #expect(try await client.call(HealthRPC.check, named).status == .serving)

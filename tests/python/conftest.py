@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -11,11 +14,44 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 import zmq
 
 from homepwner_client import Client, NotSent, compile_protos
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = REPO_ROOT / "compose" / "docker-compose.yml"
+DOCKERFILE = REPO_ROOT / "compose" / "Dockerfile"
+
+
+def image_runtime(dockerfile: str) -> tuple[dict[str, str], list[str]]:
+    """The ENV and VOLUME of the Dockerfile's last stage (the one compose runs): what every
+    container of the image has before its compose `environment` and `volumes`."""
+    lines = re.sub(r"\\\n", " ", dockerfile).splitlines()
+    last = max(i for i, line in enumerate(lines) if re.match(r"\s*FROM\s", line, re.I))
+    env, volumes = {}, []
+    for line in lines[last:]:
+        instruction = re.match(r"\s*(ENV|VOLUME)\s+(.*)", line, re.I)
+        if not instruction:
+            continue
+        kind, rest = instruction.group(1).upper(), instruction.group(2).strip()
+        if kind == "VOLUME":
+            volumes += json.loads(rest) if rest.startswith("[") else rest.split()
+        elif "=" in rest.split()[0]:
+            env.update(part.split("=", 1) for part in shlex.split(rest))
+        else:
+            key, value = rest.split(None, 1)
+            env[key] = value
+    return env, volumes
+
+
+def compose_mounts(service: dict) -> dict[str, tuple[str, bool]]:
+    """A compose service's `volumes` as {container path: (volume or host path, read-only)}."""
+    mounts = {}
+    for volume in service.get("volumes", []):
+        source, target, *options = volume.split(":")
+        mounts[target] = (source, "ro" in options)
+    return mounts
 
 
 def free_port() -> int:
@@ -33,6 +69,12 @@ class RunningService:
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+@pytest.fixture(scope="session")
+def compose() -> dict:
+    """compose/docker-compose.yml as read (test_k8s has its own: the services only)."""
+    return yaml.safe_load(COMPOSE.read_text())
 
 
 @pytest.fixture(scope="session")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import zmq
 
-PROTO_MODULES = ("rpc", "health", "items", "images", "capture", "jobs", "events")
+PROTO_MODULES = ("rpc", "health", "items", "images", "capture", "jobs", "events", "metrics")
 
 
 def compile_protos(proto_root: Path, out_dir: Path) -> types.SimpleNamespace:

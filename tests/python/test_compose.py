@@ -12,17 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-import yaml
-
-from conftest import REPO_ROOT, _executable, free_port
-
-COMPOSE = REPO_ROOT / "compose" / "docker-compose.yml"
-
-
-@pytest.fixture(scope="module")
-def compose() -> dict:
-    return yaml.safe_load(COMPOSE.read_text())
+from conftest import DOCKERFILE, _executable, compose_mounts, free_port, image_runtime
 
 
 def test_every_service_has_a_health_check_through_the_cli(compose):
@@ -37,7 +27,11 @@ def test_every_service_has_a_health_check_through_the_cli(compose):
 
 
 class Topology:
-    """The compose services as local processes: every container port gets a free loopback port."""
+    """The compose services as local processes: every container port gets a free loopback port,
+    every named volume a folder under `work` (the same folder for every service that mounts it),
+    each of the image's VOLUMEs that compose mounts nothing over a folder of the service's own,
+    and a HOMEPWNER_* path in a service's environment (the image's ENV, then compose's) the
+    folder of the volume it lies in."""
 
     def __init__(self, compose: dict, work: Path):
         self.services = compose["services"]
@@ -47,7 +41,12 @@ class Topology:
                 for port in re.findall(r"tcp://\*:(\d+)", str(value)):
                     self.ports[int(port)] = free_port()
         self.work = work
+        self.volumes = {name: work / "volumes" / name for name in compose.get("volumes") or {}}
+        for folder in self.volumes.values():
+            folder.mkdir(parents=True, exist_ok=True)
+        self.image_env, self.image_volumes = image_runtime(DOCKERFILE.read_text())
         self.processes: dict[str, subprocess.Popen] = {}
+        self.logs: dict[str, Path] = {}
 
     def local(self, text: str) -> str:
         """tcp://*:N, tcp://NAME:N and tcp://127.0.0.1:N as the loopback endpoint of port N."""
@@ -56,16 +55,59 @@ class Topology:
             return f"tcp://127.0.0.1:{self.ports.get(port, port)}"
         return re.sub(r"tcp://([*A-Za-z0-9_.-]+):(\d+)", endpoint, text)
 
+    def host_path(self, name: str, path: str) -> Path:
+        """The local folder of `path` in service `name`'s container, which must lie in one of its
+        volumes (elsewhere it would be the image's, lost with the container)."""
+        mounts = {target: source for target, (source, _) in compose_mounts(self.services[name]).items()}
+        for target in self.image_volumes:
+            mounts.setdefault(target, None)
+        for target in sorted(mounts, key=len, reverse=True):
+            if path == target or path.startswith(target.rstrip("/") + "/"):
+                source = mounts[target]
+                if source is None:  # the image's anonymous volume, this container's own
+                    folder = self.work / "volumes" / "anonymous" / name / target.strip("/")
+                    folder.mkdir(parents=True, exist_ok=True)
+                else:
+                    assert source in self.volumes, f"{name}: {source} (mounted at {target}) is not a named volume"
+                    folder = self.volumes[source]
+                return folder / path[len(target):].lstrip("/")
+        raise AssertionError(f"{name}: {path} lies in none of its volumes {sorted(mounts)}")
+
+    def environment(self, name: str) -> dict[str, str]:
+        """The process environment compose gives service `name`, endpoints and paths made local."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
+        for key, value in {**self.image_env, **self.services[name].get("environment", {})}.items():
+            value = self.local(str(value))
+            env[key] = str(self.host_path(name, value)) if key.startswith("HOMEPWNER_") and value.startswith("/") else value
+        return env
+
+    def published(self, name: str, variable: str) -> str:
+        """The endpoint the host reaches what service `name` binds in `variable` at: the bind's
+        port must be one of the service's published `ports`."""
+        bind = re.fullmatch(r"tcp://\*:(\d+)", str(self.services[name]["environment"][variable]))
+        assert bind, f"{name}: {variable} binds no tcp://*:PORT"
+        port = int(bind.group(1))
+        published = [str(mapping).split(":") for mapping in self.services[name].get("ports", [])]
+        assert any(int(parts[-1]) == port for parts in published), f"{name}: port {port} ({variable}) is not published"
+        return f"tcp://127.0.0.1:{self.ports[port]}"
+
     def start(self, name: str) -> None:
         service = self.services[name]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
-        for key, value in service.get("environment", {}).items():
-            env[key] = self.local(str(value))
-        if "HOMEPWNER_DATA_DIR" in env:
-            env["HOMEPWNER_DATA_DIR"] = str(self.work / name)
         command = [str(_executable(service["command"][0]))] + service["command"][1:]
-        log = open(self.work / f"{name}.log", "wb")
-        self.processes[name] = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.work)
+        self.logs[name] = self.work / f"{name}.log"
+        with open(self.logs[name], "ab") as log:
+            self.processes[name] = subprocess.Popen(
+                command, env=self.environment(name), stdout=log, stderr=subprocess.STDOUT, cwd=self.work)
+
+    def restart(self, name: str) -> int:
+        """As compose restarts a container: SIGTERM, then the same command and environment again
+        (the same volumes); returns the exit code the process stopped with."""
+        code = self.terminate([name])[name]
+        self.start(name)
+        return code
+
+    def log(self, name: str) -> str:
+        return self.logs[name].read_text(errors="replace") if name in self.logs else ""
 
     def health(self, name: str, timeout: float = 15) -> subprocess.CompletedProcess:
         """Runs the service's health check as compose would, until it passes or `timeout` passes."""
@@ -78,16 +120,38 @@ class Topology:
                 return result
             time.sleep(0.2)
 
-    def stop(self) -> dict[str, int]:
-        for process in self.processes.values():
-            process.send_signal(signal.SIGTERM)
+    def grace(self, name: str) -> float:
+        """The service's stop_grace_period in seconds (Docker's default: 10)."""
+        match = re.fullmatch(r"(?:(\d+)m)?(?:(\d+)s)?", str(self.services[name].get("stop_grace_period", "10s")))
+        assert match and any(match.groups()), f"{name}: stop_grace_period {self.services[name]['stop_grace_period']}"
+        return int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
+
+    def terminate(self, names: list[str]) -> dict[str, int]:
+        """SIGTERM to these processes at once; each one's exit code (-9: killed after its grace period)."""
+        for name in names:
+            if self.processes[name].poll() is None:
+                self.processes[name].send_signal(signal.SIGTERM)
         codes = {}
-        for name, process in self.processes.items():
+        for name in names:
+            process = self.processes[name]
             try:
-                codes[name] = process.wait(timeout=10)
+                codes[name] = process.wait(timeout=self.grace(name))
             except subprocess.TimeoutExpired:
                 process.kill()
-                codes[name] = process.wait()
+                process.wait()
+                codes[name] = -9
+        return codes
+
+    def stop(self) -> dict[str, int]:
+        """Every process stopped as `docker compose stop` does: SIGTERM to a service only once
+        those that depend on it have exited; each one's exit code."""
+        codes: dict[str, int] = {}
+        left = list(self.processes)
+        while left:
+            wave = [name for name in left
+                    if not any(name in (self.services[other].get("depends_on") or []) for other in left)]
+            codes |= self.terminate(wave or left)
+            left = [name for name in left if name not in codes]
         return codes
 
 

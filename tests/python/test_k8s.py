@@ -14,10 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from conftest import COMPOSE, DOCKERFILE, REPO_ROOT, compose_mounts
+
 K8S = REPO_ROOT / "compose" / "k8s"
-COMPOSE = REPO_ROOT / "compose" / "docker-compose.yml"
-DOCKERFILE = REPO_ROOT / "compose" / "Dockerfile"
 # The oldest Kubernetes the manifests claim to fit, and the newest the pinned package bundles.
 K8S_VERSIONS = ("1.30.0", "1.35.0")
 SERVICES = ("item-service", "image-service")
@@ -198,14 +197,6 @@ def test_k8s_service_exposes_the_ports_and_name_clients_connect_to(name, compose
         for e in container(resources, part).get("env", []):
             for host, port in re.findall(r"tcp://([A-Za-z][A-Za-z0-9_.-]*):(\d+)", e["value"]):
                 assert (host, int(port)) in served, f"{part}: {e['name']}={e['value']}"
-
-
-def compose_mounts(service: dict) -> dict[str, tuple[str, bool]]:
-    mounts = {}
-    for volume in service.get("volumes", []):
-        source, target, *options = volume.split(":")
-        mounts[target] = (source, "ro" in options)
-    return mounts
 
 
 @pytest.mark.parametrize("name", SERVICES + WORKERS)

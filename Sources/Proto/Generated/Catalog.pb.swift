@@ -92,6 +92,13 @@ public enum ProtoCatalog {
         PurgeJobsResponse.self,
         JobBatch.self,
         GetBatchRequest.self,
+        ProcessStatsRequest.self,
+        StatusCount.self,
+        MethodStats.self,
+        ServerCounters.self,
+        FigureLabel.self,
+        Figure.self,
+        ProcessStatsResponse.self,
         MetadataEntry.self,
         RequestHeader.self,
         ResponseHeader.self,
@@ -108,6 +115,7 @@ public enum ProtoCatalog {
         PurgeLevel.self,
         ItemSort.self,
         JobState.self,
+        Figure.Kind.self,
         StatusCode.self,
     ]
     /// Every method of every service.
@@ -117,4 +125,5 @@ public enum ProtoCatalog {
         + ImageServiceRPC.allMethods
         + ItemServiceRPC.allMethods
         + JobQueueRPC.allMethods
+        + MetricsRPC.allMethods
 }

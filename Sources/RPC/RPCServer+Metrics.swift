@@ -1,0 +1,113 @@
+import Foundation
+import Proto
+import Runtime
+import Synchronization
+
+/// Metrics/Stats: what the server has seen by method, status and latency, its own counters,
+/// memory, and the figures the process's parts add (docs/protocol.md 8.1).
+extension RPCServer {
+    /// Adds a source of figures (queue depths, cache, cascades) to Metrics/Stats and the scrape
+    /// endpoint. Called at every Stats call and scrape: it should be quick (read counters, or
+    /// run one small query on the store's thread) and give what it can when a part is closed.
+    public func addFigures(_ source: @escaping @Sendable () async -> [Figure]) {
+        shared.withLock { $0.figureSources.append(source) }
+    }
+
+    /// Everything Metrics/Stats answers, read now.
+    public func processStats() async -> ProcessStatsResponse {
+        let sources = shared.withLock { $0.figureSources }
+        var figures: [Figure] = []
+        for source in sources { figures += await source() }
+        return processStats(figures: figures)
+    }
+
+    /// The stats with these figures.
+    func processStats(figures: [Figure]) -> ProcessStatsResponse {
+        let metrics = shared.withLock { $0.metrics }
+        var response = ProcessStatsResponse()
+        response.process = configuration.processName
+        response.version = HomepwnerVersion.string
+        response.uptimeMs = UInt64(max(0, monotonicMilliseconds() - startedAt))
+        let memory = ProcessMemory.current()
+        response.rssBytes = memory.residentBytes
+        response.peakRssBytes = memory.peakResidentBytes
+        let counted = stats
+        var server = ServerCounters()
+        server.received = UInt64(counted.received)
+        server.replied = UInt64(counted.replied)
+        server.malformed = UInt64(counted.malformed)
+        server.dropped = UInt64(counted.dropped)
+        server.deadlineExceeded = UInt64(counted.deadlineExceeded)
+        server.rejectedBusy = UInt64(counted.rejectedBusy)
+        server.replayed = UInt64(counted.replayed)
+        server.inFlight = UInt64(counted.inFlight)
+        server.inFlightBytes = UInt64(counted.inFlightBytes)
+        response.server = server
+        response.methods = metrics?.snapshot() ?? []
+        response.figures = figures.sorted { ($0.name, $0.labelText) < ($1.name, $1.labelText) }
+        return response
+    }
+
+    /// `processStats()` for a thread that may block (a scrape endpoint's own, never the task
+    /// pool): waits for it up to `timeoutMilliseconds`, then answers without the parts' figures.
+    public func processStatsWaiting(timeoutMilliseconds: Int = 5000) -> ProcessStatsResponse {
+        let result = Mutex<ProcessStatsResponse?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task(priority: Self.handlerPriority) {
+            let stats = await processStats()
+            result.withLock { $0 = stats }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + .milliseconds(timeoutMilliseconds)) == .success, let stats = result.withLock({ $0 }) {
+            return stats
+        }
+        logger.warning("figures took over \(timeoutMilliseconds) ms; served without them")
+        return processStats(figures: [])
+    }
+
+    /// Registers Metrics/Stats: pooled (reading the figures may take a lock a store holds).
+    func registerMetrics() {
+        register(MetricsRPC.stats) { [weak self] _, _ in
+            await self?.processStats() ?? ProcessStatsResponse()
+        }
+    }
+
+    /// Counts one answer and, at debug level, logs it: one line per request.
+    func record(_ answer: Answer, _ tag: CallTag, _ state: LoopState) {
+        guard tag.row >= 0 else { return }
+        let elapsed = max(0, monotonicNanoseconds() - tag.arrived)
+        state.metrics.record(
+            row: tag.row, code: answer.code, microseconds: UInt64(elapsed / 1000),
+            requestBytes: tag.requestBytes, replyBytes: answer.body.count)
+        if logger.level <= .debug {
+            let method = state.metrics.paths[tag.row]
+            logger.debug("request", [
+                "method": method.isEmpty ? "-" : method, "code": answer.code.description,
+                "elapsed_ms": String(format: "%.3f", Double(elapsed) / 1e6),
+                "request_bytes": String(tag.requestBytes), "reply_bytes": String(answer.body.count),
+            ])
+        }
+    }
+}
+
+extension Figure {
+    /// A gauge or counter with labels.
+    public init(_ name: String, _ help: String, _ kind: Kind = .gauge, labels: [String: String] = [:], value: Double) {
+        self.init()
+        self.name = name
+        self.help = help
+        self.kind = kind
+        self.labels = labels.sorted { $0.key < $1.key }.map { key, value in
+            var label = FigureLabel()
+            label.name = key
+            label.value = value
+            return label
+        }
+        self.value = value
+    }
+
+    /// `name="value",…` of its labels, for sorting and the text format.
+    var labelText: String {
+        labels.map { "\($0.name)=\"\($0.value)\"" }.joined(separator: ",")
+    }
+}
