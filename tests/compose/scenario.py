@@ -402,9 +402,18 @@ class Stack:
             log(f"stop took {time.monotonic() - started:.1f} s")
             exits = {self.name(c): self.inspect(c, "{{.State.ExitCode}}") for c in self.containers()}
             check(all(code == "0" for code in exits.values()), f"exit codes on SIGTERM: {exits}")
-            self.seen_volumes = self.volumes_mounted()
+            mounted = self.volumes_mounted()
             self.compose("down")
             check(not self.containers(), "containers left after down")
+            # `down` keeps volumes, the anonymous ones too: each worker's /data (the image's
+            # VOLUME, a worker mounts nothing there). Nothing refers to them any more: remove them.
+            anonymous = sorted(v for v in mounted if not v.startswith(self.project + "_")
+                               and run([DOCKER, "volume", "inspect", v], ok=(0, 1)).returncode == 0)
+            if anonymous:
+                run([DOCKER, "volume", "rm", *anonymous])
+            log(f"down left {len(anonymous)} anonymous volumes (the workers' /data); removed them")
+            self.figures["anonymous_volumes_left_by_down"] = len(anonymous)
+            self.seen_volumes = mounted
             self.compose("up", "-d", "--no-build")
             self.wait_healthy(one_each)
             items_after = {i["key"]: i for i in self.cli_json("item", "ls")["items"]}
