@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import yaml
@@ -80,17 +81,24 @@ class Stack:
     # -- set-up --------------------------------------------------------------------------
 
     def choose_ports(self) -> None:
-        """Four free loopback ports from a high, unusual range (other tests use the usual ones)."""
-        names = ("ITEM", "IMAGE", "ITEM_EVENTS", "IMAGE_EVENTS")
+        """Six free loopback ports from a high, unusual range (other tests use the usual ones)."""
+        names = ("ITEM", "IMAGE", "ITEM_METRICS", "IMAGE_METRICS", "ITEM_EVENTS", "IMAGE_EVENTS")
         rng = random.Random()
         for _ in range(50):
             base = rng.randrange(47100, 48900, 10)
-            ports = [base + 1, base + 2, base + 6, base + 7]
+            ports = [base + 1, base + 2, base + 3, base + 4, base + 6, base + 7]
             if all(self.free(port) for port in ports):
                 self.ports = dict(zip(names, ports))
                 log(f"ports: {self.ports}")
                 return
-        raise Failure("no four free ports in 47100-48900")
+        raise Failure("no six free ports in 47100-48900")
+
+    @staticmethod
+    def scrape(port: int) -> str:
+        """GET /metrics of a scrape endpoint on loopback."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+            check(response.status == 200, f"scrape of :{port}: {response.status}")
+            return response.read().decode()
 
     @staticmethod
     def free(port: int) -> bool:
@@ -260,6 +268,9 @@ class Stack:
             self.wait_healthy(one_each)
             health = self.cli("health", "item", "image").stdout
             check(health.count("SERVING") == 2, health)
+            for part, port in (("item-service", "ITEM_METRICS"), ("image-service", "IMAGE_METRICS")):
+                text = self.scrape(self.ports[port])
+                check(f'homepwner_process_info{{process="{part}"' in text, f"{part}'s scrape endpoint: {text[:300]}")
 
         with self.phase("items and a capture from the photo library with a square edit"):
             item_service = self.containers("item-service")[0]
@@ -289,6 +300,14 @@ class Stack:
             thumbs = [i for i in self.all_images() if i["kind"] == "THUMBNAIL" and i["parent_key"] in (original, edited)]
             check(len({t["parent_key"] for t in thumbs}) == 2, f"thumbnails of the capture: {thumbs}")
             log(f"batch {batch['batch_id']}: {batch['done']}/{batch['total']} done; {len(thumbs)} thumbnails of the capture")
+            # The same work in Metrics/Stats and in the image service's Prometheus text.
+            stats = {row["service"]: row["stats"] for row in self.cli_json("stats", "item", "image")}
+            figures = {(f["name"], tuple((l["name"], l["value"]) for l in f.get("labels", []))): f.get("value", 0)
+                       for f in stats["image-service"].get("figures", [])}
+            done = figures.get(("homepwner_queue_done", (("queue", "thumbnails"),)), 0)
+            check(done >= int(batch["total"]), f"image-service's Stats: thumbnails done {done}, batch {batch['total']}")
+            text = self.scrape(self.ports["IMAGE_METRICS"])
+            check('homepwner_queue_done{process="image-service",queue="thumbnails"}' in text, text[:500])
 
         with self.phase("cascade delete"):
             lamp = self.cli_json("item", "add", "Lamp", "--value", "80")["key"]
