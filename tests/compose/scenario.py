@@ -116,6 +116,11 @@ class Stack:
         ('"host" network_mode is incompatible with port_bindings') instead of discarding them
         as the engine and compose v2 do, and an override can only add ports, never remove them;
         the image is the one ops/test-compose built, never built by compose."""
+        # The file as users run it, alone: compose accepts it (--quiet: valid, nothing printed).
+        run(["docker-compose", "-f", str(COMPOSE), "config", "--quiet"])
+        alone = yaml.safe_load(run(["docker-compose", "-f", str(COMPOSE), "config"]).stdout)
+        check(set(alone["services"]) == set(SERVICES) and {"items-data", "images-data", "photo-library"} <= set(alone["volumes"]),
+              f"docker-compose config of {COMPOSE.name}: {sorted(alone['services'])}, volumes {sorted(alone.get('volumes', {}))}")
         env = dict(os.environ, **{f"HOMEPWNER_TEST_{k}_PORT": str(v) for k, v in self.ports.items()})
         merged = run(["docker-compose", "-p", self.project, "-f", str(COMPOSE), "-f", str(HOST_OVERRIDE), "config"], env=env)
         config = yaml.safe_load(merged.stdout)
