@@ -333,8 +333,8 @@ class Stack:
             log(f"the lamp and its {len(owned)} images are gone")
 
         with self.phase("two thumbnail workers both take jobs"):
-            self.compose("up", "-d", "--no-build", "--scale", "thumbnail-worker=2")
-            self.wait_healthy({**one_each, "thumbnail-worker": 2})
+            self.compose("up", "-d", "--no-build", "--scale", "thumbnail-worker=2", "--scale", "capture-worker=2")
+            self.wait_healthy({**one_each, "thumbnail-worker": 2, "capture-worker": 2})
             workers = {self.name(c): c for c in self.containers("thumbnail-worker")}
             files = self.distinct_photos(self.args.photos)
             last_job = max((int(j["job_id"]) for j in self.done_jobs()), default=0)
@@ -353,6 +353,29 @@ class Stack:
             log(f"jobs per replica: {taken}")
             check(len(workers) == 2 and all(taken.get(name, 0) > 0 for name in workers), f"jobs per replica: {taken}")
             self.figures["jobs_per_replica"] = taken
+
+        with self.phase("two capture workers both take jobs"):
+            workers = {self.name(c): c for c in self.containers("capture-worker")}
+            before = {j["job_id"] for j in self.cli_json("queue", "ls", "capture", "--state", "done", "--limit", "100000")}
+            # Paused while the captures go in, so neither worker has them all before the other leases.
+            self.cli("queue", "pause", "capture")
+            jobs = [self.cli_json("capture", self.sofa, "--library", "sofa.jpg", "--square", "--size", str(256 + 16 * n))["job_id"]
+                    for n in range(8)]
+            self.cli("queue", "resume", "capture")
+            for job in jobs:
+                state = self.cli_json("capture", "status", job, "--wait", timeout=120)
+                check(state["state"] == "DONE", f"capture {job}: {state}")
+            pids = {pid: name for name, c in workers.items() for pid in self.host_pids(c)}
+            taken = {name: 0 for name in workers}
+            for job in self.cli_json("queue", "ls", "capture", "--state", "done", "--limit", "100000"):
+                if job["job_id"] in before:
+                    continue
+                pid = int(job["worker_id"].rsplit(":", 1)[1].split("#")[0])
+                name = pids.get(pid, job["worker_id"])
+                taken[name] = taken.get(name, 0) + 1
+            log(f"capture jobs per replica: {taken}")
+            check(len(workers) == 2 and all(taken.get(name, 0) > 0 for name in workers), f"capture jobs per replica: {taken}")
+            self.figures["capture_jobs_per_replica"] = taken
 
         with self.phase("image-service crashed mid-batch, restarted by its policy"):
             # --all makes every thumbnail again (new keys): the originals and edits must stay as they were.
@@ -376,7 +399,7 @@ class Stack:
             while self.inspect(image_service, "{{.RestartCount}}") == str(self.restarts_before):
                 check(time.monotonic() < deadline, "image-service was not restarted within 60 s (restart: unless-stopped)")
                 time.sleep(0.2)
-            self.wait_healthy({**one_each, "thumbnail-worker": 2})
+            self.wait_healthy({**one_each, "thumbnail-worker": 2, "capture-worker": 2})
             restarted = self.inspect(image_service, "{{.State.StartedAt}}")
             log(f"image-service restarted (restart count {self.inspect(image_service, '{{.RestartCount}}')}, "
                 f"back {time.time() - killed_at:.1f} s after the kill)")
