@@ -126,6 +126,24 @@ import TestSupport
         #expect(partial.stdout.contains("capture-worker at \(harness.endpoint(.captureWorker)): "))
         #expect(partial.stdout.contains("thumbnail-worker "))
 
+        // --watch asks again every interval, one JSON document per line, until stopped.
+        let watch = Process()
+        watch.executableURL = ExecutableTests.binDirectory.appendingPathComponent("homepwner")
+        watch.arguments = ["stats", "item", "--watch", "--interval", "0.2", "--json"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOMEPWNER_ITEM_RPC"] = harness.endpoints.itemRPC
+        watch.environment = environment
+        let out = Pipe()
+        watch.standardOutput = out
+        try watch.run()
+        try await Task.sleep(for: .milliseconds(1500))
+        watch.terminate()
+        let watched = await CLITests.readOnThread(out.fileHandleForReading)
+        while watch.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+        let lines = String(decoding: watched, as: UTF8.self).split(separator: "\n")
+        #expect(lines.count >= 3, "\(lines)")
+        #expect(lines.allSatisfy { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) is [[String: Any]] })
+
         let bad = try await CLITests.homepwner(["stats", "nope"], harness: harness)
         #expect(bad.status == 2 && bad.stderr.contains("one of item, image, capture-worker, thumbnail-worker, all"))
         let badInterval = try await CLITests.homepwner(["stats", "--watch", "--interval", "0"], harness: harness)
