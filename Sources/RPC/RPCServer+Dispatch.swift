@@ -145,6 +145,22 @@ extension RPCServer {
                 "server busy: \(state.inFlightBytes) bytes of requests in flight; this one (\(bytes) bytes) would pass the limit of \(configuration.maxInFlightBytes)",
                 retryAfter: 50)
         }
+        // One peer may not take what the others need: its own share of calls and bytes.
+        let peer = state.load(of: call.identity[0])
+        guard peer.calls < configuration.maxInFlightPerPeer else {
+            counters.rejectedBusy.bump()
+            return refuse(
+                .resourceExhausted,
+                "this connection has \(peer.calls) calls in flight, the most one peer may have (\(configuration.maxInFlightPerPeer) of \(configuration.maxInFlight)); retry once some have finished",
+                retryAfter: 50)
+        }
+        guard peer.bytes == 0 || peer.bytes + bytes <= configuration.maxInFlightBytesPerPeer else {
+            counters.rejectedBusy.bump()
+            return refuse(
+                .resourceExhausted,
+                "this connection has \(peer.bytes) bytes of requests in flight; this one (\(bytes) bytes) would pass one peer's limit of \(configuration.maxInFlightBytesPerPeer)",
+                retryAfter: 50)
+        }
         if let key = idempotencyKey { state.idempotency.claim(key: key) }
         return .run(idempotencyKey: idempotencyKey)
     }

@@ -27,6 +27,8 @@ extension RPCServer {
     final class LoopState {
         private(set) var inFlight: [UInt64: InFlight] = [:]
         private(set) var inFlightBytes = 0
+        /// Calls and request bytes in flight by peer (its routing id), for the per-peer limits.
+        private(set) var perPeer: [[UInt8]: (calls: Int, bytes: Int)] = [:]
         var nextTicket: UInt64 = 1
         var idempotency: IdempotencyCache
         var lastDeadlineScan: Int64 = 0
@@ -52,14 +54,27 @@ extension RPCServer {
         func add(_ ticket: UInt64, _ call: InFlight) {
             inFlight[ticket] = call
             inFlightBytes += call.bytes
+            perPeer[call.identity[0], default: (0, 0)].calls += 1
+            perPeer[call.identity[0], default: (0, 0)].bytes += call.bytes
             published()
         }
 
         func remove(_ ticket: UInt64) -> InFlight? {
             guard let call = inFlight.removeValue(forKey: ticket) else { return nil }
             inFlightBytes -= call.bytes
+            let peer = call.identity[0]
+            if let load = perPeer[peer], load.calls > 1 {
+                perPeer[peer] = (load.calls - 1, load.bytes - call.bytes)
+            } else {
+                perPeer[peer] = nil
+            }
             published()
             return call
+        }
+
+        /// What one peer has in flight.
+        func load(of peer: [UInt8]) -> (calls: Int, bytes: Int) {
+            perPeer[peer] ?? (0, 0)
         }
 
         /// The task running a call added in flight (its handler may have answered already).

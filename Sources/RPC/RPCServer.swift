@@ -26,6 +26,12 @@ public final class RPCServer: Sendable {
         /// Bytes of request bodies held by the calls in flight; beyond it: RESOURCE_EXHAUSTED
         /// with retry_after_ms. A call is always admitted when nothing else is in flight.
         public var maxInFlightBytes: Int
+        /// Calls one peer (one connection) may have in flight: so one client's flood leaves
+        /// room for the others; beyond it: RESOURCE_EXHAUSTED with retry_after_ms.
+        public var maxInFlightPerPeer: Int
+        /// Bytes of request bodies one peer's calls in flight may hold (a peer's call is always
+        /// admitted when it has nothing else in flight and the total allows it).
+        public var maxInFlightBytesPerPeer: Int
         /// Finished mutating calls remembered for idempotent replay.
         public var idempotencyCapacity: Int
         /// Bytes those remembered calls may take (keys, messages and reply bodies).
@@ -46,7 +52,10 @@ public final class RPCServer: Sendable {
 
         /// A configuration with the protocol's defaults.
         ///
-        /// - Parameter maxInFlightBytes: nil for four times `maxMessageBytes`.
+        /// - Parameters:
+        ///   - maxInFlightBytes: nil for four times `maxMessageBytes`.
+        ///   - maxInFlightPerPeer: nil for a quarter of `maxInFlight` (at least 1).
+        ///   - maxInFlightBytesPerPeer: nil for half of `maxInFlightBytes`.
         public init(
             endpoints: [String],
             processName: String,
@@ -54,6 +63,8 @@ public final class RPCServer: Sendable {
             defaultTimeoutMilliseconds: UInt32 = 30_000,
             maxInFlight: Int = 1024,
             maxInFlightBytes: Int? = nil,
+            maxInFlightPerPeer: Int? = nil,
+            maxInFlightBytesPerPeer: Int? = nil,
             idempotencyCapacity: Int = 10_000,
             idempotencyMaxBytes: Int = 64 << 20,
             maxIdempotencyKeyBytes: Int = 128,
@@ -68,6 +79,8 @@ public final class RPCServer: Sendable {
             self.defaultTimeoutMilliseconds = defaultTimeoutMilliseconds
             self.maxInFlight = maxInFlight
             self.maxInFlightBytes = maxInFlightBytes ?? 4 * maxMessageBytes
+            self.maxInFlightPerPeer = maxInFlightPerPeer ?? max(1, maxInFlight / 4)
+            self.maxInFlightBytesPerPeer = maxInFlightBytesPerPeer ?? (maxInFlightBytes ?? 4 * maxMessageBytes) / 2
             self.idempotencyCapacity = idempotencyCapacity
             self.idempotencyMaxBytes = idempotencyMaxBytes
             self.maxIdempotencyKeyBytes = maxIdempotencyKeyBytes
