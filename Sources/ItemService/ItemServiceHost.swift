@@ -50,7 +50,7 @@ public enum ItemServiceHost {
             owner: store, queues: [queue, capture], workedInProcess: [queue.name], clock: clock, logger: logger,
             publish: { [weak host] topic, event in host?.publish(topic: topic, event) })
         jobs.register(on: host.server)
-        host.server.addFigures { await ItemServiceHost.figures(jobs) }
+        host.server.addFigures { await ItemServiceHost.figures(jobs, store) }
         let cascade = CascadeRunner(
             store: store, service: jobs, configuration: queue, connection: images,
             logger: logger.with(["part": "cascade"]), clock: clock)
@@ -63,17 +63,12 @@ public enum ItemServiceHost {
         return ServiceComposition([store, images, jobs.sweeper(), cascade, host])
     }
 
-    /// The queues' figures, and the delete cascade's pending work: image keys whose deletion
-    /// the image service has not confirmed yet (ready, in backoff or running).
-    static func figures(_ jobs: JobQueueService<ItemStoreQueue>) async -> [Figure] {
+    /// The queues' figures, and the delete cascade's pending work as ItemService/Stats counts it.
+    static func figures(_ jobs: JobQueueService<ItemStoreQueue>, _ store: ItemStoreQueue) async -> [Figure] {
         let queues = await jobs.figures()
-        let cascade = queues.filter {
-            $0.labels.contains { $0.name == "queue" && $0.value == CascadeQueue.name }
-                && ["homepwner_queue_ready", "homepwner_queue_scheduled", "homepwner_queue_leased"].contains($0.name)
-        }
-        guard !cascade.isEmpty else { return queues }
+        guard let pending = try? await store.perform({ try $0.stats().pendingCascades }) else { return queues }
         return queues + [Figure(
             "homepwner_pending_cascades", "Deleted photos whose images the image service has not deleted yet.",
-            value: cascade.reduce(0) { $0 + $1.value })]
+            value: Double(pending))]
     }
 }

@@ -54,8 +54,8 @@ extension RPCServer {
         func add(_ ticket: UInt64, _ call: InFlight) {
             inFlight[ticket] = call
             inFlightBytes += call.bytes
-            perPeer[call.identity[0], default: (0, 0)].calls += 1
-            perPeer[call.identity[0], default: (0, 0)].bytes += call.bytes
+            let load = perPeer[call.identity[0]] ?? (0, 0)
+            perPeer[call.identity[0]] = (load.calls + 1, load.bytes + call.bytes)
             published()
         }
 

@@ -9,7 +9,12 @@ public struct ProcessMemory: Sendable, Hashable {
 
     /// This process's figures (zeros where /proc is not there).
     public static func current() -> ProcessMemory {
-        read(statusPath: "/proc/self/status") ?? ProcessMemory(residentBytes: 0, peakResidentBytes: 0)
+        of(pid: nil)
+    }
+
+    /// Another process's figures, or this one's for nil (zeros when it cannot be read).
+    public static func of(pid: Int32?) -> ProcessMemory {
+        read(statusPath: "/proc/\(pid.map(String.init) ?? "self")/status") ?? ProcessMemory(residentBytes: 0, peakResidentBytes: 0)
     }
 
     /// Parses a /proc/PID/status file; nil when it cannot be read or has no VmRSS line.

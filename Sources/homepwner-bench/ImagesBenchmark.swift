@@ -198,11 +198,7 @@ enum ImagesBenchmark {
     }
 
     static func residentBytes() -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kb = Int(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kb * 1024
+        Int(ProcessMemory.current().residentBytes)
     }
 }
 

@@ -103,9 +103,7 @@ extension ThumbsBenchmark {
         /// The worker's peak resident set (VmHWM), in MB.
         var workerPeakMegabytes: Double {
             guard let worker else { return 0 }
-            let status = (try? String(contentsOfFile: "/proc/\(worker.processIdentifier)/status", encoding: .utf8)) ?? ""
-            let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-            return (line?.split(separator: " ").dropFirst().first).flatMap { Double($0) }.map { $0 / 1024 } ?? 0
+            return Double(ProcessMemory.of(pid: worker.processIdentifier).peakResidentBytes) / 1_048_576
         }
 
         func close() {

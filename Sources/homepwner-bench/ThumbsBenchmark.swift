@@ -152,9 +152,7 @@ enum ThumbsBenchmark {
 
     /// VmHWM of /proc/self/status, in MB.
     static func peakResidentMegabytes() -> Double {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-        return (line?.split(separator: " ").dropFirst().first).flatMap { Double($0) }.map { $0 / 1024 } ?? 0
+        Double(ProcessMemory.current().peakResidentBytes) / 1_048_576
     }
 
     static func report(_ results: [Result], peak: Double) {

@@ -93,7 +93,7 @@ enum StatsCommand {
             return "\(target.name) at \(target.endpoint): \(error.code.protoValueName ?? "ERROR"): \(error.message)\n\n"
         case let .success(stats):
             var text = "\(stats.process) \(stats.version) at \(target.endpoint): up \(duration(milliseconds: stats.uptimeMs)), "
-                + "rss \(megabytes(stats.rssBytes)) (peak \(megabytes(stats.peakRssBytes)))"
+                + "rss \(ImageCommand.byteCount(Int64(stats.rssBytes))) (peak \(ImageCommand.byteCount(Int64(stats.peakRssBytes))))"
             let server = stats.server ?? ServerCounters()
             text += ", \(server.received) requests, \(server.inFlight) in flight"
             if server.malformed + server.dropped + server.deadlineExceeded + server.rejectedBusy > 0 {
@@ -146,10 +146,6 @@ enum StatsCommand {
             }
         }
         return "[" + items.joined(separator: ", ") + "]"
-    }
-
-    static func megabytes(_ bytes: UInt64) -> String {
-        String(format: "%.1f MB", Double(bytes) / 1_048_576)
     }
 
     /// "850µs", "12.3ms", "2.10s".

@@ -246,8 +246,21 @@ class Stack:
     def batch(self, batch_id: str) -> dict:
         return self.cli_json("queue", "batch", "thumbnails", batch_id)
 
-    def done_jobs(self) -> list[dict]:
-        return self.cli_json("queue", "ls", "thumbnails", "--state", "done", "--limit", "100000")
+    def done_jobs(self, queue: str = "thumbnails") -> list[dict]:
+        return self.cli_json("queue", "ls", queue, "--state", "done", "--limit", "100000")
+
+    def jobs_per_replica(self, service: str, jobs: list[dict]) -> dict[str, int]:
+        """How many of `jobs` each replica of `service` did, by the host PID in each job's worker
+        id (<kind>@<host>:<pid>…; the workers run with `pid: host`)."""
+        workers = {self.name(c): c for c in self.containers(service)}
+        pids = {pid: name for name, c in workers.items() for pid in self.host_pids(c)}
+        taken = {name: 0 for name in workers}
+        for job in jobs:
+            pid = int(job["worker_id"].rsplit(":", 1)[1].split("#")[0])
+            name = pids.get(pid, job["worker_id"])
+            taken[name] = taken.get(name, 0) + 1
+        check(len(workers) == 2 and all(taken.get(name, 0) > 0 for name in workers), f"{service} jobs per replica: {taken}")
+        return taken
 
     # -- the scenario --------------------------------------------------------------------
 
@@ -335,7 +348,6 @@ class Stack:
         with self.phase("two thumbnail workers both take jobs"):
             self.compose("up", "-d", "--no-build", "--scale", "thumbnail-worker=2", "--scale", "capture-worker=2")
             self.wait_healthy({**one_each, "thumbnail-worker": 2, "capture-worker": 2})
-            workers = {self.name(c): c for c in self.containers("thumbnail-worker")}
             files = self.distinct_photos(self.args.photos)
             last_job = max((int(j["job_id"]) for j in self.done_jobs()), default=0)
             # Paused while the photos go in, so neither worker has the jobs before the other can lease.
@@ -344,19 +356,12 @@ class Stack:
             check(len(put) == len(files), f"put {len(put)} of {len(files)}")
             self.cli("queue", "resume", "thumbnails")
             self.queue_idle()
-            pids = {pid: name for name, c in workers.items() for pid in self.host_pids(c)}
-            taken: dict[str, int] = {name: 0 for name in workers}
-            for job in self.done_jobs():
-                if int(job["job_id"]) > last_job:
-                    pid = int(job["worker_id"].rsplit(":", 1)[1].split("#")[0])
-                    taken[pids.get(pid, job["worker_id"])] = taken.get(pids.get(pid, job["worker_id"]), 0) + 1
+            taken = self.jobs_per_replica("thumbnail-worker", [j for j in self.done_jobs() if int(j["job_id"]) > last_job])
             log(f"jobs per replica: {taken}")
-            check(len(workers) == 2 and all(taken.get(name, 0) > 0 for name in workers), f"jobs per replica: {taken}")
             self.figures["jobs_per_replica"] = taken
 
         with self.phase("two capture workers both take jobs"):
-            workers = {self.name(c): c for c in self.containers("capture-worker")}
-            before = {j["job_id"] for j in self.cli_json("queue", "ls", "capture", "--state", "done", "--limit", "100000")}
+            before = {j["job_id"] for j in self.done_jobs("capture")}
             # Paused while the captures go in, so neither worker has them all before the other leases.
             self.cli("queue", "pause", "capture")
             jobs = [self.cli_json("capture", self.sofa, "--library", "sofa.jpg", "--square", "--size", str(256 + 16 * n))["job_id"]
@@ -365,16 +370,8 @@ class Stack:
             for job in jobs:
                 state = self.cli_json("capture", "status", job, "--wait", timeout=120)
                 check(state["state"] == "DONE", f"capture {job}: {state}")
-            pids = {pid: name for name, c in workers.items() for pid in self.host_pids(c)}
-            taken = {name: 0 for name in workers}
-            for job in self.cli_json("queue", "ls", "capture", "--state", "done", "--limit", "100000"):
-                if job["job_id"] in before:
-                    continue
-                pid = int(job["worker_id"].rsplit(":", 1)[1].split("#")[0])
-                name = pids.get(pid, job["worker_id"])
-                taken[name] = taken.get(name, 0) + 1
+            taken = self.jobs_per_replica("capture-worker", [j for j in self.done_jobs("capture") if j["job_id"] not in before])
             log(f"capture jobs per replica: {taken}")
-            check(len(workers) == 2 and all(taken.get(name, 0) > 0 for name in workers), f"capture jobs per replica: {taken}")
             self.figures["capture_jobs_per_replica"] = taken
 
         with self.phase("image-service crashed mid-batch, restarted by its policy"):

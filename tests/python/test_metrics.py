@@ -4,7 +4,11 @@ text parsed by prometheus_client as a Prometheus server would."""
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import subprocess
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -12,7 +16,7 @@ import uuid
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import _start, _stop, free_port
+from conftest import _executable, _start, _stop, free_port
 from homepwner_client import Client, RpcError
 
 
@@ -98,13 +102,6 @@ def test_the_scrape_endpoint_refuses_what_is_not_a_scrape(metered):
 def test_homepwner_up_serves_all_four_parts_on_one_scrape_endpoint(tmp_path, pb, zmq_context):
     """`homepwner up --metrics`: one endpoint, every sample labelled with its part; the variable
     HOMEPWNER_METRICS sets it as well as the flag."""
-    import os
-    import signal
-    import subprocess
-    import time
-
-    from conftest import _executable
-
     ports = {name: free_port() for name in ("item", "item-events", "image", "image-events", "capture", "thumbnail", "metrics")}
     env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
     env["HOMEPWNER_METRICS"] = f"tcp://127.0.0.1:{ports['metrics']}"
