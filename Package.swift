@@ -42,7 +42,7 @@ let package = Package(
         // which only Digest imports.
         .target(name: "CDigest"),
         .target(name: "Digest", dependencies: ["CDigest"], swiftSettings: swiftSettings),
-        .target(name: "RPC", dependencies: ["ZMQ", "Proto", "Runtime"], swiftSettings: swiftSettings),
+        .target(name: "RPC", dependencies: ["ZMQ", "Proto", "Runtime", "CurveAuth"], swiftSettings: swiftSettings),
         // CURVE key files, the allowed keys with their roles, and the ZAP handler that checks
         // them (not "Security": that name is Apple's framework).
         .target(name: "CurveAuth", dependencies: ["ZMQ", "Runtime"], swiftSettings: swiftSettings),

@@ -12,6 +12,8 @@ public final class KeyTable: Sendable {
     /// The allowed-keys file.
     public let file: String
     private let logger: Logger
+    /// Keys allowed whatever the file says (the servers' own key, which a server also calls with).
+    private let implicit: [String: AllowedKey]
 
     private struct State {
         var byKey: [String: AllowedKey]
@@ -28,9 +30,14 @@ public final class KeyTable: Sendable {
     private let reloading = Mutex(())
 
     /// Loads `file`; throws (and nothing should start) when it is missing or has a bad line.
-    public init(file: String, logger: Logger) throws {
+    ///
+    /// - Parameter implicitKeys: Keys allowed whatever the file says; the file cannot revoke them.
+    public init(file: String, logger: Logger, implicitKeys: [AllowedKey] = []) throws {
         self.file = file
         self.logger = logger
+        var implicit: [String: AllowedKey] = [:]
+        for entry in implicitKeys { implicit[entry.publicKey] = entry }
+        self.implicit = implicit
         let (keys, identity) = try AllowedKeys.loadWithIdentity(file: file)
         state = Mutex(State(byKey: Self.index(keys), seen: identity))
         logger.info("allowed keys loaded", ["file": file, "keys": String(keys.entries.count)])
@@ -39,12 +46,12 @@ public final class KeyTable: Sendable {
     /// The role of the connection whose User-Id (its Z85 public key) is `userID`; nil when the
     /// key is not (or no longer) allowed.
     public func role(ofUserID userID: String) -> Role? {
-        state.withLock { $0.byKey[userID]?.role }
+        state.withLock { $0.byKey[userID]?.role } ?? implicit[userID]?.role
     }
 
     /// The whole entry for `userID`, with its name.
     public func entry(ofUserID userID: String) -> AllowedKey? {
-        state.withLock { $0.byKey[userID] }
+        state.withLock { $0.byKey[userID] } ?? implicit[userID]
     }
 
     /// How many keys are allowed.

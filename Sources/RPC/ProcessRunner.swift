@@ -9,7 +9,7 @@ public enum ProcessRunner {
         OptionSpec(
             name: "log-level", env: EnvironmentNames.logLevel, defaultValue: "info",
             help: "trace, debug, info, notice, warning, error or critical", valueName: "LEVEL"),
-    ]
+    ] + TransportSecurity.options
 
     /// The `--metrics` option, read from `environment`.
     public static func metricsOption(environment: String) -> OptionSpec {
@@ -51,7 +51,11 @@ public enum ProcessRunner {
         let logger = Logger(label: command, level: level)
         do {
             let context = try Context(ioThreads: 1)
-            var services = try makeComposition(parsed, context, logger).services
+            // Keys first: every socket the composition makes is made with them.
+            let security = try TransportSecurity.load(parsed, logger: logger)
+            security?.install(on: context)
+            var services = (security?.services(context: context, logger: logger) ?? [])
+                + (try makeComposition(parsed, context, logger).services)
             if let endpoint = parsed["metrics"], !endpoint.isEmpty {
                 let hosts = services.compactMap { $0 as? ServiceHost }
                 services.append(try ScrapeEndpoint(metricsOf: hosts, name: command, context: context, endpoint: endpoint, logger: logger))

@@ -11,6 +11,7 @@ extension RPCClient {
         let monitor: Socket
         do {
             socket = try Socket(context, .dealer)
+            try TransportSecurity.of(context)?.secureClient(socket)
             try socket.setImmediate(true)
             try socket.setMaxMessageSize(Int64(configuration.maxMessageBytes) + 64 * 1024)
             try socket.setReconnectInterval(configuration.reconnectMilliseconds.first, max: configuration.reconnectMilliseconds.max)
@@ -19,7 +20,10 @@ extension RPCClient {
                 ttl: configuration.heartbeatTimeout)
             try socket.setSendHighWaterMark(100_000)
             try socket.setReceiveHighWaterMark(100_000)
-            try socket.monitor(endpoint: monitorEndpoint, events: [.handshakeSucceeded, .disconnected, .connected])
+            try socket.monitor(endpoint: monitorEndpoint, events: [
+                .handshakeSucceeded, .disconnected, .connected,
+                .handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailedNoDetail,
+            ])
             monitor = try Socket(context, .pair)
             try monitor.connect(monitorEndpoint)
             try socket.connect(endpoint)
@@ -42,6 +46,8 @@ extension RPCClient {
         // Sends wait for a completed handshake: a message handed to a pipe that is being torn
         // down is lost without a trace. inproc has no monitor events and no handshake to wait for.
         var connected = endpoint.hasPrefix("inproc://")
+        /// Why the last handshake failed, for the message of a call that found no connection.
+        var handshakeTrouble: String?
         if connected { shared.withLock { $0.connected = true } }
         // As in the server: poll (a syscall) only after a pass that found nothing to do.
         var busy = false
@@ -99,10 +105,23 @@ extension RPCClient {
             if monitorReadable {
                 while let frames = try? monitor.receive(dontWait: true) {
                     guard let event = MonitorEvent(frames: frames) else { continue }
+                    if event.event == .handshakeFailedAuth {
+                        handshakeTrouble = "the server refused this client's key (ZAP): is its public key in the server's allowed keys?"
+                    } else if event.event == .handshakeFailedProtocol || event.event == .handshakeFailedNoDetail {
+                        handshakeTrouble = TransportSecurity.of(context)?.client == nil
+                            ? "the handshake failed: the server may require CURVE keys (--client-secret-key and --server-key)"
+                            : "the CURVE handshake failed: check --server-key is the server's public key"
+                    }
                     if event.event == .handshakeSucceeded {
+                        handshakeTrouble = nil
                         connected = true
                         shared.withLock { $0.connected = true }
                     } else if event.event == .disconnected {
+                        if !connected && handshakeTrouble == nil {
+                            handshakeTrouble = TransportSecurity.of(context)?.client == nil
+                                ? "the server closed the connection during the handshake: it may require CURVE keys (--client-secret-key and --server-key)"
+                                : "the server closed the connection during the CURVE handshake: check --server-key is the server's public key"
+                        }
                         connected = false
                         shared.withLock { $0.connected = false }
                         failSent("connection to \(endpoint) was lost before the reply")
@@ -131,7 +150,8 @@ extension RPCClient {
                 let late = unsent.filter { $0.sendBy <= now }
                 if !late.isEmpty {
                     unsent.removeAll { $0.sendBy <= now }
-                    let why = "no connection to \(endpoint) within \(configuration.connectWaitMilliseconds) ms; is the service running?"
+                    let why = "no connection to \(endpoint) within \(configuration.connectWaitMilliseconds) ms; "
+                        + (handshakeTrouble ?? "is the service running?")
                     for outgoing in late { resolve(outgoing.id, .notSent(why)) }
                 }
                 expire(now: now)

@@ -1,3 +1,4 @@
+import CurveAuth
 import Foundation
 import Proto
 import Runtime
@@ -10,6 +11,8 @@ extension RPCServer {
     struct Incoming {
         /// The envelope the reply goes back with.
         let identity: [[UInt8]]
+        /// Whose share of the per-peer limits it counts against: the CURVE key, else the connection.
+        let peer: [UInt8]
         let header: RequestHeader
         let method: Method
         let body: Frame
@@ -29,17 +32,38 @@ extension RPCServer {
     }
 
     /// Reads one request and either answers it at once or starts its handler.
-    func handle(_ frames: [Frame], _ socket: Socket, _ state: LoopState) {
+    func handle(_ frames: [Frame], userID: String?, _ socket: Socket, _ state: LoopState) {
         counters.received.bump()
         let arrived = monotonicNanoseconds()
-        guard let call = parse(frames, socket, state, arrived: arrived) else { return }
+        var role: Role?
+        if let keys = state.keys {
+            // ZAP admitted the key at the handshake; this catches one revoked since. An unknown
+            // key learns nothing, not even that the server is here.
+            guard let userID, let allowed = keys.role(ofUserID: userID) else {
+                counters.unauthenticated.bump()
+                logger.debug("dropped a message from a key that is not allowed", ["key": userID ?? "none"])
+                return
+            }
+            role = allowed
+        }
+        guard let call = parse(frames, userID: userID, socket, state, arrived: arrived) else { return }
+        if let role, !role.mayCall(requiring: call.method.requiredRole) {
+            counters.permissionDenied.bump()
+            let name = userID.flatMap { state.keys?.entry(ofUserID: $0)?.name }.map { "'\($0)' " } ?? ""
+            send(socket, to: call.identity, requestID: call.header.requestId, Answer(
+                code: .permissionDenied,
+                message: "key \(name)has the \(role.rawValue) role; \(call.method.path) needs \(call.method.requiredRole.rawValue)"
+                    + (call.method.requiredRole == .admin ? "" : " or admin")
+                    + " (an admin can change it: homepwner keys allow ROLE KEY --file ALLOWED)"), call.tag, state)
+            return
+        }
         guard case .run(let idempotencyKey) = admit(call, socket, state) else { return }
         dispatch(call, idempotencyKey: idempotencyKey, socket, state)
     }
 
     /// Splits a request into envelope, header and body and finds its method; answers (and
     /// returns nil for) what does not parse or names no method served here.
-    private func parse(_ frames: [Frame], _ socket: Socket, _ state: LoopState, arrived: Int64) -> Incoming? {
+    private func parse(_ frames: [Frame], userID: String?, _ socket: Socket, _ state: LoopState, arrived: Int64) -> Incoming? {
         guard frames.count >= 2 else {
             // Only a routing id: nothing to answer.
             counters.dropped.bump()
@@ -82,7 +106,7 @@ extension RPCServer {
         let now = monotonicMilliseconds()
         let timeout = header.timeoutMs == 0 ? configuration.defaultTimeoutMilliseconds : header.timeoutMs
         return Incoming(
-            identity: identity, header: header, method: method, body: frames[delimiter + 2],
+            identity: identity, peer: userID.map { Array($0.utf8) } ?? identity[0], header: header, method: method, body: frames[delimiter + 2],
             arrived: now, deadline: now + Int64(timeout),
             tag: CallTag(row: state.metrics.row(of: header.method), arrived: arrived, requestBytes: frames[delimiter + 2].count))
     }
@@ -146,19 +170,19 @@ extension RPCServer {
                 retryAfter: 50)
         }
         // One peer may not take what the others need: its own share of calls and bytes.
-        let peer = state.load(of: call.identity[0])
+        let peer = state.load(of: call.peer)
         guard peer.calls < configuration.maxInFlightPerPeer else {
             counters.rejectedBusy.bump()
             return refuse(
                 .resourceExhausted,
-                "this connection has \(peer.calls) calls in flight, the most one peer may have (\(configuration.maxInFlightPerPeer) of \(configuration.maxInFlight)); retry once some have finished",
+                "this client has \(peer.calls) calls in flight, the most one peer may have (\(configuration.maxInFlightPerPeer) of \(configuration.maxInFlight)); retry once some have finished",
                 retryAfter: 50)
         }
         guard peer.bytes == 0 || peer.bytes + bytes <= configuration.maxInFlightBytesPerPeer else {
             counters.rejectedBusy.bump()
             return refuse(
                 .resourceExhausted,
-                "this connection has \(peer.bytes) bytes of requests in flight; this one (\(bytes) bytes) would pass one peer's limit of \(configuration.maxInFlightBytesPerPeer)",
+                "this client has \(peer.bytes) bytes of requests in flight; this one (\(bytes) bytes) would pass one peer's limit of \(configuration.maxInFlightBytesPerPeer)",
                 retryAfter: 50)
         }
         if let key = idempotencyKey { state.idempotency.claim(key: key) }
@@ -180,7 +204,7 @@ extension RPCServer {
         let body = call.body
         func inFlight(_ task: Task<Void, Never>?, bytes: Int) -> InFlight {
             InFlight(
-                identity: call.identity, requestID: header.requestId, deadline: call.deadline, method: header.method,
+                identity: call.identity, peer: call.peer, requestID: header.requestId, deadline: call.deadline, method: header.method,
                 idempotencyKey: idempotencyKey, task: task, bytes: bytes, tag: call.tag, undelivered: context.undelivered)
         }
         // Large bodies are decoded off this thread: their decode (bounded as it is) would hold

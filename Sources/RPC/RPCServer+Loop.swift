@@ -1,3 +1,4 @@
+import CurveAuth
 import Foundation
 import Proto
 import Runtime
@@ -8,6 +9,8 @@ extension RPCServer {
     /// A call being served.
     struct InFlight {
         let identity: [[UInt8]]
+        /// Whose share of the per-peer limits it counts against: the CURVE key, else the connection.
+        let peer: [UInt8]
         let requestID: UInt64
         let deadline: Int64
         let method: String
@@ -40,8 +43,14 @@ extension RPCServer {
         let methods: [String: Method]
         let counters: Counters
         let metrics: MethodMetrics
+        /// The allowed keys each message's User-Id is checked against (nil: no CURVE).
+        let keys: KeyTable?
 
-        init(_ configuration: Configuration, methods: [String: Method], counters: Counters, metrics: MethodMetrics) {
+        init(
+            _ configuration: Configuration, methods: [String: Method], counters: Counters, metrics: MethodMetrics,
+            keys: KeyTable?
+        ) {
+            self.keys = keys
             self.methods = methods
             self.counters = counters
             self.metrics = metrics
@@ -54,15 +63,15 @@ extension RPCServer {
         func add(_ ticket: UInt64, _ call: InFlight) {
             inFlight[ticket] = call
             inFlightBytes += call.bytes
-            let load = perPeer[call.identity[0]] ?? (0, 0)
-            perPeer[call.identity[0]] = (load.calls + 1, load.bytes + call.bytes)
+            let load = perPeer[call.peer] ?? (0, 0)
+            perPeer[call.peer] = (load.calls + 1, load.bytes + call.bytes)
             published()
         }
 
         func remove(_ ticket: UInt64) -> InFlight? {
             guard let call = inFlight.removeValue(forKey: ticket) else { return nil }
             inFlightBytes -= call.bytes
-            let peer = call.identity[0]
+            let peer = call.peer
             if let load = perPeer[peer], load.calls > 1 {
                 perPeer[peer] = (load.calls - 1, load.bytes - call.bytes)
             } else {
@@ -96,8 +105,10 @@ extension RPCServer {
     func runLoop(ready: DispatchSemaphore) {
         let socket: Socket
         var publisher: Socket?
+        let security = TransportSecurity.of(context)
         do {
             socket = try Socket(context, .router)
+            try security?.secureServer(socket)
             try socket.setRouterMandatory(true)
             // The body frame may reach the limit; the header frame is tiny.
             try socket.setMaxMessageSize(Int64(configuration.maxMessageBytes) + 64 * 1024)
@@ -113,6 +124,8 @@ extension RPCServer {
             if !configuration.eventEndpoints.isEmpty {
                 let pub = try Socket(context, .pub)
                 publisher = pub
+                // Events go only to allowed keys: the PUB socket is a CURVE server too.
+                try security?.secureServer(pub)
                 try pub.setSendHighWaterMark(10_000)
                 for endpoint in configuration.eventEndpoints {
                     try pub.bind(endpoint)
@@ -135,7 +148,8 @@ extension RPCServer {
         let socketIndex = poller.add(socket, events: .in)
         let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
         let (methods, metrics) = shared.withLock { ($0.methods, $0.metrics!) }
-        let state = LoopState(configuration, methods: methods, counters: counters, metrics: metrics)
+        let keys = security?.server?.keys
+        let state = LoopState(configuration, methods: methods, counters: counters, metrics: metrics, keys: keys)
         // While requests or completions keep coming, go round without zmq_poll: each poll is a
         // syscall, and under load the next request is usually queued already. Only a pass
         // that found nothing to do sleeps in poll (the wake-up pipe ends that sleep).
@@ -169,15 +183,18 @@ extension RPCServer {
             if socketReadable {
                 // Bounded batch so completions and deadlines get their turn under load.
                 while received < 256 {
-                    let frames: [Frame]?
+                    let message: (frames: [Frame], userID: String?)?
                     do {
-                        frames = try socket.receiveFrames(dontWait: true)
+                        // With CURVE each message carries its key (User-Id), checked per call.
+                        message = keys == nil
+                            ? try socket.receiveFrames(dontWait: true).map { ($0, nil) }
+                            : try socket.receiveFramesWithUserID(dontWait: true)
                     } catch {
                         logger.warning("receive failed", ["error": "\(error)"])
                         break
                     }
-                    guard let frames else { break }
-                    handle(frames, socket, state)
+                    guard let message else { break }
+                    handle(message.frames, userID: message.userID, socket, state)
                     received += 1
                 }
             }

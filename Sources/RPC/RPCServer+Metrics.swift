@@ -40,6 +40,8 @@ extension RPCServer {
         server.deadlineExceeded = UInt64(counted.deadlineExceeded)
         server.rejectedBusy = UInt64(counted.rejectedBusy)
         server.replayed = UInt64(counted.replayed)
+        server.unauthenticated = UInt64(counted.unauthenticated)
+        server.permissionDenied = UInt64(counted.permissionDenied)
         server.inFlight = UInt64(counted.inFlight)
         server.inFlightBytes = UInt64(counted.inFlightBytes)
         response.server = server

@@ -1,3 +1,4 @@
+import CurveAuth
 import Foundation
 import Proto
 import Runtime
@@ -104,6 +105,8 @@ public final class RPCServer: Sendable {
         let path: String
         let mutating: Bool
         let dispatch: Dispatch
+        /// The role a key needs to call it, when CURVE keys are configured (`MethodRoles`).
+        var requiredRole: Role = .admin
 
         /// Whether it runs on the I/O thread (Health/Check): it still answers while draining.
         var isInline: Bool {
@@ -261,6 +264,8 @@ public final class RPCServer: Sendable {
     }
 
     private func add(_ method: Method) {
+        var method = method
+        method.requiredRole = MethodRoles.required(for: method.path)
         shared.withLock {
             precondition(!$0.started, "register \(method.path) before start()")
             $0.methods[method.path] = method
@@ -349,6 +354,9 @@ public final class RPCServer: Sendable {
             state.started = true
             state.metrics = MethodMetrics(paths: Array(state.methods.keys))
         }
+        try TransportSecurity.checkEndpoints(
+            configuration.endpoints + configuration.eventEndpoints, process: configuration.processName,
+            security: TransportSecurity.of(context), logger: logger)
         let thread = Thread { [self] in
             runLoop(ready: ready)
             finished.withLock { $0 = true }
@@ -358,7 +366,8 @@ public final class RPCServer: Sendable {
         thread.start()
         ready.wait()
         if let error = shared.withLock({ $0.startError }) { throw error }
-        logger.info("serving", ["rpc": boundEndpoints.joined(separator: ",")])
+        let curve = TransportSecurity.of(context)?.server != nil
+        logger.info("serving", ["rpc": boundEndpoints.joined(separator: ","), "security": curve ? "curve" : "none"])
     }
 
     /// Stops taking calls and lets those in flight finish: from now on every call but

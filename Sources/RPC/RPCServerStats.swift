@@ -16,6 +16,10 @@ public struct RPCServerStats: Sendable, Hashable {
     public var rejectedBusy: Int
     /// Mutating calls answered from the idempotency cache.
     public var replayed: Int
+    /// Messages dropped unanswered because their CURVE key is not (or no longer) allowed.
+    public var unauthenticated: Int = 0
+    /// Calls answered PERMISSION_DENIED: the key's role may not call the method.
+    public var permissionDenied: Int = 0
     /// Handlers running now.
     public var inFlight: Int
     /// Bytes of request bodies the handlers running now hold.
@@ -31,6 +35,8 @@ final class Counters: Sendable {
     let deadlineExceeded = Atomic<Int>(0)
     let rejectedBusy = Atomic<Int>(0)
     let replayed = Atomic<Int>(0)
+    let unauthenticated = Atomic<Int>(0)
+    let permissionDenied = Atomic<Int>(0)
     let inFlight = Atomic<Int>(0)
     let inFlightBytes = Atomic<Int>(0)
 
@@ -40,6 +46,8 @@ final class Counters: Sendable {
             malformed: malformed.load(ordering: .relaxed), dropped: dropped.load(ordering: .relaxed),
             deadlineExceeded: deadlineExceeded.load(ordering: .relaxed),
             rejectedBusy: rejectedBusy.load(ordering: .relaxed), replayed: replayed.load(ordering: .relaxed),
+            unauthenticated: unauthenticated.load(ordering: .relaxed),
+            permissionDenied: permissionDenied.load(ordering: .relaxed),
             inFlight: inFlight.load(ordering: .relaxed), inFlightBytes: inFlightBytes.load(ordering: .relaxed))
     }
 }

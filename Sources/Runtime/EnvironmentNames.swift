@@ -54,4 +54,14 @@ public enum EnvironmentNames {
     public static let captureAlbumWritable = "HOMEPWNER_CAPTURE_ALBUM_WRITABLE"
     /// The colour outside a circle edit (capture-worker).
     public static let captureEditBackground = "HOMEPWNER_CAPTURE_EDIT_BACKGROUND"
+    /// CURVE (docs/protocol.md §9): the servers' secret key file (`--server-secret-key`).
+    public static let serverSecretKey = "HOMEPWNER_SERVER_SECRET_KEY"
+    /// The allowed-keys file servers admit clients from (`--allowed-keys`).
+    public static let allowedKeys = "HOMEPWNER_ALLOWED_KEYS"
+    /// A client's own secret key file (`--client-secret-key`; the CLI's too).
+    public static let clientSecretKey = "HOMEPWNER_CLIENT_SECRET_KEY"
+    /// The servers' public key, a file or Z85 (`--server-key`).
+    public static let serverKey = "HOMEPWNER_SERVER_KEY"
+    /// "1": bind non-loopback addresses without keys (`--insecure`).
+    public static let insecure = "HOMEPWNER_INSECURE"
 }

@@ -1,4 +1,5 @@
 import CZMQ
+import Synchronization
 
 /// A libzmq context: the I/O threads and inproc namespace that sockets are created in.
 ///
@@ -8,6 +9,14 @@ import CZMQ
 public final class Context: Sendable {
     // libzmq documents contexts as thread safe, and the pointer itself never changes.
     nonisolated(unsafe) let handle: UnsafeMutableRawPointer
+    private let attached = Mutex<(any Sendable)?>(nil)
+
+    /// A value the layers above keep with the context for every socket made in it (the RPC
+    /// layer's CURVE keys: one ZAP handler serves a context, so its keys belong to it too).
+    public var attachment: (any Sendable)? {
+        get { attached.withLock { $0 } }
+        set { attached.withLock { $0 = newValue } }
+    }
 
     /// Creates a context with `ioThreads` background I/O threads.
     public init(ioThreads: Int = 1) throws {

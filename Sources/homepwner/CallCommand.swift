@@ -60,7 +60,7 @@ enum CallCommand {
             return error is ProtoJSONError ? ExitCode.invalid : ExitCode.usage
         }
         do {
-            let context = try Context()
+            let context = try CLIContext.make(options)
             let client = try RPCClient(context: context, endpoint: endpoint)
             defer { client.close() }
             let readOnly = ProtoCatalog.methods.first { $0.path == method.path }?.isReadOnly ?? false

@@ -170,7 +170,7 @@ enum CaptureCommand {
 
     /// A large file up to the image service in chunks (owned by the item), with a progress bar.
     static func upload(_ file: (path: String, size: Int), owner: String, options: ParsedOptions, timeout: UInt32) async throws -> String {
-        let context = try Context()
+        let context = try CLIContext.make(options)
         let endpoint = try options.string("image")
         let images = try RPCClient(context: context, endpoint: endpoint)
         defer { images.close() }

@@ -12,7 +12,7 @@ enum CommonOptions {
                    help: "image-service RPC endpoint", valueName: "ENDPOINT"),
         OptionSpec(name: "timeout", env: nil, defaultValue: "10000", help: "per-call timeout", valueName: "MS"),
         OptionSpec(name: "json", env: nil, defaultValue: nil, help: "print JSON for scripts", isFlag: true),
-    ]
+    ] + CLIContext.options
 
     /// The timeout flag, checked.
     static func timeout(_ options: ParsedOptions) throws -> UInt32 {
@@ -58,7 +58,7 @@ enum CommonOptions {
             return ExitCode.usage
         }
         do {
-            let context = try Context()
+            let context = try CLIContext.make(options)
             let client = try RPCClient(context: context, endpoint: endpoint)
             defer { client.close() }
             return try await body(client, timeout)

@@ -35,7 +35,7 @@ enum HealthCommand {
 
         let rows: [Row]
         do {
-            rows = try await ProcessTargets.call(targets, HealthRPC.check, HealthCheckRequest(), context: try Context(), timeout: timeout)
+            rows = try await ProcessTargets.call(targets, HealthRPC.check, HealthCheckRequest(), context: try CLIContext.make(options), timeout: timeout)
                 .map { Row(name: $0.name, endpoint: $0.endpoint, result: $0.result) }
         } catch {
             printError("homepwner health: \(error)")

@@ -44,7 +44,7 @@ enum StatsCommand {
         }
         let clients: [RPCClient]
         do {
-            clients = try ProcessTargets.connect(targets, context: try Context())
+            clients = try ProcessTargets.connect(targets, context: try CLIContext.make(options))
         } catch {
             printError("homepwner stats: \(error)")
             return ExitCode.failure

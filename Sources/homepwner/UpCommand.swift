@@ -48,7 +48,10 @@ enum UpCommand {
             logger.notice("homepwner up: data in \(dataDirectory); Ctrl-C stops", [
                 "item": endpoints.itemRPC, "image": endpoints.imageRPC,
             ])
-            var services: [any Service] = [harness]
+            // With keys, every part serves CURVE and calls the others with the client key.
+            let security = try TransportSecurity.load(options, logger: logger)
+            security?.install(on: harness.context)
+            var services: [any Service] = (security?.services(context: harness.context, logger: logger) ?? []) + [harness]
             let metrics = try options.string("metrics")
             if !metrics.isEmpty {
                 // The four parts in one text, each labelled process="…"; a part restarted by a

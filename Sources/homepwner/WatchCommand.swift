@@ -1,5 +1,6 @@
 import Foundation
 import Proto
+import RPC
 import Runtime
 import ZMQ
 
@@ -16,7 +17,7 @@ enum WatchCommand {
                        help: "image-service event endpoint", valueName: "ENDPOINT"),
             OptionSpec(name: "count", env: nil, defaultValue: "0", help: "stop after N events (0 = never)", valueName: "N"),
             OptionSpec(name: "json", env: nil, defaultValue: nil, help: "one JSON object per line", isFlag: true),
-        ],
+        ] + CLIContext.options,
         allowsPositionals: true)
 
     /// The event message type of each topic family.
@@ -32,9 +33,10 @@ enum WatchCommand {
         let json = options.bool("json")
         do {
             let limit = try options.int("count")
-            let context = try Context()
+            let context = try CLIContext.make(options)
             let socket = try Socket(context, .sub)
             defer { socket.close() }
+            try TransportSecurity.of(context)?.secureClient(socket)
             let prefixes = options.positionals.isEmpty ? [""] : options.positionals
             for prefix in prefixes { try socket.subscribe(Array(prefix.utf8)) }
             try socket.connect(try options.string("item-events"))

@@ -35,7 +35,7 @@ import TestSupport
             let header = try #require(reply?.0)
             #expect(header.code == StatusCode.resourceExhausted.rawValue)
             #expect(header.retryAfterMs > 0)
-            #expect(header.message.contains("this connection has 4 calls in flight"), "\(header.message)")
+            #expect(header.message.contains("this client has 4 calls in flight"), "\(header.message)")
             refused.append(header.requestId)
         }
         #expect(refused.sorted() == Array(5...10))

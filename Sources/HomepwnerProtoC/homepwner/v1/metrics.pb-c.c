@@ -546,7 +546,7 @@ const ProtobufCMessageDescriptor homepwner__v1__method_stats__descriptor =
   (ProtobufCMessageInit) homepwner__v1__method_stats__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__server_counters__field_descriptors[9] =
+static const ProtobufCFieldDescriptor homepwner__v1__server_counters__field_descriptors[11] =
 {
   {
     "received",
@@ -656,6 +656,30 @@ static const ProtobufCFieldDescriptor homepwner__v1__server_counters__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "unauthenticated",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ServerCounters, unauthenticated),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "permission_denied",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ServerCounters, permission_denied),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__server_counters__field_indices_by_name[] = {
   4,   /* field[4] = deadline_exceeded */
@@ -663,15 +687,17 @@ static const unsigned homepwner__v1__server_counters__field_indices_by_name[] = 
   7,   /* field[7] = in_flight */
   8,   /* field[8] = in_flight_bytes */
   2,   /* field[2] = malformed */
+  10,   /* field[10] = permission_denied */
   0,   /* field[0] = received */
   5,   /* field[5] = rejected_busy */
   6,   /* field[6] = replayed */
   1,   /* field[1] = replied */
+  9,   /* field[9] = unauthenticated */
 };
 static const ProtobufCIntRange homepwner__v1__server_counters__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 11 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__server_counters__descriptor =
 {
@@ -681,7 +707,7 @@ const ProtobufCMessageDescriptor homepwner__v1__server_counters__descriptor =
   "Homepwner__V1__ServerCounters",
   "homepwner.v1",
   sizeof(Homepwner__V1__ServerCounters),
-  9,
+  11,
   homepwner__v1__server_counters__field_descriptors,
   homepwner__v1__server_counters__field_indices_by_name,
   1,  homepwner__v1__server_counters__number_ranges,

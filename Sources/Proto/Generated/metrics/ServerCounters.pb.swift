@@ -26,6 +26,10 @@ public struct ServerCounters: ProtoMessage {
     public var inFlight: UInt64 = 0
     /// Field 9, `in_flight_bytes`.
     public var inFlightBytes: UInt64 = 0
+    /// Field 10, `unauthenticated`.
+    public var unauthenticated: UInt64 = 0
+    /// Field 11, `permission_denied`.
+    public var permissionDenied: UInt64 = 0
 
     /// An all-default message.
     public init() {}
@@ -58,6 +62,8 @@ extension ServerCounters: CBridgedMessage {
         self.replayed = m.pointee.replayed
         self.inFlight = m.pointee.in_flight
         self.inFlightBytes = m.pointee.in_flight_bytes
+        self.unauthenticated = m.pointee.unauthenticated
+        self.permissionDenied = m.pointee.permission_denied
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -70,5 +76,7 @@ extension ServerCounters: CBridgedMessage {
         m.pointee.replayed = self.replayed
         m.pointee.in_flight = self.inFlight
         m.pointee.in_flight_bytes = self.inFlightBytes
+        m.pointee.unauthenticated = self.unauthenticated
+        m.pointee.permission_denied = self.permissionDenied
     }
 }

@@ -145,10 +145,19 @@ struct  Homepwner__V1__ServerCounters
    */
   uint64_t in_flight;
   uint64_t in_flight_bytes;
+  /*
+   * With CURVE keys: messages dropped unanswered because their key is not (or no longer)
+   * in the allowed-keys file (a key revoked while its connection stays open).
+   */
+  uint64_t unauthenticated;
+  /*
+   * Calls answered PERMISSION_DENIED because the key's role may not call the method.
+   */
+  uint64_t permission_denied;
 };
 #define HOMEPWNER__V1__SERVER_COUNTERS__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__server_counters__descriptor) \
-    , 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+    , 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
 struct  Homepwner__V1__FigureLabel
