@@ -349,14 +349,15 @@ public final class RPCServer: Sendable {
     /// Binds the endpoints on a new I/O thread; returns once bound, or throws why not.
     public func start() throws {
         let ready = DispatchSemaphore(value: 0)
+        // Before `started`: a refused start leaves nothing for stop() to wait for.
+        try TransportSecurity.checkEndpoints(
+            configuration.endpoints + configuration.eventEndpoints, process: configuration.processName,
+            security: TransportSecurity.of(context), logger: logger)
         try shared.withLock { state in
             guard !state.started else { throw RPCError.failedPrecondition("server already started") }
             state.started = true
             state.metrics = MethodMetrics(paths: Array(state.methods.keys))
         }
-        try TransportSecurity.checkEndpoints(
-            configuration.endpoints + configuration.eventEndpoints, process: configuration.processName,
-            security: TransportSecurity.of(context), logger: logger)
         let thread = Thread { [self] in
             runLoop(ready: ready)
             finished.withLock { $0 = true }

@@ -25,6 +25,11 @@ public final class TransportSecurity: Sendable {
         public let keyPair: CurveKeyPair
         /// The allowed client keys, with their roles; reloaded on change and on SIGHUP.
         public let keys: KeyTable
+
+        public init(keyPair: CurveKeyPair, keys: KeyTable) {
+            self.keyPair = keyPair
+            self.keys = keys
+        }
     }
 
     /// What a calling process needs.
@@ -33,6 +38,11 @@ public final class TransportSecurity: Sendable {
         public let keyPair: CurveKeyPair
         /// The servers' public key (Z85).
         public let serverKey: String
+
+        public init(keyPair: CurveKeyPair, serverKey: String) {
+            self.keyPair = keyPair
+            self.serverKey = serverKey
+        }
     }
 
     /// The ZAP domain the servers send: fixed, since only it is enforced.

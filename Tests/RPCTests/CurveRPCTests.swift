@@ -1,0 +1,301 @@
+import CurveAuth
+import Foundation
+import Proto
+import RPC
+import Runtime
+import Testing
+import RPCTestSupport
+import TestSupport
+import ZMQ
+
+/// The RPC layer with CURVE keys (docs/protocol.md §9): real sockets over TCP loopback, a real
+/// ZAP handler, real key files. Each "process" has its own context, as the ZAP handler and the
+/// keys belong to one.
+@Suite(.serialized) struct CurveRPCTests {
+    /// A serving process with keys: the server key pair, an allowed-keys file listing admin,
+    /// worker and reader keys, the ZAP handler running, and a server with the test methods.
+    final class SecuredServer: @unchecked Sendable {
+        let folder: String
+        let allowedFile: String
+        let serverKeys: CurveKeyPair
+        let admin: CurveKeyPair
+        let worker: CurveKeyPair
+        let reader: CurveKeyPair
+        let context: Context
+        let keys: KeyTable
+        let zap: ZAPAuthenticator
+        let server: RPCServer
+
+        init(eventEndpoints: [String] = [], maxInFlightPerPeer: Int? = nil) throws {
+            folder = NSTemporaryDirectory() + "curve-rpc-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            serverKeys = try CurveKeyPair.generate()
+            let admin = try CurveKeyPair.generate()
+            let worker = try CurveKeyPair.generate()
+            let reader = try CurveKeyPair.generate()
+            (self.admin, self.worker, self.reader) = (admin, worker, reader)
+            let allowedFile = folder + "/allowed_keys"
+            self.allowedFile = allowedFile
+            try AllowedKeys.edit(file: allowedFile, create: true) { keys in
+                try keys.allow(AllowedKey(role: .admin, publicKey: admin.publicKey, name: "ops"))
+                try keys.allow(AllowedKey(role: .worker, publicKey: worker.publicKey, name: "thumbs-1"))
+                try keys.allow(AllowedKey(role: .reader, publicKey: reader.publicKey, name: "dashboard"))
+            }
+            context = try Context(ioThreads: 1)
+            keys = try KeyTable(file: allowedFile, logger: testLogger)
+            TransportSecurity(server: .init(keyPair: serverKeys, keys: keys)).install(on: context)
+            zap = ZAPAuthenticator(context: context, keys: keys, logger: testLogger)
+            try zap.start()
+            server = try RPCServer(
+                context: context,
+                configuration: .init(
+                    endpoints: ["tcp://127.0.0.1:*"], processName: "curve-test", maxInFlightPerPeer: maxInFlightPerPeer,
+                    eventEndpoints: eventEndpoints),
+                logger: testLogger)
+            registerTestMethods(server, calls: nil)
+            try server.start()
+        }
+
+        var endpoint: String { server.boundEndpoints[0] }
+
+        /// A client process calling with `keys` (nil: no keys at all) and `serverKey`.
+        func client(_ keys: CurveKeyPair?, serverKey: String? = nil, connectWait: Int = 3000) throws -> RPCClient {
+            let context = try Context(ioThreads: 1)
+            if let keys {
+                TransportSecurity(client: .init(keyPair: keys, serverKey: serverKey ?? serverKeys.publicKey)).install(on: context)
+            }
+            return try RPCClient(context: context, endpoint: endpoint, configuration: .init(connectWaitMilliseconds: connectWait))
+        }
+
+        func rewriteAllowed(_ body: (inout AllowedKeys) throws -> Void) throws {
+            try AllowedKeys.edit(file: allowedFile) { try body(&$0) }
+        }
+
+        deinit {
+            server.stop()
+            zap.stop()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
+
+    static let once = CallOptions(timeoutMilliseconds: 2000, retry: .none)
+
+    /// The status code of a call that failed, or nil when it succeeded.
+    static func code(_ call: () async throws -> Void) async -> StatusCode? {
+        do {
+            try await call()
+            return nil
+        } catch {
+            return (error as? RPCError)?.code ?? .unknown
+        }
+    }
+
+    @Test func clientsWithoutKeysWithAWrongServerKeyOrAnUnlistedKeyGetNoReplyAndOthersAreServed() async throws {
+        let suite = try SecuredServer()
+        let impostor = try CurveKeyPair.generate()
+        let strangers = [
+            try suite.client(nil, connectWait: 700),
+            try suite.client(suite.admin, serverKey: impostor.publicKey, connectWait: 700),
+            try suite.client(impostor, connectWait: 700),
+        ]
+        for stranger in strangers {
+            defer { stranger.close() }
+            let code = await Self.code { _ = try await stranger.call(ItemServiceRPC.getItem, getItem("x"), options: Self.once) }
+            // Never connected, so the call was never sent: nothing of the server's came back.
+            #expect(code == .unavailable)
+        }
+        #expect(suite.server.stats.received == 0)
+        let reader = try suite.client(suite.reader)
+        defer { reader.close() }
+        let item = try await reader.call(ItemServiceRPC.getItem, getItem("served"), options: Self.once)
+        #expect(item.key == "served")
+        #expect(suite.zap.answered.refused >= 1)
+    }
+
+    @Test func eachRoleIsAllowedAndRefusedAsTheTableSays() async throws {
+        let suite = try SecuredServer()
+        let admin = try suite.client(suite.admin)
+        let worker = try suite.client(suite.worker)
+        let reader = try suite.client(suite.reader)
+        defer { [admin, worker, reader].forEach { $0.close() } }
+        for client in [admin, worker, reader] {
+            #expect(try await client.call(ItemServiceRPC.getItem, getItem("k"), options: Self.once).key == "k")
+            #expect(try await client.call(HealthRPC.check, HealthCheckRequest(), options: Self.once).status == .serving)
+        }
+        #expect(try await admin.call(ItemServiceRPC.createItem, createItem("lamp"), options: Self.once).name == "lamp")
+        for client in [worker, reader] {
+            do {
+                _ = try await client.call(ItemServiceRPC.createItem, createItem("lamp"), options: Self.once)
+                Issue.record("a non-admin created an item")
+            } catch {
+                let failure = error as? RPCError
+                #expect(failure?.code == .permissionDenied)
+                #expect(failure?.message.contains("needs admin") == true, "\(failure?.message ?? "")")
+            }
+        }
+        #expect(suite.server.stats.permissionDenied == 2)
+
+        // The table itself: what a worker and a reader may call.
+        let worksers: [any AnyProtoMethod] = [
+            JobQueueRPC.lease, JobQueueRPC.extend, JobQueueRPC.complete, JobQueueRPC.fail,
+            ImageServiceRPC.putImage, ImageServiceRPC.getImage, ItemServiceRPC.attachPhoto,
+        ]
+        for method in worksers { #expect(Role.worker.mayCall(requiring: MethodRoles.required(for: method.path)), "\(method.path)") }
+        let readers: [any AnyProtoMethod] = [
+            ItemServiceRPC.getItem, ItemServiceRPC.listItems, ImageServiceRPC.getRendition, HealthRPC.check, MetricsRPC.stats,
+        ]
+        for method in readers { #expect(Role.reader.mayCall(requiring: MethodRoles.required(for: method.path)), "\(method.path)") }
+        let adminOnly: [any AnyProtoMethod] = [
+            ItemServiceRPC.deleteItem, ImageServiceRPC.deleteImagesForOwner, JobQueueRPC.purgeJobs, JobQueueRPC.retryDead,
+            ImageServiceRPC.purgeCache, JobQueueRPC.pauseQueue, CaptureServiceRPC.saveToAlbum,
+        ]
+        for method in adminOnly {
+            #expect(!Role.worker.mayCall(requiring: MethodRoles.required(for: method.path)), "\(method.path)")
+            #expect(Role.admin.mayCall(requiring: MethodRoles.required(for: method.path)))
+        }
+        for method in [JobQueueRPC.lease.path, ImageServiceRPC.putImage.path, ItemServiceRPC.attachPhoto.path] {
+            #expect(!Role.reader.mayCall(requiring: MethodRoles.required(for: method)), "\(method)")
+        }
+        // A method the table does not know needs admin.
+        #expect(MethodRoles.required(for: "/homepwner.v1.ItemService/SomethingNew") == .admin)
+    }
+
+    @Test func aKeyRevokedWhileConnectedIsRefusedOnItsNextCallAndAKeyAddedToTheFileGetsInWithoutARestart() async throws {
+        let suite = try SecuredServer()
+        let reader = try suite.client(suite.reader)
+        defer { reader.close() }
+        #expect(try await reader.call(ItemServiceRPC.getItem, getItem("before"), options: Self.once).key == "before")
+
+        try suite.rewriteAllowed { _ = $0.revoke("dashboard") }
+        #expect(suite.keys.reloadIfChanged())
+        // The same open connection: its next call gets no reply at all.
+        let code = await Self.code {
+            _ = try await reader.call(ItemServiceRPC.getItem, getItem("after"), options: .init(timeoutMilliseconds: 800, retry: .none))
+        }
+        #expect(code == .deadlineExceeded)
+        #expect(suite.server.stats.unauthenticated >= 1)
+
+        // Rotation: a new key is added to the file, and connects at once; the admin never stopped.
+        let rotated = try CurveKeyPair.generate()
+        try suite.rewriteAllowed { try $0.allow(AllowedKey(role: .reader, publicKey: rotated.publicKey, name: "dashboard-2")) }
+        #expect(suite.keys.reload())
+        let fresh = try suite.client(rotated)
+        defer { fresh.close() }
+        #expect(try await fresh.call(ItemServiceRPC.getItem, getItem("rotated"), options: Self.once).key == "rotated")
+        let admin = try suite.client(suite.admin)
+        defer { admin.close() }
+        #expect(try await admin.call(ItemServiceRPC.getItem, getItem("admin"), options: Self.once).key == "admin")
+    }
+
+    @Test func theWatcherPicksUpAnEditedFileOnItsOwn() async throws {
+        let suite = try SecuredServer()
+        let watcher = suite.keys.watcher(intervalMilliseconds: 50)
+        try watcher.start()
+        defer { watcher.stop() }
+        let newcomer = try CurveKeyPair.generate()
+        let before = suite.keys.generation
+        try suite.rewriteAllowed { try $0.allow(AllowedKey(role: .reader, publicKey: newcomer.publicKey, name: "newcomer")) }
+        #expect(try await eventually { suite.keys.generation > before })
+        let client = try suite.client(newcomer)
+        defer { client.close() }
+        #expect(try await client.call(ItemServiceRPC.getItem, getItem("n"), options: Self.once).key == "n")
+    }
+
+    @Test func eventsReachOnlyAllowedKeys() async throws {
+        let suite = try SecuredServer(eventEndpoints: ["tcp://127.0.0.1:*"])
+        let events = suite.server.boundEventEndpoints[0]
+        func subscriber(_ keys: CurveKeyPair) throws -> (Context, Socket) {
+            let context = try Context(ioThreads: 1)
+            let socket = try Socket(context, .sub)
+            try TransportSecurity(client: .init(keyPair: keys, serverKey: suite.serverKeys.publicKey)).secureClient(socket)
+            try socket.subscribe(Array("item.".utf8))
+            try socket.connect(events)
+            return (context, socket)
+        }
+        let (allowedContext, allowed) = try subscriber(suite.reader)
+        let (strangerContext, stranger) = try subscriber(try CurveKeyPair.generate())
+        defer {
+            allowed.close()
+            stranger.close()
+            _ = (allowedContext, strangerContext)
+        }
+        let event = ItemEvent()
+        var got: [[UInt8]]?
+        // PUB drops until the subscription arrives: publish until the allowed one sees it.
+        for _ in 0..<200 where got == nil {
+            suite.server.publish(topic: "item.created", event)
+            try await Task.sleep(for: .milliseconds(10))
+            got = try allowed.receive(dontWait: true)
+        }
+        #expect(got.map { String(decoding: $0[0], as: UTF8.self) } == "item.created")
+        for _ in 0..<20 { suite.server.publish(topic: "item.created", event) }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try stranger.receive(dontWait: true) == nil)
+    }
+
+    @Test func aServerWithoutKeysRefusesToBindBeyondLoopbackUnlessInsecure() throws {
+        let context = try Context(ioThreads: 1)
+        let open = try RPCServer(context: context, configuration: .init(endpoints: ["tcp://0.0.0.0:*"], processName: "open"), logger: testLogger)
+        do {
+            try open.start()
+            open.stop()
+            Issue.record("bound 0.0.0.0 without keys")
+        } catch {
+            let message = "\(error)"
+            #expect(message.contains("refusing to bind tcp://0.0.0.0:*"), "\(message)")
+            #expect(message.contains("homepwner keys init") && message.contains("--insecure"), "\(message)")
+        }
+        open.stop()
+        // Loopback, ipc and inproc need no keys.
+        for endpoint in ["tcp://127.0.0.1:*", "tcp://localhost:0", "tcp://[::1]:5551", "ipc:///tmp/x.sock", "inproc://x", "tcp://lo:5551"] {
+            #expect(TransportSecurity.isLocal(endpoint), "\(endpoint)")
+        }
+        for endpoint in ["tcp://*:5551", "tcp://0.0.0.0:5551", "tcp://10.0.0.5:5551", "tcp://eth0:5551", "tcp://[::]:5551", "tcp://127.0.0.1.evil:1", "udp://127.0.0.1:1"] {
+            #expect(!TransportSecurity.isLocal(endpoint), "\(endpoint)")
+        }
+        // --insecure: it serves, and says so in the log.
+        let insecureContext = try Context(ioThreads: 1)
+        TransportSecurity(insecure: true).install(on: insecureContext)
+        let collector = LogCollector()
+        let logger = Logger(label: "insecure", level: .info, sink: .collecting(collector))
+        let server = try RPCServer(context: insecureContext, configuration: .init(endpoints: ["tcp://0.0.0.0:*"], processName: "insecure"), logger: logger)
+        try server.start()
+        server.stop()
+        #expect(collector.lines.contains { $0.contains("WITHOUT authentication") })
+    }
+
+    @Test func twoConnectionsOfOneKeyShareOnePeersLimit() async throws {
+        let suite = try SecuredServer(maxInFlightPerPeer: 4)
+        let context = try Context(ioThreads: 1)
+        let security = TransportSecurity(client: .init(keyPair: suite.worker, serverKey: suite.serverKeys.publicKey))
+        var sockets: [Socket] = []
+        defer { sockets.forEach { $0.close() } }
+        for _ in 0..<2 {
+            let socket = try Socket(context, .dealer)
+            try security.secureClient(socket)
+            try socket.connect(suite.endpoint)
+            sockets.append(socket)
+        }
+        // Three slow calls on each connection: six of one key, whose share is four.
+        for (index, socket) in sockets.enumerated() {
+            for call in 0..<3 {
+                let id = UInt64(index * 10 + call + 1)
+                try socket.send([[], requestHeader("/homepwner.v1.ItemService/GetItem", id: id, timeout: 30_000), getItem("sleep:1500").serializedBytes()])
+            }
+        }
+        var refused = 0
+        var served = 0
+        let deadline = ContinuousClock.now + .seconds(20)
+        while refused + served < 6 && ContinuousClock.now < deadline {
+            for socket in sockets {
+                while let frames = try socket.receive(dontWait: true) {
+                    let header = try ResponseHeader(serializedBytes: frames[1])
+                    if header.code == StatusCode.resourceExhausted.rawValue { refused += 1 } else if header.code == 0 { served += 1 }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(refused == 2 && served == 4, "refused \(refused), served \(served)")
+        _ = context
+    }
+}
