@@ -9,6 +9,7 @@ enum KeysCommand {
         OVERVIEW: CURVE keys and the allowed-keys file that says which keys may connect, with which role.
 
         USAGE:
+          homepwner keys init DIR                                the suite's keys: server, admin, allowed_keys
           homepwner keys gen NAME [--dir D]                      write NAME.key and NAME.key_secret (0600)
           homepwner keys allow ROLE KEYFILE|Z85 [--name N] --file ALLOWED   allow a key as admin, worker or reader
           homepwner keys revoke KEY|NAME --file ALLOWED          remove a key
@@ -37,6 +38,12 @@ enum KeysCommand {
             OptionSpec(name: "create", help: "create the allowed-keys file if it does not exist", isFlag: true),
         ], allowsPositionals: true)
 
+    static let initParser = OptionParser(
+        command: "keys init",
+        summary: "Makes a folder of keys for a suite: server.key/.key_secret (the services' pair), admin.key/.key_secret (your CLI's), and allowed_keys allowing admin; never overwrites.",
+        usage: "homepwner keys init DIR",
+        options: [OptionSpec(name: "json", help: "print JSON for scripts", isFlag: true)], allowsPositionals: true)
+
     static let revokeParser = OptionParser(
         command: "keys revoke", summary: "Removes a key, given as its Z85 public key or its name.",
         usage: "homepwner keys revoke KEY|NAME --file ALLOWED", options: [fileOption], allowsPositionals: true)
@@ -47,8 +54,9 @@ enum KeysCommand {
         options: [fileOption, OptionSpec(name: "json", help: "print JSON for scripts", isFlag: true)])
 
     static func run(_ arguments: [String]) async -> Int32 {
-        await runSubcommand(of: "keys", overview: overview, names: ["gen", "allow", "revoke", "ls"], arguments) { subcommand, rest in
+        await runSubcommand(of: "keys", overview: overview, names: ["init", "gen", "allow", "revoke", "ls"], arguments) { subcommand, rest in
             switch subcommand {
+            case "init": initialize(rest)
             case "gen": gen(rest)
             case "allow": allow(rest)
             case "revoke": revoke(rest)
@@ -76,6 +84,38 @@ enum KeysCommand {
                 print("wrote \(publicFile) (public) and \(secretFile) (secret, mode 0600)")
                 print("public key: \(keys.publicKey)")
             }
+        }
+    }
+
+    static func initialize(_ arguments: [String]) -> Int32 {
+        guard let options = HomepwnerCLI.parse(initParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
+        guard options.positionals.count == 1, let directory = options.positionals.first else {
+            return ItemCommand.usageError("keys init", "expected one DIR")
+        }
+        return failures("keys init") {
+            let allowed = (directory as NSString).appendingPathComponent("allowed_keys")
+            if FileManager.default.fileExists(atPath: allowed) { throw KeyFileError.exists(path: allowed) }
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let server = try CurveKeyPair.generate()
+            let admin = try CurveKeyPair.generate()
+            let serverFiles = try server.save(directory: directory, name: "server")
+            let adminFiles = try admin.save(directory: directory, name: "admin")
+            try AllowedKeys.edit(file: allowed, create: true) { keys in
+                try keys.allow(AllowedKey(role: .admin, publicKey: admin.publicKey, name: "admin"))
+            }
+            if options.bool("json") {
+                print("{\"server_public_key\": \(jsonString(server.publicKey)), \"admin_public_key\": \(jsonString(admin.publicKey)), "
+                    + "\"allowed_keys\": \(jsonString(allowed))}")
+                return
+            }
+            print("""
+                wrote \(serverFiles.secretFile) and \(serverFiles.publicFile) (the services' key pair)
+                wrote \(adminFiles.secretFile) and \(adminFiles.publicFile) (your admin key)
+                wrote \(allowed) (admin allowed)
+                serve:  --server-secret-key \(serverFiles.secretFile) --allowed-keys \(allowed)
+                call:   --client-secret-key \(adminFiles.secretFile) --server-key \(serverFiles.publicFile)
+                workers: homepwner keys gen NAME, then homepwner keys allow worker NAME.key --file \(allowed)
+                """)
         }
     }
 
