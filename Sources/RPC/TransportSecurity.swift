@@ -5,7 +5,7 @@ import Synchronization
 import ZMQ
 
 /// A process's CURVE keys, kept with its ZeroMQ context (`install(on:)`) so that every RPC
-/// server, RPC client and event socket made in that context uses them (docs/protocol.md, §9).
+/// server, RPC client and event socket made in that context uses them (docs/protocol.md, §16).
 ///
 /// - As a server (`server`): every ROUTER and PUB socket is a CURVE server with the suite's
 ///   secret key; libzmq hands each handshake to the context's ZAP handler, which admits only

@@ -54,7 +54,7 @@ public enum EnvironmentNames {
     public static let captureAlbumWritable = "HOMEPWNER_CAPTURE_ALBUM_WRITABLE"
     /// The colour outside a circle edit (capture-worker).
     public static let captureEditBackground = "HOMEPWNER_CAPTURE_EDIT_BACKGROUND"
-    /// CURVE (docs/protocol.md §9): the servers' secret key file (`--server-secret-key`).
+    /// CURVE (docs/protocol.md §16): the servers' secret key file (`--server-secret-key`).
     public static let serverSecretKey = "HOMEPWNER_SERVER_SECRET_KEY"
     /// The allowed-keys file servers admit clients from (`--allowed-keys`).
     public static let allowedKeys = "HOMEPWNER_ALLOWED_KEYS"
