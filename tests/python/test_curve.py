@@ -5,6 +5,7 @@ unlisted key gets no reply while the allowed one is served.
 """
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -92,6 +93,14 @@ def test_curve_keys_from_outside(pb, tmp_path):
         reply = pb.rpc.ResponseHeader.FromString(allowed.recv_multipart()[1])
         assert reply.code == 0 and reply.request_id == 9
         allowed.close()
+
+        # SIGHUP reloads the allowed keys; it does not stop the service.
+        process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while "SIGHUP: reloading the allowed keys" not in (tmp_path / "item.log").read_text():
+            assert time.monotonic() < deadline, (tmp_path / "item.log").read_text()
+            time.sleep(0.1)
+        assert process.poll() is None
     finally:
         process.terminate()
         process.wait(timeout=20)
