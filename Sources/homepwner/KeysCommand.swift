@@ -100,7 +100,7 @@ enum KeysCommand {
             let admin = try CurveKeyPair.generate()
             let serverFiles = try server.save(directory: directory, name: "server")
             let adminFiles = try admin.save(directory: directory, name: "admin")
-            try AllowedKeys.edit(file: allowed, create: true) { keys in
+            _ = try AllowedKeys.edit(file: allowed, create: true) { keys in
                 try keys.allow(AllowedKey(role: .admin, publicKey: admin.publicKey, name: "admin"))
             }
             if options.bool("json") {
