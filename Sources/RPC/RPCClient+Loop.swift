@@ -48,6 +48,9 @@ extension RPCClient {
         var connected = endpoint.hasPrefix("inproc://")
         /// Why the last handshake failed, for the message of a call that found no connection.
         var handshakeTrouble: String?
+        let keyAdvice = TransportSecurity.of(context)?.client == nil
+            ? "the server may require CURVE keys (--client-secret-key and --server-key)"
+            : "check --server-key is the server's public key"
         if connected { shared.withLock { $0.connected = true } }
         // As in the server: poll (a syscall) only after a pass that found nothing to do.
         var busy = false
@@ -108,9 +111,7 @@ extension RPCClient {
                     if event.event == .handshakeFailedAuth {
                         handshakeTrouble = "the server refused this client's key (ZAP): is its public key in the server's allowed keys?"
                     } else if event.event == .handshakeFailedProtocol || event.event == .handshakeFailedNoDetail {
-                        handshakeTrouble = TransportSecurity.of(context)?.client == nil
-                            ? "the handshake failed: the server may require CURVE keys (--client-secret-key and --server-key)"
-                            : "the CURVE handshake failed: check --server-key is the server's public key"
+                        handshakeTrouble = "the handshake failed: \(keyAdvice)"
                     }
                     if event.event == .handshakeSucceeded {
                         handshakeTrouble = nil
@@ -118,9 +119,7 @@ extension RPCClient {
                         shared.withLock { $0.connected = true }
                     } else if event.event == .disconnected {
                         if !connected && handshakeTrouble == nil {
-                            handshakeTrouble = TransportSecurity.of(context)?.client == nil
-                                ? "the server closed the connection during the handshake: it may require CURVE keys (--client-secret-key and --server-key)"
-                                : "the server closed the connection during the CURVE handshake: check --server-key is the server's public key"
+                            handshakeTrouble = "the server closed the connection during the handshake: \(keyAdvice)"
                         }
                         connected = false
                         shared.withLock { $0.connected = false }

@@ -155,10 +155,7 @@ public final class TransportSecurity: Sendable {
     /// The keys the parsed options name (nil when none are given and not --insecure); throws
     /// when a file is missing, unreadable, too open, or a flag comes without its partner.
     public static func load(_ options: ParsedOptions, logger: Logger) throws -> TransportSecurity? {
-        func value(_ name: String) -> String? {
-            guard let text = options[name], !text.isEmpty else { return nil }
-            return text
-        }
+        let value = { nonEmpty(options, $0) }
         var server: Server?
         switch (value("server-secret-key"), value("allowed-keys")) {
         case (nil, nil):
@@ -178,7 +175,7 @@ public final class TransportSecurity: Sendable {
                 option: "--server-secret-key", value: value("server-secret-key")!,
                 reason: "needs --allowed-keys (\(EnvironmentNames.allowedKeys)) too: who may connect")
         }
-        var client = try loadClient(secretFile: value("client-secret-key"), serverKey: value("server-key"))
+        var client = try loadClient(options)
         if client == nil, let server {
             // A server's own calls (to the other service) go with the server key.
             client = Client(keyPair: server.keyPair, serverKey: server.keyPair.publicKey)
@@ -186,6 +183,18 @@ public final class TransportSecurity: Sendable {
         let insecure = options.bool("insecure")
         guard server != nil || client != nil || insecure else { return nil }
         return TransportSecurity(server: server, client: client, insecure: insecure)
+    }
+
+    /// The client keys the parsed options name (`--client-secret-key`, `--server-key`); nil when
+    /// neither is given.
+    public static func loadClient(_ options: ParsedOptions) throws -> Client? {
+        try loadClient(secretFile: nonEmpty(options, "client-secret-key"), serverKey: nonEmpty(options, "server-key"))
+    }
+
+    /// An option's value, nil when unset or empty (an empty variable means "not given").
+    private static func nonEmpty(_ options: ParsedOptions, _ name: String) -> String? {
+        guard let text = options[name], !text.isEmpty else { return nil }
+        return text
     }
 
     /// A client's keys from its secret key file and the server key (a file or Z85); nil when

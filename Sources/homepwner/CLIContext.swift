@@ -15,9 +15,7 @@ enum CLIContext {
     /// A new context, with the client keys `options` name installed.
     static func make(_ options: ParsedOptions) throws -> Context {
         let context = try Context()
-        let secret = options["client-secret-key"].flatMap { $0.isEmpty ? nil : $0 }
-        let server = options["server-key"].flatMap { $0.isEmpty ? nil : $0 }
-        if let client = try TransportSecurity.loadClient(secretFile: secret, serverKey: server) {
+        if let client = try TransportSecurity.loadClient(options) {
             TransportSecurity(client: client).install(on: context)
         }
         return context
