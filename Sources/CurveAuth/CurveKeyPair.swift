@@ -61,10 +61,12 @@ public struct CurveKeyPair: Sendable, Equatable {
 
     /// Writes `NAME.key` (mode 0644) and `NAME.key_secret` (created 0600) in `directory`;
     /// refuses, writing nothing, when either exists. Each file appears whole or not at all.
+    /// With `secretOwner`, the secret file belongs to that user and group (a container's user,
+    /// which must read it); only root may give a file away.
     ///
     /// - Returns: The two paths.
     @discardableResult
-    public func save(directory: String, name: String) throws -> (publicFile: String, secretFile: String) {
+    public func save(directory: String, name: String, secretOwner: FileOwner? = nil) throws -> (publicFile: String, secretFile: String) {
         guard Self.isValidName(name) else {
             throw KeyFileError.malformed(path: name, line: 0, reason: "a key name is 1-64 of A-Z a-z 0-9 . _ - (not starting with . or -)")
         }
@@ -72,7 +74,8 @@ public struct CurveKeyPair: Sendable, Equatable {
         let secretPath = Self.secretFile(directory: directory, name: name)
         for path in [publicPath, secretPath] where PosixFile.exists(path) { throw KeyFileError.exists(path: path) }
         let certificate = CurveCertificate(publicKey: publicKey, secretKey: secretKey, metadata: [("name", name)])
-        try PosixFile.writeAtomically(secretPath, Array(certificate.text(includeSecret: true).utf8), mode: 0o600, replace: false)
+        try PosixFile.writeAtomically(
+            secretPath, Array(certificate.text(includeSecret: true).utf8), mode: 0o600, replace: false, owner: secretOwner)
         do {
             try PosixFile.writeAtomically(publicPath, Array(certificate.text(includeSecret: false).utf8), mode: 0o644, replace: false)
         } catch {

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Why a key file (a certificate or an allowed-keys file) could not be read or written; every
 /// case names the file, and the description says what to do.
 public enum KeyFileError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -12,6 +18,10 @@ public enum KeyFileError: Error, CustomStringConvertible, Sendable, Equatable {
 
     public var description: String {
         switch self {
+        case let .io(path, operation, code) where code == EACCES && operation == "open":
+            // The usual cause in a container: the file belongs to the host's user, not the container's.
+            return "\(path): open failed: \(errnoText(code)) (errno \(code)); this process runs as uid \(geteuid()): "
+                + "give it the file (chown \(geteuid()) \(path), or make the keys with `homepwner keys init DIR --owner \(geteuid())`)"
         case let .io(path, operation, code):
             return "\(path): \(operation) failed: \(errnoText(code)) (errno \(code))"
         case let .exists(path):

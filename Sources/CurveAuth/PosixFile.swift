@@ -64,8 +64,11 @@ enum PosixFile {
     /// Writes `bytes` to `path` as a whole or not at all: a temporary file in the same folder,
     /// created with `mode` (never wider, whatever the umask) and fsynced, then renamed over
     /// `path` (`replace`) or hard-linked to it, which fails with `exists` if `path` exists. The
-    /// folder is fsynced after, so the new name survives a crash.
-    static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t, replace: Bool) throws(KeyFileError) {
+    /// folder is fsynced after, so the new name survives a crash. With `owner`, the file is given
+    /// to that user and group before it appears (only root may give a file away).
+    static func writeAtomically(
+        _ path: String, _ bytes: [UInt8], mode: mode_t, replace: Bool, owner: FileOwner? = nil
+    ) throws(KeyFileError) {
         let (folder, base) = split(path)
         let temporary = folder + "/." + base + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         // O_EXCL: never follow or reuse something planted under the temporary name.
@@ -74,7 +77,10 @@ enum PosixFile {
         var renamed = false
         // After a rename the temporary name is gone; after a link (or a failure) it must go.
         defer { if !renamed { unlink(temporary) } }
-        let failure = fill(fd, bytes, mode: mode, path: temporary)
+        var failure = fill(fd, bytes, mode: mode, path: temporary)
+        if failure == nil, let owner, fchown(fd, owner.user, owner.group) != 0 {
+            failure = .io(path: path, operation: "chown to \(owner)", errno: errno)
+        }
         close(fd)
         if let failure { throw failure }
         if replace {

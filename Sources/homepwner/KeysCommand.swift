@@ -9,23 +9,30 @@ enum KeysCommand {
         OVERVIEW: CURVE keys and the allowed-keys file that says which keys may connect, with which role.
 
         USAGE:
-          homepwner keys init DIR                                the suite's keys: server, admin, allowed_keys
-          homepwner keys gen NAME [--dir D]                      write NAME.key and NAME.key_secret (0600)
+          homepwner keys init DIR [--owner UID[:GID]]            the suite's keys: server, admin, worker, allowed_keys
+          homepwner keys gen NAME [--dir D] [--owner UID[:GID]]  write NAME.key and NAME.key_secret (0600)
           homepwner keys allow ROLE KEYFILE|Z85 [--name N] --file ALLOWED   allow a key as admin, worker or reader
           homepwner keys revoke KEY|NAME --file ALLOWED          remove a key
           homepwner keys ls --file ALLOWED [--json]              list the allowed keys
 
         The allowed-keys file holds one 'ROLE Z85PUBLICKEY [NAME]' per line, '#' comments allowed.
         Edits replace it atomically: a reader sees the old file or the new one, never half of one.
+        --owner gives the secret files processes read to the user a container runs as (10001 in
+        compose/Dockerfile); only root may give files away.
         """
 
     static let fileOption = OptionSpec(name: "file", help: "the allowed-keys file", valueName: "ALLOWED")
+    static let ownerOption = OptionSpec(
+        name: "owner",
+        help: "give the secret key file(s) a service or worker reads to this user (and group), e.g. 10001 for the compose image; needs root",
+        valueName: "UID[:GID]")
 
     static let genParser = OptionParser(
         command: "keys gen", summary: "Writes a new CURVE key pair as NAME.key (public) and NAME.key_secret (mode 0600); never overwrites.",
         usage: "homepwner keys gen NAME [--dir D]",
         options: [
             OptionSpec(name: "dir", defaultValue: ".", help: "the folder to write the files in", valueName: "D"),
+            ownerOption,
             OptionSpec(name: "json", help: "print JSON for scripts", isFlag: true),
         ], allowsPositionals: true)
 
@@ -40,9 +47,10 @@ enum KeysCommand {
 
     static let initParser = OptionParser(
         command: "keys init",
-        summary: "Makes a folder of keys for a suite: server.key/.key_secret (the services' pair), admin.key/.key_secret (your CLI's), and allowed_keys allowing admin; never overwrites.",
-        usage: "homepwner keys init DIR",
-        options: [OptionSpec(name: "json", help: "print JSON for scripts", isFlag: true)], allowsPositionals: true)
+        summary: "Makes a folder of keys for a suite: server.key/.key_secret (the services' pair), admin.key/.key_secret (your CLI's), "
+            + "worker.key/.key_secret (the workers'), and allowed_keys allowing admin and worker; never overwrites.",
+        usage: "homepwner keys init DIR [--owner UID[:GID]]",
+        options: [ownerOption, OptionSpec(name: "json", help: "print JSON for scripts", isFlag: true)], allowsPositionals: true)
 
     static let revokeParser = OptionParser(
         command: "keys revoke", summary: "Removes a key, given as its Z85 public key or its name.",
@@ -74,14 +82,15 @@ enum KeysCommand {
         guard CurveKeyPair.isValidName(name) else {
             return ItemCommand.usageError("keys gen", "'\(name)' is not a valid name (1-64 of A-Z a-z 0-9 . _ -, not starting with . or -)")
         }
+        guard let owner = parseOwner(options, command: "keys gen") else { return ExitCode.usage }
         return failures("keys gen") {
             let keys = try CurveKeyPair.generate()
-            let (publicFile, secretFile) = try keys.save(directory: options["dir"] ?? ".", name: name)
+            let (publicFile, secretFile) = try keys.save(directory: options["dir"] ?? ".", name: name, secretOwner: owner)
             if options.bool("json") {
                 print("{\"name\": \(jsonString(name)), \"public_key\": \(jsonString(keys.publicKey)), "
                     + "\"public_file\": \(jsonString(publicFile)), \"secret_file\": \(jsonString(secretFile))}")
             } else {
-                print("wrote \(publicFile) (public) and \(secretFile) (secret, mode 0600)")
+                print("wrote \(publicFile) (public) and \(secretFile) (secret, mode 0600\(owner.map { ", owner \($0)" } ?? ""))")
                 print("public key: \(keys.publicKey)")
             }
         }
@@ -92,31 +101,56 @@ enum KeysCommand {
         guard options.positionals.count == 1, let directory = options.positionals.first else {
             return ItemCommand.usageError("keys init", "expected one DIR")
         }
+        guard let owner = parseOwner(options, command: "keys init") else { return ExitCode.usage }
         return failures("keys init") {
             let allowed = (directory as NSString).appendingPathComponent("allowed_keys")
             if FileManager.default.fileExists(atPath: allowed) { throw KeyFileError.exists(path: allowed) }
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let server = try CurveKeyPair.generate()
             let admin = try CurveKeyPair.generate()
-            let serverFiles = try server.save(directory: directory, name: "server")
+            let worker = try CurveKeyPair.generate()
+            // The services and the workers read their secrets (in a container, as its user); the
+            // admin key is the caller's own.
+            let serverFiles = try server.save(directory: directory, name: "server", secretOwner: owner)
             let adminFiles = try admin.save(directory: directory, name: "admin")
+            let workerFiles = try worker.save(directory: directory, name: "worker", secretOwner: owner)
             _ = try AllowedKeys.edit(file: allowed, create: true) { keys in
                 try keys.allow(AllowedKey(role: .admin, publicKey: admin.publicKey, name: "admin"))
+                try keys.allow(AllowedKey(role: .worker, publicKey: worker.publicKey, name: "worker"))
             }
             if options.bool("json") {
                 print("{\"server_public_key\": \(jsonString(server.publicKey)), \"admin_public_key\": \(jsonString(admin.publicKey)), "
-                    + "\"allowed_keys\": \(jsonString(allowed))}")
+                    + "\"worker_public_key\": \(jsonString(worker.publicKey)), \"allowed_keys\": \(jsonString(allowed))}")
                 return
             }
+            let given = owner.map { " (owner \($0))" } ?? ""
             print("""
-                wrote \(serverFiles.secretFile) and \(serverFiles.publicFile) (the services' key pair)
+                wrote \(serverFiles.secretFile)\(given) and \(serverFiles.publicFile) (the services' key pair)
                 wrote \(adminFiles.secretFile) and \(adminFiles.publicFile) (your admin key)
-                wrote \(allowed) (admin allowed)
-                serve:  --server-secret-key \(serverFiles.secretFile) --allowed-keys \(allowed)
-                call:   --client-secret-key \(adminFiles.secretFile) --server-key \(serverFiles.publicFile)
-                workers: homepwner keys gen NAME, then homepwner keys allow worker NAME.key --file \(allowed)
+                wrote \(workerFiles.secretFile)\(given) and \(workerFiles.publicFile) (the workers' key)
+                wrote \(allowed) (admin and worker allowed)
+                serve:   --server-secret-key \(serverFiles.secretFile) --allowed-keys \(allowed)
+                call:    --client-secret-key \(adminFiles.secretFile) --server-key \(serverFiles.publicFile)
+                workers: --client-secret-key \(workerFiles.secretFile) --server-key \(serverFiles.publicFile)
+                more:    homepwner keys gen NAME --dir \(directory), then homepwner keys allow ROLE \((directory as NSString).appendingPathComponent("NAME.key")) --file \(allowed)
                 """)
         }
+    }
+
+    /// `--owner UID[:GID]`: `.some(nil)` when not given; nil (a usage error printed) when it is
+    /// not numbers or this process may not give files to it.
+    static func parseOwner(_ options: ParsedOptions, command: String) -> FileOwner?? {
+        guard let text = options["owner"], !text.isEmpty else { return .some(nil) }
+        guard let owner = FileOwner(parsing: text) else {
+            _ = ItemCommand.usageError(command, "--owner '\(text)' is not UID or UID:GID (numbers, e.g. 10001)")
+            return nil
+        }
+        guard owner.isGrantable else {
+            _ = ItemCommand.usageError(
+                command, "--owner \(owner): only root may give files to another user; run it as root (sudo), nothing was written")
+            return nil
+        }
+        return .some(owner)
     }
 
     static func allow(_ arguments: [String]) -> Int32 {

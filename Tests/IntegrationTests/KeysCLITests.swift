@@ -67,4 +67,69 @@ import Testing
         #expect(bad.status == 3)
         #expect(bad.stderr.contains("\(allowed):2: unknown role 'writer'"))
     }
+
+    @Test func initMakesServerAdminAndWorkerKeysAndAllowsAdminAndWorker() async throws {
+        let dir = try Self.folder() + "/suite"
+        defer { try? FileManager.default.removeItem(atPath: (dir as NSString).deletingLastPathComponent) }
+        let run = try await CLITests.homepwner(["keys", "init", dir, "--json"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let server = try CurveKeyPair.load(secretFile: dir + "/server.key_secret")
+        let admin = try CurveKeyPair.load(secretFile: dir + "/admin.key_secret")
+        let worker = try CurveKeyPair.load(secretFile: dir + "/worker.key_secret")
+        #expect(run.stdout.contains("\"worker_public_key\": \"\(worker.publicKey)\""), "\(run.stdout)")
+        #expect(try AllowedKeys.load(file: dir + "/allowed_keys").entries == [
+            AllowedKey(role: .admin, publicKey: admin.publicKey, name: "admin"),
+            AllowedKey(role: .worker, publicKey: worker.publicKey, name: "worker"),
+        ])
+        #expect(server.publicKey != admin.publicKey && server.publicKey != worker.publicKey)
+        // Without --owner every file is the caller's.
+        for name in ["server.key_secret", "admin.key_secret", "worker.key_secret"] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: dir + "/" + name)
+            #expect(attributes[.ownerAccountID] as? Int == Int(geteuid()), "\(name)")
+            #expect(attributes[.posixPermissions] as? Int == 0o600, "\(name)")
+        }
+        let again = try await CLITests.homepwner(["keys", "init", dir])
+        #expect(again.status == 6)
+        #expect(again.stderr.contains("already exists"))
+    }
+
+    /// `--owner` gives the service and worker secrets to a container's user (root only), keeps
+    /// the admin key the caller's, and refuses anything but numbers before writing a file.
+    @Test func initAndGenGiveTheSecretsAProcessReadsToTheOwnerAsked() async throws {
+        let root = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let bad = try await CLITests.homepwner(["keys", "init", root + "/bad", "--owner", "homepwner"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("--owner 'homepwner' is not UID or UID:GID"), "\(bad.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: root + "/bad"))
+        let uid = geteuid() == 0 ? 10001 : Int(geteuid()) + 1
+        let run = try await CLITests.homepwner(["keys", "init", root + "/suite", "--owner", "\(uid):\(uid + 1)"])
+        if geteuid() != 0 {
+            // Only root may give files away: refused up front, nothing written.
+            #expect(run.status == 2)
+            #expect(run.stderr.contains("only root may give files to another user"), "\(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: root + "/suite"))
+            return
+        }
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdout.contains("(owner \(uid):\(uid + 1))"), "\(run.stdout)")
+        for (name, owner) in [("server.key_secret", uid), ("worker.key_secret", uid), ("admin.key_secret", 0), ("server.key", 0)] {
+            let attributes = try FileManager.default.attributesOfItem(atPath: root + "/suite/" + name)
+            #expect(attributes[.ownerAccountID] as? Int == owner, "\(name)")
+            #expect(attributes[.groupOwnerAccountID] as? Int == (owner == 0 ? 0 : uid + 1), "\(name)")
+        }
+        #expect(try FileManager.default.attributesOfItem(atPath: root + "/suite/worker.key_secret")[.posixPermissions] as? Int == 0o600)
+        let gen = try await CLITests.homepwner(["keys", "gen", "thumbs-2", "--dir", root + "/suite", "--owner", "\(uid)"])
+        #expect(gen.status == 0, "\(gen.stderr)")
+        let secret = try FileManager.default.attributesOfItem(atPath: root + "/suite/thumbs-2.key_secret")
+        #expect(secret[.ownerAccountID] as? Int == uid && secret[.groupOwnerAccountID] as? Int == uid)
+    }
+
+    /// A secret key file this process may not open says which user it runs as and how to give
+    /// it the file (what a container whose keys belong to the host's user sees).
+    @Test func anUnreadableSecretSaysWhoToGiveItTo() {
+        let message = KeyFileError.io(path: "/run/secrets/server-secret-key", operation: "open", errno: EACCES).description
+        #expect(message.contains("this process runs as uid \(geteuid())"), "\(message)")
+        #expect(message.contains("--owner \(geteuid())"), "\(message)")
+    }
 }
