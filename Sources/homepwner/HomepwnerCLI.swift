@@ -128,6 +128,8 @@ enum ExitCode {
     /// A watched batch (`queue batch --watch`) finished with dead jobs; a followed capture job
     /// failed for a reason no other code names.
     static let deadJobs: Int32 = BatchProgress.deadJobsExitCode
+    /// PERMISSION_DENIED or UNAUTHENTICATED: this client's key may not do that (its role).
+    static let denied: Int32 = 8
 
     static func forStatus(_ code: StatusCode) -> Int32 {
         switch code {
@@ -136,6 +138,7 @@ enum ExitCode {
         case .notFound: notFound
         case .unavailable, .deadlineExceeded: unavailable
         case .alreadyExists, .aborted: conflict
+        case .permissionDenied, .unauthenticated: denied
         default: failure
         }
     }
