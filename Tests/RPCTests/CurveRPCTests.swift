@@ -26,7 +26,7 @@ import ZMQ
         let zap: ZAPAuthenticator
         let server: RPCServer
 
-        init(eventEndpoints: [String] = [], maxInFlightPerPeer: Int? = nil) throws {
+        init(eventEndpoints: [String] = [], maxInFlight: Int = 1024, maxInFlightPerPeer: Int? = nil) throws {
             folder = NSTemporaryDirectory() + "curve-rpc-\(UUID().uuidString.prefix(8))"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             serverKeys = try CurveKeyPair.generate()
@@ -49,7 +49,8 @@ import ZMQ
             server = try RPCServer(
                 context: context,
                 configuration: .init(
-                    endpoints: ["tcp://127.0.0.1:*"], processName: "curve-test", maxInFlightPerPeer: maxInFlightPerPeer,
+                    endpoints: ["tcp://127.0.0.1:*"], processName: "curve-test", maxInFlight: maxInFlight,
+                    maxInFlightPerPeer: maxInFlightPerPeer,
                     eventEndpoints: eventEndpoints),
                 logger: testLogger)
             registerTestMethods(server, calls: nil)
@@ -296,6 +297,45 @@ import ZMQ
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(refused == 2 && served == 4, "refused \(refused), served \(served)")
+        _ = context
+    }
+
+    /// Fair sharing by key: one key flooding over two connections holds no more than its share
+    /// of the calls in flight, so another key's calls are all served within their deadline.
+    @Test func aFloodFromOneKeyOnTwoConnectionsLeavesAnotherKeysCallsWithinTheirDeadline() async throws {
+        let suite = try SecuredServer(maxInFlight: 64, maxInFlightPerPeer: 16)
+        let context = try Context(ioThreads: 1)
+        let security = TransportSecurity(client: .init(keyPair: suite.worker, serverKey: suite.serverKeys.publicKey))
+        var sockets: [Socket] = []
+        defer { sockets.forEach { $0.close() } }
+        for _ in 0..<2 {
+            let socket = try Socket(context, .dealer)
+            try security.secureClient(socket)
+            try socket.connect(suite.endpoint)
+            sockets.append(socket)
+        }
+        // 200 calls that outlast the test: without the per-key share they would take all 64
+        // places (32 per connection with a per-connection one) and the reader would be refused.
+        for id in 1...200 {
+            let socket = sockets[id % 2]
+            try socket.send([[], requestHeader("/homepwner.v1.ItemService/GetItem", id: UInt64(id), timeout: 60_000), getItem("sleep:8000").serializedBytes()])
+        }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while suite.server.stats.inFlight < 16 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(suite.server.stats.inFlight == 16)
+
+        let reader = try suite.client(suite.reader)
+        defer { reader.close() }
+        var elapsed: [Duration] = []
+        for n in 0..<50 {
+            let started = ContinuousClock.now
+            let item = try await reader.call(ItemServiceRPC.getItem, getItem("call-\(n)"), options: .init(timeoutMilliseconds: 2000, retry: .none))
+            elapsed.append(ContinuousClock.now - started)
+            #expect(item.key == "call-\(n)")
+        }
+        elapsed.sort()
+        #expect(elapsed[48] < .milliseconds(2000), "p99 \(elapsed[48])")
+        #expect(suite.server.stats.inFlight == 16, "the flood's key holds its share, no more")
         _ = context
     }
 }
