@@ -3,8 +3,15 @@
 which installs Docker, builds the image and cleans up; this file needs the engine answering and
 the image built). Standard library plus PyYAML (docker-compose's own dependency).
 
+The stack runs with CURVE keys as a user's would: `homepwner keys init --owner 10001` makes them
+(the containers' user reads the secrets), compose passes them as secrets, and the CLI calls with
+the admin key.
+
 What it checks, in order (each step bounded in time; on failure the containers' logs are printed):
-  1. every container healthy (docker's health status: the compose health checks);
+  1. every container healthy (docker's health status: the compose health checks, which call
+     with keys); a client without keys gets no answer; a reader key added to allowed_keys on
+     the host is let in without a restart, may list but not delete, and is refused once revoked
+     (the services reload the file through their read-only mount of the keys folder);
   2. items created; a capture from the photo library (the photo-library volume) with a square
      edit: the original stored untouched (same SHA-256), the edit square, both attached;
   3. a thumbnail batch (`thumbs batch --all`): every job done, none dead;
@@ -25,6 +32,7 @@ import hashlib
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -121,7 +129,7 @@ class Stack:
         alone = yaml.safe_load(run(["docker-compose", "-f", str(COMPOSE), "config"]).stdout)
         check(set(alone["services"]) == set(SERVICES) and {"items-data", "images-data", "photo-library"} <= set(alone["volumes"]),
               f"docker-compose config of {COMPOSE.name}: {sorted(alone['services'])}, volumes {sorted(alone.get('volumes', {}))}")
-        env = dict(os.environ, **{f"HOMEPWNER_TEST_{k}_PORT": str(v) for k, v in self.ports.items()})
+        env = dict(os.environ, HOMEPWNER_KEYS=str(self.keys), **{f"HOMEPWNER_TEST_{k}_PORT": str(v) for k, v in self.ports.items()})
         merged = run(["docker-compose", "-p", self.project, "-f", str(COMPOSE), "-f", str(HOST_OVERRIDE), "config"], env=env)
         config = yaml.safe_load(merged.stdout)
         check(set(config["services"]) == set(SERVICES), f"services: {sorted(config['services'])}")
@@ -130,12 +138,29 @@ class Stack:
             service.pop("build", None)
             check(service.get("network_mode") == "host", f"{name} is not on the host network")
             check(service.get("image") == self.args.image, f"{name} runs {service.get('image')}")
+        for name, secret in config.get("secrets", {}).items():
+            check(Path(secret["file"]).parent == self.keys, f"secret {name} is {secret['file']}, not from {self.keys}")
         self.rendered.write_text("# rendered by tests/compose/scenario.py; not for editing\n" + yaml.safe_dump(config, sort_keys=False))
         self.env = dict(os.environ, HOMEPWNER_ITEM_RPC=f"tcp://127.0.0.1:{self.ports['ITEM']}",
-                        HOMEPWNER_IMAGE_RPC=f"tcp://127.0.0.1:{self.ports['IMAGE']}", NO_COLOR="1")
+                        HOMEPWNER_IMAGE_RPC=f"tcp://127.0.0.1:{self.ports['IMAGE']}", NO_COLOR="1",
+                        HOMEPWNER_CLIENT_SECRET_KEY=str(self.keys / "admin.key_secret"),
+                        HOMEPWNER_SERVER_KEY=str(self.keys / "server.key"))
+        kept = ("HOMEPWNER_ITEM_RPC", "HOMEPWNER_IMAGE_RPC", "HOMEPWNER_CLIENT_SECRET_KEY", "HOMEPWNER_SERVER_KEY")
         for key in list(self.env):
-            if key.startswith("HOMEPWNER_") and key not in ("HOMEPWNER_ITEM_RPC", "HOMEPWNER_IMAGE_RPC"):
+            if key.startswith("HOMEPWNER_") and key not in kept:
                 del self.env[key]
+
+    def make_keys(self) -> None:
+        """The CURVE keys as the README has a user make them: server and worker secrets given to
+        the image's user (10001), the admin key this user's."""
+        self.keys = (self.work / f"keys-{self.project}").resolve()
+        if self.keys.exists():
+            shutil.rmtree(self.keys)
+        made = run([self.homepwner, "keys", "init", str(self.keys), "--owner", "10001", "--json"])
+        log(f"keys: {self.keys} ({json.loads(made.stdout)['server_public_key']} the servers' public key)")
+        for name, owner in (("server.key_secret", 10001), ("worker.key_secret", 10001), ("admin.key_secret", os.getuid())):
+            info = (self.keys / name).stat()
+            check(info.st_uid == owner and info.st_mode & 0o777 == 0o600, f"{name}: uid {info.st_uid}, mode {oct(info.st_mode)}")
 
     # -- docker --------------------------------------------------------------------------
 
@@ -289,6 +314,9 @@ class Stack:
             for part, port in (("item-service", "ITEM_METRICS"), ("image-service", "IMAGE_METRICS")):
                 text = self.scrape(self.ports[port])
                 check(f'homepwner_process_info{{process="{part}"' in text, f"{part}'s scrape endpoint: {text[:300]}")
+
+        with self.phase("keys: strangers unanswered, a reader added, refused, revoked without restart"):
+            self.check_keys()
 
         with self.phase("items and a capture from the photo library with a square edit"):
             item_service = self.containers("item-service")[0]
@@ -484,6 +512,38 @@ class Stack:
                     if run([DOCKER, "volume", "inspect", v], ok=(0, 1)).returncode == 0]
             check(not left, f"volumes of this run left after down -v (anonymous ones left by `down`?): {left}")
 
+    def check_keys(self) -> None:
+        """CURVE in the containers: a client without keys gets no answer (and is told why it may
+        be); a reader key added on the host is let in without a restart, lists items and is
+        refused a delete (exit 8, PERMISSION_DENIED); once revoked it gets no answer again."""
+        plain = {k: v for k, v in self.env.items() if k not in ("HOMEPWNER_CLIENT_SECRET_KEY", "HOMEPWNER_SERVER_KEY")}
+        stranger = run([self.homepwner, "item", "ls", "--timeout", "2000"], env=plain, ok=(5,))
+        check("CURVE" in stranger.stdout + stranger.stderr, f"a client without keys: {stranger.stdout}{stranger.stderr}")
+        allowed = self.keys / "allowed_keys"
+        run([self.homepwner, "keys", "gen", "auditor", "--dir", str(self.keys)])
+        reader = dict(self.env, HOMEPWNER_CLIENT_SECRET_KEY=str(self.keys / "auditor.key_secret"))
+        unlisted = run([self.homepwner, "item", "ls", "--timeout", "2000"], env=reader, ok=(5,))
+        check("refused" in unlisted.stdout + unlisted.stderr or "CURVE" in unlisted.stdout + unlisted.stderr,
+              f"an unlisted key: {unlisted.stdout}{unlisted.stderr}")
+        run([self.homepwner, "keys", "allow", "reader", str(self.keys / "auditor.key"), "--file", str(allowed)])
+        added = time.monotonic()
+        while run([self.homepwner, "item", "ls", "--json", "--timeout", "2000"], env=reader, ok=(0, 5)).returncode != 0:
+            check(time.monotonic() - added < 15, "the reader key was not let in within 15 s of keys allow (no reload?)")
+        log(f"a reader key allowed on the host was let in after {time.monotonic() - added:.1f} s, no restart")
+        item = self.cli_json("item", "add", "Doomed", "--value", "1")["key"]
+        denied = run([self.homepwner, "item", "rm", item], env=reader, ok=(8,))
+        check("PERMISSION_DENIED" in denied.stdout + denied.stderr or "permission" in (denied.stdout + denied.stderr).lower(),
+              f"a reader deleting: {denied.stdout}{denied.stderr}")
+        self.cli_json("item", "show", item)
+        self.cli("item", "rm", item)
+        run([self.homepwner, "keys", "revoke", "auditor", "--file", str(allowed)])
+        revoked = time.monotonic()
+        while run([self.homepwner, "item", "ls", "--json", "--timeout", "2000"], env=reader, ok=(0, 5)).returncode != 5:
+            check(time.monotonic() - revoked < 15, "the revoked reader key was still answered 15 s after keys revoke")
+        log(f"the revoked reader key got no answer {time.monotonic() - revoked:.1f} s after keys revoke")
+        for container in self.containers():
+            check(self.inspect(container, "{{.RestartCount}}") == "0", f"{self.name(container)} restarted")
+
     def crash_image_service(self) -> float:
         """Kills image-service's process with SIGKILL from the host: a crash. `docker kill` would
         not do: on engine 20.10 it marks the container manually stopped, and `restart:
@@ -528,8 +588,10 @@ def main() -> int:
     status = 0
     try:
         stack.choose_ports()
+        stack.make_keys()
         stack.render()
         stack.scenario()
+        shutil.rmtree(stack.keys, ignore_errors=True)
     except Failure as failure:
         log(f"FAILED: {failure}")
         stack.dump_logs()

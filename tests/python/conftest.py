@@ -45,13 +45,34 @@ def image_runtime(dockerfile: str) -> tuple[dict[str, str], list[str]]:
     return env, volumes
 
 
-def compose_mounts(service: dict) -> dict[str, tuple[str, bool]]:
-    """A compose service's `volumes` as {container path: (volume or host path, read-only)}."""
+def compose_variables(text: str, env: dict[str, str] | None = None) -> str:
+    """`${NAME:-default}` and `${NAME}` in a compose value, as compose substitutes them from
+    `env` (the default, or empty, when the name is not in it)."""
+    env = env or {}
+    return re.sub(r"\$\{([A-Z0-9_]+)(?::?-([^}]*))?\}", lambda m: env.get(m.group(1)) or m.group(2) or "", text)
+
+
+def compose_mounts(service: dict, env: dict[str, str] | None = None) -> dict[str, tuple[str, bool]]:
+    """A compose service's `volumes` as {container path: (volume or host path, read-only)},
+    variables substituted from `env` (their defaults without it)."""
     mounts = {}
     for volume in service.get("volumes", []):
-        source, target, *options = volume.split(":")
+        source, target, *options = compose_variables(volume, env).split(":")
         mounts[target] = (source, "ro" in options)
     return mounts
+
+
+def compose_secrets(compose: dict, service: dict, env: dict[str, str] | None = None) -> dict[str, str]:
+    """{container path (/run/secrets/NAME): the host file} of the secrets a compose service is
+    given, variables substituted from `env`; a name missing from the top-level `secrets` fails."""
+    secrets = {}
+    for entry in service.get("secrets", []):
+        name = entry if isinstance(entry, str) else entry["source"]
+        target = entry.get("target", name) if isinstance(entry, dict) else name
+        assert name in (compose.get("secrets") or {}), f"secret {name} is not defined at the top level"
+        secrets[target if target.startswith("/") else f"/run/secrets/{target}"] = compose_variables(
+            compose["secrets"][name]["file"], env)
+    return secrets
 
 
 def free_port() -> int:

@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import DOCKERFILE, _executable, compose_mounts, free_port, image_runtime
+from conftest import COMPOSE, DOCKERFILE, _executable, compose_mounts, compose_secrets, free_port, image_runtime
 
 
 def test_every_service_has_a_health_check_through_the_cli(compose):
@@ -30,20 +30,26 @@ class Topology:
     """The compose services as local processes: every container port gets a free loopback port,
     every named volume a folder under `work` (the same folder for every service that mounts it),
     each of the image's VOLUMEs that compose mounts nothing over a folder of the service's own,
-    and a HOMEPWNER_* path in a service's environment (the image's ENV, then compose's) the
-    folder of the volume it lies in."""
+    the keys folder (HOMEPWNER_KEYS) `work/keys`, made by `homepwner keys init` as a user makes
+    it, each secret its file there, and a HOMEPWNER_* path in a service's environment (the
+    image's ENV, then compose's) or in its health check the file or folder it names."""
 
     def __init__(self, compose: dict, work: Path):
+        self.compose = compose
         self.services = compose["services"]
         self.ports: dict[int, int] = {}
         for service in self.services.values():
             for value in service.get("environment", {}).values():
-                for port in re.findall(r"tcp://\*:(\d+)", str(value)):
+                for port in re.findall(r"tcp://(?:\*|127\.0\.0\.1):(\d+)", str(value)):
                     self.ports[int(port)] = free_port()
         self.work = work
         self.volumes = {name: work / "volumes" / name for name in compose.get("volumes") or {}}
         for folder in self.volumes.values():
             folder.mkdir(parents=True, exist_ok=True)
+        self.keys = work / "keys"
+        made = subprocess.run([str(_executable("homepwner")), "keys", "init", str(self.keys)], capture_output=True, text=True, timeout=30)
+        assert made.returncode == 0, f"homepwner keys init: {made.stdout}{made.stderr}"
+        self.variables = {"HOMEPWNER_KEYS": str(self.keys)}
         self.image_env, self.image_volumes = image_runtime(DOCKERFILE.read_text())
         self.processes: dict[str, subprocess.Popen] = {}
         self.logs: dict[str, Path] = {}
@@ -56,9 +62,13 @@ class Topology:
         return re.sub(r"tcp://([*A-Za-z0-9_.-]+):(\d+)", endpoint, text)
 
     def host_path(self, name: str, path: str) -> Path:
-        """The local folder of `path` in service `name`'s container, which must lie in one of its
-        volumes (elsewhere it would be the image's, lost with the container)."""
-        mounts = {target: source for target, (source, _) in compose_mounts(self.services[name]).items()}
+        """The local file or folder of `path` in service `name`'s container: a secret it is given,
+        or a path in one of its volumes (elsewhere it would be the image's, lost with the
+        container)."""
+        secrets = compose_secrets(self.compose, self.services[name], self.variables)
+        if path in secrets:
+            return (COMPOSE.parent / secrets[path]).resolve()
+        mounts = {target: source for target, (source, _) in compose_mounts(self.services[name], self.variables).items()}
         for target in self.image_volumes:
             mounts.setdefault(target, None)
         for target in sorted(mounts, key=len, reverse=True):
@@ -67,11 +77,13 @@ class Topology:
                 if source is None:  # the image's anonymous volume, this container's own
                     folder = self.work / "volumes" / "anonymous" / name / target.strip("/")
                     folder.mkdir(parents=True, exist_ok=True)
+                elif source.startswith(("/", ".")):  # a bind mount of a host folder
+                    folder = (COMPOSE.parent / source).resolve()
                 else:
                     assert source in self.volumes, f"{name}: {source} (mounted at {target}) is not a named volume"
                     folder = self.volumes[source]
                 return folder / path[len(target):].lstrip("/")
-        raise AssertionError(f"{name}: {path} lies in none of its volumes {sorted(mounts)}")
+        raise AssertionError(f"{name}: {path} lies in none of its volumes {sorted(mounts)} or secrets {sorted(secrets)}")
 
     def environment(self, name: str) -> dict[str, str]:
         """The process environment compose gives service `name`, endpoints and paths made local."""
@@ -112,7 +124,8 @@ class Topology:
     def health(self, name: str, timeout: float = 15) -> subprocess.CompletedProcess:
         """Runs the service's health check as compose would, until it passes or `timeout` passes."""
         test = self.services[name]["healthcheck"]["test"]
-        command = [str(_executable("homepwner"))] + [self.local(part) for part in test[2:]]
+        command = [str(_executable("homepwner"))] + [
+            str(self.host_path(name, part)) if part.startswith("/") else self.local(part) for part in test[2:]]
         deadline = time.monotonic() + timeout
         while True:
             result = subprocess.run(command, capture_output=True, text=True, timeout=30)

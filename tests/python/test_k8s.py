@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import COMPOSE, DOCKERFILE, REPO_ROOT, compose_mounts
+from conftest import COMPOSE, DOCKERFILE, REPO_ROOT, compose_mounts, compose_secrets
 
 K8S = REPO_ROOT / "compose" / "k8s"
 # The oldest Kubernetes the manifests claim to fit, and the newest the pinned package bundles.
@@ -29,6 +29,11 @@ def manifest_files() -> list[Path]:
 
 def load_all() -> list[dict]:
     return [doc for path in manifest_files() for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+@pytest.fixture(scope="module")
+def compose_file() -> dict:
+    return yaml.safe_load(COMPOSE.read_text())
 
 
 @pytest.fixture(scope="module")
@@ -202,17 +207,52 @@ def test_k8s_service_exposes_the_ports_and_name_clients_connect_to(name, compose
 @pytest.mark.parametrize("name", SERVICES + WORKERS)
 def test_k8s_part_mounts_what_compose_mounts(name, compose, resources):
     spec = container(resources, name)
-    mounts = {m["mountPath"]: m for m in spec.get("volumeMounts", []) if m["mountPath"] != "/tmp"}
+    # /tmp: the read-only root's scratch space; /run/secrets: compose's secrets (the next test).
+    mounts = {m["mountPath"]: m for m in spec.get("volumeMounts", []) if m["mountPath"] not in ("/tmp", "/run/secrets")}
     expected = compose_mounts(compose[name])
     assert set(mounts) == set(expected), name
     for target, (_, read_only) in expected.items():
         assert mounts[target].get("readOnly", False) == read_only, f"{name} {target}"
 
 
-def test_k8s_photo_library_is_one_shared_readwritemany_claim(compose, resources):
+@pytest.mark.parametrize("name", SERVICES + WORKERS)
+def test_k8s_part_gets_the_compose_secrets_as_its_own_0600_files(name, compose_file, resources):
+    """Each secret compose gives a part (/run/secrets/NAME, from a file of the keys folder) is
+    the same file of the Secret homepwner-keys, copied by the init container into an in-memory
+    /run/secrets with mode 0600; the keys folder compose mounts at /keys (allowed_keys, the
+    servers' public key) is the Secret's same files there."""
+    expected = {Path(target).name: Path(source).name
+                for target, source in compose_secrets(compose_file, compose_file["services"][name]).items()}
+    pod = workload(resources, name)["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    source = volumes["key-source"]["secret"]
+    assert source["secretName"] == "homepwner-keys" and source["defaultMode"] == 0o400, source
+    assert {item["path"]: item["key"] for item in source["items"]} == expected, name
+    assert volumes["secret-files"]["emptyDir"]["medium"] == "Memory"
+    [init] = pod["initContainers"]
+    assert init["image"] == container(resources, name)["image"]
+    assert {m["mountPath"]: m["name"] for m in init["volumeMounts"]} == {"/key-source": "key-source", "/run/secrets": "secret-files"}
+    copies = re.findall(r"install -m 0600 /key-source/(\S+) /run/secrets/(\S+)", init["command"][-1])
+    assert sorted(copies) == sorted((n, n) for n in expected), init["command"]
+    mounts = {m["mountPath"]: m for m in container(resources, name)["volumeMounts"]}
+    assert mounts["/run/secrets"]["name"] == "secret-files" and mounts["/run/secrets"].get("readOnly") is True
+    keys_folder = {target for target, (source, _) in compose_mounts(compose_file["services"][name]).items() if source.endswith("keys")}
+    if keys_folder:
+        assert keys_folder == {"/keys"}
+        referenced = {Path(v).name for v in [*compose_file["services"][name]["environment"].values(),
+                                             *compose_file["services"][name]["healthcheck"]["test"]]
+                      if str(v).startswith("/keys/")}
+        projected = {item["path"]: item["key"] for item in volumes[mounts["/keys"]["name"]]["secret"]["items"]}
+        assert projected == {f: f for f in referenced}, name
+    else:
+        assert "/keys" not in mounts, name
+
+
+def test_k8s_photo_library_is_one_shared_readwritemany_claim(compose, compose_file, resources):
     claims = {r["metadata"]["name"]: r for r in resources if r["kind"] == "PersistentVolumeClaim"}
+    named = set(compose_file.get("volumes") or {})
     shared = {source for service in compose.values() for source, _ in compose_mounts(service).values()
-              if sum(source in [s for s, _ in compose_mounts(other).values()] for other in compose.values()) > 1}
+              if source in named and sum(source in [s for s, _ in compose_mounts(other).values()] for other in compose.values()) > 1}
     assert shared == {"photo-library"}
     for volume in shared:
         assert claims[volume]["spec"]["accessModes"] == ["ReadWriteMany"]

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT, _executable, compose_mounts
+from conftest import REPO_ROOT, _executable, compose_mounts, compose_secrets
 from test_compose import Topology
 
 # 1800×1200, EXIF orientation 1 (MIT licence: Tests/Fixtures/exif-orientation/LICENSE).
@@ -80,6 +80,11 @@ def compose_problems(compose: dict, reads: dict[str, dict[str, str | None]], exe
             problems.append(f"{name}: health check {check} runs no executable Package.swift builds")
         read = reads[command[0]]
         mounts = compose_mounts(service)
+        try:
+            secrets = compose_secrets(compose, service)
+        except AssertionError as undefined:
+            problems.append(f"{name}: {undefined}")
+            secrets = {}
         for variable, value in (service.get("environment") or {}).items():
             if variable not in read:
                 problems.append(f"{name}: {command[0]} does not read {variable}")
@@ -87,8 +92,8 @@ def compose_problems(compose: dict, reads: dict[str, dict[str, str | None]], exe
             for host, port in re.findall(r"tcp://([A-Za-z][A-Za-z0-9_.-]*):(\d+)", value):
                 if binds.get((host, variable)) != int(port):
                     problems.append(f"{name}: {variable}={value}: {host} binds {variable} on port {binds.get((host, variable))}")
-            if value.startswith("/") and not any(value == t or value.startswith(t.rstrip("/") + "/") for t in mounts):
-                problems.append(f"{name}: {variable}={value} lies in none of the volumes compose mounts for it {sorted(mounts)}")
+            if value.startswith("/") and value not in secrets and not any(value == t or value.startswith(t.rstrip("/") + "/") for t in mounts):
+                problems.append(f"{name}: {variable}={value} lies in none of the volumes or secrets compose gives it {sorted(mounts)} {sorted(secrets)}")
     # The capture sources: what item-service offers, capture-worker must be able to read.
     effective = {}
     for name in ("item-service", "capture-worker"):
@@ -165,6 +170,12 @@ def test_the_consistency_check_catches_a_broken_compose_file(compose, reads):
     def no_library_for_the_worker(services):
         del services["capture-worker"]["environment"]["HOMEPWNER_CAPTURE_LIBRARY"]
 
+    def secret_not_given(services):
+        services["thumbnail-worker"]["secrets"] = ["server-key"]
+
+    def secret_undefined(services):
+        services["capture-worker"]["secrets"] = ["worker-secret-key", "server-key", "admin-secret-key"]
+
     cases = {
         "misspelt": (misspell, r"item-service: item-service does not read HOMEPWNER_ITEM_RCP"),
         "not read by this executable": (wrong_executable, r"thumbnail-worker: thumbnail-worker does not read HOMEPWNER_DATA_DIR"),
@@ -175,6 +186,8 @@ def test_the_consistency_check_catches_a_broken_compose_file(compose, reads):
         "a port nothing binds": (wrong_port, r"thumbnail-worker: HOMEPWNER_IMAGE_RPC=\S+: image-service binds HOMEPWNER_IMAGE_RPC on port 5552"),
         "the events port for RPC": (events_port, r"item-service: HOMEPWNER_IMAGE_RPC=\S+: image-service binds HOMEPWNER_IMAGE_RPC on port 5552"),
         "a host no service is": (unknown_host, r"capture-worker: HOMEPWNER_ITEM_RPC=tcp://items:5551: items binds HOMEPWNER_ITEM_RPC on port None"),
+        "a secret the worker is not given": (secret_not_given, r"thumbnail-worker: HOMEPWNER_CLIENT_SECRET_KEY=/run/secrets/worker-secret-key lies in none"),
+        "a secret nowhere defined": (secret_undefined, r"capture-worker: secret admin-secret-key is not defined"),
         "an executable not built": (lambda s: s["image-service"].update(command=["image-server"]), r"no executable Package.swift builds"),
         "a health check not built": (lambda s: s["image-service"]["healthcheck"].update(test=["CMD", "hp", "health"]), r"health check"),
     }
@@ -193,6 +206,9 @@ class CLI:
         self.item = topology.published("item-service", "HOMEPWNER_ITEM_RPC")
         self.image = topology.published("image-service", "HOMEPWNER_IMAGE_RPC")
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
+        # The admin key `homepwner keys init` made, as a user's CLI calls the compose stack.
+        self.env |= {"HOMEPWNER_CLIENT_SECRET_KEY": str(topology.keys / "admin.key_secret"),
+                     "HOMEPWNER_SERVER_KEY": str(topology.keys / "server.key")}
         self.work = work
 
     def run(self, *arguments: str, timeout: float = 15) -> subprocess.CompletedProcess:
@@ -271,7 +287,7 @@ def test_the_compose_topology_items_capture_thumbnails_cascade_and_sigterm(topol
         codes, {name: topology.log(name)[-2000:] for name, code in codes.items() if code != 0})
     # What the services keep is in their volumes: nothing else in the folder they ran in
     # (in a container it would be lost with the container).
-    outside = {p.name for p in tmp_path.iterdir()} - {"volumes", "cli"} - {f"{name}.log" for name in topology.services}
+    outside = {p.name for p in tmp_path.iterdir()} - {"volumes", "cli", "keys"} - {f"{name}.log" for name in topology.services}
     assert not outside, f"written outside the volumes: {sorted(outside)}"
     for volume in ("items-data", "images-data"):
         assert any((tmp_path / "volumes" / volume).iterdir()), f"nothing in {volume}"
