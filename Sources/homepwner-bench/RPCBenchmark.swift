@@ -1,3 +1,4 @@
+import CurveAuth
 import Foundation
 import Proto
 import RPC
@@ -5,7 +6,8 @@ import Runtime
 import Synchronization
 import ZMQ
 
-/// Health/Check through the RPC runtime vs the same frames echoed by bare libzmq.
+/// Health/Check through the RPC runtime vs the same frames echoed by bare libzmq, and the same
+/// runtime with CURVE (encryption, the ZAP handshake and the per-message key check).
 enum RPCBenchmark {
     struct Result {
         let name: String
@@ -49,16 +51,22 @@ enum RPCBenchmark {
             }
             // Short interleaved rounds, so the baseline and the runtime see the same machine
             // (this box is shared and noisy); each figure is the median round.
+            let curve = try CurveSuite()
+            defer { curve.close() }
             var results: [Result] = []
             let rounds = 5
+            let round = seconds / Double(rounds)
             for inFlight in [1, 32] {
                 var bare: [Result] = [], inline: [Result] = [], pooled: [Result] = []
+                var curveInline: [Result] = [], curvePooled: [Result] = []
                 for _ in 0..<rounds {
-                    bare.append(try bareEcho(context: context, frames: frames, inFlight: inFlight, seconds: seconds / Double(rounds)))
-                    inline.append(try await rpc(context: context, inFlight: inFlight, seconds: seconds / Double(rounds), pooled: false))
-                    pooled.append(try await rpc(context: context, inFlight: inFlight, seconds: seconds / Double(rounds), pooled: true))
+                    bare.append(try bareEcho(context: context, frames: frames, inFlight: inFlight, seconds: round))
+                    inline.append(try await rpc(context: context, inFlight: inFlight, seconds: round, pooled: false))
+                    curveInline.append(try await rpc(context: curve.context, inFlight: inFlight, seconds: round, pooled: false, label: " with CURVE"))
+                    pooled.append(try await rpc(context: context, inFlight: inFlight, seconds: round, pooled: true))
+                    curvePooled.append(try await rpc(context: curve.context, inFlight: inFlight, seconds: round, pooled: true, label: " with CURVE"))
                 }
-                results += [median(bare), median(inline), median(pooled)]
+                results += [median(bare), median(inline), median(curveInline), median(pooled), median(curvePooled)]
             }
             report(results)
         } catch {
@@ -70,7 +78,7 @@ enum RPCBenchmark {
     /// The runtime: an RPCServer and an RPCClient with `inFlight` concurrent callers, calling
     /// Health/Check (answered on the server's I/O thread) or, `pooled`, a trivial GetItem
     /// handler that runs as a task on the concurrency pool like every service method.
-    static func rpc(context: Context, inFlight: Int, seconds: Double, pooled: Bool) async throws -> Result {
+    static func rpc(context: Context, inFlight: Int, seconds: Double, pooled: Bool, label: String = "") async throws -> Result {
         let logger = Logger(label: "bench", level: .error)
         let server = try RPCServer(
             context: context, configuration: .init(endpoints: ["tcp://127.0.0.1:*"], processName: "bench"), logger: logger)
@@ -110,8 +118,38 @@ enum RPCBenchmark {
         }
         let elapsed = monotonicSeconds() - start
         return Result(
-            name: pooled ? "RPC runtime, pooled handler (GetItem)" : "RPC runtime (Health/Check, inline)", inFlight: inFlight, calls: latencies.count, seconds: elapsed,
+            name: (pooled ? "RPC runtime, pooled handler (GetItem)" : "RPC runtime (Health/Check, inline)") + label,
+            inFlight: inFlight, calls: latencies.count, seconds: elapsed,
             latencies: latencies.sorted())
+    }
+
+    /// A context whose servers and clients speak CURVE as a deployment's do: the server key pair,
+    /// an allowed-keys file listing the client's key as admin, the ZAP handler running.
+    final class CurveSuite {
+        let context: Context
+        private let folder: String
+        private let zap: ZAPAuthenticator
+
+        init() throws {
+            folder = NSTemporaryDirectory() + "hp-bench-curve-\(UUID().uuidString.prefix(8))"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let server = try CurveKeyPair.generate(), client = try CurveKeyPair.generate()
+            _ = try AllowedKeys.edit(file: folder + "/allowed_keys", create: true) { keys in
+                try keys.allow(AllowedKey(role: .admin, publicKey: client.publicKey, name: "bench"))
+            }
+            let logger = Logger(label: "bench", level: .error)
+            let keys = try KeyTable(file: folder + "/allowed_keys", logger: logger)
+            context = try Context(ioThreads: 1)
+            TransportSecurity(server: .init(keyPair: server, keys: keys), client: .init(keyPair: client, serverKey: server.publicKey))
+                .install(on: context)
+            zap = ZAPAuthenticator(context: context, keys: keys, logger: logger)
+            try zap.start()
+        }
+
+        func close() {
+            zap.stop()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
     }
 
     /// Bare libzmq: a ROUTER thread echoing every message, a DEALER keeping `inFlight` outstanding.
