@@ -24,7 +24,7 @@ case nil, "-h", "--help":
         USAGE: homepwner-bench BENCHMARK [options]
 
         BENCHMARKS:
-          rpc   Health/Check round trips (1 and 32 in flight) next to a bare libzmq ROUTER/DEALER echo
+          rpc   Health/Check round trips (1 and 32 in flight), without and with CURVE, next to a bare libzmq ROUTER/DEALER echo
                 options: --seconds S (per variant, split into 5 interleaved rounds; default 5)
           items  item creates (durable), get and list at 100,000 items vs the same statements on bare SQLite
           images put/get throughput for 100 KB, 2 MB, 20 MB blobs vs raw fsynced file writes and reads
