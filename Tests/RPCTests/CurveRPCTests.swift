@@ -68,6 +68,19 @@ import ZMQ
             return try RPCClient(context: context, endpoint: endpoint, configuration: .init(connectWaitMilliseconds: connectWait))
         }
 
+        /// `count` raw DEALER connections of one client process calling with `keys`.
+        func connections(of keys: CurveKeyPair, count: Int) throws -> (Context, [Socket]) {
+            let context = try Context(ioThreads: 1)
+            let security = TransportSecurity(client: .init(keyPair: keys, serverKey: serverKeys.publicKey))
+            let sockets = try (0..<count).map { _ in
+                let socket = try Socket(context, .dealer)
+                try security.secureClient(socket)
+                try socket.connect(endpoint)
+                return socket
+            }
+            return (context, sockets)
+        }
+
         func rewriteAllowed(_ body: (inout AllowedKeys) throws -> Void) throws {
             try AllowedKeys.edit(file: allowedFile) { try body(&$0) }
         }
@@ -267,16 +280,8 @@ import ZMQ
 
     @Test func twoConnectionsOfOneKeyShareOnePeersLimit() async throws {
         let suite = try SecuredServer(maxInFlightPerPeer: 4)
-        let context = try Context(ioThreads: 1)
-        let security = TransportSecurity(client: .init(keyPair: suite.worker, serverKey: suite.serverKeys.publicKey))
-        var sockets: [Socket] = []
+        let (context, sockets) = try suite.connections(of: suite.worker, count: 2)
         defer { sockets.forEach { $0.close() } }
-        for _ in 0..<2 {
-            let socket = try Socket(context, .dealer)
-            try security.secureClient(socket)
-            try socket.connect(suite.endpoint)
-            sockets.append(socket)
-        }
         // Three slow calls on each connection: six of one key, whose share is four.
         for (index, socket) in sockets.enumerated() {
             for call in 0..<3 {
@@ -304,16 +309,8 @@ import ZMQ
     /// of the calls in flight, so another key's calls are all served within their deadline.
     @Test func aFloodFromOneKeyOnTwoConnectionsLeavesAnotherKeysCallsWithinTheirDeadline() async throws {
         let suite = try SecuredServer(maxInFlight: 64, maxInFlightPerPeer: 16)
-        let context = try Context(ioThreads: 1)
-        let security = TransportSecurity(client: .init(keyPair: suite.worker, serverKey: suite.serverKeys.publicKey))
-        var sockets: [Socket] = []
+        let (context, sockets) = try suite.connections(of: suite.worker, count: 2)
         defer { sockets.forEach { $0.close() } }
-        for _ in 0..<2 {
-            let socket = try Socket(context, .dealer)
-            try security.secureClient(socket)
-            try socket.connect(suite.endpoint)
-            sockets.append(socket)
-        }
         // 200 calls that outlast the test: without the per-key share they would take all 64
         // places (32 per connection with a per-connection one) and the reader would be refused.
         for id in 1...200 {
