@@ -42,6 +42,7 @@ enum CaptureCommand {
             OptionSpec(name: "size", help: "longest edge of the edited photo in pixels", valueName: "N"),
             OptionSpec(name: "primary", help: "make the new photo (the edit, if any) the item's primary photo", isFlag: true),
             OptionSpec(name: "wait", help: "follow the job until it is done", isFlag: true),
+            QueueStall.option,
             OptionSpec(name: "no-progress", help: "no progress bar on stderr", isFlag: true),
             OptionSpec(name: "no-resume", help: "begin a large file's upload anew instead of going on where an interrupted one stopped", isFlag: true),
         ],
@@ -54,7 +55,7 @@ enum CaptureCommand {
     static let statusParser = OptionParser(
         command: "capture status", summary: "Shows a capture job: its state, the images it stored, or why it failed.",
         usage: "homepwner capture status JOB [--wait]",
-        options: CommonOptions.endpoints + [OptionSpec(name: "wait", help: "follow the job until it is done", isFlag: true)],
+        options: CommonOptions.endpoints + [OptionSpec(name: "wait", help: "follow the job until it is done", isFlag: true), QueueStall.option],
         allowsPositionals: true)
 
     static let saveParser = OptionParser(
@@ -112,6 +113,7 @@ enum CaptureCommand {
             return ItemCommand.usageError("capture", "\(error)")
         }
         let json = options.bool("json"), wait = options.bool("wait")
+        guard let stall = QueueStall(queue: "capture", options: options, command: "capture") else { return ExitCode.usage }
         return await CommonOptions.withClientExitCode(options, service: "item", command: "capture") { client, timeout in
             if let file {
                 if file.size <= CaptureSources.maxInlineBytes {
@@ -124,7 +126,7 @@ enum CaptureCommand {
                 CaptureServiceRPC.capture, request,
                 options: .init(timeoutMilliseconds: max(timeout, 30_000), idempotencyKey: UUID().uuidString.lowercased()))
             let queued = response.job ?? CaptureJob()
-            let job = wait ? try await follow(queued.jobId, client: client, timeout: timeout, quiet: json) : queued
+            let job = wait ? try await follow(queued.jobId, client: client, timeout: timeout, quiet: json, stall: stall) : queued
             return report(job, json: json)
         }
     }
@@ -196,15 +198,21 @@ enum CaptureCommand {
         return try await client.call(CaptureServiceRPC.getCaptureJob, request, options: .init(timeoutMilliseconds: timeout)).job ?? CaptureJob()
     }
 
-    /// Polls GetCaptureJob until the job is DONE or DEAD.
-    static func follow(_ id: String, client: RPCClient, timeout: UInt32, quiet: Bool) async throws -> CaptureJob {
+    /// Polls GetCaptureJob until the job is DONE or DEAD; when it has not moved for a while,
+    /// `stall` says once why that may be.
+    static func follow(_ id: String, client: RPCClient, timeout: UInt32, quiet: Bool, stall: QueueStall) async throws -> CaptureJob {
         var said = JobState.unspecified
+        var stall = stall
         while true {
             let job = try await fetch(id, client: client, timeout: timeout)
             if job.state == .done || job.state == .dead { return job }
             if !quiet, job.state != said {
                 printError("capture job \(job.jobId): \(stateName(job.state))" + (job.error.isEmpty ? "" : " (last attempt: \(job.error))"))
                 said = job.state
+            }
+            // Any change of the job (leased, an attempt failed, a heartbeat) is a sign of life.
+            if let hint = await stall.observe(job.updatedAtMs &+ Int64(job.state.rawValue), client: client, timeout: timeout) {
+                QueueStall.print(hint, afterBar: false)
             }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -281,9 +289,10 @@ enum CaptureCommand {
         guard options.positionals.count == 1, let id = options.positionals.first else {
             return ItemCommand.usageError("capture status", "give one JOB id (as capture printed it)")
         }
+        guard let stall = QueueStall(queue: "capture", options: options, command: "capture status") else { return ExitCode.usage }
         return await CommonOptions.withClientExitCode(options, service: "item", command: "capture status") { client, timeout in
             let job = options.bool("wait")
-                ? try await follow(id, client: client, timeout: timeout, quiet: options.bool("json"))
+                ? try await follow(id, client: client, timeout: timeout, quiet: options.bool("json"), stall: stall)
                 : try await fetch(id, client: client, timeout: timeout)
             return report(job, json: options.bool("json"))
         }

@@ -32,6 +32,7 @@ enum ThumbsCommand {
             OptionSpec(name: "missing", help: "only the sizes each image lacks (with KEYs: of those images; else of all)", isFlag: true),
             OptionSpec(name: "sizes", help: "longest edges in pixels, e.g. 64,256 (default: the image service's)", valueName: "N,N,…"),
             OptionSpec(name: "no-wait", help: "print the batch id and return at once", isFlag: true),
+            QueueStall.option,
         ],
         allowsPositionals: true)
 
@@ -69,6 +70,7 @@ enum ThumbsCommand {
             request.sizes = parsed
         }
         let wait = !options.bool("no-wait")
+        guard let stall = QueueStall(queue: "thumbnails", options: options, command: "thumbs batch") else { return ExitCode.usage }
         return await CommonOptions.withClientExitCode(options, service: "image", command: "thumbs batch") { client, timeout in
             // A sweep of a large library pages through it: give the enqueue time.
             let enqueued = try await client.call(
@@ -81,7 +83,7 @@ enum ThumbsCommand {
             var get = GetBatchRequest()
             get.queue = "thumbnails"
             get.batchId = enqueued.batchId
-            let batch = try await QueueBatchCommand.watch(get, client: client, timeout: timeout)
+            let batch = try await QueueBatchCommand.watch(get, client: client, timeout: timeout, stall: stall)
             if options.bool("json") {
                 print("{\"enqueue\": \(try QueueCommand.json(enqueued)), \"batch\": \(try QueueCommand.json(batch))}")
             } else {

@@ -11,7 +11,10 @@ import TestSupport
         let stderr: String
     }
 
-    static func homepwner(_ arguments: [String], harness: Harness? = nil, environment extra: [String: String] = [:]) async throws -> Run {
+    static func homepwner(
+        _ arguments: [String], harness: Harness? = nil, environment extra: [String: String] = [:],
+        meanwhile: (@Sendable (_ stderrSoFar: @Sendable () -> String) async throws -> Void)? = nil
+    ) async throws -> Run {
         let process = Process()
         process.executableURL = ExecutableTests.binDirectory.appendingPathComponent("homepwner")
         process.arguments = arguments
@@ -36,8 +39,11 @@ import TestSupport
         // Read on plain threads: a full pipe would block the child, and a blocking read on the
         // task pool (even in a detached task) holds one of its two threads, starving the
         // service handlers that run there.
+        let errors = Collected()
         async let stdout = readOnThread(out.fileHandleForReading)
-        async let stderr = readOnThread(err.fileHandleForReading)
+        async let stderr = readOnThread(err.fileHandleForReading, into: errors)
+        // What the test does while the command runs, seeing its stderr so far.
+        try await meanwhile?({ errors.text })
         let (o, e) = await (stdout, stderr)
         while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
         return Run(
@@ -45,11 +51,24 @@ import TestSupport
             stderr: String(decoding: e, as: UTF8.self))
     }
 
-    /// Reads a pipe to its end on a dedicated thread.
-    static func readOnThread(_ handle: FileHandle) async -> Data {
+    /// Reads a pipe to its end on a dedicated thread; what came so far is in `collected`.
+    static func readOnThread(_ handle: FileHandle, into collected: Collected = Collected()) async -> Data {
         await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: handle.readDataToEndOfFile()) }.start()
+            Thread {
+                while case let chunk = handle.availableData, !chunk.isEmpty { collected.append(chunk) }
+                continuation.resume(returning: collected.data)
+            }.start()
         }
+    }
+
+    /// Bytes a reading thread appends while a test looks at them.
+    final class Collected: @unchecked Sendable {
+        private let lock = NSLock()
+        private var bytes = Data()
+
+        func append(_ chunk: Data) { lock.withLock { bytes.append(chunk) } }
+        var data: Data { lock.withLock { bytes } }
+        var text: String { String(decoding: data, as: UTF8.self) }
     }
 
     @Test func callPrintsTheJSONResponse() async throws {

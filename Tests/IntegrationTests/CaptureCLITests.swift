@@ -114,4 +114,31 @@ import TestSupport
             #expect(run.status == 0 && run.stdout.contains("USAGE"), "\(arguments): \(run.stdout)")
         }
     }
+
+    /// `capture --wait` with no capture worker says, after --stall-hint seconds, that nobody takes
+    /// the capture queue's jobs, and waits on until a worker comes and does the job.
+    @Test func aCaptureNobodyTakesSaysWhyAndIsDoneOnceAWorkerComes() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start(.imageService)
+        try harness.start(.itemService)
+        let items = try harness.client(.itemService)
+        defer { items.close() }
+        var create = CreateItemRequest()
+        create.name = "Clock"
+        let item = try await items.call(ItemServiceRPC.createItem, create, options: .init(timeoutMilliseconds: 30_000)).key
+        let photo = FileManager.default.temporaryDirectory.appendingPathComponent("hp-stall-\(UUID().uuidString.prefix(8)).jpg").path
+        try Data(try Fixtures.orientationPhoto("Portrait_1.jpg")).write(to: URL(fileURLWithPath: photo))
+        defer { try? FileManager.default.removeItem(atPath: photo) }
+
+        let run = try await CLITests.homepwner(["capture", item, "--file", photo, "--wait", "--stall-hint", "1"], harness: harness) { stderr in
+            let said = try await eventually(within: 60) { stderr().contains("nothing finished in") }
+            #expect(said, "no stall hint within 60 s")
+            try harness.start(.captureWorker)
+        }
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("DONE"), "\(run.stdout)")
+        #expect(run.stderr.contains("no worker is taking the capture queue's jobs") && run.stderr.contains("is a capture-worker running"),
+                "\(run.stderr)")
+    }
 }

@@ -3,6 +3,7 @@ import Harness
 import Proto
 import RPC
 import Testing
+import TestSupport
 
 /// `homepwner thumbs batch|status` through the real executable against image-service and the
 /// thumbnail worker in the harness.
@@ -60,5 +61,46 @@ import Testing
         for arguments in [["thumbs", "--help"], ["thumbs", "batch", "--help"], ["thumbs", "status", "--help"]] {
             #expect(try await CLITests.homepwner(arguments, harness: harness).status == 0)
         }
+    }
+
+    /// A batch nobody works on does not leave its watcher guessing: after --stall-hint seconds
+    /// without a finished job the CLI says why (no worker; the queue paused), and it goes on
+    /// waiting until the batch is done.
+    @Test func aBatchThatDoesNotMoveSaysWhyAndFinishesOnceItCan() async throws {
+        let harness = try Harness()
+        defer { harness.shutdown() }
+        try harness.start(.imageService)
+        let client = try harness.client(.imageService)
+        defer { client.close() }
+        _ = try await QueueCLITests.putPhotos(["Landscape_1.jpg"], client: client)
+
+        // No worker yet: one comes once the CLI has said why nothing moves.
+        let first = try await CLITests.homepwner(["thumbs", "batch", "--missing", "--sizes", "40", "--stall-hint", "1"], harness: harness) { stderr in
+            let said = try await eventually(within: 60) { stderr().contains("nothing finished in") }
+            #expect(said, "no stall hint within 60 s")
+            try harness.start(.thumbnailWorker)
+        }
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("no worker is taking the thumbnails queue's jobs"), "\(first.stderr)")
+        #expect(first.stderr.contains("is a thumbnail-worker running"), "\(first.stderr)")
+        #expect(first.stderr.components(separatedBy: "nothing finished in").count == 2, "said once: \(first.stderr)")
+
+        // A worker, and the queue paused.
+        let pause = try await CLITests.homepwner(["queue", "pause", "thumbnails"], harness: harness)
+        #expect(pause.status == 0, "\(pause.stderr)")
+        let second = try await CLITests.homepwner(["thumbs", "batch", "--missing", "--sizes", "48", "--stall-hint", "1"], harness: harness) { stderr in
+            let said = try await eventually(within: 60) { stderr().contains("nothing finished in") }
+            #expect(said, "no stall hint within 60 s")
+            let resume = try await CLITests.homepwner(["queue", "resume", "thumbnails"], harness: harness)
+            #expect(resume.status == 0, "\(resume.stderr)")
+        }
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stderr.contains("the thumbnails queue is paused; `homepwner queue resume thumbnails`"), "\(second.stderr)")
+
+        // Never, with 0; a bad value is a usage error.
+        let never = try await CLITests.homepwner(["thumbs", "batch", "--all", "--stall-hint", "0"], harness: harness)
+        #expect(never.status == 0 && !never.stderr.contains("nothing finished in"), "\(never.stderr)")
+        let bad = try await CLITests.homepwner(["thumbs", "batch", "--all", "--stall-hint", "soon"], harness: harness)
+        #expect(bad.status == 2 && bad.stderr.contains("--stall-hint 'soon'"), "\(bad.stderr)")
     }
 }
