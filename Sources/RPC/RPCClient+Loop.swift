@@ -48,6 +48,7 @@ extension RPCClient {
         var connected = endpoint.hasPrefix("inproc://")
         /// Why the last handshake failed, for the message of a call that found no connection.
         var handshakeTrouble: String?
+        var seen: [Int32: Int] = [:]
         let keyAdvice = TransportSecurity.of(context)?.client == nil
             ? "the server may require CURVE keys (--client-secret-key and --server-key)"
             : "check --server-key is the server's public key"
@@ -108,6 +109,7 @@ extension RPCClient {
             if monitorReadable {
                 while let frames = try? monitor.receive(dontWait: true) {
                     guard let event = MonitorEvent(frames: frames) else { continue }
+                    seen[Int32(truncatingIfNeeded: event.event.rawValue), default: 0] += 1
                     if event.event == .handshakeFailedAuth {
                         handshakeTrouble = "the server refused this client's key (ZAP): is its public key in the server's allowed keys?"
                     } else if event.event == .handshakeFailedProtocol || event.event == .handshakeFailedNoDetail {
@@ -150,7 +152,7 @@ extension RPCClient {
                 if !late.isEmpty {
                     unsent.removeAll { $0.sendBy <= now }
                     let why = "no connection to \(endpoint) within \(configuration.connectWaitMilliseconds) ms; "
-                        + (handshakeTrouble ?? "is the service running?")
+                        + (handshakeTrouble ?? "is the service running?") + " DEBUG events \(seen) connectedFlag \(connected) unsent \(unsent.count)"
                     for outgoing in late { resolve(outgoing.id, .notSent(why)) }
                 }
                 expire(now: now)
