@@ -48,7 +48,6 @@ extension RPCClient {
         var connected = endpoint.hasPrefix("inproc://")
         /// Why the last handshake failed, for the message of a call that found no connection.
         var handshakeTrouble: String?
-        var seen: [Int32: Int] = [:]
         let keyAdvice = TransportSecurity.of(context)?.client == nil
             ? "the server may require CURVE keys (--client-secret-key and --server-key)"
             : "check --server-key is the server's public key"
@@ -109,7 +108,6 @@ extension RPCClient {
             if monitorReadable {
                 while let frames = try? monitor.receive(dontWait: true) {
                     guard let event = MonitorEvent(frames: frames) else { continue }
-                    seen[Int32(truncatingIfNeeded: event.event.rawValue), default: 0] += 1
                     if event.event == .handshakeFailedAuth {
                         handshakeTrouble = "the server refused this client's key (ZAP): is its public key in the server's allowed keys?"
                     } else if event.event == .handshakeFailedProtocol || event.event == .handshakeFailedNoDetail {
@@ -125,6 +123,14 @@ extension RPCClient {
                         }
                         connected = false
                         shared.withLock { $0.connected = false }
+                        // Replies the server sent before it closed are already in the socket,
+                        // though the poll that brought this event may not have shown them yet
+                        // (two channels): take them before failing what is still unanswered.
+                        var last: [(UInt64, Outcome)] = []
+                        while let frames = try? socket.receiveFrames(dontWait: true) {
+                            if let reply = parseReply(frames) { last.append(reply) }
+                        }
+                        resolve(last)
                         failSent("connection to \(endpoint) was lost before the reply")
                     }
                 }
@@ -152,7 +158,7 @@ extension RPCClient {
                 if !late.isEmpty {
                     unsent.removeAll { $0.sendBy <= now }
                     let why = "no connection to \(endpoint) within \(configuration.connectWaitMilliseconds) ms; "
-                        + (handshakeTrouble ?? "is the service running?") + " DEBUG events \(seen) connectedFlag \(connected) unsent \(unsent.count)"
+                        + (handshakeTrouble ?? "is the service running?")
                     for outgoing in late { resolve(outgoing.id, .notSent(why)) }
                 }
                 expire(now: now)

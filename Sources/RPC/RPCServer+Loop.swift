@@ -37,8 +37,6 @@ extension RPCServer {
         var lastDeadlineScan: Int64 = 0
         /// Set once the loop has seen `Shared.draining`: new calls are refused from then on.
         var draining = false
-        /// Callers answered UNAVAILABLE because the server stopped with their calls in flight.
-        var abandoned = 0
         // Registration ends at start(), so the table is read without a lock from here on.
         let methods: [String: Method]
         let counters: Counters
@@ -206,11 +204,16 @@ extension RPCServer {
         }
         if let publisher {
             sendEvents(publisher)
+            // The last events too get a second to reach the subscribers (see the socket's below).
+            try? publisher.setLinger(milliseconds: 1000)
             publisher.close()
         }
         abandonCallers(socket, state)
-        // Linger 0 would drop those answers with the socket; give them a moment to leave.
-        if state.abandoned > 0 { try? socket.setLinger(milliseconds: 200) }
+        // Linger 0 would drop with the socket the answers queued last, those of the calls the
+        // drain let finish (a waiting Lease answered empty, a Complete) and the abandoned ones'
+        // UNAVAILABLE: give them a second to leave (the context's end waits at most this long,
+        // and only for a peer that does not read them).
+        try? socket.setLinger(milliseconds: 1000)
         socket.close()
         logger.info("stopped", ["rpc": configuration.endpoints.joined(separator: ",")])
     }
@@ -226,14 +229,12 @@ extension RPCServer {
             send(socket, to: call.identity, requestID: call.requestID, Answer(
                 code: .unavailable,
                 message: "\(configuration.processName) stopped before \(call.method) finished; it may have run"), call.tag, state)
-            state.abandoned += 1
         }
         for (key, waiter) in state.idempotency.takeWaiters() {
             send(socket, to: waiter.identity, requestID: waiter.requestID, Answer(
                 code: .unavailable,
                 message: "\(configuration.processName) stopped before the first call of \(Self.method(ofKey: key)) with this idempotency key finished; it may have run"),
                 waiter.tag, state)
-            state.abandoned += 1
         }
     }
 
