@@ -90,11 +90,8 @@ extension RPCClient {
             }
 
             // Replies first: they free the server's slots.
-            var replies: [(UInt64, Outcome)] = []
+            let replies = socketReadable ? receiveReplies(socket) : []
             if socketReadable {
-                while let frames = try? socket.receiveFrames(dontWait: true) {
-                    if let reply = parseReply(frames) { replies.append(reply) }
-                }
                 resolve(replies)
                 // Tasks waiting here for these replies go on at once, and what they send next
                 // is sent in this pass.
@@ -126,11 +123,7 @@ extension RPCClient {
                         // Replies the server sent before it closed are already in the socket,
                         // though the poll that brought this event may not have shown them yet
                         // (two channels): take them before failing what is still unanswered.
-                        var last: [(UInt64, Outcome)] = []
-                        while let frames = try? socket.receiveFrames(dontWait: true) {
-                            if let reply = parseReply(frames) { last.append(reply) }
-                        }
-                        resolve(last)
+                        resolve(receiveReplies(socket))
                         failSent("connection to \(endpoint) was lost before the reply")
                     }
                 }
@@ -186,6 +179,15 @@ extension RPCClient {
             replies.compactMap { id, outcome in state.pending.removeValue(forKey: id).map { ($0, outcome) } }
         }
         for (pending, outcome) in ready { pending.continuation.resume(returning: outcome) }
+    }
+
+    /// The replies waiting in the socket now, as request ids and outcomes.
+    private func receiveReplies(_ socket: Socket) -> [(UInt64, Outcome)] {
+        var replies: [(UInt64, Outcome)] = []
+        while let frames = try? socket.receiveFrames(dontWait: true) {
+            if let reply = parseReply(frames) { replies.append(reply) }
+        }
+        return replies
     }
 
     /// The request id and outcome of a reply; nil for anything that is not a reply of this protocol.

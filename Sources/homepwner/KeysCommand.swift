@@ -82,8 +82,8 @@ enum KeysCommand {
         guard CurveKeyPair.isValidName(name) else {
             return ItemCommand.usageError("keys gen", "'\(name)' is not a valid name (1-64 of A-Z a-z 0-9 . _ -, not starting with . or -)")
         }
-        guard let owner = parseOwner(options, command: "keys gen") else { return ExitCode.usage }
         return failures("keys gen") {
+            let owner = try givenOwner(options)
             let keys = try CurveKeyPair.generate()
             let (publicFile, secretFile) = try keys.save(directory: options["dir"] ?? ".", name: name, secretOwner: owner)
             if options.bool("json") {
@@ -101,8 +101,8 @@ enum KeysCommand {
         guard options.positionals.count == 1, let directory = options.positionals.first else {
             return ItemCommand.usageError("keys init", "expected one DIR")
         }
-        guard let owner = parseOwner(options, command: "keys init") else { return ExitCode.usage }
         return failures("keys init") {
+            let owner = try givenOwner(options)
             let allowed = (directory as NSString).appendingPathComponent("allowed_keys")
             if FileManager.default.fileExists(atPath: allowed) { throw KeyFileError.exists(path: allowed) }
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -137,20 +137,18 @@ enum KeysCommand {
         }
     }
 
-    /// `--owner UID[:GID]`: `.some(nil)` when not given; nil (a usage error printed) when it is
-    /// not numbers or this process may not give files to it.
-    static func parseOwner(_ options: ParsedOptions, command: String) -> FileOwner?? {
-        guard let text = options["owner"], !text.isEmpty else { return .some(nil) }
+    /// `--owner UID[:GID]`, nil when not given; a usage failure (before anything is written)
+    /// when it is not numbers or this process may not give files to it.
+    static func givenOwner(_ options: ParsedOptions) throws -> FileOwner? {
+        guard let text = options["owner"], !text.isEmpty else { return nil }
         guard let owner = FileOwner(parsing: text) else {
-            _ = ItemCommand.usageError(command, "--owner '\(text)' is not UID or UID:GID (numbers, e.g. 10001)")
-            return nil
+            throw CLIFailure(code: ExitCode.usage, message: "--owner '\(text)' is not UID or UID:GID (numbers, e.g. 10001)")
         }
         guard owner.isGrantable else {
-            _ = ItemCommand.usageError(
-                command, "--owner \(owner): only root may give files to another user; run it as root (sudo), nothing was written")
-            return nil
+            throw CLIFailure(
+                code: ExitCode.usage, message: "--owner \(owner): only root may give files to another user; run it as root (sudo), nothing was written")
         }
-        return .some(owner)
+        return owner
     }
 
     static func allow(_ arguments: [String]) -> Int32 {

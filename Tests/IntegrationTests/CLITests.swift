@@ -39,11 +39,11 @@ import TestSupport
         // Read on plain threads: a full pipe would block the child, and a blocking read on the
         // task pool (even in a detached task) holds one of its two threads, starving the
         // service handlers that run there.
-        let errors = Collected()
+        let errors = Shared(Data())
         async let stdout = readOnThread(out.fileHandleForReading)
         async let stderr = readOnThread(err.fileHandleForReading, into: errors)
         // What the test does while the command runs, seeing its stderr so far.
-        try await meanwhile?({ errors.text })
+        try await meanwhile?({ String(decoding: errors.value, as: UTF8.self) })
         let (o, e) = await (stdout, stderr)
         while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
         return Run(
@@ -52,23 +52,13 @@ import TestSupport
     }
 
     /// Reads a pipe to its end on a dedicated thread; what came so far is in `collected`.
-    static func readOnThread(_ handle: FileHandle, into collected: Collected = Collected()) async -> Data {
+    static func readOnThread(_ handle: FileHandle, into collected: Shared<Data> = Shared(Data())) async -> Data {
         await withCheckedContinuation { continuation in
             Thread {
-                while case let chunk = handle.availableData, !chunk.isEmpty { collected.append(chunk) }
-                continuation.resume(returning: collected.data)
+                while case let chunk = handle.availableData, !chunk.isEmpty { collected.withLock { $0.append(chunk) } }
+                continuation.resume(returning: collected.value)
             }.start()
         }
-    }
-
-    /// Bytes a reading thread appends while a test looks at them.
-    final class Collected: @unchecked Sendable {
-        private let lock = NSLock()
-        private var bytes = Data()
-
-        func append(_ chunk: Data) { lock.withLock { bytes.append(chunk) } }
-        var data: Data { lock.withLock { bytes } }
-        var text: String { String(decoding: data, as: UTF8.self) }
     }
 
     @Test func callPrintsTheJSONResponse() async throws {
