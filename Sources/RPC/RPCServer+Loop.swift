@@ -121,12 +121,8 @@ extension RPCServer {
             }
             var boundEvents: [String] = []
             if !configuration.eventEndpoints.isEmpty {
-                let pub = try Socket(context, .pub)
+                let pub = try makePublisher()
                 publisher = pub
-                // Events go only to allowed keys: the PUB socket is a CURVE server too.
-                try security?.secureServer(pub)
-                try pub.setSendHighWaterMark(10_000)
-                try pub.setHandshakeInterval(milliseconds: configuration.handshakeTimeoutMilliseconds)
                 for endpoint in configuration.eventEndpoints {
                     try pub.bind(endpoint)
                     boundEvents.append(endpoint.contains("*") || endpoint.hasSuffix(":0") ? try pub.lastEndpoint : endpoint)
@@ -177,21 +173,21 @@ extension RPCServer {
             }
             // Read after the poll, which `stop()` and `drain()` wake: from the requests read
             // next on, a drain refuses them.
-            let (stopping, draining, abandoning, resubscribe) = shared.withLock { state in
-                defer { state.resubscribeEvents = false }
-                return (state.stopping, state.draining, state.abandoning && !state.abandoned, state.resubscribeEvents)
-            }
+            let (stopping, draining, abandoning) = shared.withLock { ($0.stopping, $0.draining, $0.abandoning && !$0.abandoned) }
             if stopping { break }
-            if let publisher {
-                if resubscribe { resubscription.begin(publisher, logger: logger) }
-                if resubscription.pending { resubscription.rebind(publisher, server: self) }
-            }
             state.draining = draining
             if abandoning {
                 abandonCallers(socket, state)
                 shared.withLock { $0.abandoned = true }
             }
-            if let publisher { sendEvents(publisher) }
+            if !configuration.eventEndpoints.isEmpty {
+                // The events and the revocation flag are taken together: an event published after
+                // a revocation never leaves on the connections it closes.
+                let (events, resubscribe) = takeEvents()
+                if resubscribe { publisher = resubscription.begin(replacing: publisher, server: self) }
+                if resubscription.pending, let publisher { resubscription.rebind(publisher, server: self) }
+                if let publisher { for event in events { _ = try? publisher.send(event, dontWait: true) } }
+            }
             let completed = sendCompletions(socket, state)
             var received = 0
             if socketReadable {
@@ -219,7 +215,7 @@ extension RPCServer {
             busy = received > 0 || completed > 0
         }
         if let publisher {
-            sendEvents(publisher)
+            for event in takeEvents().events { _ = try? publisher.send(event, dontWait: true) }
             // The last events too get a second to reach the subscribers (see the socket's below).
             try? publisher.setLinger(milliseconds: 1000)
             publisher.close()
@@ -236,16 +232,16 @@ extension RPCServer {
 
     /// Drops every event subscriber's connection when allowed keys are revoked, so each one
     /// authenticates again through ZAP and a revoked key hears nothing more: the PUB socket
-    /// cannot tell its subscribers apart (no per-message User-Id goes that way), but unbinding
-    /// an endpoint closes the connections accepted on it. The endpoints are bound again at
-    /// once; a port not yet released is retried each turn of the loop (every 10 ms), and one
-    /// still refused after a second is reported as the condition "events".
+    /// cannot tell its subscribers apart (no per-message User-Id goes that way), so it is closed
+    /// at once (linger 0: what its connections had queued is dropped, not sent) and a new one
+    /// binds the same endpoints. A port not yet released is retried each turn of the loop
+    /// (every 10 ms); one still refused after a second is reported as the condition "events".
     struct Resubscription {
         /// The event endpoints, as bound.
         let endpoints: [String]
-        /// Those unbound and not yet bound again.
+        /// Those the current socket has not bound yet.
         private var unbound: [String] = []
-        /// When the unbinding began (monotonic ms).
+        /// When the new socket was made (monotonic ms).
         private var since: Int64 = 0
 
         init(endpoints: [String]) {
@@ -254,14 +250,22 @@ extension RPCServer {
 
         var pending: Bool { !unbound.isEmpty }
 
-        mutating func begin(_ publisher: Socket, logger: Logger) {
-            logger.info("allowed keys revoked: event subscribers reconnect and authenticate again", ["events": endpoints.joined(separator: ",")])
-            for endpoint in endpoints where !unbound.contains(endpoint) {
-                // ENOENT when a rebind is still pending: bound again below all the same.
-                try? publisher.unbind(endpoint)
-                unbound.append(endpoint)
-            }
+        /// Closes `old` and returns the socket that replaces it (nil when none could be made:
+        /// then events are not published, and the condition says so).
+        mutating func begin(replacing old: Socket?, server: RPCServer) -> Socket? {
+            server.logger.info(
+                "allowed keys revoked: event subscribers reconnect and authenticate again", ["events": endpoints.joined(separator: ",")])
+            try? old?.setLinger(milliseconds: 0)
+            old?.close()
+            unbound = endpoints
             since = monotonicMilliseconds()
+            do {
+                return try server.makePublisher()
+            } catch {
+                server.setCondition("events", "events are not published: no event socket could be made after the allowed keys changed: \(error)")
+                unbound = []
+                return nil
+            }
         }
 
         mutating func rebind(_ publisher: Socket, server: RPCServer) {
@@ -310,13 +314,31 @@ extension RPCServer {
         String(key.prefix { $0 != "\u{0}" })
     }
 
-    /// Sends the queued events; PUB never blocks, and drops at its high-water mark.
-    private func sendEvents(_ publisher: Socket) {
-        let events = shared.withLock { state -> [[[UInt8]]] in
-            defer { state.events.removeAll(keepingCapacity: true) }
-            return state.events
+    /// The queued events (PUB never blocks, and drops at its high-water mark), and whether keys
+    /// were revoked since the last call.
+    private func takeEvents() -> (events: [[[UInt8]]], resubscribe: Bool) {
+        shared.withLock { state in
+            defer {
+                state.events.removeAll(keepingCapacity: true)
+                state.resubscribeEvents = false
+            }
+            return (state.events, state.resubscribeEvents)
         }
-        for event in events { _ = try? publisher.send(event, dontWait: true) }
+    }
+
+    /// A new event socket, not bound yet: a CURVE server when the process has keys (events go
+    /// only to allowed keys).
+    func makePublisher() throws -> Socket {
+        let publisher = try Socket(context, .pub)
+        do {
+            try TransportSecurity.of(context)?.secureServer(publisher)
+            try publisher.setSendHighWaterMark(10_000)
+            try publisher.setHandshakeInterval(milliseconds: configuration.handshakeTimeoutMilliseconds)
+        } catch {
+            publisher.close()
+            throw error
+        }
+        return publisher
     }
 
     /// Sends what the handlers finished (to nobody when the caller was answered already);
