@@ -14,10 +14,13 @@ import WorkerRuntime
 /// - The same bytes already attached to the item are not stored again: the outcome says
 ///   duplicate and names that photo (its edit, if one was asked, is still made from it).
 /// - What is stored is keyed by the job (`storedKey`), so an attempt that runs again after a
-///   crash puts the same keys, and the image service answers the first images again.
+///   crash puts the same keys and takes up what the earlier one stored (a put answers the image
+///   there, a chunked upload finds it there and sends nothing) and attached.
 /// - An item deleted meanwhile: what this job stored is deleted, and the job fails NOT_FOUND.
 /// - Every refusal fails the job permanently, with `NAME (code): message` (`RPCError`), which
 ///   GetCaptureJob reads its code from; what may pass (a service restarting) is retried.
+/// - A failure deletes only images under the job's keys, never one that stays attached, and
+///   never the image an upload gave (`image_key`: another item may hold it).
 public struct CaptureJobHandler: Sendable {
     /// Applies an edit to a JPEG; throws `RPCError(.invalidArgument)` for an edit that does not
     /// fit the photo. `lossless` tells whether the pixels were left as they were (a DCT crop).
@@ -79,10 +82,32 @@ public struct CaptureJobHandler: Sendable {
             .contains(code)
     }
 
+    /// The keys a job stores under, the same at each of its attempts.
+    struct OwnKeys: Sendable {
+        var original: String
+        var edited: String
+        var all: [String] { [original, edited] }
+    }
+
     func capture(_ request: CaptureRequest, _ job: Job) async throws -> CaptureOutcome {
         let item = try await item(request.itemKey)
+        let own = OwnKeys(original: storedKey(job, "original"), edited: storedKey(job, "edited"))
+        // The photos this attempt attached that the item did not hold before it.
+        var attached: [String] = []
+        do {
+            return try await capture(request, into: item, own: own, attached: &attached)
+        } catch {
+            try await cleanUp(after: error, item: item.key, own: own, attached: attached)
+            throw error
+        }
+    }
+
+    /// The capture of `request` for `item` (as read at the start of the attempt).
+    func capture(_ request: CaptureRequest, into item: Item, own: OwnKeys, attached: inout [String]) async throws -> CaptureOutcome {
         let edit = request.edit.flatMap { $0.isEmpty ? nil : $0 }
-        let adding = edit == nil ? 1 : 2
+        // What an earlier attempt attached already takes no more room.
+        let candidates = [request.imageKey.isEmpty ? own.original : request.imageKey.lowercased()] + (edit == nil ? [] : [own.edited])
+        let adding = candidates.filter { !item.photoKeys.contains($0) }.count
         guard item.photoKeys.count + adding <= Self.maxPhotosPerItem else {
             throw RPCError.failedPrecondition(
                 "item \(item.key) has \(item.photoKeys.count) photos already; this capture adds \(adding), and an item holds at most \(Self.maxPhotosPerItem): detach one first")
@@ -109,56 +134,51 @@ public struct CaptureJobHandler: Sendable {
             let editor = editor
             edited = try await slots.run(cost: weigher(bytes)) { Result { try editor(bytes, edit) } }.get().data
         }
-        var stored: [String] = [], attached: [String] = []
-        do {
-            // Dedupe: the same bytes attached to this item already are that photo.
-            let checksum = source.checksum ?? source.bytes.map(SHA256.checksum) ?? ""
-            let duplicate = try await attachedPhoto(withChecksum: checksum, of: item, except: source.storedKey)
-            let originalKey: String
-            if let duplicate {
-                originalKey = duplicate
-                if let uploaded = source.storedKey { try await deleteImage(uploaded) }
-            } else if let uploaded = source.storedKey {
-                originalKey = uploaded
-            } else {
-                originalKey = storedKey(job, "original")
-                stored.append(originalKey)
+        let checksum = source.checksum ?? source.bytes.map(SHA256.checksum) ?? ""
+        var outcome = CaptureOutcome()
+        // Dedupe: the same bytes attached to this item already are that photo.
+        let except = own.all + [source.storedKey].compactMap { $0 }
+        if let duplicate = try await attachedPhoto(withChecksum: checksum, of: item, except: except) {
+            outcome.originalKey = duplicate
+            outcome.duplicate = true
+        } else {
+            let originalKey = source.storedKey ?? own.original
+            if source.storedKey == nil {
                 try await put(source.bytes!, key: originalKey, owner: item.key, kind: .original, parent: "", contentType: media.contentType)
             }
-            var outcome = CaptureOutcome()
+            try await attach(originalKey, to: item, primary: request.makePrimary && edited == nil, recording: &attached)
             outcome.originalKey = originalKey
-            outcome.duplicate = duplicate != nil
-            if let edited {
-                let editedKey = storedKey(job, "edited")
-                stored.append(editedKey)
-                try await put(edited, key: editedKey, owner: item.key, kind: .edited, parent: originalKey, contentType: "image/jpeg")
-                outcome.editedKey = editedKey
-            }
-            if duplicate == nil {
-                try await attach(originalKey, to: item.key, primary: request.makePrimary && edited == nil)
-                if stored.contains(originalKey) { attached.append(originalKey) }
-            }
-            if !outcome.editedKey.isEmpty {
-                try await attach(outcome.editedKey, to: item.key, primary: request.makePrimary)
-                attached.append(outcome.editedKey)
-            }
-            return outcome
-        } catch {
-            // The item deleted while it was captured (a put refused for a deleted owner, an
-            // attach to no item): nothing of the capture may stay.
-            if try await !itemExists(item.key) {
-                for key in stored.reversed() { try? await deleteImage(key) }
-                if let uploaded = source.storedKey { try? await deleteImage(uploaded) }
-                throw RPCError.notFound("item \(request.itemKey) was deleted while its capture ran; nothing of it was kept")
-            }
-            // A refusal no retry gets past (an attach refused): what this job stored goes too.
-            // Anything else is retried, and the next attempt stores under the same keys.
-            if let refusal = error as? RPCError, Self.isFinal(refusal.code) {
-                for key in attached.reversed() { try? await detach(key, from: item.key) }
-                for key in stored.reversed() { try? await deleteImage(key) }
-            }
-            throw error
         }
+        if let edited {
+            try await put(edited, key: own.edited, owner: item.key, kind: .edited, parent: outcome.originalKey, contentType: "image/jpeg")
+            try await attach(own.edited, to: item, primary: request.makePrimary, recording: &attached)
+            outcome.editedKey = own.edited
+        }
+        return outcome
+    }
+
+    /// Undoes what a failed attempt did that no retry would take up, and says why it failed.
+    ///
+    /// - The item deleted meanwhile (a put refused for a deleted owner, an attach to no item):
+    ///   the images under the job's keys are deleted, and the job fails NOT_FOUND.
+    /// - A refusal no retry gets past (an attach refused): the photos this attempt attached are
+    ///   detached, then the images under the job's keys that the item does not hold are deleted
+    ///   (one an earlier attempt attached stays, with the item).
+    /// - Anything else is retried, and the next attempt takes up what this one stored.
+    ///
+    /// A task cancelled (its lease lost, or the worker stopping) deletes nothing: the job runs
+    /// again, perhaps at once elsewhere, under the same keys.
+    func cleanUp(after error: any Error, item: String, own: OwnKeys, attached: [String]) async throws {
+        guard !Task.isCancelled else { return }
+        if try await !itemExists(item) {
+            for key in own.all.reversed() { try? await deleteImage(key) }
+            throw RPCError.notFound("item \(item) was deleted while its capture ran; nothing of it was kept")
+        }
+        guard let refusal = error as? RPCError, Self.isFinal(refusal.code) else { return }
+        for key in attached.reversed() { try? await detach(key, from: item) }
+        // Only what the item does not hold (asked again: a failure to ask deletes nothing).
+        guard let now = try? await self.item(item) else { return }
+        for key in own.all.reversed() where !now.photoKeys.contains(key) { try? await deleteImage(key) }
     }
 
     // MARK: Sources
@@ -255,10 +275,11 @@ public struct CaptureJobHandler: Sendable {
         }
     }
 
-    /// The key of the item's photo whose bytes have `checksum`, if any (one StatImage per photo).
-    func attachedPhoto(withChecksum checksum: String, of item: Item, except own: String?) async throws -> String? {
+    /// The key of the item's photo whose bytes have `checksum`, if any (one StatImage per photo),
+    /// not counting `except` (the job's own images, the upload it was given).
+    func attachedPhoto(withChecksum checksum: String, of item: Item, except: [String]) async throws -> String? {
         guard !checksum.isEmpty else { return nil }
-        for key in item.photoKeys where key != own {
+        for key in item.photoKeys where !except.contains(key) {
             var stat = StatImageRequest()
             stat.key = key
             guard let info = try? await images.client.call(ImageServiceRPC.statImage, stat) else { continue }
@@ -295,28 +316,70 @@ public struct CaptureJobHandler: Sendable {
         begin.contentType = contentType
         begin.totalSize = Int64(data.count)
         begin.checksum = SHA256.checksum(data)
-        let upload = try await images.client.call(ImageServiceRPC.beginUpload, begin)
-        let chunk = max(64 << 10, min(Int(upload.maxChunkBytes), 8 << 20))
-        var offset = 0
-        while offset < data.count {
-            var append = AppendUploadRequest()
-            append.uploadId = upload.uploadId
-            append.offset = Int64(offset)
-            append.data = Array(data[offset..<min(data.count, offset + chunk)])
-            _ = try await images.client.call(ImageServiceRPC.appendUpload, append, options: CallOptions(timeoutMilliseconds: 60_000))
-            offset += append.data.count
+        let upload: BeginUploadResponse
+        do {
+            upload = try await images.client.call(ImageServiceRPC.beginUpload, begin)
+        } catch {
+            // Stored under the job's key already: an earlier attempt committed it, then died.
+            if error.code == .alreadyExists { return try await takeUp(begin) }
+            throw error
         }
-        var commit = CommitUploadRequest()
-        commit.uploadId = upload.uploadId
-        _ = try await images.client.call(ImageServiceRPC.commitUpload, commit, options: CallOptions(timeoutMilliseconds: 120_000))
+        do {
+            let chunk = max(64 << 10, min(Int(upload.maxChunkBytes), 8 << 20))
+            var offset = 0
+            while offset < data.count {
+                var append = AppendUploadRequest()
+                append.uploadId = upload.uploadId
+                append.offset = Int64(offset)
+                append.data = Array(data[offset..<min(data.count, offset + chunk)])
+                _ = try await images.client.call(ImageServiceRPC.appendUpload, append, options: CallOptions(timeoutMilliseconds: 60_000))
+                offset += append.data.count
+            }
+            var commit = CommitUploadRequest()
+            commit.uploadId = upload.uploadId
+            do {
+                _ = try await images.client.call(ImageServiceRPC.commitUpload, commit, options: CallOptions(timeoutMilliseconds: 120_000))
+            } catch {
+                // Committed by an earlier attempt (still running when its lease ran out) meanwhile.
+                if error.code == .alreadyExists { return try await takeUp(begin) }
+                throw error
+            }
+        } catch {
+            // Its staging file goes now rather than at its expiry (the commit discards it itself).
+            var abort = AbortUploadRequest()
+            abort.uploadId = upload.uploadId
+            _ = try? await images.client.call(ImageServiceRPC.abortUpload, abort)
+            throw error
+        }
     }
 
-    func attach(_ image: String, to item: String, primary: Bool) async throws {
+    /// Takes up the image an earlier attempt of the job stored under `begin.key`: it must be
+    /// there (else the job runs again), of the owner and kind this one would store.
+    func takeUp(_ begin: BeginUploadRequest) async throws {
+        var stat = StatImageRequest()
+        stat.key = begin.key
+        let info: ImageInfo
+        do {
+            info = try await images.client.call(ImageServiceRPC.statImage, stat)
+        } catch {
+            if error.code == .notFound { throw RPCError.aborted("image \(begin.key) was deleted as this capture stored it; it runs again") }
+            throw error
+        }
+        guard info.ownerKey == begin.ownerKey, info.kind == begin.kind else {
+            throw RPCError.failedPrecondition(
+                "image \(begin.key) is stored already with owner \(info.ownerKey) and kind \(info.kind.rawValue), not as this capture's (owner \(begin.ownerKey), kind \(begin.kind.rawValue))")
+        }
+    }
+
+    /// Attaches `image` to `item` (as read at the start of the attempt), adding it to
+    /// `attached` when the item did not hold it then.
+    func attach(_ image: String, to item: Item, primary: Bool, recording attached: inout [String]) async throws {
         var attach = AttachPhotoRequest()
-        attach.itemKey = item
+        attach.itemKey = item.key
         attach.imageKey = image
         attach.makePrimary = primary
-        _ = try await items.client.call(ItemServiceRPC.attachPhoto, attach)
+        let after = try await items.client.call(ItemServiceRPC.attachPhoto, attach)
+        if !item.photoKeys.contains(image) && after.photoKeys.contains(image) { attached.append(image) }
     }
 
     func detach(_ image: String, from item: String) async throws {
@@ -339,8 +402,13 @@ public struct CaptureJobHandler: Sendable {
     /// The key of what a job stores in a role ("original", "edited"): a UUID from the job and
     /// the item, the same at every attempt of the job.
     func storedKey(_ job: Job, _ role: String) -> String {
+        Self.storedKey(queue: job.queue, jobID: job.jobId, createdAtMs: job.createdAtMs, role: role)
+    }
+
+    /// `storedKey` of the job `jobID` of `queue`, created at `createdAtMs`.
+    static func storedKey(queue: String, jobID: String, createdAtMs: Int64, role: String) -> String {
         var digest = SHA256()
-        digest.update(Array("homepwner capture \(job.queue) \(job.jobId) \(job.createdAtMs) \(role)".utf8))
+        digest.update(Array("homepwner capture \(queue) \(jobID) \(createdAtMs) \(role)".utf8))
         var bytes = Array(digest.finalize().prefix(16))
         bytes[6] = bytes[6] & 0x0f | 0x80  // version 8: a name-based UUID of our own
         bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 9562 variant
