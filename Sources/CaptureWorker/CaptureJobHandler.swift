@@ -136,18 +136,30 @@ public struct CaptureJobHandler: Sendable {
         }
         let checksum = source.checksum ?? source.bytes.map(SHA256.checksum) ?? ""
         var outcome = CaptureOutcome()
+        let originalPrimary = request.makePrimary && edited == nil
         // Dedupe: the same bytes attached to this item already are that photo.
         let except = own.all + [source.storedKey].compactMap { $0 }
         if let duplicate = try await attachedPhoto(withChecksum: checksum, of: item, except: except) {
-            outcome.originalKey = duplicate
-            outcome.duplicate = true
+            (outcome.originalKey, outcome.duplicate) = (duplicate, true)
+            if originalPrimary { try await attach(duplicate, to: item, primary: true, recording: &attached) }
         } else {
             let originalKey = source.storedKey ?? own.original
             if source.storedKey == nil {
                 try await put(source.bytes!, key: originalKey, owner: item.key, kind: .original, parent: "", contentType: media.contentType)
             }
-            try await attach(originalKey, to: item, primary: request.makePrimary && edited == nil, recording: &attached)
-            outcome.originalKey = originalKey
+            let after = try await attach(originalKey, to: item, primary: originalPrimary, recording: &attached)
+            if after.photoKeys.contains(originalKey) {
+                outcome.originalKey = originalKey
+            } else {
+                // The same bytes were attached first by another capture (or attach) at the same
+                // moment: item-service decided it in the attach's transaction, and that photo is
+                // this one (made primary, if asked). What this job stored for it goes.
+                guard let holder = try await attachedPhoto(withChecksum: checksum, of: after, except: except) else {
+                    throw RPCError.aborted("the photo holding the content of \(originalKey) left item \(item.key) meanwhile; the capture runs again")
+                }
+                if source.storedKey == nil { try await deleteImage(originalKey) }
+                (outcome.originalKey, outcome.duplicate) = (holder, true)
+            }
         }
         if let edited {
             try await put(edited, key: own.edited, owner: item.key, kind: .edited, parent: outcome.originalKey, contentType: "image/jpeg")
@@ -372,14 +384,18 @@ public struct CaptureJobHandler: Sendable {
     }
 
     /// Attaches `image` to `item` (as read at the start of the attempt), adding it to
-    /// `attached` when the item did not hold it then.
-    func attach(_ image: String, to item: Item, primary: Bool, recording attached: inout [String]) async throws {
+    /// `attached` when the item did not hold it then and does now.
+    /// The item answered is as the attach left it: without `image` when the item holds its
+    /// content under another key.
+    @discardableResult
+    func attach(_ image: String, to item: Item, primary: Bool, recording attached: inout [String]) async throws -> Item {
         var attach = AttachPhotoRequest()
         attach.itemKey = item.key
         attach.imageKey = image
         attach.makePrimary = primary
         let after = try await items.client.call(ItemServiceRPC.attachPhoto, attach)
         if !item.photoKeys.contains(image) && after.photoKeys.contains(image) { attached.append(image) }
+        return after
     }
 
     func detach(_ image: String, from item: String) async throws {
