@@ -118,23 +118,14 @@ public struct CaptureJobHandler: Sendable {
         if media.mediaType == .movie {
             if request.mediaType == .image { throw RPCError.invalidArgument("\(source.name) is a movie (\(media.contentType)), not the photo media_type asks for") }
             if edit != nil { throw RPCError.invalidArgument("\(source.name) is a movie (\(media.contentType)): a movie is stored whole and takes no edit") }
-        } else {
-            if request.mediaType == .movie { throw RPCError.invalidArgument("\(source.name) is a photo, not the movie media_type asks for") }
-            // An edit other than a crop decodes the whole photo itself; a crop may be made on
-            // the DCT coefficients without a decode, so the photo is decoded first.
-            if let bytes = source.bytes, edit?.isCropOnly ?? true {
-                let decoder = decoder
-                try await slots.run(cost: weigher(bytes)) { Result { try decoder(bytes) } }.get()
-            }
+        } else if request.mediaType == .movie {
+            throw RPCError.invalidArgument("\(source.name) is a photo, not the movie media_type asks for")
         }
-        // The edit before anything is stored: an edit that does not fit the photo (a crop
-        // outside it) fails the job with nothing stored.
-        var edited: [UInt8]?
-        if let edit, let bytes = source.bytes {
-            let editor = editor
-            edited = try await slots.run(cost: weigher(bytes)) { Result { try editor(bytes, edit) } }.get().data
-        }
-        let checksum = source.checksum ?? source.bytes.map(SHA256.checksum) ?? ""
+        // A photo checked and its edit made before anything is stored (an edit that does not
+        // fit the photo, a crop outside it, fails the job with nothing stored); a movie hashed.
+        let prepared = media.mediaType == .movie
+            ? Prepared(checksum: try await checksum(of: source)) : try await prepare(source, edit: edit)
+        let (checksum, edited) = (prepared.checksum, prepared.edited)
         var outcome = CaptureOutcome()
         let originalPrimary = request.makePrimary && edited == nil
         // Dedupe: the same bytes attached to this item already are that photo.
@@ -144,9 +135,7 @@ public struct CaptureJobHandler: Sendable {
             if originalPrimary { try await attach(duplicate, to: item, primary: true, recording: &attached) }
         } else {
             let originalKey = source.storedKey ?? own.original
-            if source.storedKey == nil {
-                try await put(source.bytes!, key: originalKey, owner: item.key, kind: .original, parent: "", contentType: media.contentType)
-            }
+            try await storeOriginal(source, checksum: checksum, key: originalKey, owner: item.key, contentType: media.contentType)
             let after = try await attach(originalKey, to: item, primary: originalPrimary, recording: &attached)
             if after.photoKeys.contains(originalKey) {
                 outcome.originalKey = originalKey
@@ -193,241 +182,7 @@ public struct CaptureJobHandler: Sendable {
         for key in own.all.reversed() where !now.photoKeys.contains(key) { try? await deleteImage(key) }
     }
 
-    // MARK: Sources
-
-    /// What a source gave: bytes to store, or an image a chunked upload stored already.
-    struct Obtained {
-        var bytes: [UInt8]?
-        var name: String
-        /// An upload's own image (its bytes are read only when a photo needs its decode or edit).
-        var storedKey: String?
-        var checksum: String?
-        var info: ImageInfo?
-    }
-
-    func obtain(_ request: CaptureRequest) async throws -> Obtained {
-        switch request.source {
-        case .upload where !request.imageKey.isEmpty:
-            var stat = StatImageRequest()
-            stat.key = request.imageKey
-            let info: ImageInfo
-            do {
-                info = try await images.client.call(ImageServiceRPC.statImage, stat)
-            } catch {
-                if error.code == .notFound {
-                    throw RPCError.notFound("image_key \(request.imageKey) names no stored image; commit the chunked upload first")
-                }
-                throw error
-            }
-            guard info.kind == .original else {
-                throw RPCError.invalidArgument("image_key \(request.imageKey) is not an ORIGINAL (it is kind \(info.kind.rawValue))")
-            }
-            guard info.ownerKey.isEmpty || info.ownerKey == request.itemKey.lowercased() else {
-                throw RPCError.failedPrecondition("image \(request.imageKey) belongs to owner \(info.ownerKey), not to item \(request.itemKey)")
-            }
-            // A photo is read to be decoded; a movie is taken as the image service sniffed it.
-            let bytes = info.mediaType == .movie ? nil : try await read(request.imageKey)
-            return Obtained(bytes: bytes, name: "image \(request.imageKey)", storedKey: request.imageKey, checksum: info.checksum, info: info)
-        case .upload:
-            return Obtained(bytes: request.data, name: "the uploaded data")
-        case .library:
-            let file = try reader.libraryFile(request.sourcePath)
-            return Obtained(bytes: file.bytes, name: file.name)
-        case .recent:
-            let file = try reader.recentPhoto()
-            return Obtained(bytes: file.bytes, name: file.name)
-        case .camera:
-            let shot = try await reader.camera()
-            return Obtained(bytes: shot.bytes, name: "the camera's photo")
-        default:
-            throw RPCError.invalidArgument("source \(request.source.rawValue) is not one this worker knows")
-        }
-    }
-
-    /// Sniffs what the bytes are (an upload's movie, not read: what the image service said).
-    func classify(_ source: Obtained) throws -> (mediaType: MediaType, contentType: String) {
-        let name = source.name
-        guard let bytes = source.bytes else { return (source.info?.mediaType ?? .movie, source.info?.contentType ?? "") }
-        let media: SniffedMedia
-        do {
-            media = try MediaSniffer.classify(bytes, maxPixels: maxPixels, decodeSlots: Self.sniffSlots)
-        } catch {
-            throw RPCError.invalidArgument("\(name) is not a photo or movie capture can take: \(error)")
-        }
-        guard media.mediaType == .movie || media.contentType == "image/jpeg" else {
-            throw RPCError.invalidArgument("\(name) is \(media.contentType), which capture cannot decode; send a JPEG photo or a movie")
-        }
-        return (media.mediaType, media.contentType)
-    }
-
-    private static let sniffSlots = DispatchSemaphore(value: 2)
-
-    // MARK: Calls
-
-    func item(_ key: String) async throws -> Item {
-        var request = GetItemRequest()
-        request.key = key
-        do {
-            return try await items.client.call(ItemServiceRPC.getItem, request)
-        } catch {
-            if error.code == .notFound { throw RPCError.notFound("item \(key) was deleted before its capture ran") }
-            throw error
-        }
-    }
-
-    /// Whether the item is still there (a failure to ask says yes: keep what was stored).
-    func itemExists(_ key: String) async throws -> Bool {
-        var request = GetItemRequest()
-        request.key = key
-        do {
-            _ = try await items.client.call(ItemServiceRPC.getItem, request)
-            return true
-        } catch {
-            return error.code != .notFound
-        }
-    }
-
-    /// The key of the item's photo whose bytes have `checksum`, if any (one StatImage per photo),
-    /// not counting `except` (the job's own images, the upload it was given).
-    func attachedPhoto(withChecksum checksum: String, of item: Item, except: [String]) async throws -> String? {
-        guard !checksum.isEmpty else { return nil }
-        for key in item.photoKeys where !except.contains(key) {
-            var stat = StatImageRequest()
-            stat.key = key
-            guard let info = try? await images.client.call(ImageServiceRPC.statImage, stat) else { continue }
-            if info.checksum == checksum { return key }
-        }
-        return nil
-    }
-
-    func read(_ key: String) async throws -> [UInt8] {
-        guard let bytes = try await ImageReader(connection: images).read(key) else {
-            throw RPCError.notFound("image \(key) was deleted while its capture ran")
-        }
-        return bytes
-    }
-
-    /// Stores `data` under `key`: one PutImage, or a chunked upload for what is larger.
-    func put(_ data: [UInt8], key: String, owner: String, kind: ImageKind, parent: String, contentType: String) async throws {
-        if data.count <= Self.maxPutBytes {
-            var put = PutImageRequest()
-            put.key = key
-            put.ownerKey = owner
-            put.data = data
-            put.kind = kind
-            put.parentKey = parent
-            put.contentType = contentType
-            _ = try await images.client.call(ImageServiceRPC.putImage, put, options: CallOptions(timeoutMilliseconds: 60_000))
-            return
-        }
-        var begin = BeginUploadRequest()
-        begin.key = key
-        begin.ownerKey = owner
-        begin.kind = kind
-        begin.parentKey = parent
-        begin.contentType = contentType
-        begin.totalSize = Int64(data.count)
-        begin.checksum = SHA256.checksum(data)
-        let upload: BeginUploadResponse
-        do {
-            upload = try await images.client.call(ImageServiceRPC.beginUpload, begin)
-        } catch {
-            // Stored under the job's key already: an earlier attempt committed it, then died.
-            if error.code == .alreadyExists { return try await takeUp(begin) }
-            throw error
-        }
-        do {
-            let chunk = max(64 << 10, min(Int(upload.maxChunkBytes), 8 << 20))
-            var offset = 0
-            while offset < data.count {
-                var append = AppendUploadRequest()
-                append.uploadId = upload.uploadId
-                append.offset = Int64(offset)
-                append.data = Array(data[offset..<min(data.count, offset + chunk)])
-                _ = try await images.client.call(ImageServiceRPC.appendUpload, append, options: CallOptions(timeoutMilliseconds: 60_000))
-                offset += append.data.count
-            }
-            var commit = CommitUploadRequest()
-            commit.uploadId = upload.uploadId
-            do {
-                _ = try await images.client.call(ImageServiceRPC.commitUpload, commit, options: CallOptions(timeoutMilliseconds: 120_000))
-            } catch {
-                // Committed by an earlier attempt (still running when its lease ran out) meanwhile.
-                if error.code == .alreadyExists { return try await takeUp(begin) }
-                throw error
-            }
-        } catch {
-            // Its staging file goes now rather than at its expiry (the commit discards it itself).
-            var abort = AbortUploadRequest()
-            abort.uploadId = upload.uploadId
-            _ = try? await images.client.call(ImageServiceRPC.abortUpload, abort)
-            throw error
-        }
-    }
-
-    /// Takes up the image an earlier attempt of the job stored under `begin.key`: it must be
-    /// there (else the job runs again), of the owner and kind this one would store.
-    func takeUp(_ begin: BeginUploadRequest) async throws {
-        var stat = StatImageRequest()
-        stat.key = begin.key
-        let info: ImageInfo
-        do {
-            info = try await images.client.call(ImageServiceRPC.statImage, stat)
-        } catch {
-            if error.code == .notFound { throw RPCError.aborted("image \(begin.key) was deleted as this capture stored it; it runs again") }
-            throw error
-        }
-        guard info.ownerKey == begin.ownerKey, info.kind == begin.kind else {
-            throw RPCError.failedPrecondition(
-                "image \(begin.key) is stored already with owner \(info.ownerKey) and kind \(info.kind.rawValue), not as this capture's (owner \(begin.ownerKey), kind \(begin.kind.rawValue))")
-        }
-    }
-
-    /// Attaches `image` to `item` (as read at the start of the attempt), adding it to
-    /// `attached` when the item did not hold it then and does now.
-    /// The item answered is as the attach left it: without `image` when the item holds its
-    /// content under another key.
-    @discardableResult
-    func attach(_ image: String, to item: Item, primary: Bool, recording attached: inout [String]) async throws -> Item {
-        var attach = AttachPhotoRequest()
-        attach.itemKey = item.key
-        attach.imageKey = image
-        attach.makePrimary = primary
-        let after = try await items.client.call(ItemServiceRPC.attachPhoto, attach)
-        if !item.photoKeys.contains(image) && after.photoKeys.contains(image) { attached.append(image) }
-        return after
-    }
-
-    func detach(_ image: String, from item: String) async throws {
-        var detach = DetachPhotoRequest()
-        detach.itemKey = item
-        detach.imageKey = image
-        _ = try await items.client.call(ItemServiceRPC.detachPhoto, detach)
-    }
-
-    func deleteImage(_ key: String) async throws {
-        var delete = DeleteImageRequest()
-        delete.key = key
-        do {
-            _ = try await images.client.call(ImageServiceRPC.deleteImage, delete)
-        } catch {
-            if error.code != .notFound { throw error }
-        }
-    }
-
-    /// The key of what a job stores in a role ("original", "edited"): a UUID from the job and
-    /// the item, the same at every attempt of the job.
-    func storedKey(_ job: Job, _ role: String) -> String {
-        Self.storedKey(queue: job.queue, jobID: job.jobId, createdAtMs: job.createdAtMs, role: role)
-    }
-
-    /// `storedKey` of the job `jobID` of `queue`, created at `createdAtMs`.
-    static func storedKey(queue: String, jobID: String, createdAtMs: Int64, role: String) -> String {
-        var digest = SHA256()
-        digest.update(Array("homepwner capture \(queue) \(jobID) \(createdAtMs) \(role)".utf8))
-        var bytes = Array(digest.finalize().prefix(16))
-        bytes[6] = bytes[6] & 0x0f | 0x80  // version 8: a name-based UUID of our own
-        bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 9562 variant
-        return NSUUID(uuidBytes: bytes).uuidString.lowercased()
-    }
+    /// Bounds the whole-structure checks of JPEGs at once (`MediaSniffer`'s decode of an
+    /// arithmetic-coded one).
+    static let sniffSlots = DispatchSemaphore(value: 2)
 }

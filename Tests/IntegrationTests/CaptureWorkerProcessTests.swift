@@ -9,7 +9,7 @@ import TestSupport
 import RPCTestSupport
 
 /// The capture-worker executable against the services of a `CaptureSuite`: what only a process
-/// of its own shows (the descriptors its camera commands get).
+/// of its own shows (the descriptors its camera commands get, the memory it holds).
 @Suite struct CaptureWorkerProcessTests {
     /// Starts capture-worker on the suite's services and library, with `arguments` added.
     static func worker(_ suite: CaptureSuite, _ arguments: [String]) async throws -> ExecutableTests.Launched {
@@ -84,6 +84,22 @@ import RPCTestSupport
         #expect(job.state == .dead && job.errorCode == StatusCode.deadlineExceeded.rawValue, "\(job.state) \(job.error)")
         #expect(job.error.contains("did not finish within 1000 ms"), "\(job.error)")
         #expect(try await suite.getItem().photoKeys.isEmpty)
+        await Self.stop(worker)
+    }
+
+    @Test func aLibraryMovieOfTwoHundredMebibytesIsStoredWithoutTheWorkerHoldingIt() async throws {
+        let suite = try await CaptureSuite(startWorker: false)
+        defer { suite.stop() }
+        let movie = CaptureSamples.movie(count: 200 << 20, seed: 7)
+        try Data(movie).write(to: URL(fileURLWithPath: suite.library + "/walkthrough.mp4"))
+        let worker = try await Self.worker(suite, [])
+        defer { if worker.process.isRunning { kill(worker.process.processIdentifier, SIGKILL) } }
+        let job = try await suite.capture { $0.source = .library; $0.sourcePath = "walkthrough.mp4" }
+        #expect(job.state == .done, "\(job.error)")
+        #expect(try await suite.info(job.originalKey).checksum == SHA256.checksum(movie))
+        // Read and sent a piece at a time: the most it ever held is far below the movie.
+        let peak = ProcessMemory.of(pid: worker.process.processIdentifier).peakResidentBytes
+        #expect(peak > 0 && peak < 128 << 20, "capture-worker's peak resident memory: \(peak >> 20) MiB")
         await Self.stop(worker)
     }
 }
