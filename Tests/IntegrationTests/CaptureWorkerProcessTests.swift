@@ -102,4 +102,25 @@ import RPCTestSupport
         #expect(peak > 0 && peak < 128 << 20, "capture-worker's peak resident memory: \(peak >> 20) MiB")
         await Self.stop(worker)
     }
+
+    @Test func aJobRunningPastTheMaximumRunTimeIsStoppedAndFailedNamingTheLimit() async throws {
+        let suite = try await CaptureSuite(startWorker: false)
+        defer { suite.stop() }
+        // A camera that takes a minute, within its own limit; the worker lets a job run 2 s,
+        // while its heartbeats would keep the lease for ever.
+        let pidFile = (suite.library as NSString).deletingLastPathComponent + "/camera.pid"
+        let photo = Fixtures.orientationFolder.path + "/Portrait_1.jpg"
+        let worker = try await Self.worker(suite, [
+            "--camera", "echo $$ > '\(pidFile)'; sleep 60; cat '\(photo)'", "--camera-timeout-ms", "120000",
+            "--max-job-ms", "2000", "--lease-ms", "1000",
+        ])
+        defer { if worker.process.isRunning { kill(worker.process.processIdentifier, SIGKILL) } }
+        let job = try await suite.finished(try await suite.enqueue { $0.source = .camera }.jobId, within: 20)
+        #expect(job.state == .dead && job.attempts == 1 && job.errorCode == StatusCode.deadlineExceeded.rawValue, "\(job.state) \(job.error)")
+        #expect(job.error.contains("2000 ms") && job.error.contains("--max-job-ms"), "\(job.error)")
+        // The camera command it was waiting for is gone too.
+        let pid = try #require(Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(try await eventually(within: 10) { kill(pid, 0) != 0 }, "the camera command \(pid) still runs")
+        await Self.stop(worker)
+    }
 }
