@@ -64,7 +64,7 @@ extension CaptureJobHandler {
     }
 
     /// Stores a source's bytes as the ORIGINAL under `key`: from memory, or a library file a
-    /// piece at a time; an upload's own image is stored already.
+    /// piece at a time (an upload's own image is stored already: nothing to do).
     func storeOriginal(_ source: Obtained, checksum: String, key: String, owner: String, contentType: String) async throws {
         switch source.content {
         case .bytes(let bytes):
@@ -73,7 +73,7 @@ extension CaptureJobHandler {
             let begin = beginUpload(key: key, owner: owner, kind: .original, parent: "", contentType: contentType, size: file.size, checksum: checksum)
             try await upload(begin, changed: file.changed) { chunk, send in try await file.forEachPiece(of: chunk, send) }
         case .stored:
-            break
+            return
         }
     }
 

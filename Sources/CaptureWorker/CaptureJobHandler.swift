@@ -132,10 +132,14 @@ public struct CaptureJobHandler: Sendable {
         let except = own.all + [source.storedKey].compactMap { $0 }
         if let duplicate = try await attachedPhoto(withChecksum: checksum, of: item, except: except) {
             (outcome.originalKey, outcome.duplicate) = (duplicate, true)
+            // What an earlier attempt stored of it and did not attach goes.
+            if source.storedKey == nil && !item.photoKeys.contains(own.original) { try await deleteImage(own.original) }
             if originalPrimary { try await attach(duplicate, to: item, primary: true, recording: &attached) }
         } else {
             let originalKey = source.storedKey ?? own.original
-            try await storeOriginal(source, checksum: checksum, key: originalKey, owner: item.key, contentType: media.contentType)
+            if source.storedKey == nil {
+                try await storeOriginal(source, checksum: checksum, key: originalKey, owner: item.key, contentType: media.contentType)
+            }
             let after = try await attach(originalKey, to: item, primary: originalPrimary, recording: &attached)
             if after.photoKeys.contains(originalKey) {
                 outcome.originalKey = originalKey

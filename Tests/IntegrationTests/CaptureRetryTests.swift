@@ -48,4 +48,30 @@ import RPCTestSupport
         #expect(try await suite.getItem().photoKeys == [Self.originalKey(of: jobs[1]), Self.originalKey(of: jobs[0])])
         #expect(Set(try await suite.imagesOf(suite.item).map(\.key)) == Set(jobs.map(Self.originalKey)))
     }
+
+    @Test func aRetryFindingItsPhotoAttachedMeanwhileNamesThatOneAndDeletesWhatTheEarlierAttemptStored() async throws {
+        let suite = try await CaptureSuite(startWorker: false)
+        defer { suite.stop() }
+        let lamp = try Fixtures.orientationPhoto("Landscape_1.jpg")
+        let job = try await suite.enqueue { $0.source = .library; $0.sourcePath = "trip/lamp.jpg" }
+        // The first attempt stored the lamp under the job's key and died before attaching it;
+        // meanwhile the same bytes were stored and attached by someone else.
+        var put = PutImageRequest()
+        put.key = Self.originalKey(of: job)
+        put.ownerKey = suite.item
+        put.data = lamp
+        _ = try await suite.images.call(ImageServiceRPC.putImage, put)
+        put.key = ""
+        let theirs = try await suite.images.call(ImageServiceRPC.putImage, put).key
+        var attach = AttachPhotoRequest()
+        attach.itemKey = suite.item
+        attach.imageKey = theirs
+        _ = try await suite.items.call(ItemServiceRPC.attachPhoto, attach)
+
+        try suite.harness.start(.captureWorker)
+        let ended = try await suite.finished(job.jobId)
+        #expect(ended.state == .done && ended.duplicate && ended.originalKey == theirs, "\(ended.error)")
+        #expect(try await suite.getItem().photoKeys == [theirs])
+        #expect(try await suite.imagesOf(suite.item).map(\.key) == [theirs])
+    }
 }
