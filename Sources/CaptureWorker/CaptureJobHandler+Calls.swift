@@ -34,12 +34,22 @@ extension CaptureJobHandler {
     func attachedPhoto(withChecksum checksum: String, of item: Item, except: [String]) async throws -> String? {
         guard !checksum.isEmpty else { return nil }
         for key in item.photoKeys where !except.contains(key) {
-            var stat = StatImageRequest()
-            stat.key = key
-            guard let info = try? await images.client.call(ImageServiceRPC.statImage, stat) else { continue }
+            guard let info = try? await stat(key) else { continue }
             if info.checksum == checksum { return key }
         }
         return nil
+    }
+
+    /// What the image service says of image `key`; nil when it has no such image.
+    func stat(_ key: String) async throws(RPCError) -> ImageInfo? {
+        var stat = StatImageRequest()
+        stat.key = key
+        do {
+            return try await images.client.call(ImageServiceRPC.statImage, stat)
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
+        }
     }
 
     /// An image's bytes, all of them.
@@ -82,12 +92,7 @@ extension CaptureJobHandler {
     func put(_ data: [UInt8], key: String, owner: String, kind: ImageKind, parent: String, contentType: String) async throws {
         if data.count <= Self.maxPutBytes {
             var put = PutImageRequest()
-            put.key = key
-            put.ownerKey = owner
-            put.data = data
-            put.kind = kind
-            put.parentKey = parent
-            put.contentType = contentType
+            (put.key, put.ownerKey, put.kind, put.parentKey, put.contentType, put.data) = (key, owner, kind, parent, contentType, data)
             _ = try await images.client.call(ImageServiceRPC.putImage, put, options: CallOptions(timeoutMilliseconds: 60_000))
             return
         }
@@ -100,13 +105,8 @@ extension CaptureJobHandler {
 
     func beginUpload(key: String, owner: String, kind: ImageKind, parent: String, contentType: String, size: Int, checksum: String) -> BeginUploadRequest {
         var begin = BeginUploadRequest()
-        begin.key = key
-        begin.ownerKey = owner
-        begin.kind = kind
-        begin.parentKey = parent
-        begin.contentType = contentType
-        begin.totalSize = Int64(size)
-        begin.checksum = checksum
+        (begin.key, begin.ownerKey, begin.kind, begin.parentKey, begin.contentType) = (key, owner, kind, parent, contentType)
+        (begin.totalSize, begin.checksum) = (Int64(size), checksum)
         return begin
     }
 
@@ -157,14 +157,8 @@ extension CaptureJobHandler {
     /// Takes up the image an earlier attempt of the job stored under `begin.key`: it must be
     /// there (else the job runs again), of the owner and kind this one would store.
     func takeUp(_ begin: BeginUploadRequest) async throws {
-        var stat = StatImageRequest()
-        stat.key = begin.key
-        let info: ImageInfo
-        do {
-            info = try await images.client.call(ImageServiceRPC.statImage, stat)
-        } catch {
-            if error.code == .notFound { throw RPCError.aborted("image \(begin.key) was deleted as this capture stored it; it runs again") }
-            throw error
+        guard let info = try await stat(begin.key) else {
+            throw RPCError.aborted("image \(begin.key) was deleted as this capture stored it; it runs again")
         }
         guard info.ownerKey == begin.ownerKey, info.kind == begin.kind else {
             throw RPCError.failedPrecondition(

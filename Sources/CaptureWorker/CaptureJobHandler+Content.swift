@@ -45,16 +45,8 @@ extension CaptureJobHandler {
     func obtain(_ request: CaptureRequest) async throws -> Obtained {
         switch request.source {
         case .upload where !request.imageKey.isEmpty:
-            var stat = StatImageRequest()
-            stat.key = request.imageKey
-            let info: ImageInfo
-            do {
-                info = try await images.client.call(ImageServiceRPC.statImage, stat)
-            } catch {
-                if error.code == .notFound {
-                    throw RPCError.notFound("image_key \(request.imageKey) names no stored image; commit the chunked upload first")
-                }
-                throw error
+            guard let info = try await stat(request.imageKey) else {
+                throw RPCError.notFound("image_key \(request.imageKey) names no stored image; commit the chunked upload first")
             }
             guard info.kind == .original else {
                 throw RPCError.invalidArgument("image_key \(request.imageKey) is not an ORIGINAL (it is kind \(info.kind.rawValue))")
