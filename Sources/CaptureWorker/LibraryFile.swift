@@ -14,10 +14,13 @@ final class LibraryFile: Sendable {
     /// Opens the regular file at `path` (resolved, inside the library), refusing a folder or
     /// other non-regular file, an empty file, and one over `maxBytes`.
     init(path: String, name: String, maxBytes: Int) throws(RPCError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking, so a FIFO is refused below rather than waited on (a regular file reads
+        // the same either way); no symlink in the last place of a path resolved without any.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW)
         guard fd >= 0 else {
             let reason = String(cString: strerror(errno))
             if errno == ENOENT { throw .notFound("no file \(name) in the photo library") }
+            if errno == ELOOP { throw .permissionDenied("\(name) in the photo library was replaced by a symlink while it was opened") }
             throw .permissionDenied("\(name) in the photo library cannot be read by the capture worker: \(reason)")
         }
         var status = stat()
