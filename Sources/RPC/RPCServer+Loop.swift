@@ -113,6 +113,7 @@ extension RPCServer {
             try socket.setSendHighWaterMark(10_000)
             try socket.setReceiveHighWaterMark(10_000)
             try socket.setHeartbeat(interval: 2000, timeout: 6000, ttl: 6000)
+            try socket.setHandshakeInterval(milliseconds: configuration.handshakeTimeoutMilliseconds)
             var bound: [String] = []
             for endpoint in configuration.endpoints {
                 try socket.bind(endpoint)
@@ -125,6 +126,7 @@ extension RPCServer {
                 // Events go only to allowed keys: the PUB socket is a CURVE server too.
                 try security?.secureServer(pub)
                 try pub.setSendHighWaterMark(10_000)
+                try pub.setHandshakeInterval(milliseconds: configuration.handshakeTimeoutMilliseconds)
                 for endpoint in configuration.eventEndpoints {
                     try pub.bind(endpoint)
                     boundEvents.append(endpoint.contains("*") || endpoint.hasSuffix(":0") ? try pub.lastEndpoint : endpoint)
@@ -148,6 +150,14 @@ extension RPCServer {
         let (methods, metrics) = shared.withLock { ($0.methods, $0.metrics!) }
         let keys = security?.server?.keys
         let state = LoopState(configuration, methods: methods, counters: counters, metrics: metrics, keys: keys)
+        var resubscription = Resubscription(endpoints: boundEventEndpoints)
+        if publisher != nil, let keys {
+            keys.onRevocation { [weak self] in
+                guard let self else { return }
+                shared.withLock { $0.resubscribeEvents = true }
+                wakeUp.signal()
+            }
+        }
         // While requests or completions keep coming, go round without zmq_poll: each poll is a
         // syscall, and under load the next request is usually queued already. Only a pass
         // that found nothing to do sleeps in poll (the wake-up pipe ends that sleep).
@@ -156,7 +166,8 @@ extension RPCServer {
             var socketReadable = true
             if !busy {
                 do {
-                    _ = try poller.poll(timeoutMilliseconds: state.inFlight.isEmpty ? 1000 : 10)
+                    let timeout = state.inFlight.isEmpty && !resubscription.pending ? 1000 : 10
+                    _ = try poller.poll(timeoutMilliseconds: timeout)
                 } catch {
                     logger.error("poll failed; stopping", ["error": "\(error)"])
                     break
@@ -166,10 +177,15 @@ extension RPCServer {
             }
             // Read after the poll, which `stop()` and `drain()` wake: from the requests read
             // next on, a drain refuses them.
-            let (stopping, draining, abandoning) = shared.withLock {
-                ($0.stopping, $0.draining, $0.abandoning && !$0.abandoned)
+            let (stopping, draining, abandoning, resubscribe) = shared.withLock { state in
+                defer { state.resubscribeEvents = false }
+                return (state.stopping, state.draining, state.abandoning && !state.abandoned, state.resubscribeEvents)
             }
             if stopping { break }
+            if let publisher {
+                if resubscribe { resubscription.begin(publisher, logger: logger) }
+                if resubscription.pending { resubscription.rebind(publisher, server: self) }
+            }
             state.draining = draining
             if abandoning {
                 abandonCallers(socket, state)
@@ -216,6 +232,57 @@ extension RPCServer {
         try? socket.setLinger(milliseconds: 1000)
         socket.close()
         logger.info("stopped", ["rpc": configuration.endpoints.joined(separator: ",")])
+    }
+
+    /// Drops every event subscriber's connection when allowed keys are revoked, so each one
+    /// authenticates again through ZAP and a revoked key hears nothing more: the PUB socket
+    /// cannot tell its subscribers apart (no per-message User-Id goes that way), but unbinding
+    /// an endpoint closes the connections accepted on it. The endpoints are bound again at
+    /// once; a port not yet released is retried each turn of the loop (every 10 ms), and one
+    /// still refused after a second is reported as the condition "events".
+    struct Resubscription {
+        /// The event endpoints, as bound.
+        let endpoints: [String]
+        /// Those unbound and not yet bound again.
+        private var unbound: [String] = []
+        /// When the unbinding began (monotonic ms).
+        private var since: Int64 = 0
+
+        init(endpoints: [String]) {
+            self.endpoints = endpoints
+        }
+
+        var pending: Bool { !unbound.isEmpty }
+
+        mutating func begin(_ publisher: Socket, logger: Logger) {
+            logger.info("allowed keys revoked: event subscribers reconnect and authenticate again", ["events": endpoints.joined(separator: ",")])
+            for endpoint in endpoints where !unbound.contains(endpoint) {
+                // ENOENT when a rebind is still pending: bound again below all the same.
+                try? publisher.unbind(endpoint)
+                unbound.append(endpoint)
+            }
+            since = monotonicMilliseconds()
+        }
+
+        mutating func rebind(_ publisher: Socket, server: RPCServer) {
+            var failures: [String] = []
+            unbound.removeAll { endpoint in
+                do {
+                    try publisher.bind(endpoint)
+                    return true
+                } catch {
+                    failures.append("\(endpoint): \(error)")
+                    return false
+                }
+            }
+            if unbound.isEmpty {
+                server.clearCondition("events")
+            } else if monotonicMilliseconds() - since >= 1000 {
+                server.setCondition(
+                    "events", "events are not published: binding \(failures.joined(separator: "; ")) failed again after the "
+                        + "allowed keys changed (retrying); is another process on that port?")
+            }
+        }
     }
 
     /// Answers UNAVAILABLE to every caller still waiting (the server stops, or its stop grace

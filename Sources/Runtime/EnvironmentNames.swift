@@ -66,4 +66,6 @@ public enum EnvironmentNames {
     public static let serverKey = "HOMEPWNER_SERVER_KEY"
     /// "1": bind non-loopback addresses without keys (`--insecure`).
     public static let insecure = "HOMEPWNER_INSECURE"
+    /// The bearer token file a scrape endpoint asks for (`--metrics-token-file`).
+    public static let metricsTokenFile = "HOMEPWNER_METRICS_TOKEN_FILE"
 }
