@@ -114,6 +114,7 @@ static const HPEnumEntry enums[] = {
   { "items", "homepwner__v1__item_sort__descriptor", &homepwner__v1__item_sort__descriptor },
   { "jobs", "homepwner__v1__job_state__descriptor", &homepwner__v1__job_state__descriptor },
   { "metrics", "homepwner__v1__figure__kind__descriptor", &homepwner__v1__figure__kind__descriptor },
+  { "options", "homepwner__v1__caller__descriptor", &homepwner__v1__caller__descriptor },
   { "rpc", "homepwner__v1__status_code__descriptor", &homepwner__v1__status_code__descriptor },
 };
 static const HPServiceEntry services[] = {

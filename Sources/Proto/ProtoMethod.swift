@@ -13,6 +13,9 @@ public protocol AnyProtoMethod: Sendable {
     /// True for methods that change nothing, marked in the .proto with
     /// `option idempotency_level = NO_SIDE_EFFECTS;`: safe to retry after a reply was lost.
     var isReadOnly: Bool { get }
+    /// Who besides an admin key may call it with CURVE keys, from the .proto's
+    /// `option (allow) = …;` (options.proto); empty: admin only.
+    var callers: [Caller] { get }
 }
 
 /// A typed method handle, e.g. `ItemServiceRPC.createItem`.
@@ -20,16 +23,25 @@ public struct ProtoMethod<Request: ProtoMessage, Response: ProtoMessage>: AnyPro
     public let service: String
     public let name: String
     public let isReadOnly: Bool
+    public let callers: [Caller]
 
-    /// A method of a service; `isReadOnly` as the .proto declares it (the generated handles
-    /// in Sources/Proto/Generated carry it).
-    public init(service: String, name: String, isReadOnly: Bool) {
+    /// A method of a service; `isReadOnly` and `callers` as the .proto declares them (the
+    /// generated handles in Sources/Proto/Generated carry them).
+    public init(service: String, name: String, isReadOnly: Bool, callers: [Caller] = []) {
         self.service = service
         self.name = name
         self.isReadOnly = isReadOnly
+        self.callers = callers
     }
 
     public var path: String { "/\(service)/\(name)" }
+
+    /// A method is its path: its options come with it from the .proto.
+    public static func == (a: Self, b: Self) -> Bool { a.service == b.service && a.name == b.name }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(service)
+        hasher.combine(name)
+    }
     public var requestName: String { Request.protoName }
     public var responseName: String { Response.protoName }
 }

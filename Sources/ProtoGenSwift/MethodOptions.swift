@@ -11,6 +11,11 @@ struct MethodOptions {
     private(set) var methods: Set<String> = []
     /// Paths of the methods marked `option idempotency_level = NO_SIDE_EFFECTS;`.
     private(set) var readOnly: Set<String> = []
+    /// The `option (allow) = …;` values of each method (homepwner/v1/options.proto), in order.
+    private(set) var callers: [String: [Int32]] = [:]
+
+    /// The field number of the `allow` extension of MethodOptions (options.proto).
+    static let allowField = 50001
 
     /// Reads the descriptor set at `path`.
     init(contentsOf path: String) throws {
@@ -40,9 +45,25 @@ struct MethodOptions {
                     let path = "/\(fullName)/\(methodFields.string(1))"  // MethodDescriptorProto.name
                     methods.insert(path)
                     for (number, options) in methodFields where number == 4 {  // MethodDescriptorProto.options
+                        let optionFields = try Fields(options.bytes)
                         // MethodOptions.idempotency_level; NO_SIDE_EFFECTS = 1.
-                        if try Fields(options.bytes).contains(where: { $0.number == 34 && $0.value.varint == 1 }) {
+                        if optionFields.contains(where: { $0.number == 34 && $0.value.varint == 1 }) {
                             readOnly.insert(path)
+                        }
+                        // The repeated `allow` extension: one varint each, or packed.
+                        for (number, value) in optionFields where number == Self.allowField {
+                            switch value {
+                            case .varint(let caller):
+                                callers[path, default: []].append(Int32(truncatingIfNeeded: caller))
+                            case .bytes(let packed):
+                                var i = packed.startIndex
+                                while i < packed.endIndex {
+                                    guard let caller = Varint.read(packed, at: &i) else {
+                                        throw GeneratorError(description: "descriptor set: truncated packed allow option of \(path)")
+                                    }
+                                    callers[path, default: []].append(Int32(truncatingIfNeeded: caller))
+                                }
+                            }
                         }
                     }
                 }

@@ -317,14 +317,32 @@ struct SwiftGenerator {
                 throw GeneratorError(description: "\(path) is not in the descriptor set")
             }
             let readOnly = methodOptions.readOnly.contains(path)
+            let callers = try (methodOptions.callers[path] ?? []).map { try callerCase($0, of: path) }
             names.append(swiftName)
-            s += "    /// `\(path)`\(readOnly ? " (read-only)" : "").\n"
-            s += "    public static let \(escape(swiftName)) = ProtoMethod<\(input), \(output)>(service: serviceName, name: \"\(methodName)\", isReadOnly: \(readOnly))\n"
+            s += "    /// `\(path)`\(readOnly ? " (read-only)" : "")"
+            s += callers.isEmpty ? ", admin only.\n" : "; admin and \(callers.joined(separator: ", ")).\n"
+            s += "    public static let \(escape(swiftName)) = ProtoMethod<\(input), \(output)>(\n"
+            s += "        service: serviceName, name: \"\(methodName)\", isReadOnly: \(readOnly), callers: [\(callers.map { "." + escape($0) }.joined(separator: ", "))])\n"
         }
         s += "    /// Every method of the service.\n"
         s += "    public static let allMethods: [any AnyProtoMethod] = [\(names.map(escape).joined(separator: ", "))]\n"
         s += "}\n\n"
         return s
+    }
+
+    /// The Swift case of a value of the `Caller` enum (options.proto), as `renderEnum` names it.
+    func callerCase(_ value: Int32, of path: String) throws -> String {
+        guard let caller = enums.first(where: { $0.shortName == "Caller" }) else {
+            throw GeneratorError(description: "\(path) has allow options but there is no enum Caller (options.proto)")
+        }
+        let d = caller.descriptor.pointee
+        let prefix = screamingSnake(caller.shortName) + "_"
+        for i in 0..<Int(d.n_values) where d.values[i].value == value {
+            var stem = String(cString: d.values[i].name)
+            if stem.hasPrefix(prefix) && stem.count > prefix.count { stem = String(stem.dropFirst(prefix.count)) }
+            return lowerCamel(stem.lowercased())
+        }
+        throw GeneratorError(description: "\(path): allow = \(value) is no value of enum Caller")
     }
 
     func renderCatalog() -> String {

@@ -1,54 +1,67 @@
 import CurveAuth
 import Proto
 
-/// Which role a key needs to call each method: the one table the servers enforce when CURVE
-/// keys are configured (docs/protocol.md, "Keys and roles").
+/// Who may call what when CURVE keys are configured (docs/protocol.md, "Keys and roles"): each
+/// method's `option (allow) = …;` in the .proto (options.proto) says which kinds of key besides
+/// admin may call it, and the generated method handles carry it (`AnyProtoMethod.callers`); a
+/// method with none is admin-only, so a method never opens by accident.
 ///
-/// - reader: reads (get, list, renditions, stats, health);
-/// - worker: a reader's calls, plus what a worker does: lease, extend, complete and fail jobs;
-///   put and get images; attach photos, and undo its own attach (detach, delete an image it
-///   stored when a capture fails for good);
-/// - admin: everything, including every method not listed here (new methods are admin-only
-///   until this table says otherwise, so a method never opens by accident).
+/// - reader: every method allowed to `CALLER_READER` (the reads);
+/// - capture-worker: a reader's, plus those allowed to `CALLER_CAPTURE_WORKER` (its queue's jobs;
+///   storing, attaching and undoing what the capture jobs it holds make);
+/// - thumbnail-worker: a reader's, plus those allowed to `CALLER_THUMBNAIL_WORKER` (its queue's jobs);
+/// - worker: both kinds of worker's (the key `keys init` made before the kinds had keys of their own);
+/// - admin: everything.
+///
+/// The method check is the first half: a worker's handlers then bind what it does to the jobs
+/// it holds (its queue only; a capture's stores and attaches only for the job it leased).
 public enum MethodRoles {
-    /// The role a call of `path` needs (admin for any path not listed).
-    public static func required(for path: String) -> Role {
-        table[path] ?? .admin
+    /// The callers of `path` among every method of the protocol; [] (admin only) for one it does not know.
+    public static func callers(of path: String) -> [Caller] {
+        byPath[path] ?? []
     }
 
-    /// The methods open to readers and workers; every other method needs admin.
-    public static let table: [String: Role] = {
-        var table: [String: Role] = [:]
-        let reader: [any AnyProtoMethod] = [
-            HealthRPC.check, MetricsRPC.stats,
-            ItemServiceRPC.getItem, ItemServiceRPC.listItems, ItemServiceRPC.stats,
-            ImageServiceRPC.getImage, ImageServiceRPC.statImage, ImageServiceRPC.listImages,
-            ImageServiceRPC.getRendition, ImageServiceRPC.cacheStats, ImageServiceRPC.stats,
-            CaptureServiceRPC.listSources, CaptureServiceRPC.getCaptureJob,
-            JobQueueRPC.stats, JobQueueRPC.listJobs, JobQueueRPC.getJob, JobQueueRPC.getBatch,
-        ]
-        let worker: [any AnyProtoMethod] = [
-            JobQueueRPC.lease, JobQueueRPC.extend, JobQueueRPC.complete, JobQueueRPC.fail,
-            ImageServiceRPC.putImage, ImageServiceRPC.beginUpload, ImageServiceRPC.appendUpload,
-            ImageServiceRPC.commitUpload, ImageServiceRPC.abortUpload,
-            ItemServiceRPC.attachPhoto,
-            // A capture that fails for good undoes what it did (CaptureWorker's cleanup).
-            ItemServiceRPC.detachPhoto, ImageServiceRPC.deleteImage,
-        ]
-        for method in reader { table[method.path] = .reader }
-        for method in worker { table[method.path] = .worker }
+    private static let byPath: [String: [Caller]] = {
+        var table: [String: [Caller]] = [:]
+        for method in ProtoCatalog.methods { table[method.path] = method.callers }
         return table
     }()
+
+    /// "admin and readers", "admin, capture workers and thumbnail workers", for messages.
+    public static func describe(_ callers: [Caller]) -> String {
+        let kinds = ["admin"] + callers.map { caller -> String in
+            switch caller {
+            case .reader: "every allowed key (reader)"
+            case .captureWorker: "capture-worker"
+            case .thumbnailWorker: "thumbnail-worker"
+            default: "caller \(caller.rawValue)"
+            }
+        }
+        return kinds.count == 1 ? "admin only" : kinds.dropLast().joined(separator: ", ") + " and " + kinds.last!
+    }
 }
 
 extension Role {
-    /// Whether a key of this role may call a method that needs `required`: admin calls
-    /// everything, a worker a worker's and a reader's methods, a reader only a reader's.
-    public func mayCall(requiring required: Role) -> Bool {
+    /// Whether a key of this role may call a method whose .proto allows `callers` (besides admin).
+    public func mayCall(_ callers: [Caller]) -> Bool {
         switch self {
         case .admin: true
-        case .worker: required != .admin
-        case .reader: required == .reader
+        case .reader: callers.contains(.reader)
+        case .captureWorker: callers.contains(.reader) || callers.contains(.captureWorker)
+        case .thumbnailWorker: callers.contains(.reader) || callers.contains(.thumbnailWorker)
+        case .worker: !callers.isEmpty
+        }
+    }
+
+    /// Whether this role works jobs of `queue` (Lease, Extend, Complete, Fail): each worker kind
+    /// its own queue, the old shared worker key both; admin any.
+    public func works(queue: String) -> Bool {
+        switch self {
+        case .admin: true
+        case .reader: false
+        case .captureWorker: queue == "capture"
+        case .thumbnailWorker: queue == "thumbnails"
+        case .worker: queue == "capture" || queue == "thumbnails"
         }
     }
 }

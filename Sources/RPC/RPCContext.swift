@@ -1,3 +1,4 @@
+import CurveAuth
 import Proto
 import Runtime
 import Synchronization
@@ -12,6 +13,10 @@ public struct RPCContext: Sendable {
     public let idempotencyKey: String
     /// Request metadata, key → value.
     public let metadata: [String: String]
+    /// The caller's key when the server has CURVE keys (nil without: every caller is trusted,
+    /// as it can only be on this machine). Its role was checked against the method's callers;
+    /// a handler binds what a worker role may do to the jobs it holds.
+    public let caller: CallerKey?
     /// The deadline on the monotonic clock, in milliseconds.
     let deadlineMilliseconds: Int64
     let baseLogger: Logger
@@ -44,6 +49,23 @@ public struct RPCContext: Sendable {
     public func onUndelivered(_ body: @escaping @Sendable () -> Void) {
         undelivered.body.withLock { $0 = body }
     }
+}
+
+/// Who made a call, when the server has CURVE keys: the role and name its key is allowed with.
+public struct CallerKey: Sendable, Equatable {
+    public let role: Role
+    public let name: String?
+    /// Its Z85 public key.
+    public let publicKey: String
+
+    public init(role: Role, name: String?, publicKey: String) {
+        self.role = role
+        self.name = name
+        self.publicKey = publicKey
+    }
+
+    /// "'thumbs-1' (thumbnail-worker)", for messages.
+    public var description: String { (name.map { "'\($0)' " } ?? "") + "(\(role.rawValue))" }
 }
 
 /// The `RPCContext.onUndelivered` closure of one call.

@@ -21,6 +21,8 @@ extension RPCServer {
         let deadline: Int64
         /// What its reply is counted under.
         let tag: CallTag
+        /// The caller's key, with CURVE.
+        var caller: CallerKey? = nil
     }
 
     /// What admission made of a call.
@@ -35,25 +37,26 @@ extension RPCServer {
     func handle(_ frames: [Frame], userID: String?, _ socket: Socket, _ state: LoopState) {
         counters.received.bump()
         let arrived = monotonicNanoseconds()
-        var role: Role?
+        var caller: CallerKey?
         if let keys = state.keys {
             // ZAP admitted the key at the handshake; this catches one revoked since. An unknown
             // key learns nothing, not even that the server is here.
-            guard let userID, let allowed = keys.role(ofUserID: userID) else {
+            guard let userID, let allowed = keys.entry(ofUserID: userID) else {
                 counters.unauthenticated.bump()
                 logger.debug("dropped a message from a key that is not allowed", ["key": userID ?? "none"])
                 return
             }
-            role = allowed
+            caller = CallerKey(role: allowed.role, name: allowed.name, publicKey: userID)
         }
-        guard let call = parse(frames, userID: userID, socket, state, arrived: arrived) else { return }
-        if let role, !role.mayCall(requiring: call.method.requiredRole) {
+        guard var call = parse(frames, userID: userID, socket, state, arrived: arrived) else { return }
+        call.caller = caller
+        if let caller, !caller.role.mayCall(call.method.callers) {
             counters.permissionDenied.bump()
-            let name = userID.flatMap { state.keys?.entry(ofUserID: $0)?.name }.map { "'\($0)' " } ?? ""
+            let name = caller.name.map { "'\($0)' " } ?? ""
             send(socket, to: call.identity, requestID: call.header.requestId, Answer(
                 code: .permissionDenied,
-                message: "key \(name)has the \(role.rawValue) role; \(call.method.path) needs \(call.method.requiredRole.rawValue)"
-                    + (call.method.requiredRole == .admin ? "" : " or admin")
+                message: "key \(name)has the \(caller.role.rawValue) role; \(call.method.path) may be called by "
+                    + MethodRoles.describe(call.method.callers)
                     + " (an admin can change it: homepwner keys allow ROLE KEY --file ALLOWED)"), call.tag, state)
             return
         }
@@ -200,7 +203,7 @@ extension RPCServer {
         for entry in header.metadata { metadata[entry.key] = entry.value }
         let context = RPCContext(
             method: header.method, requestID: header.requestId, idempotencyKey: header.idempotencyKey,
-            metadata: metadata, deadlineMilliseconds: call.deadline, baseLogger: logger)
+            metadata: metadata, caller: call.caller, deadlineMilliseconds: call.deadline, baseLogger: logger)
         let body = call.body
         func inFlight(_ task: Task<Void, Never>?, bytes: Int) -> InFlight {
             InFlight(

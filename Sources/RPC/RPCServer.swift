@@ -109,8 +109,8 @@ public final class RPCServer: Sendable {
         let path: String
         let mutating: Bool
         let dispatch: Dispatch
-        /// The role a key needs to call it, when CURVE keys are configured (`MethodRoles`).
-        var requiredRole: Role = .admin
+        /// Who besides admin may call it, when CURVE keys are configured (the .proto's `allow`).
+        var callers: [Caller] = []
 
         /// Whether it runs on the I/O thread (Health/Check): it still answers while draining.
         var isInline: Bool {
@@ -187,7 +187,7 @@ public final class RPCServer: Sendable {
         handler: @escaping @Sendable (Request, RPCContext) async throws -> Response
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-        add(Method(path: method.path, mutating: mutating ?? !method.isReadOnly, dispatch: .pooled { bytes, context in
+        add(method.callers, Method(path: method.path, mutating: mutating ?? !method.isReadOnly, dispatch: .pooled { bytes, context in
             MessageBody(encoding: try await handler(try Self.decode(Request.self, bytes, limit), context))
         }))
     }
@@ -203,7 +203,7 @@ public final class RPCServer: Sendable {
         handler: @escaping @Sendable (Request, FrameBytes?, RPCContext) async throws -> Response
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-        add(Method(path: method.path, mutating: mutating ?? !method.isReadOnly, dispatch: .pooled { body, context in
+        add(method.callers, Method(path: method.path, mutating: mutating ?? !method.isReadOnly, dispatch: .pooled { body, context in
             let decoded = try Self.decode(Request.self, body, limit, leavingLargeBytesField: largeBytesField)
             let bytes = decoded.field.map { FrameBytes(frame: body, range: $0) }
             return MessageBody(encoding: try await handler(decoded.message, bytes, context))
@@ -219,7 +219,7 @@ public final class RPCServer: Sendable {
         handler: @escaping @Sendable (Request, RPCContext) throws -> Response
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-        add(Method(path: method.path, mutating: !method.isReadOnly, dispatch: .inline { bytes, context in
+        add(method.callers, Method(path: method.path, mutating: !method.isReadOnly, dispatch: .inline { bytes, context in
             MessageBody(encoding: try handler(try Self.decode(Request.self, bytes, limit), context))
         }))
     }
@@ -263,7 +263,7 @@ public final class RPCServer: Sendable {
         ) -> Void
     ) {
         let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-        add(Method(path: method.path, mutating: mutating ?? !method.isReadOnly, dispatch: .deferred { bytes, context, reply in
+        add(method.callers, Method(path: method.path, mutating: mutating ?? !method.isReadOnly, dispatch: .deferred { bytes, context, reply in
             do {
                 handler(try Self.decode(Request.self, bytes, limit), context, reply)
             } catch {
@@ -272,9 +272,9 @@ public final class RPCServer: Sendable {
         }))
     }
 
-    private func add(_ method: Method) {
+    private func add(_ callers: [Caller], _ method: Method) {
         var method = method
-        method.requiredRole = MethodRoles.required(for: method.path)
+        method.callers = callers
         shared.withLock {
             precondition(!$0.started, "register \(method.path) before start()")
             $0.methods[method.path] = method

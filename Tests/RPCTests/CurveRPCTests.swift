@@ -167,34 +167,47 @@ import ZMQ
             } catch {
                 let failure = error as? RPCError
                 #expect(failure?.code == .permissionDenied)
-                #expect(failure?.message.contains("needs admin") == true, "\(failure?.message ?? "")")
+                #expect(failure?.message.contains("may be called by admin only") == true, "\(failure?.message ?? "")")
             }
         }
         #expect(suite.server.stats.permissionDenied == 2)
 
-        // The table itself: what a worker and a reader may call.
-        let worksers: [any AnyProtoMethod] = [
-            JobQueueRPC.lease, JobQueueRPC.extend, JobQueueRPC.complete, JobQueueRPC.fail,
-            ImageServiceRPC.putImage, ImageServiceRPC.getImage, ItemServiceRPC.attachPhoto,
+        // The table itself, from each method's `allow` options in the .proto.
+        func may(_ role: Role, _ method: any AnyProtoMethod) -> Bool { role.mayCall(MethodRoles.callers(of: method.path)) }
+        let jobs: [any AnyProtoMethod] = [JobQueueRPC.lease, JobQueueRPC.extend, JobQueueRPC.complete, JobQueueRPC.fail]
+        let captureStores: [any AnyProtoMethod] = [
+            ImageServiceRPC.putImage, ImageServiceRPC.beginUpload, ImageServiceRPC.appendUpload, ImageServiceRPC.commitUpload,
+            ImageServiceRPC.abortUpload, ImageServiceRPC.deleteImage, ItemServiceRPC.attachPhoto, ItemServiceRPC.detachPhoto,
         ]
-        for method in worksers { #expect(Role.worker.mayCall(requiring: MethodRoles.required(for: method.path)), "\(method.path)") }
         let readers: [any AnyProtoMethod] = [
-            ItemServiceRPC.getItem, ItemServiceRPC.listItems, ImageServiceRPC.getRendition, HealthRPC.check, MetricsRPC.stats,
+            ItemServiceRPC.getItem, ItemServiceRPC.listItems, ImageServiceRPC.getRendition, ImageServiceRPC.getImage,
+            HealthRPC.check, MetricsRPC.stats, JobQueueRPC.listJobs,
         ]
-        for method in readers { #expect(Role.reader.mayCall(requiring: MethodRoles.required(for: method.path)), "\(method.path)") }
         let adminOnly: [any AnyProtoMethod] = [
-            ItemServiceRPC.deleteItem, ImageServiceRPC.deleteImagesForOwner, JobQueueRPC.purgeJobs, JobQueueRPC.retryDead,
-            ImageServiceRPC.purgeCache, JobQueueRPC.pauseQueue, CaptureServiceRPC.saveToAlbum,
+            ItemServiceRPC.createItem, ItemServiceRPC.deleteItem, ImageServiceRPC.deleteImagesForOwner, JobQueueRPC.purgeJobs,
+            JobQueueRPC.retryDead, ImageServiceRPC.purgeCache, JobQueueRPC.pauseQueue, CaptureServiceRPC.saveToAlbum,
+            ImageServiceRPC.enqueueThumbnails, ItemServiceRPC.updateItem,
         ]
+        for method in readers { for role in Role.allCases { #expect(may(role, method), "\(role) \(method.path)") } }
+        for method in jobs {
+            #expect(may(.captureWorker, method) && may(.thumbnailWorker, method) && may(.worker, method), "\(method.path)")
+            #expect(!may(.reader, method), "\(method.path)")
+        }
+        for method in captureStores {
+            #expect(may(.captureWorker, method) && may(.worker, method), "\(method.path)")
+            // A thumbnail worker stores nothing itself: its results are stored with the job it completes.
+            #expect(!may(.thumbnailWorker, method) && !may(.reader, method), "\(method.path)")
+        }
         for method in adminOnly {
-            #expect(!Role.worker.mayCall(requiring: MethodRoles.required(for: method.path)), "\(method.path)")
-            #expect(Role.admin.mayCall(requiring: MethodRoles.required(for: method.path)))
+            #expect(MethodRoles.callers(of: method.path).isEmpty, "\(method.path)")
+            for role in Role.allCases { #expect(may(role, method) == (role == .admin), "\(role) \(method.path)") }
         }
-        for method in [JobQueueRPC.lease.path, ImageServiceRPC.putImage.path, ItemServiceRPC.attachPhoto.path] {
-            #expect(!Role.reader.mayCall(requiring: MethodRoles.required(for: method)), "\(method)")
-        }
-        // A method the table does not know needs admin.
-        #expect(MethodRoles.required(for: "/homepwner.v1.ItemService/SomethingNew") == .admin)
+        // A method the protocol does not know needs admin.
+        #expect(MethodRoles.callers(of: "/homepwner.v1.ItemService/SomethingNew").isEmpty)
+        // Each worker kind works its own queue only.
+        #expect(Role.captureWorker.works(queue: "capture") && !Role.captureWorker.works(queue: "thumbnails"))
+        #expect(Role.thumbnailWorker.works(queue: "thumbnails") && !Role.thumbnailWorker.works(queue: "capture"))
+        #expect(!Role.worker.works(queue: "cascade") && !Role.reader.works(queue: "thumbnails"))
     }
 
     @Test func aKeyRevokedWhileConnectedIsRefusedOnItsNextCallAndAKeyAddedToTheFileGetsInWithoutARestart() async throws {

@@ -8,6 +8,7 @@
 #include "homepwner/v1/items.pb-c.h"
 #include "homepwner/v1/jobs.pb-c.h"
 #include "homepwner/v1/metrics.pb-c.h"
+#include "homepwner/v1/options.pb-c.h"
 #include "homepwner/v1/rpc.pb-c.h"
 
 /* Every descriptor of every .proto file, for runtime lookup (JSON, the CLI, tests). */

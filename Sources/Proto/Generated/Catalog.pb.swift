@@ -117,6 +117,7 @@ public enum ProtoCatalog {
         ItemSort.self,
         JobState.self,
         Figure.Kind.self,
+        Caller.self,
         StatusCode.self,
     ]
     /// Every method of every service.

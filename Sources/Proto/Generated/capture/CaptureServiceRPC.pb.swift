@@ -8,14 +8,18 @@ import HomepwnerProtoC
 public enum CaptureServiceRPC {
     /// The service's full name.
     public static let serviceName = "homepwner.v1.CaptureService"
-    /// `/homepwner.v1.CaptureService/ListSources` (read-only).
-    public static let listSources = ProtoMethod<ListSourcesRequest, ListSourcesResponse>(service: serviceName, name: "ListSources", isReadOnly: true)
-    /// `/homepwner.v1.CaptureService/Capture`.
-    public static let capture = ProtoMethod<CaptureRequest, CaptureResponse>(service: serviceName, name: "Capture", isReadOnly: false)
-    /// `/homepwner.v1.CaptureService/GetCaptureJob` (read-only).
-    public static let getCaptureJob = ProtoMethod<GetCaptureJobRequest, GetCaptureJobResponse>(service: serviceName, name: "GetCaptureJob", isReadOnly: true)
-    /// `/homepwner.v1.CaptureService/SaveToAlbum`.
-    public static let saveToAlbum = ProtoMethod<SaveToAlbumRequest, SaveToAlbumResponse>(service: serviceName, name: "SaveToAlbum", isReadOnly: false)
+    /// `/homepwner.v1.CaptureService/ListSources` (read-only); admin and reader.
+    public static let listSources = ProtoMethod<ListSourcesRequest, ListSourcesResponse>(
+        service: serviceName, name: "ListSources", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.CaptureService/Capture`, admin only.
+    public static let capture = ProtoMethod<CaptureRequest, CaptureResponse>(
+        service: serviceName, name: "Capture", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.CaptureService/GetCaptureJob` (read-only); admin and reader.
+    public static let getCaptureJob = ProtoMethod<GetCaptureJobRequest, GetCaptureJobResponse>(
+        service: serviceName, name: "GetCaptureJob", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.CaptureService/SaveToAlbum`, admin only.
+    public static let saveToAlbum = ProtoMethod<SaveToAlbumRequest, SaveToAlbumResponse>(
+        service: serviceName, name: "SaveToAlbum", isReadOnly: false, callers: [])
     /// Every method of the service.
     public static let allMethods: [any AnyProtoMethod] = [listSources, capture, getCaptureJob, saveToAlbum]
 }

@@ -8,8 +8,9 @@ import HomepwnerProtoC
 public enum HealthRPC {
     /// The service's full name.
     public static let serviceName = "homepwner.v1.Health"
-    /// `/homepwner.v1.Health/Check` (read-only).
-    public static let check = ProtoMethod<HealthCheckRequest, HealthCheckResponse>(service: serviceName, name: "Check", isReadOnly: true)
+    /// `/homepwner.v1.Health/Check` (read-only); admin and reader.
+    public static let check = ProtoMethod<HealthCheckRequest, HealthCheckResponse>(
+        service: serviceName, name: "Check", isReadOnly: true, callers: [.reader])
     /// Every method of the service.
     public static let allMethods: [any AnyProtoMethod] = [check]
 }

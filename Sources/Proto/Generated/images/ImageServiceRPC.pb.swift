@@ -8,36 +8,51 @@ import HomepwnerProtoC
 public enum ImageServiceRPC {
     /// The service's full name.
     public static let serviceName = "homepwner.v1.ImageService"
-    /// `/homepwner.v1.ImageService/PutImage`.
-    public static let putImage = ProtoMethod<PutImageRequest, ImageInfo>(service: serviceName, name: "PutImage", isReadOnly: false)
-    /// `/homepwner.v1.ImageService/BeginUpload`.
-    public static let beginUpload = ProtoMethod<BeginUploadRequest, BeginUploadResponse>(service: serviceName, name: "BeginUpload", isReadOnly: false)
-    /// `/homepwner.v1.ImageService/AppendUpload`.
-    public static let appendUpload = ProtoMethod<AppendUploadRequest, AppendUploadResponse>(service: serviceName, name: "AppendUpload", isReadOnly: false)
-    /// `/homepwner.v1.ImageService/CommitUpload`.
-    public static let commitUpload = ProtoMethod<CommitUploadRequest, ImageInfo>(service: serviceName, name: "CommitUpload", isReadOnly: false)
-    /// `/homepwner.v1.ImageService/AbortUpload`.
-    public static let abortUpload = ProtoMethod<AbortUploadRequest, AbortUploadResponse>(service: serviceName, name: "AbortUpload", isReadOnly: false)
-    /// `/homepwner.v1.ImageService/GetImage` (read-only).
-    public static let getImage = ProtoMethod<GetImageRequest, GetImageResponse>(service: serviceName, name: "GetImage", isReadOnly: true)
-    /// `/homepwner.v1.ImageService/StatImage` (read-only).
-    public static let statImage = ProtoMethod<StatImageRequest, ImageInfo>(service: serviceName, name: "StatImage", isReadOnly: true)
-    /// `/homepwner.v1.ImageService/ListImages` (read-only).
-    public static let listImages = ProtoMethod<ListImagesRequest, ListImagesResponse>(service: serviceName, name: "ListImages", isReadOnly: true)
-    /// `/homepwner.v1.ImageService/DeleteImage`.
-    public static let deleteImage = ProtoMethod<DeleteImageRequest, DeleteImageResponse>(service: serviceName, name: "DeleteImage", isReadOnly: false)
-    /// `/homepwner.v1.ImageService/DeleteImagesForOwner`.
-    public static let deleteImagesForOwner = ProtoMethod<DeleteImagesForOwnerRequest, DeleteImagesForOwnerResponse>(service: serviceName, name: "DeleteImagesForOwner", isReadOnly: false)
-    /// `/homepwner.v1.ImageService/GetRendition` (read-only).
-    public static let getRendition = ProtoMethod<GetRenditionRequest, GetRenditionResponse>(service: serviceName, name: "GetRendition", isReadOnly: true)
-    /// `/homepwner.v1.ImageService/EnqueueThumbnails`.
-    public static let enqueueThumbnails = ProtoMethod<EnqueueThumbnailsRequest, EnqueueThumbnailsResponse>(service: serviceName, name: "EnqueueThumbnails", isReadOnly: false)
-    /// `/homepwner.v1.ImageService/CacheStats` (read-only).
-    public static let cacheStats = ProtoMethod<CacheStatsRequest, CacheStatsResponse>(service: serviceName, name: "CacheStats", isReadOnly: true)
-    /// `/homepwner.v1.ImageService/PurgeCache`.
-    public static let purgeCache = ProtoMethod<PurgeCacheRequest, PurgeCacheResponse>(service: serviceName, name: "PurgeCache", isReadOnly: false)
-    /// `/homepwner.v1.ImageService/Stats` (read-only).
-    public static let stats = ProtoMethod<ImageStatsRequest, ImageStatsResponse>(service: serviceName, name: "Stats", isReadOnly: true)
+    /// `/homepwner.v1.ImageService/PutImage`; admin and captureWorker.
+    public static let putImage = ProtoMethod<PutImageRequest, ImageInfo>(
+        service: serviceName, name: "PutImage", isReadOnly: false, callers: [.captureWorker])
+    /// `/homepwner.v1.ImageService/BeginUpload`; admin and captureWorker.
+    public static let beginUpload = ProtoMethod<BeginUploadRequest, BeginUploadResponse>(
+        service: serviceName, name: "BeginUpload", isReadOnly: false, callers: [.captureWorker])
+    /// `/homepwner.v1.ImageService/AppendUpload`; admin and captureWorker.
+    public static let appendUpload = ProtoMethod<AppendUploadRequest, AppendUploadResponse>(
+        service: serviceName, name: "AppendUpload", isReadOnly: false, callers: [.captureWorker])
+    /// `/homepwner.v1.ImageService/CommitUpload`; admin and captureWorker.
+    public static let commitUpload = ProtoMethod<CommitUploadRequest, ImageInfo>(
+        service: serviceName, name: "CommitUpload", isReadOnly: false, callers: [.captureWorker])
+    /// `/homepwner.v1.ImageService/AbortUpload`; admin and captureWorker.
+    public static let abortUpload = ProtoMethod<AbortUploadRequest, AbortUploadResponse>(
+        service: serviceName, name: "AbortUpload", isReadOnly: false, callers: [.captureWorker])
+    /// `/homepwner.v1.ImageService/GetImage` (read-only); admin and reader.
+    public static let getImage = ProtoMethod<GetImageRequest, GetImageResponse>(
+        service: serviceName, name: "GetImage", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ImageService/StatImage` (read-only); admin and reader.
+    public static let statImage = ProtoMethod<StatImageRequest, ImageInfo>(
+        service: serviceName, name: "StatImage", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ImageService/ListImages` (read-only); admin and reader.
+    public static let listImages = ProtoMethod<ListImagesRequest, ListImagesResponse>(
+        service: serviceName, name: "ListImages", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ImageService/DeleteImage`; admin and captureWorker.
+    public static let deleteImage = ProtoMethod<DeleteImageRequest, DeleteImageResponse>(
+        service: serviceName, name: "DeleteImage", isReadOnly: false, callers: [.captureWorker])
+    /// `/homepwner.v1.ImageService/DeleteImagesForOwner`, admin only.
+    public static let deleteImagesForOwner = ProtoMethod<DeleteImagesForOwnerRequest, DeleteImagesForOwnerResponse>(
+        service: serviceName, name: "DeleteImagesForOwner", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ImageService/GetRendition` (read-only); admin and reader.
+    public static let getRendition = ProtoMethod<GetRenditionRequest, GetRenditionResponse>(
+        service: serviceName, name: "GetRendition", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ImageService/EnqueueThumbnails`, admin only.
+    public static let enqueueThumbnails = ProtoMethod<EnqueueThumbnailsRequest, EnqueueThumbnailsResponse>(
+        service: serviceName, name: "EnqueueThumbnails", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ImageService/CacheStats` (read-only); admin and reader.
+    public static let cacheStats = ProtoMethod<CacheStatsRequest, CacheStatsResponse>(
+        service: serviceName, name: "CacheStats", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ImageService/PurgeCache`, admin only.
+    public static let purgeCache = ProtoMethod<PurgeCacheRequest, PurgeCacheResponse>(
+        service: serviceName, name: "PurgeCache", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ImageService/Stats` (read-only); admin and reader.
+    public static let stats = ProtoMethod<ImageStatsRequest, ImageStatsResponse>(
+        service: serviceName, name: "Stats", isReadOnly: true, callers: [.reader])
     /// Every method of the service.
     public static let allMethods: [any AnyProtoMethod] = [putImage, beginUpload, appendUpload, commitUpload, abortUpload, getImage, statImage, listImages, deleteImage, deleteImagesForOwner, getRendition, enqueueThumbnails, cacheStats, purgeCache, stats]
 }

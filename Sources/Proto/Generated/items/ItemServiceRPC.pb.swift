@@ -8,28 +8,39 @@ import HomepwnerProtoC
 public enum ItemServiceRPC {
     /// The service's full name.
     public static let serviceName = "homepwner.v1.ItemService"
-    /// `/homepwner.v1.ItemService/CreateItem`.
-    public static let createItem = ProtoMethod<CreateItemRequest, Item>(service: serviceName, name: "CreateItem", isReadOnly: false)
-    /// `/homepwner.v1.ItemService/GetItem` (read-only).
-    public static let getItem = ProtoMethod<GetItemRequest, Item>(service: serviceName, name: "GetItem", isReadOnly: true)
-    /// `/homepwner.v1.ItemService/ListItems` (read-only).
-    public static let listItems = ProtoMethod<ListItemsRequest, ListItemsResponse>(service: serviceName, name: "ListItems", isReadOnly: true)
-    /// `/homepwner.v1.ItemService/UpdateItem`.
-    public static let updateItem = ProtoMethod<UpdateItemRequest, Item>(service: serviceName, name: "UpdateItem", isReadOnly: false)
-    /// `/homepwner.v1.ItemService/DeleteItem`.
-    public static let deleteItem = ProtoMethod<DeleteItemRequest, DeleteItemResponse>(service: serviceName, name: "DeleteItem", isReadOnly: false)
-    /// `/homepwner.v1.ItemService/MoveItem`.
-    public static let moveItem = ProtoMethod<MoveItemRequest, MoveItemResponse>(service: serviceName, name: "MoveItem", isReadOnly: false)
-    /// `/homepwner.v1.ItemService/AttachPhoto`.
-    public static let attachPhoto = ProtoMethod<AttachPhotoRequest, Item>(service: serviceName, name: "AttachPhoto", isReadOnly: false)
-    /// `/homepwner.v1.ItemService/DetachPhoto`.
-    public static let detachPhoto = ProtoMethod<DetachPhotoRequest, Item>(service: serviceName, name: "DetachPhoto", isReadOnly: false)
-    /// `/homepwner.v1.ItemService/SetPrimaryPhoto`.
-    public static let setPrimaryPhoto = ProtoMethod<SetPrimaryPhotoRequest, Item>(service: serviceName, name: "SetPrimaryPhoto", isReadOnly: false)
-    /// `/homepwner.v1.ItemService/ReorderPhotos`.
-    public static let reorderPhotos = ProtoMethod<ReorderPhotosRequest, Item>(service: serviceName, name: "ReorderPhotos", isReadOnly: false)
-    /// `/homepwner.v1.ItemService/Stats` (read-only).
-    public static let stats = ProtoMethod<ItemStatsRequest, ItemStatsResponse>(service: serviceName, name: "Stats", isReadOnly: true)
+    /// `/homepwner.v1.ItemService/CreateItem`, admin only.
+    public static let createItem = ProtoMethod<CreateItemRequest, Item>(
+        service: serviceName, name: "CreateItem", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/GetItem` (read-only); admin and reader.
+    public static let getItem = ProtoMethod<GetItemRequest, Item>(
+        service: serviceName, name: "GetItem", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ItemService/ListItems` (read-only); admin and reader.
+    public static let listItems = ProtoMethod<ListItemsRequest, ListItemsResponse>(
+        service: serviceName, name: "ListItems", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ItemService/UpdateItem`, admin only.
+    public static let updateItem = ProtoMethod<UpdateItemRequest, Item>(
+        service: serviceName, name: "UpdateItem", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/DeleteItem`, admin only.
+    public static let deleteItem = ProtoMethod<DeleteItemRequest, DeleteItemResponse>(
+        service: serviceName, name: "DeleteItem", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/MoveItem`, admin only.
+    public static let moveItem = ProtoMethod<MoveItemRequest, MoveItemResponse>(
+        service: serviceName, name: "MoveItem", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/AttachPhoto`; admin and captureWorker.
+    public static let attachPhoto = ProtoMethod<AttachPhotoRequest, Item>(
+        service: serviceName, name: "AttachPhoto", isReadOnly: false, callers: [.captureWorker])
+    /// `/homepwner.v1.ItemService/DetachPhoto`; admin and captureWorker.
+    public static let detachPhoto = ProtoMethod<DetachPhotoRequest, Item>(
+        service: serviceName, name: "DetachPhoto", isReadOnly: false, callers: [.captureWorker])
+    /// `/homepwner.v1.ItemService/SetPrimaryPhoto`, admin only.
+    public static let setPrimaryPhoto = ProtoMethod<SetPrimaryPhotoRequest, Item>(
+        service: serviceName, name: "SetPrimaryPhoto", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/ReorderPhotos`, admin only.
+    public static let reorderPhotos = ProtoMethod<ReorderPhotosRequest, Item>(
+        service: serviceName, name: "ReorderPhotos", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/Stats` (read-only); admin and reader.
+    public static let stats = ProtoMethod<ItemStatsRequest, ItemStatsResponse>(
+        service: serviceName, name: "Stats", isReadOnly: true, callers: [.reader])
     /// Every method of the service.
     public static let allMethods: [any AnyProtoMethod] = [createItem, getItem, listItems, updateItem, deleteItem, moveItem, attachPhoto, detachPhoto, setPrimaryPhoto, reorderPhotos, stats]
 }

@@ -8,28 +8,39 @@ import HomepwnerProtoC
 public enum JobQueueRPC {
     /// The service's full name.
     public static let serviceName = "homepwner.v1.JobQueue"
-    /// `/homepwner.v1.JobQueue/Lease`.
-    public static let lease = ProtoMethod<LeaseRequest, LeaseResponse>(service: serviceName, name: "Lease", isReadOnly: false)
-    /// `/homepwner.v1.JobQueue/Complete`.
-    public static let complete = ProtoMethod<CompleteRequest, CompleteResponse>(service: serviceName, name: "Complete", isReadOnly: false)
-    /// `/homepwner.v1.JobQueue/Fail`.
-    public static let fail = ProtoMethod<FailRequest, FailResponse>(service: serviceName, name: "Fail", isReadOnly: false)
-    /// `/homepwner.v1.JobQueue/Extend`.
-    public static let extend = ProtoMethod<ExtendRequest, ExtendResponse>(service: serviceName, name: "Extend", isReadOnly: false)
-    /// `/homepwner.v1.JobQueue/RetryDead`.
-    public static let retryDead = ProtoMethod<RetryDeadRequest, RetryDeadResponse>(service: serviceName, name: "RetryDead", isReadOnly: false)
-    /// `/homepwner.v1.JobQueue/Stats` (read-only).
-    public static let stats = ProtoMethod<JobStatsRequest, JobStatsResponse>(service: serviceName, name: "Stats", isReadOnly: true)
-    /// `/homepwner.v1.JobQueue/PauseQueue`.
-    public static let pauseQueue = ProtoMethod<PauseQueueRequest, PauseQueueResponse>(service: serviceName, name: "PauseQueue", isReadOnly: false)
-    /// `/homepwner.v1.JobQueue/ListJobs` (read-only).
-    public static let listJobs = ProtoMethod<ListJobsRequest, ListJobsResponse>(service: serviceName, name: "ListJobs", isReadOnly: true)
-    /// `/homepwner.v1.JobQueue/GetJob` (read-only).
-    public static let getJob = ProtoMethod<GetJobRequest, Job>(service: serviceName, name: "GetJob", isReadOnly: true)
-    /// `/homepwner.v1.JobQueue/PurgeJobs`.
-    public static let purgeJobs = ProtoMethod<PurgeJobsRequest, PurgeJobsResponse>(service: serviceName, name: "PurgeJobs", isReadOnly: false)
-    /// `/homepwner.v1.JobQueue/GetBatch` (read-only).
-    public static let getBatch = ProtoMethod<GetBatchRequest, JobBatch>(service: serviceName, name: "GetBatch", isReadOnly: true)
+    /// `/homepwner.v1.JobQueue/Lease`; admin and captureWorker, thumbnailWorker.
+    public static let lease = ProtoMethod<LeaseRequest, LeaseResponse>(
+        service: serviceName, name: "Lease", isReadOnly: false, callers: [.captureWorker, .thumbnailWorker])
+    /// `/homepwner.v1.JobQueue/Complete`; admin and captureWorker, thumbnailWorker.
+    public static let complete = ProtoMethod<CompleteRequest, CompleteResponse>(
+        service: serviceName, name: "Complete", isReadOnly: false, callers: [.captureWorker, .thumbnailWorker])
+    /// `/homepwner.v1.JobQueue/Fail`; admin and captureWorker, thumbnailWorker.
+    public static let fail = ProtoMethod<FailRequest, FailResponse>(
+        service: serviceName, name: "Fail", isReadOnly: false, callers: [.captureWorker, .thumbnailWorker])
+    /// `/homepwner.v1.JobQueue/Extend`; admin and captureWorker, thumbnailWorker.
+    public static let extend = ProtoMethod<ExtendRequest, ExtendResponse>(
+        service: serviceName, name: "Extend", isReadOnly: false, callers: [.captureWorker, .thumbnailWorker])
+    /// `/homepwner.v1.JobQueue/RetryDead`, admin only.
+    public static let retryDead = ProtoMethod<RetryDeadRequest, RetryDeadResponse>(
+        service: serviceName, name: "RetryDead", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.JobQueue/Stats` (read-only); admin and reader.
+    public static let stats = ProtoMethod<JobStatsRequest, JobStatsResponse>(
+        service: serviceName, name: "Stats", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.JobQueue/PauseQueue`, admin only.
+    public static let pauseQueue = ProtoMethod<PauseQueueRequest, PauseQueueResponse>(
+        service: serviceName, name: "PauseQueue", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.JobQueue/ListJobs` (read-only); admin and reader.
+    public static let listJobs = ProtoMethod<ListJobsRequest, ListJobsResponse>(
+        service: serviceName, name: "ListJobs", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.JobQueue/GetJob` (read-only); admin and reader.
+    public static let getJob = ProtoMethod<GetJobRequest, Job>(
+        service: serviceName, name: "GetJob", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.JobQueue/PurgeJobs`, admin only.
+    public static let purgeJobs = ProtoMethod<PurgeJobsRequest, PurgeJobsResponse>(
+        service: serviceName, name: "PurgeJobs", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.JobQueue/GetBatch` (read-only); admin and reader.
+    public static let getBatch = ProtoMethod<GetBatchRequest, JobBatch>(
+        service: serviceName, name: "GetBatch", isReadOnly: true, callers: [.reader])
     /// Every method of the service.
     public static let allMethods: [any AnyProtoMethod] = [lease, complete, fail, extend, retryDead, stats, pauseQueue, listJobs, getJob, purgeJobs, getBatch]
 }

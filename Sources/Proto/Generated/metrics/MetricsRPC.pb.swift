@@ -8,8 +8,9 @@ import HomepwnerProtoC
 public enum MetricsRPC {
     /// The service's full name.
     public static let serviceName = "homepwner.v1.Metrics"
-    /// `/homepwner.v1.Metrics/Stats` (read-only).
-    public static let stats = ProtoMethod<ProcessStatsRequest, ProcessStatsResponse>(service: serviceName, name: "Stats", isReadOnly: true)
+    /// `/homepwner.v1.Metrics/Stats` (read-only); admin and reader.
+    public static let stats = ProtoMethod<ProcessStatsRequest, ProcessStatsResponse>(
+        service: serviceName, name: "Stats", isReadOnly: true, callers: [.reader])
     /// Every method of the service.
     public static let allMethods: [any AnyProtoMethod] = [stats]
 }

@@ -16,6 +16,7 @@ PROTOBUF_C__BEGIN_DECLS
 
 #include "homepwner/v1/images.pb-c.h"
 #include "homepwner/v1/jobs.pb-c.h"
+#include "homepwner/v1/options.pb-c.h"
 
 typedef struct Homepwner__V1__CaptureSource Homepwner__V1__CaptureSource;
 typedef struct Homepwner__V1__ListSourcesRequest Homepwner__V1__ListSourcesRequest;

@@ -16,6 +16,7 @@ PROTOBUF_C__BEGIN_DECLS
 
 #include "homepwner/v1/health.pb-c.h"
 #include "homepwner/v1/rpc.pb-c.h"
+#include "homepwner/v1/options.pb-c.h"
 
 typedef struct Homepwner__V1__ProcessStatsRequest Homepwner__V1__ProcessStatsRequest;
 typedef struct Homepwner__V1__StatusCount Homepwner__V1__StatusCount;
