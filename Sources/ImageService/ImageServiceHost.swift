@@ -39,11 +39,12 @@ public enum ImageServiceHost {
         }
         // A reply carries the data plus ImageInfo and framing; keep a margin under the frame limit.
         ImageServiceHandlers.register(on: host, store: store, replyLimit: max(4096, configuration.maxMessageBytes - (64 << 10)))
-        // The thumbnails queue, in images.db, through the store's writer; a completed job's
-        // thumbnails are stored in the transaction that completes it.
+        // The thumbnails queue, in images.db, through the store's writer (its reads on the
+        // store's reader); a completed job's thumbnails are stored in the transaction that
+        // completes it.
         let publish = ImageServiceHandlers.publisher(host: host, clock: store.clock)
         let jobs = JobQueueService(
-            owner: store.writer, queues: [ThumbnailQueue.configuration],
+            owner: store.writer, reader: store.reader, queues: [ThumbnailQueue.configuration],
             completions: [ThumbnailQueue.name: { request in try await store.stageThumbnails(request, publish: publish) }],
             clock: SystemClock(), logger: logger,
             publish: { [host] topic, event in host.publish(topic: topic, event) })

@@ -27,8 +27,9 @@ public final class ImageStore: Sendable {
     let writer: DatabaseOwner<ImageIndex>
     /// Called once a row that enqueued a thumbnail job has committed (wakes waiting Leases).
     let thumbnailJobsCommitted = Mutex<(@Sendable () -> Void)?>(nil)
-    /// A second connection for lookups and lists, so reads never queue behind a commit's fsync.
-    private let reader: DatabaseOwner<ImageIndex>
+    /// A second connection for lookups and lists (and the `thumbnails` queue's reads), so reads
+    /// never queue behind a commit's fsync.
+    let reader: DatabaseOwner<ImageIndex>
     /// File I/O, which blocks (see `Lanes`).
     let ioLanes = Lanes(label: "homepwner.images.io", count: 16)
     /// Digests computed while the I/O lane writes; they never wait on anything.

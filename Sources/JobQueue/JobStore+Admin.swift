@@ -59,10 +59,7 @@ extension JobStore {
             }
             before = token
         }
-        // The state as a literal, so the partial index of that state serves the query.
-        var jobs = try self.jobs(try db.prepare("""
-            SELECT \(Self.columns) FROM jobs WHERE queue = ? AND state = \(state.rawValue) AND id < ? ORDER BY id DESC LIMIT ?
-            """), [.text(request.queue), .integer(before), .integer(Int64(size) + 1)])
+        var jobs = try self.jobs(try db.prepare(Self.listQuery(state: state)), [.text(request.queue), .integer(before), .integer(Int64(size) + 1)])
         var response = ListJobsResponse()
         if jobs.count > Int(size) {
             jobs.removeLast()
@@ -71,6 +68,13 @@ extension JobStore {
         for index in jobs.indices { jobs[index].errors = try errors(of: Int64(jobs[index].jobId)!) }
         response.jobs = jobs
         return response
+    }
+
+    /// The page ListJobs reads: jobs of `state` with an id below the page token's, newest first.
+    /// Parameters: the queue, the id to start below, how many.
+    static func listQuery(state: JobState) -> String {
+        // The state as a literal, so the index of the jobs by state serves the query.
+        "SELECT \(columns) FROM jobs WHERE queue = ? AND state = \(state.rawValue) AND id < ? ORDER BY id DESC LIMIT ?"
     }
 
     /// Removes DEAD or DONE jobs (unspecified = DEAD), all of that state or only those listed,

@@ -93,5 +93,10 @@ extension JobStore {
             UPDATE job_counts SET count = count - 1 WHERE queue = old.queue AND state = old.state;
         END;
         """),
+        // ListJobs pages through one state newest first: without this index it sorted every job
+        // of the state (a million DONE ones) for each page.
+        (2, """
+        CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (queue, state, id);
+        """),
     ]
 }

@@ -221,6 +221,13 @@ public final class JobStore {
         return job
     }
 
+    /// Runs `body`, whose queries then see one snapshot of the database: in a read transaction
+    /// of its own, or in the transaction already open (a writer's batch).
+    public func snapshot<T>(_ body: () throws -> T) throws -> T {
+        guard db.isAutocommit else { return try body() }
+        return try db.inTransaction(.deferred, body)
+    }
+
     /// The job as stored (without its error history).
     func current(queue: String, jobID: String) throws -> Job {
         guard let id = Int64(jobID), id > 0 else {

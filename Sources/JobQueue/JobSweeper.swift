@@ -38,7 +38,7 @@ public final class JobSweeper<Owner: JobStoreOwner>: LifecycleService {
                 }
                 if queue.notifier.waiterCount > 0 {
                     let ready = try wait { done in
-                        service.owner.read({ jobs in try jobs.hasReadyJob(queue: name, now: service.clock.nowMilliseconds()) }, then: done)
+                        service.reader.read({ jobs in try jobs.hasReadyJob(queue: name, now: service.clock.nowMilliseconds()) }, then: done)
                     }
                     if ready { queue.notifier.signal() }
                 }

@@ -7,6 +7,7 @@ import Runtime
 import SQLite
 import Synchronization
 import Testing
+import TestSupport
 import ZMQ
 
 /// One context for the tests of this target; sockets are per test.
@@ -40,6 +41,8 @@ final class EventLog: Sendable {
 struct QueueFixture {
     let folder: TemporaryFolder
     let owner: TestOwner
+    /// The read-only connection the service reads on, beside the writer.
+    let reader: DatabaseOwner<JobReadConnection>
     let service: JobQueueService<TestOwner>
     let composition: ServiceComposition
     let client: RPCClient
@@ -69,12 +72,13 @@ struct QueueFixture {
                 return result + Array("!".utf8)
             }, finish: { finishes.append($0) })
         }
+        reader = DatabaseOwner(jobReaderOf: path, queues: queues, name: "test-host-reader")
         service = JobQueueService(
-            owner: owner, queues: queues, completions: ["thumbnails": completion], clock: SystemClock(), logger: testLogger,
-            publish: { events.record($0, $1) })
+            owner: owner, reader: reader, queues: queues, completions: ["thumbnails": completion], clock: SystemClock(),
+            logger: testLogger, publish: { events.record($0, $1) })
         let host = try ServiceHost(name: "test-host", context: testContext, rpcEndpoints: [folder.endpoint("rpc")], logger: testLogger)
         service.register(on: host.server)
-        var services: [any LifecycleService] = [owner]
+        var services: [any LifecycleService] = [owner, reader]
         if let sweeperInterval { services.append(service.sweeper(intervalMilliseconds: sweeperInterval, pruneChunk: pruneChunk)) }
         composition = ServiceComposition(services + [host])
         try composition.start()
@@ -215,6 +219,45 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         #expect(fixture.events.all.map(\.topic) == [EventTopic.jobDone, EventTopic.jobDead])
         #expect(fixture.events.all.map(\.event.jobId) == [jobs[0].jobId, jobs[2].jobId])
         #expect(fixture.events.all[1].event.error == "decode failed")
+    }
+
+    @Test func listJobsStatsGetJobAndGetBatchAnswerWhileTheWriterIsBusy() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let client = fixture.client
+        let batch = try #require(try await fixture.enqueue(3, batch: true))
+        try await fixture.ready()
+        // The writer's thread held by a write that waits (as a long commit or a slow disk would):
+        // the reads must not queue behind it.
+        let release = DispatchSemaphore(value: 0)
+        let entered = Mutex(false)
+        let held = Task { [owner = fixture.owner] in
+            try await owner.perform { _ in
+                entered.withLock { $0 = true }
+                release.wait()
+            }
+        }
+        defer { release.signal() }
+        #expect(try await eventually { entered.withLock { $0 } })
+        let options = CallOptions(timeoutMilliseconds: 5000, retry: .none)
+        var list = ListJobsRequest()
+        list.queue = "thumbnails"
+        list.state = .queued
+        let queued = try await client.call(JobQueueRPC.listJobs, list, options: options).jobs
+        #expect(queued.count == 3)
+        var stats = JobStatsRequest()
+        stats.queue = "thumbnails"
+        #expect(try await client.call(JobQueueRPC.stats, stats, options: options).ready == 3)
+        var get = GetJobRequest()
+        get.queue = "thumbnails"
+        get.jobId = try #require(queued.first).jobId
+        #expect(try await client.call(JobQueueRPC.getJob, get, options: options).state == .queued)
+        var getBatch = GetBatchRequest()
+        getBatch.queue = "thumbnails"
+        getBatch.batchId = batch
+        #expect(try await client.call(JobQueueRPC.getBatch, getBatch, options: options).pending == 3)
+        release.signal()
+        try await held.value
     }
 
     @Test func badCallsGetPreciseStatusesAndMessages() async throws {

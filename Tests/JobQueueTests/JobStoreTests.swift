@@ -387,6 +387,18 @@ import Testing
         #expect(try host.db.scalar("SELECT version FROM job_queue_schema")?.int64Value == Int64(JobStore.schemaVersion))
     }
 
+    @Test func listJobsOfEveryStateWalksAnIndexNewestFirstWithoutSortingTheState() throws {
+        defer { folder.remove() }
+        for state in JobState.allCases.dropFirst() {
+            let plan = try host.db.query(
+                "EXPLAIN QUERY PLAN " + JobStore.listQuery(state: state), [.text("thumbnails"), .integer(Int64.max), .integer(101)]
+            ).map { $0["detail"]?.stringValue ?? "" }
+            // A temporary B-tree would sort every job of the state, a million DONE ones, per page.
+            #expect(plan.count == 1 && plan[0].contains("USING INDEX") && !plan.contains { $0.contains("TEMP B-TREE") },
+                "\(state): \(plan)")
+        }
+    }
+
     @Test func leaseReadsOnlyTheIndexOfQueuedJobs() throws {
         defer { folder.remove() }
         let plan = try host.db.query(
