@@ -65,7 +65,8 @@ extension JobStore {
             jobs.removeLast()
             response.nextPageToken = jobs.last!.jobId
         }
-        for index in jobs.indices { jobs[index].errors = try errors(of: Int64(jobs[index].jobId)!) }
+        let histories = try errors(of: jobs.map { Int64($0.jobId)! })
+        for index in jobs.indices { jobs[index].errors = histories[Int64(jobs[index].jobId)!] ?? [] }
         response.jobs = jobs
         return response
     }

@@ -26,7 +26,6 @@ public final class JobStore {
     private let selectReady: Statement
     private let leaseJob: Statement
     private let completeJob: Statement
-    private let selectErrors: Statement
     private let insertError: Statement
     private let selectPaused: Statement
 
@@ -62,8 +61,6 @@ public final class JobStore {
         completeJob = try db.prepare("""
             UPDATE jobs SET state = 3, result = ?, finished_at_ms = ?, updated_at_ms = ? WHERE id = ? RETURNING \(Self.columns)
             """)
-        selectErrors = try db.prepare(
-            "SELECT attempt, at_ms, worker_id, message FROM job_errors WHERE job_id = ? ORDER BY id")
         insertError = try db.prepare(
             "INSERT INTO job_errors (job_id, attempt, at_ms, worker_id, message) VALUES (?, ?, ?, ?, ?)")
         selectPaused = try db.prepare("SELECT paused FROM job_queues WHERE queue = ?")
@@ -241,15 +238,25 @@ public final class JobStore {
 
     /// Every failed attempt of a job, oldest first.
     func errors(of id: Int64) throws -> [JobAttemptError] {
-        try selectErrors.bind([.integer(id)])
-        var errors: [JobAttemptError] = []
-        while try selectErrors.step() {
+        try errors(of: [id])[id] ?? []
+    }
+
+    /// The failed attempts of several jobs in one query, oldest first, by job id (jobs with none
+    /// are left out).
+    func errors(of ids: [Int64]) throws -> [Int64: [JobAttemptError]] {
+        guard !ids.isEmpty else { return [:] }
+        let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
+        var errors: [Int64: [JobAttemptError]] = [:]
+        for row in try db.query(
+            "SELECT job_id, attempt, at_ms, worker_id, message FROM job_errors WHERE job_id IN (\(marks)) ORDER BY job_id, id",
+            ids.map { .integer($0) })
+        {
             var error = JobAttemptError()
-            error.attempt = Int32(selectErrors.int64(at: 0)!)
-            error.atMs = selectErrors.int64(at: 1)!
-            error.workerId = selectErrors.string(at: 2)!
-            error.message = selectErrors.string(at: 3)!
-            errors.append(error)
+            error.attempt = Int32(row[1].int64Value!)
+            error.atMs = row[2].int64Value!
+            error.workerId = row[3].stringValue!
+            error.message = row[4].stringValue!
+            errors[row[0].int64Value!, default: []].append(error)
         }
         return errors
     }
