@@ -24,15 +24,18 @@ public enum ThumbnailQueue {
         (info.kind == .original || info.kind == .edited) && info.mediaType == .image && info.contentType == "image/jpeg"
     }
 
-    /// One pending job per image and set of sizes.
-    static func dedupeKey(_ imageKey: String, sizes: [Int]) -> String {
-        "image:\(imageKey):" + sizes.map(String.init).joined(separator: ",")
+    /// One pending job per image and set of sizes: the image as stored now (its key and
+    /// generation), so a key deleted and stored again while its job runs gets a job of its own
+    /// instead of sharing the old bytes' one.
+    static func dedupeKey(_ imageKey: String, generation: Int64, sizes: [Int]) -> String {
+        "image:\(imageKey)@\(generation):" + sizes.map(String.init).joined(separator: ",")
     }
 
     /// The job's payload.
-    static func payload(_ imageKey: String, sizes: [Int]) -> [UInt8] {
+    static func payload(_ imageKey: String, generation: Int64, sizes: [Int]) -> [UInt8] {
         var job = ThumbnailJob()
         job.imageKey = imageKey
+        job.imageGeneration = generation
         job.sizes = sizes.map { Int32($0) }
         return job.serializedBytes()
     }

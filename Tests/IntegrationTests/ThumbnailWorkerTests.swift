@@ -209,6 +209,40 @@ import RPCTestSupport
         #expect(try await Self.thumbnails(client, of: original.key).isEmpty && Self.blobFiles(harness).isEmpty)
     }
 
+    @Test func aKeyDeletedAndStoredAgainWhileItsJobRunsGetsAJobOfItsOwnAndTheOldResultStoresNothing() async throws {
+        let (harness, client) = try Self.imageService()
+        defer { client.close(); harness.shutdown() }
+        let key = UUID().uuidString.lowercased()
+        func put(_ name: String) async throws -> ImageInfo {
+            var request = PutImageRequest()
+            request.data = try Fixtures.orientationPhoto(name)
+            request.ownerKey = "item-1"
+            request.key = key
+            return try await client.call(ImageServiceRPC.putImage, request, options: .init(timeoutMilliseconds: 30_000))
+        }
+        _ = try await put("Landscape_1.jpg")
+        let old = try await Self.lease(client, worker: "slow")
+        // While the worker makes the landscape's thumbnails, the key is deleted and a portrait
+        // stored under it (a capture's retry puts the same keys).
+        var delete = DeleteImageRequest()
+        delete.key = key
+        _ = try await client.call(ImageServiceRPC.deleteImage, delete)
+        let portrait = try await put("Portrait_1.jpg")
+        let pending = try await Self.jobs(client, .queued)
+        #expect(pending.count == 1 && pending.first?.jobId != old.jobId, "the portrait has a job of its own: \(pending.map(\.dedupeKey))")
+
+        try await Self.complete(client, old, try Self.result(of: "Landscape_1.jpg", sizes: [64, 256, 1024]))
+        #expect(try await Self.thumbnails(client, of: key).isEmpty, "the landscape's thumbnails are not the portrait's")
+        let superseded = try #require(try await Self.jobs(client, .done).first { $0.jobId == old.jobId })
+        #expect(try ThumbnailResult(serializedBytes: superseded.result).thumbnails.isEmpty)
+
+        try harness.start(.thumbnailWorker)
+        try await Self.waitUntil { try await Self.thumbnails(client, of: key).count == 3 }
+        let made = try await Self.thumbnails(client, of: key).sorted { $0.height < $1.height }
+        #expect(made.map { "\($0.width)×\($0.height)" } == ["43×64", "171×256", "683×1024"], "of the portrait: \(portrait.width)×\(portrait.height)")
+        #expect(Self.blobFiles(harness) == Set([key] + made.map(\.key)))
+    }
+
     @Test func enqueueThumbnailsMakesOneBatchAndMissingOnlySkipsWhatIsThere() async throws {
         let (harness, client) = try Self.imageService()
         defer { client.close(); harness.shutdown() }

@@ -92,7 +92,7 @@ struct  Homepwner__V1__Job
   size_t n_errors;
   Homepwner__V1__JobAttemptError **errors;
   /*
-   * Jobs with the same key, queued or running, are one job (e.g. "image:<key>:64,256,1024").
+   * Jobs with the same key, queued or running, are one job (e.g. "image:<key>@<generation>:64,256,1024").
    */
   char *dedupe_key;
   /*
