@@ -190,7 +190,7 @@ public final class ImageStore: Sendable {
             }
         } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {
             // A full disk is a limit the operator can act on, not a bug.
-            throw ImageStoreError.tooLarge("the image store's disk is full (\(error)); nothing was stored")
+            throw ImageStoreError.diskFull("the image store's disk is full (\(error)); nothing was stored")
         }
     }
 

@@ -17,6 +17,9 @@ public enum ImageStoreError: RPCStatusError, Equatable, CustomStringConvertible 
     case aborted(String)
     /// RESOURCE_EXHAUSTED.
     case tooLarge(String)
+    /// RESOURCE_EXHAUSTED with reason DISK_FULL (`RPCError.diskFullReason`): the store's disk
+    /// is full and nothing was stored; a retry works once space is freed.
+    case diskFull(String)
     /// DATA_LOSS.
     case damaged(String)
 
@@ -24,7 +27,7 @@ public enum ImageStoreError: RPCStatusError, Equatable, CustomStringConvertible 
     public var description: String {
         switch self {
         case .invalid(let m), .notFound(let m), .outOfRange(let m), .failedPrecondition(let m),
-             .alreadyExists(let m), .aborted(let m), .tooLarge(let m), .damaged(let m): m
+             .alreadyExists(let m), .aborted(let m), .tooLarge(let m), .diskFull(let m), .damaged(let m): m
         }
     }
 
@@ -36,9 +39,13 @@ public enum ImageStoreError: RPCStatusError, Equatable, CustomStringConvertible 
         case .failedPrecondition: .failedPrecondition
         case .alreadyExists: .alreadyExists
         case .aborted: .aborted
-        case .tooLarge: .resourceExhausted
+        case .tooLarge, .diskFull: .resourceExhausted
         case .damaged: .dataLoss
         }
+    }
+
+    public var rpcReason: String {
+        if case .diskFull = self { RPCError.diskFullReason } else { "" }
     }
 
     public var rpcMessage: String { description }

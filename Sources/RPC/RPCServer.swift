@@ -138,6 +138,8 @@ public final class RPCServer: Sendable {
         var metrics: MethodMetrics?
         /// What the process's parts add to Metrics/Stats (`addFigures`).
         var figureSources: [@Sendable () async -> [Figure]] = []
+        /// What the process's parts add to Health/Check's conditions (`addHealthConditions`).
+        var conditionSources: [@Sendable () -> [String]] = []
     }
 
     /// A finished handler's answer, queued for the I/O thread.
@@ -420,6 +422,13 @@ public final class RPCServer: Sendable {
         stop()
     }
 
+    /// Adds a source of Health/Check's `conditions`: what an operator should see to while the
+    /// process serves. Called on the I/O thread at every check: it must only read state (a
+    /// lock, a counter), never wait.
+    public func addHealthConditions(_ source: @escaping @Sendable () -> [String]) {
+        shared.withLock { $0.conditionSources.append(source) }
+    }
+
     /// Runs `action` when a drain begins (new calls are refused from then on): for a handler
     /// that waits for something to happen (a long poll), to answer now instead of at its end.
     public func onDrain(_ action: @escaping @Sendable () -> Void) {
@@ -447,6 +456,7 @@ public final class RPCServer: Sendable {
             response.version = HomepwnerVersion.string
             response.uptimeMs = UInt64(max(0, monotonicMilliseconds() - self.startedAt))
             response.services = services
+            response.conditions = self.shared.withLock { $0.conditionSources }.flatMap { $0() }
             if request.service.isEmpty || services.contains(request.service) {
                 response.status = self.servingStatus
             } else {

@@ -65,6 +65,11 @@ enum HealthCommand {
             }
         }
         printColumns(lines)
+        // What a process serving needs from an operator, under the table.
+        for row in rows {
+            guard case let .success(response) = row.result else { continue }
+            for condition in response.conditions { print("\(row.name): \(condition)") }
+        }
     }
 
     static func printJSON(_ rows: [Row]) {
@@ -73,7 +78,8 @@ enum HealthCommand {
             case let .success(response):
                 return "{\"service\": \(jsonString(row.name)), \"endpoint\": \(jsonString(row.endpoint)), "
                     + "\"status\": \(jsonString(response.status.protoValueName ?? String(response.status.rawValue))), "
-                    + "\"version\": \(jsonString(response.version)), \"uptime_ms\": \(response.uptimeMs)}"
+                    + "\"version\": \(jsonString(response.version)), \"uptime_ms\": \(response.uptimeMs), "
+                    + "\"conditions\": [\(response.conditions.map(jsonString).joined(separator: ", "))]}"
             case let .failure(error):
                 return "{\"service\": \(jsonString(row.name)), \"endpoint\": \(jsonString(row.endpoint)), "
                     + "\"status\": \(jsonString(error.code.protoValueName ?? "ERROR")), \"error\": \(jsonString(error.message))}"

@@ -1,9 +1,11 @@
 import Foundation
 import Harness
+@testable import ImageService
 import JPEG
 import Proto
 import RPC
 import Runtime
+import Synchronization
 import Testing
 import ThumbnailWorker
 import TestSupport
@@ -241,6 +243,56 @@ import RPCTestSupport
         let made = try await Self.thumbnails(client, of: key).sorted { $0.height < $1.height }
         #expect(made.map { "\($0.width)×\($0.height)" } == ["43×64", "171×256", "683×1024"], "of the portrait: \(portrait.width)×\(portrait.height)")
         #expect(Self.blobFiles(harness) == Set([key] + made.map(\.key)))
+    }
+
+    @Test func aResultRefusedForAFullDiskIsSentAgainWithItsJobHeldAndStoredOnceThereIsRoom() async throws {
+        let (harness, client) = try Self.imageService()
+        defer { client.close(); harness.shutdown() }
+        let original = try await Self.put(client, "Landscape_2.jpg")
+        // From here on the image store's disk is full: a thumbnail's write fails with ENOSPC.
+        let store = try #require(harness.composition(.imageService)?.first(ImageStore.self))
+        let full = Atomic<Bool>(true)
+        store.hooks.set { hooks in
+            hooks.folderSync = { path in
+                if full.load(ordering: .relaxed) { throw BlobIOError(operation: "fsync", path: path, code: ENOSPC) }
+            }
+        }
+        try harness.start(.thumbnailWorker)
+        // Two refusals: the worker sent its result again instead of failing the job.
+        try await Self.waitUntil {
+            let refused = try await Self.refusedCompletes(client), dead = try await Self.jobs(client, .dead)
+            return refused >= 2 || !dead.isEmpty
+        }
+        #expect(try await Self.jobs(client, .dead).isEmpty, "a full disk sends no job to DEAD")
+        let held = try await Self.jobs(client, .running)
+        #expect(held.count == 1 && held.first?.attempts == 1 && held.first?.errors.isEmpty == true, "\(held)")
+        // Nothing of the refused results is stored, no file either.
+        #expect(try await Self.thumbnails(client, of: original.key).isEmpty && Self.blobFiles(harness) == [original.key])
+        // The worker says so: in Health/Check's conditions (still SERVING) and in its figures.
+        let worker = try harness.client(.thumbnailWorker)
+        defer { worker.close() }
+        let health = try await worker.call(HealthRPC.check, HealthCheckRequest())
+        #expect(health.status == .serving && health.conditions.count == 1, "\(health.conditions)")
+        #expect(health.conditions.first?.contains("1 job of queue thumbnails hold") == true
+            && health.conditions.first?.contains("the image store's disk is full") == true, "\(health.conditions)")
+        let figures = try await worker.call(MetricsRPC.stats, ProcessStatsRequest()).figures
+        #expect(figures.first { $0.name == "homepwner_worker_jobs_waiting_disk_full" }?.value == 1)
+        let cli = try await CLITests.homepwner(
+            ["health", "thumbnail-worker"], environment: ["HOMEPWNER_THUMBNAIL_WORKER_RPC": harness.endpoint(.thumbnailWorker)])
+        #expect(cli.status == 0 && cli.stdout.contains("thumbnail-worker: 1 job of queue thumbnails hold results"), "\(cli.stdout)")
+
+        full.store(false, ordering: .relaxed)
+        try await Self.waitUntil { try await Self.thumbnails(client, of: original.key).count == 3 }
+        let done = try await Self.jobs(client, .done)
+        #expect(done.count == 1 && done.first?.attempts == 1 && done.first?.errors.isEmpty == true, "\(done)")
+        #expect(try await worker.call(HealthRPC.check, HealthCheckRequest()).conditions.isEmpty)
+    }
+
+    /// How many Complete calls the image service answered RESOURCE_EXHAUSTED.
+    static func refusedCompletes(_ client: RPCClient) async throws -> UInt64 {
+        let stats = try await client.call(MetricsRPC.stats, ProcessStatsRequest())
+        let complete = stats.methods.first { $0.method == JobQueueRPC.complete.path }
+        return complete?.codes.first { $0.code == .resourceExhausted }?.count ?? 0
     }
 
     @Test func enqueueThumbnailsMakesOneBatchAndMissingOnlySkipsWhatIsThere() async throws {

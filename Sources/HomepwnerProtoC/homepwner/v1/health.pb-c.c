@@ -167,7 +167,7 @@ const ProtobufCEnumDescriptor homepwner__v1__health_check_response__serving_stat
   homepwner__v1__health_check_response__serving_status__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__health_check_response__field_descriptors[5] =
+static const ProtobufCFieldDescriptor homepwner__v1__health_check_response__field_descriptors[6] =
 {
   {
     "status",
@@ -229,8 +229,21 @@ static const ProtobufCFieldDescriptor homepwner__v1__health_check_response__fiel
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "conditions",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Homepwner__V1__HealthCheckResponse, n_conditions),
+    offsetof(Homepwner__V1__HealthCheckResponse, conditions),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__health_check_response__field_indices_by_name[] = {
+  5,   /* field[5] = conditions */
   1,   /* field[1] = process */
   4,   /* field[4] = services */
   0,   /* field[0] = status */
@@ -240,7 +253,7 @@ static const unsigned homepwner__v1__health_check_response__field_indices_by_nam
 static const ProtobufCIntRange homepwner__v1__health_check_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__health_check_response__descriptor =
 {
@@ -250,7 +263,7 @@ const ProtobufCMessageDescriptor homepwner__v1__health_check_response__descripto
   "Homepwner__V1__HealthCheckResponse",
   "homepwner.v1",
   sizeof(Homepwner__V1__HealthCheckResponse),
-  5,
+  6,
   homepwner__v1__health_check_response__field_descriptors,
   homepwner__v1__health_check_response__field_indices_by_name,
   1,  homepwner__v1__health_check_response__number_ranges,

@@ -59,10 +59,17 @@ struct  Homepwner__V1__HealthCheckResponse
    */
   size_t n_services;
   char **services;
+  /*
+   * What an operator should see to while the process goes on serving (status stays SERVING),
+   * one sentence each, e.g. a worker holding results its service's full disk cannot take; empty
+   * when there is nothing.
+   */
+  size_t n_conditions;
+  char **conditions;
 };
 #define HOMEPWNER__V1__HEALTH_CHECK_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__health_check_response__descriptor) \
-    , HOMEPWNER__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__UNKNOWN, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL }
+    , HOMEPWNER__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__UNKNOWN, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, 0,NULL }
 
 
 /* Homepwner__V1__HealthCheckRequest methods */
