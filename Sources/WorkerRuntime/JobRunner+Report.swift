@@ -5,7 +5,8 @@ import Runtime
 /// How a runner reports a job's end (Complete, Fail, a hand-back), and sends a report again
 /// that the service could not take now: a busy service (RESOURCE_EXHAUSTED with
 /// retry_after_ms) after that long, a full disk (RESOURCE_EXHAUSTED, reason DISK_FULL) with a
-/// backoff, both for as long as the job's lease holds (its heartbeats go on meanwhile). Neither
+/// backoff, both for as long as the job's lease holds (its heartbeats go on meanwhile). A
+/// handler that ends in a full disk (a capture's PutImage) is run again the same way. Neither
 /// says anything about the job, so neither fails it: a full disk never sends a job to DEAD.
 extension JobRunner {
     /// The first wait before a report refused for a full disk is sent again; it doubles up to
@@ -13,6 +14,37 @@ extension JobRunner {
     static let diskFullFirstBackoffMilliseconds: Int64 = 1000
     /// The longest wait between two reports refused for a full disk.
     static let diskFullMaxBackoffMilliseconds: Int64 = 30_000
+
+    /// Runs the handler, and again after a backoff while it ends in a full disk (DISK_FULL) and
+    /// the lease holds: handlers are safe to run again (the queue retries them too), and a full
+    /// disk says nothing about the job. Throws the handler's error otherwise, or
+    /// `CancellationError` when stopped while it waits.
+    func runHandler(_ job: Job) async throws -> [UInt8] {
+        var backoff = Self.diskFullFirstBackoffMilliseconds
+        defer { state.withLock { _ = $0.waitingForDisk.removeValue(forKey: job.jobId) } }
+        while true {
+            do {
+                return try await handler(job)
+            } catch {
+                // (No `catch let … as`: Swift 6.3 miscompiles some in async closures.)
+                guard let refusal = error as? RPCError, refusal.isDiskFull, leaseHolds(job), !Task.isCancelled else { throw error }
+                noteDiskFull(job, refusal, "run again")
+            }
+            try await Task.sleep(for: .milliseconds(backoff))
+            backoff = min(2 * backoff, Self.diskFullMaxBackoffMilliseconds)
+        }
+    }
+
+    /// Keeps `job` among those waiting for a full disk (Health, figures), warning once per job.
+    private func noteDiskFull(_ job: Job, _ refusal: RPCError, _ what: String) {
+        let first = state.withLock { state in
+            state.diskFullRetries += 1
+            return state.waitingForDisk.updateValue(refusal.message, forKey: job.jobId) == nil
+        }
+        if first {
+            logger.warning("the service's disk is full: job \(job.jobId) is kept and \(what) while its lease holds: \(refusal.message)")
+        }
+    }
 
     func complete(_ job: Job, _ result: [UInt8]) async {
         var request = CompleteRequest()
@@ -108,13 +140,7 @@ extension JobRunner {
             if refusal.isDiskFull {
                 wait = backoff
                 backoff = min(2 * backoff, Self.diskFullMaxBackoffMilliseconds)
-                let first = state.withLock { state in
-                    state.diskFullRetries += 1
-                    return state.waitingForDisk.updateValue(refusal.message, forKey: job.jobId) == nil
-                }
-                if first {
-                    logger.warning("the service's disk is full: the result of job \(job.jobId) is kept and sent again while its lease holds: \(refusal.message)")
-                }
+                noteDiskFull(job, refusal, "its result sent again")
             } else if refusal.code == .resourceExhausted && refusal.retryAfterMilliseconds > 0 {
                 wait = Int64(refusal.retryAfterMilliseconds)
                 state.withLock { $0.busyRetries += 1 }

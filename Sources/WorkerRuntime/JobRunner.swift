@@ -67,7 +67,7 @@ public final class JobRunner: LifecycleService {
     public let name: String
     public let configuration: Configuration
     private let connection: ClientConnection
-    private let handler: Handler
+    let handler: Handler
     let logger: Logger
     let state = Mutex(State())
     /// Signalled when a slot frees up or the runner stops.
@@ -241,7 +241,7 @@ public final class JobRunner: LifecycleService {
 
     /// Runs one job with heartbeats, which go on until it is reported, and reports how it ended.
     private func run(_ job: Job) async {
-        let work = Task(executorPreference: threads) { [handler] in try await handler(job) }
+        let work = Task(executorPreference: threads) { [self] in try await runHandler(job) }
         let heartbeat = Task(executorPreference: threads) { [self] in
             if await !keepLeased(job) { work.cancel() }
         }

@@ -16,7 +16,7 @@ extension JobRunner {
                    labels: queue, value: Double(failed)),
             Figure("homepwner_worker_jobs_running", "Jobs leased and running now.", labels: queue, value: Double(running)),
             Figure("homepwner_worker_job_slots", "Jobs this worker runs at once.", labels: queue, value: Double(configuration.concurrency)),
-            Figure("homepwner_worker_jobs_waiting_disk_full", "Jobs whose result waits for the service's full disk to have room.",
+            Figure("homepwner_worker_jobs_waiting_disk_full", "Jobs held until a service's full disk has room.",
                    labels: queue, value: Double(waitingForDisk)),
             Figure("homepwner_worker_report_retries_total", "Completions and failures sent again: the service was busy, or its disk full.",
                    .counter, labels: queue.merging(["reason": "busy"]) { $1 }, value: Double(busyRetries)),
@@ -25,11 +25,12 @@ extension JobRunner {
         ]
     }
 
-    /// Health/Check's conditions: jobs whose results wait for the service's full disk.
+    /// Health/Check's conditions: jobs held until a service's full disk has room.
     public func healthConditions() -> [String] {
         let waiting = state.withLock { $0.waitingForDisk }
         guard let last = waiting.values.first else { return [] }
-        return ["\(waiting.count) job\(waiting.count == 1 ? "" : "s") of queue \(configuration.queue) hold results the service cannot store, its disk is full (\(last)); they are sent again every \(Self.diskFullMaxBackoffMilliseconds / 1000) s at most while their leases hold"]
+        let jobs = waiting.count == 1 ? "1 job" : "\(waiting.count) jobs"
+        return ["\(jobs) of queue \(configuration.queue) wait for a service's full disk (\(last)): tried again every \(Self.diskFullMaxBackoffMilliseconds / 1000) s at most while their leases hold, never failed for it"]
     }
 }
 

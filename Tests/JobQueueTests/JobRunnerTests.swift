@@ -171,6 +171,33 @@ import WorkerRuntime
         #expect(try await Self.busyCompletes(fixture) > 0, "the service answered the Complete busy at least once")
     }
 
+    @Test func aHandlerRefusedForAFullDiskRunsAgainUnderItsLeaseWithoutFailingTheJob() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let connection = try Self.connection(fixture)
+        defer { connection.stop() }
+        // The handler stores through a service whose disk is full for its first two tries (a
+        // capture's PutImage).
+        let tries = Atomic<Int>(0)
+        let conditions = Mutex<[String]>([])
+        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(concurrency: 1), logger: testLogger) { _ in
+            if tries.add(1, ordering: .relaxed).newValue <= 2 { throw RPCError.diskFull("the image store's disk is full (test)") }
+            return Array("stored".utf8)
+        }
+        try runner.start()
+        defer { runner.stop() }
+        try await fixture.enqueue()
+        try await Self.waitUntil {
+            if tries.load(ordering: .relaxed) == 2 { conditions.withLock { $0 = runner.healthConditions() } }
+            return try await Self.stats(fixture).done == 1
+        }
+        let done = try #require(try await Self.doneJobs(fixture).first)
+        #expect(done.attempts == 1 && done.errors.isEmpty && done.result == Array("stored!".utf8), "\(done)")
+        #expect(tries.load(ordering: .relaxed) == 3 && runner.counts == (completed: 1, failed: 0))
+        #expect(conditions.withLock { $0 }.first?.contains("the image store's disk is full (test)") == true, "\(conditions.withLock { $0 })")
+        #expect(runner.healthConditions().isEmpty)
+    }
+
     @Test func aHandlersFailureIsKeptOnTheJobAndAPermanentOneIsDeadAtOnce() async throws {
         let fixture = try QueueFixture()
         defer { fixture.stop() }
