@@ -131,13 +131,16 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
 
     /// The writer connection (creates and migrates the file), or with `readOnly` a reader
     /// connection beside it.
-    init(path: String, readOnly: Bool = false, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes) throws {
+    init(
+        path: String, readOnly: Bool = false, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes,
+        thumbnailQueue: JobQueueConfiguration = ThumbnailQueue.configuration()
+    ) throws {
         self.thumbnailSizes = thumbnailSizes
         if readOnly {
             db = try Database(path: path, mode: .readOnly)
             transactions = WriteTransactions(db)
             try db.setBusyTimeout(milliseconds: 5000)
-            jobs = try JobStore(db: db, queues: [ThumbnailQueue.configuration])
+            jobs = try JobStore(db: db, queues: [thumbnailQueue])
             return
         }
         db = try Database(path: path)
@@ -155,7 +158,7 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
             return .blob(job.serializedBytes())
         }
         _ = try Self.migrator.migrate(db)
-        jobs = try JobStore(db: db, queues: [ThumbnailQueue.configuration])
+        jobs = try JobStore(db: db, queues: [thumbnailQueue])
     }
 
     func close() throws { try db.close() }

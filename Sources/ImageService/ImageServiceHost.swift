@@ -23,7 +23,9 @@ public enum ImageServiceHost {
             maxPixels: configuration.maxPixels, maxUploadBytes: configuration.maxUploadBytes,
             maxChunkBytes: max(4096, min(16 << 20, configuration.maxMessageBytes - (64 << 10))),
             uploadExpiryMilliseconds: Int64(configuration.uploadExpirySeconds) * 1000,
-            maxRenditionSourceBytes: configuration.maxRenditionSourceBytes)
+            maxRenditionSourceBytes: configuration.maxRenditionSourceBytes,
+            quarantineRetentionMilliseconds: configuration.quarantineRetentionMilliseconds,
+            jobRetention: configuration.jobRetention)
         let store = try ImageStore(
             folder: dataFolder(configuration), cache: cache, limits: limits, logger: logger,
             thumbnailSizes: configuration.thumbnailSizes)
@@ -44,7 +46,7 @@ public enum ImageServiceHost {
         // completes it.
         let publish = ImageServiceHandlers.publisher(host: host, clock: store.clock)
         let jobs = JobQueueService(
-            owner: store.writer, reader: store.reader, queues: [ThumbnailQueue.configuration],
+            owner: store.writer, reader: store.reader, queues: [store.thumbnailQueue],
             completions: [ThumbnailQueue.name: { request in try await store.stageThumbnails(request, publish: publish) }],
             clock: SystemClock(), logger: logger,
             publish: { [host] topic, event in host.publish(topic: topic, event) })
@@ -54,7 +56,10 @@ public enum ImageServiceHost {
 
         let reaper = IntervalThread(
             name: "image-upload-reaper", intervalMilliseconds: Int32(clamping: max(1000, configuration.uploadExpirySeconds * 250))
-        ) { store.expireUploads() }
+        ) {
+            store.expireUploads()
+            store.pruneQuarantine()
+        }
         var monitors: [any MemoryPressureMonitor] = []
         var triggerPath: String?
         if configuration.watchMemoryPressure {

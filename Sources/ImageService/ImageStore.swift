@@ -48,6 +48,8 @@ public final class ImageStore: Sendable {
     let recoveryReport = RecoveryRecord()
     /// The sizes each stored JPEG gets a thumbnail job for, and EnqueueThumbnails' default.
     let defaultThumbnailSizes: [Int]
+    /// The `thumbnails` queue in images.db, with the retention of `limits`.
+    public let thumbnailQueue: JobQueueConfiguration
 
     /// A store in `folder` (its folders are made now); `start()` opens (or creates) the index,
     /// removes leftovers of interrupted writes and reconciles the index with the files.
@@ -75,10 +77,12 @@ public final class ImageStore: Sendable {
         self.limits = limits
         self.clock = clock
         self.logger = logger
+        let thumbnailQueue = ThumbnailQueue.configuration(retention: limits.jobRetention)
+        self.thumbnailQueue = thumbnailQueue
         let path = folder + "/images.db", recoveryReport = recoveryReport, blobs = blobs
         let closed = ImageStoreError.failedPrecondition("the image store is closed (stopping)")
         writer = DatabaseOwner(name: "image-index", closedError: closed) {
-            let index = try ImageIndex(path: path, thumbnailSizes: thumbnailSizes)
+            let index = try ImageIndex(path: path, thumbnailSizes: thumbnailSizes, thumbnailQueue: thumbnailQueue)
             do {
                 let report = try Self.reconcile(index: index, blobs: blobs, now: clock.nowMilliseconds())
                 recoveryReport.report.withLock { $0 = report }
@@ -89,7 +93,7 @@ public final class ImageStore: Sendable {
             return index
         }
         reader = DatabaseOwner(name: "image-reader", closedError: closed, groupCommit: false) {
-            try ImageIndex(path: path, readOnly: true)
+            try ImageIndex(path: path, readOnly: true, thumbnailQueue: thumbnailQueue)
         }
     }
 
@@ -105,6 +109,7 @@ public final class ImageStore: Sendable {
         }
         let report = recovery
         loadUploads(report.openUploads)
+        pruneQuarantine()
         if report.truncatedUploads + report.droppedUploads > 0 {
             logger.info(
                 "open uploads recovered: \(report.openUploads.count) resumable, \(report.truncatedUploads) cut back to their acknowledged bytes, \(report.droppedUploads) dropped (expired, or their staging file was gone)")

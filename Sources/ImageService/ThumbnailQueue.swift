@@ -15,9 +15,12 @@ public enum ThumbnailQueue {
     public static let sizeRange = 1...8192
     public static let maxSizes = 8
 
-    /// The queue with the library's defaults (5 attempts over about 3 minutes, 30 s leases,
-    /// DONE jobs kept 24 h): a thumbnail that fails five times is a poison image, not bad luck.
-    static let configuration = JobQueueConfiguration(name: name)
+    /// The queue with the library's defaults (5 attempts over about 3 minutes, 30 s leases)
+    /// and `retention` (by default DONE jobs kept 24 h, DEAD ones and finished batches a week):
+    /// a thumbnail that fails five times is a poison image, not bad luck.
+    static func configuration(retention: JobRetention = JobRetention()) -> JobQueueConfiguration {
+        JobQueueConfiguration(name: name, retention: retention)
+    }
 
     /// Whether storing `info` makes thumbnails: a JPEG original or edit (not a thumbnail, not a movie).
     static func wants(_ info: ImageInfo) -> Bool {

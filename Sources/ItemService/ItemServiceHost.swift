@@ -34,8 +34,8 @@ public enum ItemServiceHost {
     ) throws -> ServiceComposition {
         try FileManager.default.createDirectory(
             atPath: dataFolder(configuration), withIntermediateDirectories: true)
-        let queue = CascadeQueue.configuration(retry: cascadeRetry)
-        let capture = CaptureQueue.configuration(retry: captureRetry)
+        let queue = CascadeQueue.configuration(retry: cascadeRetry, retention: configuration.jobRetention)
+        let capture = CaptureQueue.configuration(retry: captureRetry, retention: configuration.jobRetention)
         let store = ItemStoreQueue(
             path: databasePath(configuration), seedPath: configuration.seedDatabase, cascade: queue, capture: capture)
         // The queues' reads (ListJobs, Stats, GetJob, GetBatch) on a connection of their own,

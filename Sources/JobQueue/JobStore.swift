@@ -317,11 +317,26 @@ public final class JobStore {
         return try selectPaused.step() && selectPaused.int64(at: 0) != 0
     }
 
-    /// Keeps a failed attempt in the job's history and mirrors it in last_error.
+    /// Keeps a failed attempt in the job's history and mirrors it in last_error; past
+    /// `JobLimits.maxErrorsKept` the oldest but the first goes.
     func recordError(job: Int64, attempt: Int64, at: Int64, worker: String, message: String) throws {
         try insertError.bind([.integer(job), .integer(attempt), .integer(at), .text(worker), .text(message)])
         while try insertError.step() {}
         try db.execute("UPDATE jobs SET last_error = ? WHERE id = ?", [.text(message), .integer(job)])
+        if try db.scalar("SELECT count(*) FROM job_errors WHERE job_id = ?", [.integer(job)])!.int64Value! > Int64(JobLimits.maxErrorsKept) {
+            try db.execute("""
+                DELETE FROM job_errors WHERE id = (SELECT id FROM job_errors WHERE job_id = ? ORDER BY id LIMIT 1 OFFSET 1)
+                """, [.integer(job)])
+        }
+    }
+
+    /// The job as it ended (DONE or DEAD), its payload trimmed as its queue says.
+    private func trimmed(_ job: Job) throws -> Job {
+        guard let trim = queues[job.queue]?.trimFinishedPayload, let kept = trim(job.payload) else { return job }
+        try db.execute("UPDATE jobs SET payload = ?, payload_trimmed = 1 WHERE id = ?", [.blob(kept), .integer(Int64(job.jobId)!)])
+        var job = job
+        job.payload = kept
+        return job
     }
 
     /// Marks a job DEAD (the lease ended) and counts it in its batch.
@@ -331,14 +346,14 @@ public final class JobStore {
             WHERE id = ? RETURNING \(Self.columns)
             """), [.integer(now), .integer(now), .integer(id)])[0]
         if let batch { try countFinished(batch, column: "dead", now: now) }
-        return job
+        return try trimmed(job)
     }
 
     /// Marks a RUNNING job DONE with `result` and counts it in its batch.
     func markDone(_ id: Int64, batch: Int64?, result: [UInt8], now: Int64) throws -> Job {
         let job = try jobs(completeJob, [.blob(result), .integer(now), .integer(now), .integer(id)])[0]
         if let batch { try countFinished(batch, column: "done", now: now) }
-        return job
+        return try trimmed(job)
     }
 
     /// A fresh lease id: 128 random bits in hex.

@@ -57,7 +57,7 @@ import Testing
             let db = try Database(path: path)
             _ = try Migrator(Array(ImageIndex.migrator.migrations.prefix(7))).migrate(db)
             try JobStore.migrate(db)
-            let jobs = try JobStore(db: db, queues: [ThumbnailQueue.configuration])
+            let jobs = try JobStore(db: db, queues: [ThumbnailQueue.configuration()])
             try db.execute("""
                 INSERT INTO images (seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height,
                   orientation, checksum, created_at_ms) VALUES (41, ?, '', 1, '', 1, 'image/jpeg', 1, 1, 1, 1, '', 1)

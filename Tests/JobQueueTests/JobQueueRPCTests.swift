@@ -475,7 +475,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
     }
 
     @Test func theSweeperPrunesDoneJobsPastTheirRetention() async throws {
-        let brief = JobQueueConfiguration(name: "thumbnails", doneRetentionMilliseconds: 1)
+        let brief = JobQueueConfiguration(name: "thumbnails", retention: JobRetention(doneMilliseconds: 1))
         let fixture = try QueueFixture(queues: [brief], sweeperInterval: 20, pruneChunk: 2)
         defer { fixture.stop() }
         try await fixture.enqueue(5)

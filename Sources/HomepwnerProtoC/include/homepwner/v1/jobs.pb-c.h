@@ -301,10 +301,18 @@ struct  Homepwner__V1__JobStatsResponse
    * DONE jobs are removed this long after they finished.
    */
   int64_t done_retention_ms;
+  /*
+   * DEAD jobs (with their errors and payload) are removed this long after they died.
+   */
+  int64_t dead_retention_ms;
+  /*
+   * Finished batches are removed this long after their last job finished.
+   */
+  int64_t batch_retention_ms;
 };
 #define HOMEPWNER__V1__JOB_STATS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__job_stats_response__descriptor) \
-    , 0, 0, 0, 0, 0, 0, 0, 0 }
+    , 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
 struct  Homepwner__V1__PauseQueueRequest
