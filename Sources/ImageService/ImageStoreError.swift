@@ -17,17 +17,16 @@ public enum ImageStoreError: RPCStatusError, Equatable, CustomStringConvertible 
     case aborted(String)
     /// RESOURCE_EXHAUSTED.
     case tooLarge(String)
-    /// RESOURCE_EXHAUSTED with reason DISK_FULL (`RPCError.diskFullReason`): the store's disk
-    /// is full and nothing was stored; a retry works once space is freed.
-    case diskFull(String)
     /// DATA_LOSS.
     case damaged(String)
+    /// UNAVAILABLE: the disk failed; a retry later may succeed.
+    case unavailable(String)
 
     /// The message sent to the client.
     public var description: String {
         switch self {
         case .invalid(let m), .notFound(let m), .outOfRange(let m), .failedPrecondition(let m),
-             .alreadyExists(let m), .aborted(let m), .tooLarge(let m), .diskFull(let m), .damaged(let m): m
+             .alreadyExists(let m), .aborted(let m), .tooLarge(let m), .damaged(let m), .unavailable(let m): m
         }
     }
 
@@ -39,13 +38,10 @@ public enum ImageStoreError: RPCStatusError, Equatable, CustomStringConvertible 
         case .failedPrecondition: .failedPrecondition
         case .alreadyExists: .alreadyExists
         case .aborted: .aborted
-        case .tooLarge, .diskFull: .resourceExhausted
+        case .tooLarge: .resourceExhausted
         case .damaged: .dataLoss
+        case .unavailable: .unavailable
         }
-    }
-
-    public var rpcReason: String {
-        if case .diskFull = self { RPCError.diskFullReason } else { "" }
     }
 
     public var rpcMessage: String { description }

@@ -18,8 +18,9 @@ public enum ItemServiceHost {
         (dataFolder(configuration) as NSString).appendingPathComponent("items.db")
     }
 
-    /// item-service's parts, in start order: the store (items.db, with the `cascade` and
-    /// `capture` job queues), a read-only connection for the queues' reads, the image service's client, the queues' sweeper, the delete
+    /// item-service's parts, in start order: the fault watch (a storage fault stops the others),
+    /// the store (items.db, with the `cascade` and `capture` job queues), a read-only connection
+    /// for the queues' reads, the image service's client, the queues' sweeper, the delete
     /// cascade's runner (to the image service, which AttachPhoto asks about each new photo too),
     /// and the host serving Health, ItemService, CaptureService and JobQueue and publishing item
     /// events. Nothing is opened, bound or started until the composition starts.
@@ -36,8 +37,10 @@ public enum ItemServiceHost {
             atPath: dataFolder(configuration), withIntermediateDirectories: true)
         let queue = CascadeQueue.configuration(retry: cascadeRetry, retention: configuration.jobRetention)
         let capture = CaptureQueue.configuration(retry: captureRetry, retention: configuration.jobRetention)
+        let faults = FaultWatch(logger: logger)
         let store = ItemStoreQueue(
-            path: databasePath(configuration), seedPath: configuration.seedDatabase, cascade: queue, capture: capture)
+            path: databasePath(configuration), seedPath: configuration.seedDatabase, cascade: queue, capture: capture,
+            onFault: { faults.report("items.db: \($0)") })
         // The queues' reads (ListJobs, Stats, GetJob, GetBatch) on a connection of their own,
         // opened once the store has made the tables: they never wait behind the store's commits.
         let jobReader = DatabaseOwner(jobReaderOf: databasePath(configuration), queues: [queue, capture], name: "item-jobs-reader")
@@ -64,7 +67,7 @@ public enum ItemServiceHost {
         CaptureServiceHandlers.register(
             on: host.server, store: store, sources: configuration.captureSources, images: images, clock: clock,
             enqueued: { jobs.jobsReady(queue: CaptureQueue.name) })
-        return ServiceComposition([store, jobReader, images, jobs.sweeper(), cascade, host])
+        return ServiceComposition([faults, store, jobReader, images, jobs.sweeper(), cascade, host])
     }
 
     /// The queues' figures, and the delete cascade's pending work as ItemService/Stats counts it.

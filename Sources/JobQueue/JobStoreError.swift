@@ -1,6 +1,5 @@
 import Proto
 import RPC
-import SQLite
 
 /// Why the job store refused a call; each case says its status, and the message names the
 /// job, field or queue concerned.
@@ -12,18 +11,8 @@ public enum JobStoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// 9 FAILED_PRECONDITION: a stale lease (the job was leased again, finished, or given
     /// back); nothing was changed.
     case staleLease(String)
-    /// 8 RESOURCE_EXHAUSTED with reason DISK_FULL: the queue's database has no room on its
-    /// disk; nothing was changed.
-    case diskFull(String)
 
     public var description: String { rpcMessage }
-
-    /// What a write of the queue answers for `error`: SQLITE_FULL as ``diskFull(_:)``, anything
-    /// else as it is.
-    public static func answer(for error: any Error) -> any Error {
-        guard let sqlite = error as? SQLiteError, sqlite.isFull else { return error }
-        return JobStoreError.diskFull("the job queue's database has no room left on its disk (\(sqlite)); nothing was changed")
-    }
 
     /// NOT_FOUND for a queue not served here, naming those that are.
     public static func unknownQueue(_ queue: String, served: some Sequence<String>) -> JobStoreError {
@@ -37,17 +26,12 @@ extension JobStoreError: RPCStatusError {
         case .notFound: .notFound
         case .invalidArgument: .invalidArgument
         case .staleLease: .failedPrecondition
-        case .diskFull: .resourceExhausted
         }
     }
 
     public var rpcMessage: String {
         switch self {
-        case .notFound(let message), .invalidArgument(let message), .staleLease(let message), .diskFull(let message): message
+        case .notFound(let message), .invalidArgument(let message), .staleLease(let message): message
         }
-    }
-
-    public var rpcReason: String {
-        if case .diskFull = self { RPCError.diskFullReason } else { "" }
     }
 }

@@ -84,9 +84,8 @@ extension DatabaseOwner: JobStoreOwner where Store: JobStoreHost {
         durable: Bool, _ body: @escaping @Sendable (Store, JobStore) throws -> T,
         then done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
-        submit(durable: durable, { store in try store.write { try body(store, store.jobs) } }) { result in
-            done(result.mapError(JobStoreError.answer(for:)))
-        }
+        // SQLITE_FULL comes as SQLite's DiskFull: RESOURCE_EXHAUSTED with reason DISK_FULL.
+        submit(durable: durable, { store in try store.write { try body(store, store.jobs) } }, then: done)
     }
 }
 

@@ -25,9 +25,6 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// True for SQLITE_CONSTRAINT: a UNIQUE, CHECK, NOT NULL, FOREIGN KEY or PRIMARY KEY constraint failed.
     public var isConstraint: Bool { primaryCode == SQLITE_CONSTRAINT }
 
-    /// True for SQLITE_FULL: the disk (or the file system's quota) has no room for the write.
-    public var isFull: Bool { primaryCode == SQLITE_FULL }
-
     /// "SQLite error 2067 (constraint failed): UNIQUE constraint failed: t.x — in: INSERT …".
     public var description: String {
         let generic = String(cString: sqlite3_errstr(extendedCode))

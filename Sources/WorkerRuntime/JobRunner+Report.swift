@@ -1,3 +1,4 @@
+import Foundation
 import Proto
 import RPC
 import Runtime
@@ -39,6 +40,7 @@ extension JobRunner {
     private func noteDiskFull(_ job: Job, _ refusal: RPCError, _ what: String) {
         let first = state.withLock { state in
             state.diskFullRetries += 1
+            if state.waitingForDisk.isEmpty { state.waitingForDiskSince = Int64(Date().timeIntervalSince1970 * 1000) }
             return state.waitingForDisk.updateValue(refusal.message, forKey: job.jobId) == nil
         }
         if first {

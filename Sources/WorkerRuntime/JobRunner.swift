@@ -47,10 +47,15 @@ public final class JobRunner: LifecycleService {
         public var waitMilliseconds: Int32
         /// How long `stop()` lets running jobs finish before handing them back.
         public var drainMilliseconds: Int
+        /// The longest a job runs (0: no limit): past it, its heartbeats stop, its handler is
+        /// cancelled and not waited for, and the job fails for good (DEADLINE_EXCEEDED) naming
+        /// the limit (`--max-job-ms`).
+        public var maxRunMilliseconds: Int
 
         public init(
             queue: String, workerID: String, concurrency: Int = ProcessInfo.processInfo.activeProcessorCount,
-            leaseMilliseconds: Int32 = 0, waitMilliseconds: Int32 = 10_000, drainMilliseconds: Int = 10_000
+            leaseMilliseconds: Int32 = 0, waitMilliseconds: Int32 = 10_000, drainMilliseconds: Int = 10_000,
+            maxRunMilliseconds: Int = 0
         ) {
             self.queue = queue
             self.workerID = workerID
@@ -58,6 +63,7 @@ public final class JobRunner: LifecycleService {
             self.leaseMilliseconds = leaseMilliseconds
             self.waitMilliseconds = waitMilliseconds
             self.drainMilliseconds = drainMilliseconds
+            self.maxRunMilliseconds = max(0, maxRunMilliseconds)
         }
     }
 
@@ -93,6 +99,8 @@ public final class JobRunner: LifecycleService {
         var leaseHeldUntil: [String: Int64] = [:]
         /// Jobs whose result waits for the service's disk to have room, with its last refusal.
         var waitingForDisk: [String: String] = [:]
+        /// When `waitingForDisk` last went from empty to not (ms since the epoch), for Health.
+        var waitingForDiskSince: Int64 = 0
         /// Reports sent again after a busy answer, and after a full disk.
         var busyRetries = 0
         var diskFullRetries = 0
@@ -247,10 +255,11 @@ public final class JobRunner: LifecycleService {
         }
         defer { heartbeat.cancel() }
         let outcome = await withTaskCancellationHandler {
-            await work.result
+            await result(of: work, within: configuration.maxRunMilliseconds)
         } onCancel: {
             work.cancel()
         }
+        if outcome == nil { work.cancel() }
         let (cancelled, lost) = state.withLock { state in
             state.reporting.insert(job.jobId)
             return (state.cancelled.contains(job.jobId), state.lost.contains(job.jobId))
@@ -261,14 +270,20 @@ public final class JobRunner: LifecycleService {
         case _ where lost:
             // Whatever it made, the queue would refuse it: the job runs again elsewhere.
             break
-        case .success(let result):
+        case nil:
+            let limit = configuration.maxRunMilliseconds
+            logger.warning("job \(job.jobId) ran past the \(limit) ms a job may run; stopped")
+            await fail(job, JobFailure(
+                RPCError(.deadlineExceeded, "the job ran past the \(limit) ms a job may run on \(configuration.workerID) (--max-job-ms) and was stopped").description,
+                permanent: true))
+        case .success(let result)?:
             await complete(job, result)
-        case .failure where cancelled:
+        case .failure? where cancelled:
             // In a task of its own: this one is cancelled, and so would be its calls.
             await Task(executorPreference: threads) { [self] in await handBack(job) }.value
-        case .failure(let failure as JobFailure):
+        case .failure(let failure as JobFailure)?:
             await fail(job, failure)
-        case .failure(let error):
+        case .failure(let error)?:
             await fail(job, JobFailure("\(error)"))
         }
     }
@@ -276,6 +291,25 @@ public final class JobRunner: LifecycleService {
     /// The lease's length as the service counts it (its clock, not ours), or as asked for.
     static func leaseLength(of job: Job, _ configuration: Configuration) -> Int64 {
         configuration.leaseMilliseconds > 0 ? Int64(configuration.leaseMilliseconds) : max(job.leaseExpiresAtMs - job.updatedAtMs, 1000)
+    }
+
+    /// The work's result, or nil when `milliseconds` (0: no limit) pass first: the work is not
+    /// waited for then (a handler stuck where cancellation does not reach must not hold its
+    /// job's lease for ever).
+    private func result(of work: Task<[UInt8], any Error>, within milliseconds: Int) async -> Result<[UInt8], any Error>? {
+        guard milliseconds > 0 else { return await work.result }
+        return await withCheckedContinuation { continuation in
+            let first = FirstResult(continuation)
+            let timer = Task(executorPreference: threads) {
+                guard (try? await Task.sleep(for: .milliseconds(milliseconds))) != nil else { return }
+                first.resume(nil)
+            }
+            Task(executorPreference: threads) {
+                let result = await work.result
+                timer.cancel()
+                first.resume(result)
+            }
+        }
     }
 
     /// Extends the lease every third of it while the job runs and is reported; false once the
@@ -327,5 +361,18 @@ extension JobRunner {
             }
             return try await body(decoded, job).serializedBytes()
         }
+    }
+}
+
+/// A continuation resumed once, by whichever of its racers comes first.
+private final class FirstResult<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+
+    init(_ continuation: CheckedContinuation<Value, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func resume(_ value: Value) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }

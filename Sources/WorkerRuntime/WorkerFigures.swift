@@ -25,12 +25,16 @@ extension JobRunner {
         ]
     }
 
-    /// Health/Check's conditions: jobs held until a service's full disk has room.
-    public func healthConditions() -> [String] {
-        let waiting = state.withLock { $0.waitingForDisk }
+    /// Health/Check's conditions: "disk_full" while jobs are held until a service's full disk has room.
+    public func healthConditions() -> [HealthCondition] {
+        let (waiting, since) = state.withLock { ($0.waitingForDisk, $0.waitingForDiskSince) }
         guard let last = waiting.values.first else { return [] }
         let jobs = waiting.count == 1 ? "1 job" : "\(waiting.count) jobs"
-        return ["\(jobs) of queue \(configuration.queue) wait for a service's full disk (\(last)): tried again every \(Self.diskFullMaxBackoffMilliseconds / 1000) s at most while their leases hold, never failed for it"]
+        var condition = HealthCondition()
+        condition.name = "disk_full"
+        condition.message = "\(jobs) of queue \(configuration.queue) wait for a service's full disk (\(last)): tried again every \(Self.diskFullMaxBackoffMilliseconds / 1000) s at most while their leases hold, never failed for it; free space on that service's disk"
+        condition.sinceUnixMs = UInt64(max(0, since))
+        return [condition]
     }
 }
 

@@ -272,14 +272,15 @@ import RPCTestSupport
         let worker = try harness.client(.thumbnailWorker)
         defer { worker.close() }
         let health = try await worker.call(HealthRPC.check, HealthCheckRequest())
-        #expect(health.status == .serving && health.conditions.count == 1, "\(health.conditions)")
-        #expect(health.conditions.first?.contains("1 job of queue thumbnails wait for a service's full disk") == true
-            && health.conditions.first?.contains("the image store's disk is full") == true, "\(health.conditions)")
+        #expect(health.status == .serving && health.conditions.map(\.name) == ["disk_full"], "\(health.conditions)")
+        let message = health.conditions.first?.message ?? ""
+        #expect(message.contains("1 job of queue thumbnails wait for a service's full disk")
+            && message.contains("the disk is full (the image store's disk") && health.conditions[0].sinceUnixMs > 0, "\(health.conditions)")
         let figures = try await worker.call(MetricsRPC.stats, ProcessStatsRequest()).figures
         #expect(figures.first { $0.name == "homepwner_worker_jobs_waiting_disk_full" }?.value == 1)
         let cli = try await CLITests.homepwner(
             ["health", "thumbnail-worker"], environment: ["HOMEPWNER_THUMBNAIL_WORKER_RPC": harness.endpoint(.thumbnailWorker)])
-        #expect(cli.status == 0 && cli.stdout.contains("thumbnail-worker: 1 job of queue thumbnails wait for a service's full disk"), "\(cli.stdout)")
+        #expect(cli.status == 0 && cli.stdout.contains("thumbnail-worker: disk_full: 1 job of queue thumbnails wait for a service's full disk"), "\(cli.stdout)")
 
         full.store(false, ordering: .relaxed)
         try await Self.waitUntil { try await Self.thumbnails(client, of: original.key).count == 3 }

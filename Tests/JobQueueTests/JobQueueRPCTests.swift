@@ -302,7 +302,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         let full = await rpcError { try await fixture.client.call(JobQueueRPC.complete, completeRequest(job, result: large), options: QueueFixture.patient) }
         #expect(full?.code == .resourceExhausted && full?.reason == RPCError.diskFullReason && full?.retryAfterMilliseconds == 0,
             "\(String(describing: full))")
-        #expect(full?.message.contains("no room left on its disk") == true, "\(String(describing: full))")
+        #expect(full?.message.contains("the disk is full") == true, "\(String(describing: full))")
         var get = GetJobRequest()
         get.queue = "thumbnails"
         get.jobId = job.jobId

@@ -179,7 +179,7 @@ import WorkerRuntime
         // The handler stores through a service whose disk is full for its first two tries (a
         // capture's PutImage).
         let tries = Atomic<Int>(0)
-        let conditions = Mutex<[String]>([])
+        let conditions = Mutex<[HealthCondition]>([])
         let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(concurrency: 1), logger: testLogger) { _ in
             if tries.add(1, ordering: .relaxed).newValue <= 2 { throw RPCError.diskFull("the image store's disk is full (test)") }
             return Array("stored".utf8)
@@ -194,7 +194,7 @@ import WorkerRuntime
         let done = try #require(try await Self.doneJobs(fixture).first)
         #expect(done.attempts == 1 && done.errors.isEmpty && done.result == Array("stored!".utf8), "\(done)")
         #expect(tries.load(ordering: .relaxed) == 3 && runner.counts == (completed: 1, failed: 0))
-        #expect(conditions.withLock { $0 }.first?.contains("the image store's disk is full (test)") == true, "\(conditions.withLock { $0 })")
+        #expect(conditions.withLock { $0 }.first.map { $0.name == "disk_full" && $0.message.contains("the image store's disk is full (test)") } == true, "\(conditions.withLock { $0 })")
         #expect(runner.healthConditions().isEmpty)
     }
 

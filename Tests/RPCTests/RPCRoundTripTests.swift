@@ -92,13 +92,24 @@ import RPCTestSupport
         let client = try RPCClient(context: testContext, endpoint: server.boundEndpoints[0])
         defer { client.close() }
         #expect(try await client.call(HealthRPC.check, HealthCheckRequest()).conditions.isEmpty)
-        let conditions = Mutex(["the disk is full"])
+        func condition(_ name: String, _ message: String) -> HealthCondition {
+            var condition = HealthCondition()
+            condition.name = name
+            condition.message = message
+            condition.sinceUnixMs = 1
+            return condition
+        }
+        let full = condition("disk_full", "the disk is full"), second = condition("a_part", "a second part's")
+        let conditions = Mutex([full])
         server.addHealthConditions { conditions.withLock { $0 } }
-        server.addHealthConditions { ["a second part's"] }
+        server.addHealthConditions { [second] }
+        server.setCondition("events", "set by the server")
         let health = try await client.call(HealthRPC.check, HealthCheckRequest())
-        #expect(health.status == .serving && health.conditions == ["the disk is full", "a second part's"])
+        #expect(health.status == .serving && health.conditions.map(\.name) == ["a_part", "disk_full", "events"], "\(health.conditions)")
+        #expect(health.conditions[1] == full)
         conditions.withLock { $0 = [] }
-        #expect(try await client.call(HealthRPC.check, HealthCheckRequest()).conditions == ["a second part's"])
+        server.clearCondition("events")
+        #expect(try await client.call(HealthRPC.check, HealthCheckRequest()).conditions.map(\.message) == ["a second part's"])
     }
 
     @Test func unknownMethodIsUnimplemented() async throws {
