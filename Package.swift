@@ -106,7 +106,7 @@ let package = Package(
             name: "ItemServiceTests", dependencies: ["ItemService", "JobQueue", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ImageServiceTests", dependencies: ["ImageService", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],
+            name: "ImageServiceTests", dependencies: ["ImageService", "JobQueue", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",

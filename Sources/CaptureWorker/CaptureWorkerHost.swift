@@ -53,6 +53,7 @@ public enum CaptureWorkerHost {
         let host = try ServiceHost(
             name: "capture-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)
         host.server.addFigures { runner.figures() + slots.figures() }
+        host.server.addHealthConditions { runner.healthConditions() }
         return ServiceComposition([items, images, runner, host])
     }
 

@@ -125,7 +125,10 @@ public final class Harness: Sendable {
     public func isRunning(_ part: Part) -> Bool { parts.withLock { $0[part] != nil } }
 
     /// The host of a running part (its server, events and endpoints).
-    public func host(_ part: Part) -> ServiceHost? { parts.withLock { $0[part] }?.host }
+    public func host(_ part: Part) -> ServiceHost? { composition(part)?.host }
+
+    /// The composition of a running part (its stores, background services and host).
+    public func composition(_ part: Part) -> ServiceComposition? { parts.withLock { $0[part] } }
 
     /// The RPC (or Health) endpoint of a part.
     public func endpoint(_ part: Part) -> String {

@@ -39,6 +39,12 @@ extension ImageIndex {
         }
     }
 
+    /// The generation of the image stored under `key` (its row's sequence number, new each time
+    /// the key is stored); nil when there is none.
+    func generation(of key: String) throws -> Int64? {
+        try db.scalar("SELECT seq FROM images WHERE key = ?", [.text(key)])?.int64Value
+    }
+
     /// The THUMBNAIL images of `parentKey` made at one of `sizes`.
     func thumbnails(of parentKey: String, sizes: [Int]) throws -> [ImageInfo] {
         let sizeList = sizes.map(String.init).joined(separator: ",")

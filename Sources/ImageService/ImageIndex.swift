@@ -106,7 +106,22 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
               expires_at_ms INTEGER NOT NULL
             ) WITHOUT ROWID;
             """),
+        // Thumbnail jobs name the generation of their image (`ThumbnailJob.image_generation`,
+        // the row's seq) in their payload and dedupe key: those queued or dead from before get
+        // their image's current one (a job whose image is gone keeps 0, and stores nothing).
+        (8, """
+            UPDATE jobs SET
+              payload = \(withGenerationFunction)(payload, (SELECT seq FROM images WHERE key = substr(jobs.dedupe_key, 7, 36))),
+              dedupe_key = 'image:' || substr(dedupe_key, 7, 36) || '@'
+                || (SELECT seq FROM images WHERE key = substr(jobs.dedupe_key, 7, 36)) || substr(dedupe_key, 43)
+            WHERE queue = '\(ThumbnailQueue.name)' AND state IN (1, 2, 4) AND dedupe_key GLOB 'image:*:*'
+              AND EXISTS (SELECT 1 FROM images WHERE key = substr(jobs.dedupe_key, 7, 36));
+            """),
     ])
+
+    /// The SQL function migration 8 sets a thumbnail job's generation with: (payload, generation)
+    /// → the payload with it (a payload that does not decode is left as it is).
+    private static let withGenerationFunction = "thumbnail_job_with_generation"
 
     /// A GLOB that matches a UUID in any case (what `UUID(uuidString:)` parses).
     private static let uuidPattern = "[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]"
@@ -116,13 +131,16 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
 
     /// The writer connection (creates and migrates the file), or with `readOnly` a reader
     /// connection beside it.
-    init(path: String, readOnly: Bool = false, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes) throws {
+    init(
+        path: String, readOnly: Bool = false, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes,
+        thumbnailQueue: JobQueueConfiguration = ThumbnailQueue.configuration()
+    ) throws {
         self.thumbnailSizes = thumbnailSizes
         if readOnly {
             db = try Database(path: path, mode: .readOnly)
             transactions = WriteTransactions(db)
             try db.setBusyTimeout(milliseconds: 5000)
-            jobs = try JobStore(db: db, queues: [ThumbnailQueue.configuration])
+            jobs = try JobStore(db: db, queues: [thumbnailQueue])
             return
         }
         db = try Database(path: path)
@@ -130,9 +148,17 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
         // WAL lets readers run beside the writer; FULL makes each commit durable before a put is acknowledged.
         try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON")
         try db.setBusyTimeout(milliseconds: 5000)
-        _ = try Self.migrator.migrate(db)
+        // The job tables first: a migration of the images rewrites thumbnail jobs.
         try JobStore.migrate(db)
-        jobs = try JobStore(db: db, queues: [ThumbnailQueue.configuration])
+        try db.createFunction(Self.withGenerationFunction, argumentCount: 2) { arguments in
+            guard case .blob(let payload) = arguments[0], case .integer(let generation) = arguments[1],
+                  var job = try? ThumbnailJob(serializedBytes: payload)
+            else { return arguments[0] }
+            job.imageGeneration = generation
+            return .blob(job.serializedBytes())
+        }
+        _ = try Self.migrator.migrate(db)
+        jobs = try JobStore(db: db, queues: [thumbnailQueue])
     }
 
     func close() throws { try db.close() }
@@ -165,9 +191,11 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
              .text(info.checksum), .integer(info.createdAtMs), .text(contentCheck), .blob(blockChecks.encoded),
              .integer(info.kind == .thumbnail ? Int64(thumbnailSize ?? Int(max(info.width, info.height))) : 0)])
         if !thumbnailSizes.isEmpty && ThumbnailQueue.wants(info) {
+            // The row's sequence number, never reused: the generation its job is for.
+            let generation = db.lastInsertRowID
             _ = try jobs.enqueue(
-                queue: ThumbnailQueue.name, payload: ThumbnailQueue.payload(info.key, sizes: thumbnailSizes),
-                dedupeKey: ThumbnailQueue.dedupeKey(info.key, sizes: thumbnailSizes), now: info.createdAtMs)
+                queue: ThumbnailQueue.name, payload: ThumbnailQueue.payload(info.key, generation: generation, sizes: thumbnailSizes),
+                dedupeKey: ThumbnailQueue.dedupeKey(info.key, generation: generation, sizes: thumbnailSizes), now: info.createdAtMs)
         }
     }
 

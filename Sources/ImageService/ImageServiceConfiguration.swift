@@ -1,4 +1,5 @@
 import Foundation
+import JobQueue
 import Runtime
 
 /// Settings of image-service, from flags and HOMEPWNER_* variables.
@@ -25,6 +26,10 @@ public struct ImageServiceConfiguration: Sendable {
     public var watchMemoryPressure: Bool
     /// The thumbnail sizes (longest edge) queued for each stored JPEG; empty: none.
     public var thumbnailSizes: [Int]
+    /// A start's quarantine folder is removed this long after it (`ImageStoreLimits.keepQuarantine`: never).
+    public var quarantineRetentionMilliseconds: Int64 = ImageStoreLimits.defaultQuarantineRetentionMilliseconds
+    /// How long the `thumbnails` queue keeps what finished.
+    public var jobRetention = JobRetention()
 
     /// A configuration; every value has the protocol's default.
     public init(
@@ -78,7 +83,10 @@ public struct ImageServiceConfiguration: Sendable {
                    defaultValue: ThumbnailQueue.defaultSizes.map(String.init).joined(separator: ","),
                    help: "thumbnail sizes (longest edge, comma-separated) queued for each stored JPEG; \"\" for none",
                    valueName: "N,N,…"),
-    ]
+        OptionSpec(name: "quarantine-retention", env: EnvironmentNames.imageQuarantineRetentionSeconds,
+                   defaultValue: String(ImageStoreLimits.defaultQuarantineRetentionMilliseconds / 1000),
+                   help: "seconds a start's quarantine/ folder is kept (0 = for good)", valueName: "SECONDS"),
+    ] + JobRetention.options
 
     /// The sizes of a `--thumbnail-sizes` value: 1…8192 each, at most 8, no repeats, in order.
     static func thumbnailSizes(_ text: String) throws -> [Int] {
@@ -116,5 +124,7 @@ public struct ImageServiceConfiguration: Sendable {
             uploadExpirySeconds: try options.int("upload-expiry"),
             maxRenditionSourceBytes: Int64(try options.int("max-rendition-source-bytes")),
             thumbnailSizes: try Self.thumbnailSizes(try options.string("thumbnail-sizes")))
+        quarantineRetentionMilliseconds = try JobRetention.milliseconds(options, "quarantine-retention")
+        jobRetention = try JobRetention(options)
     }
 }

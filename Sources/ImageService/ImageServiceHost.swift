@@ -24,7 +24,9 @@ public enum ImageServiceHost {
             maxPixels: configuration.maxPixels, maxUploadBytes: configuration.maxUploadBytes,
             maxChunkBytes: max(4096, min(16 << 20, configuration.maxMessageBytes - (64 << 10))),
             uploadExpiryMilliseconds: Int64(configuration.uploadExpirySeconds) * 1000,
-            maxRenditionSourceBytes: configuration.maxRenditionSourceBytes)
+            maxRenditionSourceBytes: configuration.maxRenditionSourceBytes,
+            quarantineRetentionMilliseconds: configuration.quarantineRetentionMilliseconds,
+            jobRetention: configuration.jobRetention)
         let faults = FaultWatch(logger: logger)
         let store = try ImageStore(
             folder: dataFolder(configuration), cache: cache, limits: limits, logger: logger,
@@ -41,11 +43,12 @@ public enum ImageServiceHost {
         }
         // A reply carries the data plus ImageInfo and framing; keep a margin under the frame limit.
         ImageServiceHandlers.register(on: host, store: store, replyLimit: max(4096, configuration.maxMessageBytes - (64 << 10)))
-        // The thumbnails queue, in images.db, through the store's writer; a completed job's
-        // thumbnails are stored in the transaction that completes it.
+        // The thumbnails queue, in images.db, through the store's writer (its reads on the
+        // store's reader); a completed job's thumbnails are stored in the transaction that
+        // completes it.
         let publish = ImageServiceHandlers.publisher(host: host, clock: store.clock)
         let jobs = JobQueueService(
-            owner: store.writer, queues: [ThumbnailQueue.configuration],
+            owner: store.writer, reader: store.reader, queues: [store.thumbnailQueue],
             completions: [ThumbnailQueue.name: { request in try await store.stageThumbnails(request, publish: publish) }],
             clock: SystemClock(), logger: logger,
             publish: { [host] topic, event in host.publish(topic: topic, event) })
@@ -55,7 +58,10 @@ public enum ImageServiceHost {
 
         let reaper = IntervalThread(
             name: "image-upload-reaper", intervalMilliseconds: Int32(clamping: max(1000, configuration.uploadExpirySeconds * 250))
-        ) { store.expireUploads() }
+        ) {
+            store.expireUploads()
+            store.pruneQuarantine()
+        }
         var monitors: [any MemoryPressureMonitor] = []
         var triggerPath: String?
         if configuration.watchMemoryPressure {

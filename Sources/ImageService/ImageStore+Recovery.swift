@@ -59,6 +59,46 @@ extension ImageStore {
         return report
     }
 
+    /// Removes the quarantine folders of starts longer ago than `limits.quarantineRetentionMilliseconds`,
+    /// whole, and returns their names; a folder whose name is not a start's time (one an operator
+    /// made) stays. Runs at each start and with the upload reaper.
+    @discardableResult
+    func pruneQuarantine() -> [String] {
+        let retention = limits.quarantineRetentionMilliseconds
+        guard retention != ImageStoreLimits.keepQuarantine,
+              let names = try? FileManager.default.contentsOfDirectory(atPath: blobs.quarantineFolder)
+        else { return [] }
+        let now = clock.nowMilliseconds()
+        var removed: [String] = []
+        for name in names.sorted() {
+            guard let started = Self.quarantineNameToMilliseconds(name), now - started > retention else { continue }
+            do {
+                try FileManager.default.removeItem(atPath: blobs.quarantineFolder + "/" + name)
+                removed.append(name)
+            } catch {
+                logger.warning("quarantine folder not removed", ["folder": name, "error": "\(error)"])
+            }
+        }
+        if !removed.isEmpty {
+            logger.info("quarantine folders past their retention removed", ["folders": removed.joined(separator: ",")])
+        }
+        return removed
+    }
+
+    /// The start time a quarantine folder's name gives ("2026-11-29T17-37-12Z", or with "-2"… after
+    /// it); nil for any other name.
+    static func quarantineNameToMilliseconds(_ name: String) -> Int64? {
+        let fields = name.split(separator: "-", omittingEmptySubsequences: false)
+        // "YYYY-MM-DDTHH-MM-SSZ" is five fields; a sixth is the "-2" of a second start that second.
+        guard fields.count == 5 || (fields.count == 6 && Int(fields[5]) != nil) else { return nil }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd'T'HH-mm-ss'Z'"
+        guard let date = formatter.date(from: fields.prefix(5).joined(separator: "-")) else { return nil }
+        return Int64(date.timeIntervalSince1970) * 1000
+    }
+
     /// The folder name of a start's quarantine: its UTC time, "2026-11-29T17-37-12Z".
     static func quarantineName(_ milliseconds: Int64) -> String {
         var seconds = time_t(milliseconds / 1000)

@@ -40,8 +40,10 @@ extension ImageStore {
                         }
                         if batch == nil { batch = try index.jobs.createBatch(queue: ThumbnailQueue.name, now: now) }
                         let enqueued = try index.jobs.enqueue(
-                            queue: ThumbnailQueue.name, payload: ThumbnailQueue.payload(source.key, sizes: wanted),
-                            dedupeKey: ThumbnailQueue.dedupeKey(source.key, sizes: wanted), batchID: batch, now: now)
+                            queue: ThumbnailQueue.name,
+                            payload: ThumbnailQueue.payload(source.key, generation: source.sequence, sizes: wanted),
+                            dedupeKey: ThumbnailQueue.dedupeKey(source.key, generation: source.sequence, sizes: wanted),
+                            batchID: batch, now: now)
                         if enqueued.created { page.enqueued += 1 } else { page.alreadyPending += 1 }
                     }
                     return (page, sources.last?.sequence, batch)

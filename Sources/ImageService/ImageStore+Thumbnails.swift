@@ -21,7 +21,10 @@ extension ImageStore {
     /// transaction, once the lease is known to be current: the THUMBNAIL rows are added, and
     /// the older thumbnails of the same sizes deleted; if the image was deleted meanwhile
     /// nothing is added. After: the files of a transaction that did not commit (a late
-    /// worker's, or a repeat) are removed, and the replaced thumbnails' files too.
+    /// worker's, or a repeat) are removed, and the replaced thumbnails' files too. A job for an
+    /// image that is no longer the one stored under its key (deleted, or deleted and stored
+    /// again: another generation, which has a job of its own) stores nothing, before the files
+    /// and again in the transaction.
     ///
     /// A crash after the files and before the commit leaves files without rows, which the next
     /// start quarantines (never deletes), as for any put cut short.
@@ -44,16 +47,17 @@ extension ImageStore {
             throw ImageStoreError.invalid("result of job \(job.jobId) is not a ThumbnailResult (\(error))")
         }
         try Self.check(result, asked: payload.sizes.map(Int.init), job: job.jobId)
-        let parentKey = payload.imageKey
+        let parentKey = payload.imageKey, generation = payload.imageGeneration
         let nothingStored = ThumbnailResult().serializedBytes()
         let sizes = result.thumbnails.map { Int($0.size) }
         // The image and the thumbnails these replace, in one read.
         let (found, replaced) = try await onReader { index -> (ImageInfo?, [ImageInfo]) in
-            guard let parent = try index.get(parentKey) else { return (nil, []) }
+            guard try index.generation(of: parentKey) == generation, let parent = try index.get(parentKey) else { return (nil, []) }
             return (parent, try index.thumbnails(of: parentKey, sizes: sizes))
         }
         guard let parent = found else {
-            // Deleted since the job was queued: nothing to store.
+            // Deleted since the job was queued, or stored again (the new image has a job of its
+            // own): nothing to store.
             return StagedCompletion(effect: { _, _, _ in nothingStored })
         }
         // Deletes first (they may wait), then the new keys (fresh UUIDs: they never wait).
@@ -75,9 +79,10 @@ extension ImageStore {
         let removed = Mutex<[ImageInfo]?>(nil)
         let blobs = blobs, cache = cache, logger = logger
         return StagedCompletion(effect: { index, _, _ in
-            // The image was deleted while the thumbnails were written (its delete waited for
-            // nothing of theirs: they had no rows yet), or its owner was: store nothing.
-            guard try index.get(parentKey) != nil else { return nothingStored }
+            // The image was deleted (and maybe stored again) while the thumbnails were written
+            // (its delete waited for nothing of theirs: they had no rows yet), or its owner was:
+            // store nothing.
+            guard try index.generation(of: parentKey) == generation else { return nothingStored }
             do {
                 let gone = try index.write { try index.replaceThumbnails(replaced, with: stored) }
                 removed.withLock { $0 = gone }

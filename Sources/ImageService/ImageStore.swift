@@ -1,6 +1,7 @@
 import Digest
 import Dispatch
 import Foundation
+import JobQueue
 import Media
 import Proto
 import Runtime
@@ -27,8 +28,9 @@ public final class ImageStore: Sendable {
     let writer: DatabaseOwner<ImageIndex>
     /// Called once a row that enqueued a thumbnail job has committed (wakes waiting Leases).
     let thumbnailJobsCommitted = Mutex<(@Sendable () -> Void)?>(nil)
-    /// A second connection for lookups and lists, so reads never queue behind a commit's fsync.
-    private let reader: DatabaseOwner<ImageIndex>
+    /// A second connection for lookups and lists (and the `thumbnails` queue's reads), so reads
+    /// never queue behind a commit's fsync.
+    let reader: DatabaseOwner<ImageIndex>
     /// File I/O, which blocks (see `Lanes`).
     let ioLanes = Lanes(label: "homepwner.images.io", count: 16)
     /// Digests computed while the I/O lane writes; they never wait on anything.
@@ -47,6 +49,8 @@ public final class ImageStore: Sendable {
     let recoveryReport = RecoveryRecord()
     /// The sizes each stored JPEG gets a thumbnail job for, and EnqueueThumbnails' default.
     let defaultThumbnailSizes: [Int]
+    /// The `thumbnails` queue in images.db, with the retention of `limits`.
+    public let thumbnailQueue: JobQueueConfiguration
 
     /// A store in `folder` (its folders are made now); `start()` opens (or creates) the index,
     /// removes leftovers of interrupted writes and reconciles the index with the files.
@@ -77,10 +81,12 @@ public final class ImageStore: Sendable {
         self.limits = limits
         self.clock = clock
         self.logger = logger
+        let thumbnailQueue = ThumbnailQueue.configuration(retention: limits.jobRetention)
+        self.thumbnailQueue = thumbnailQueue
         let path = folder + "/images.db", recoveryReport = recoveryReport, blobs = blobs
         let closed = ImageStoreError.failedPrecondition("the image store is closed (stopping)")
         writer = DatabaseOwner(name: "image-index", closedError: closed, onFault: { onFault("images.db: \($0)") }) {
-            let index = try ImageIndex(path: path, thumbnailSizes: thumbnailSizes)
+            let index = try ImageIndex(path: path, thumbnailSizes: thumbnailSizes, thumbnailQueue: thumbnailQueue)
             do {
                 let report = try Self.reconcile(index: index, blobs: blobs, now: clock.nowMilliseconds())
                 recoveryReport.report.withLock { $0 = report }
@@ -91,7 +97,7 @@ public final class ImageStore: Sendable {
             return index
         }
         reader = DatabaseOwner(name: "image-reader", closedError: closed, groupCommit: false) {
-            try ImageIndex(path: path, readOnly: true)
+            try ImageIndex(path: path, readOnly: true, thumbnailQueue: thumbnailQueue)
         }
     }
 
@@ -107,6 +113,7 @@ public final class ImageStore: Sendable {
         }
         let report = recovery
         loadUploads(report.openUploads)
+        pruneQuarantine()
         if report.truncatedUploads + report.droppedUploads > 0 {
             logger.info(
                 "open uploads recovered: \(report.openUploads.count) resumable, \(report.truncatedUploads) cut back to their acknowledged bytes, \(report.droppedUploads) dropped (expired, or their staging file was gone)")

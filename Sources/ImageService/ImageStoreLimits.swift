@@ -1,3 +1,4 @@
+import JobQueue
 import Proto
 
 /// The limits the store enforces on what clients send.
@@ -15,13 +16,28 @@ public struct ImageStoreLimits: Sendable {
     /// Largest stored JPEG a rendition is made from (it is mapped and decoded whole), and
     /// largest arithmetic-coded JPEG a put or upload accepts (it is decoded to be validated).
     public var maxRenditionSourceBytes: Int64
+    /// A start's quarantine folder is removed this long after that start (``keepQuarantine``:
+    /// never): long enough to notice an images.db restored from an older copy and put its newer
+    /// photos back.
+    public var quarantineRetentionMilliseconds: Int64
+    /// How long the `thumbnails` queue keeps DONE and DEAD jobs and finished batches.
+    public var jobRetention: JobRetention
+
+    /// A quarantine retention that keeps every folder.
+    public static let keepQuarantine = JobRetention.keep
+    /// 30 days.
+    public static let defaultQuarantineRetentionMilliseconds: Int64 = 30 * 24 * 3600 * 1000
 
     /// Limits; every value has a default suited to phone photos and short videos.
     public init(
         maxPixels: Int = 100_000_000, maxUploadBytes: Int64 = 4 << 30, maxChunkBytes: Int = 16 << 20,
         uploadExpiryMilliseconds: Int64 = 15 * 60 * 1000, maxOpenUploads: Int = 256,
-        maxRenditionSourceBytes: Int64 = 256 << 20
+        maxRenditionSourceBytes: Int64 = 256 << 20,
+        quarantineRetentionMilliseconds: Int64 = defaultQuarantineRetentionMilliseconds,
+        jobRetention: JobRetention = JobRetention()
     ) {
+        self.quarantineRetentionMilliseconds = quarantineRetentionMilliseconds
+        self.jobRetention = jobRetention
         self.maxPixels = maxPixels
         self.maxUploadBytes = maxUploadBytes
         self.maxChunkBytes = maxChunkBytes

@@ -15,24 +15,30 @@ public enum ThumbnailQueue {
     public static let sizeRange = 1...8192
     public static let maxSizes = 8
 
-    /// The queue with the library's defaults (5 attempts over about 3 minutes, 30 s leases,
-    /// DONE jobs kept 24 h): a thumbnail that fails five times is a poison image, not bad luck.
-    static let configuration = JobQueueConfiguration(name: name)
+    /// The queue with the library's defaults (5 attempts over about 3 minutes, 30 s leases)
+    /// and `retention` (by default DONE jobs kept 24 h, DEAD ones and finished batches a week):
+    /// a thumbnail that fails five times is a poison image, not bad luck.
+    static func configuration(retention: JobRetention = JobRetention()) -> JobQueueConfiguration {
+        JobQueueConfiguration(name: name, retention: retention)
+    }
 
     /// Whether storing `info` makes thumbnails: a JPEG original or edit (not a thumbnail, not a movie).
     static func wants(_ info: ImageInfo) -> Bool {
         (info.kind == .original || info.kind == .edited) && info.mediaType == .image && info.contentType == "image/jpeg"
     }
 
-    /// One pending job per image and set of sizes.
-    static func dedupeKey(_ imageKey: String, sizes: [Int]) -> String {
-        "image:\(imageKey):" + sizes.map(String.init).joined(separator: ",")
+    /// One pending job per image and set of sizes: the image as stored now (its key and
+    /// generation), so a key deleted and stored again while its job runs gets a job of its own
+    /// instead of sharing the old bytes' one.
+    static func dedupeKey(_ imageKey: String, generation: Int64, sizes: [Int]) -> String {
+        "image:\(imageKey)@\(generation):" + sizes.map(String.init).joined(separator: ",")
     }
 
     /// The job's payload.
-    static func payload(_ imageKey: String, sizes: [Int]) -> [UInt8] {
+    static func payload(_ imageKey: String, generation: Int64, sizes: [Int]) -> [UInt8] {
         var job = ThumbnailJob()
         job.imageKey = imageKey
+        job.imageGeneration = generation
         job.sizes = sizes.map { Int32($0) }
         return job.serializedBytes()
     }

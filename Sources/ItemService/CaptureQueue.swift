@@ -18,13 +18,24 @@ public enum CaptureQueue {
         maxAttempts: 5, baseDelayMilliseconds: 1000, factor: 2, maxDelayMilliseconds: 30_000, jitter: 0.25)
 
     /// The queue (tests pass a faster retry). Leases of 30 s, extended by the worker's
-    /// heartbeats while it works (a camera command or a large movie takes longer than one).
-    public static func configuration(retry: JobRetryPolicy = retry) -> JobQueueConfiguration {
-        JobQueueConfiguration(name: name, retry: retry)
+    /// heartbeats while it works (a camera command or a large movie takes longer than one);
+    /// a capture's inline bytes are dropped from its job once it is DONE or DEAD.
+    public static func configuration(
+        retry: JobRetryPolicy = retry, retention: JobRetention = JobRetention()
+    ) -> JobQueueConfiguration {
+        JobQueueConfiguration(name: name, retry: retry, retention: retention, trimFinishedPayload: withoutInlineBytes)
+    }
+
+    /// A finished capture's request without its inline bytes (in the image service by then, or
+    /// refused for good); nil when it carried none. What was asked and for whom stays.
+    @Sendable static func withoutInlineBytes(_ payload: [UInt8]) -> [UInt8]? {
+        guard var request = try? CaptureRequest(serializedBytes: payload), !request.data.isEmpty else { return nil }
+        request.data = []
+        return request.serializedBytes()
     }
 
     /// The most bytes a Capture carries inline (`CaptureSources.maxInlineBytes`): inline bytes
-    /// are kept in items.db with the job until it is pruned.
+    /// are kept in items.db with the job while it is pending, and dropped once it ends.
     public static let maxInlineBytes = CaptureSources.maxInlineBytes
 
     /// The capture job as GetCaptureJob answers it: its state, the item, the outcome once DONE,

@@ -22,9 +22,9 @@ public enum CascadeQueue {
     /// extend them, and a delivery's calls (ListImages pages, DeleteImagesForOwner) have 10 s
     /// deadlines each; a stopping runner gives its job back and a starting one takes back its
     /// own leases at once, so only a delivery that hangs waits for the lease to expire. DONE
-    /// jobs kept 24 h (the library's default): yesterday's deletes can be looked at.
-    public static func configuration(retry: JobRetryPolicy = retry) -> JobQueueConfiguration {
-        JobQueueConfiguration(name: name, retry: retry, defaultLeaseMilliseconds: 60_000)
+    /// jobs kept 24 h by default (`JobRetention`): yesterday's deletes can be looked at.
+    public static func configuration(retry: JobRetryPolicy = retry, retention: JobRetention = JobRetention()) -> JobQueueConfiguration {
+        JobQueueConfiguration(name: name, retry: retry, defaultLeaseMilliseconds: 60_000, retention: retention)
     }
 
     /// One pending cascade per deleted item.

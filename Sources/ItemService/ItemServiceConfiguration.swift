@@ -1,3 +1,4 @@
+import JobQueue
 import Runtime
 
 /// Settings of item-service, from flags and HOMEPWNER_* variables.
@@ -16,6 +17,8 @@ public struct ItemServiceConfiguration: Sendable {
     public var seedDatabase: String?
     /// Where capture finds photos (ListSources, and the sources a Capture may name).
     public var captureSources: CaptureSources
+    /// How long the `cascade` and `capture` queues keep what finished.
+    public var jobRetention = JobRetention()
 
     /// A configuration; every value has the protocol's default.
     public init(
@@ -47,7 +50,7 @@ public struct ItemServiceConfiguration: Sendable {
                    defaultValue: String(Defaults.maxMessageBytes), help: "largest frame accepted", valueName: "BYTES"),
         OptionSpec(name: "seed-db", env: EnvironmentNames.itemSeedDB, defaultValue: nil,
                    help: "SQLite file copied to DIR/items/items.db when that does not exist yet", valueName: "FILE"),
-    ] + CaptureSources.options
+    ] + CaptureSources.options + JobRetention.options
 
     /// Reads the parsed flags.
     public init(_ options: ParsedOptions) throws {
@@ -56,5 +59,6 @@ public struct ItemServiceConfiguration: Sendable {
             dataDirectory: try options.string("data-dir"), imageServiceEndpoint: try options.string("image-service"),
             maxMessageBytes: try options.int("max-message-bytes"), seedDatabase: options["seed-db"],
             captureSources: try CaptureSources(options))
+        jobRetention = try JobRetention(options)
     }
 }

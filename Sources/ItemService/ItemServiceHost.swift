@@ -3,6 +3,7 @@ import JobQueue
 import Proto
 import RPC
 import Runtime
+import SQLite
 import ZMQ
 
 /// Composes item-service: its data folder, store, RPC handlers, events and delete cascade.
@@ -18,8 +19,8 @@ public enum ItemServiceHost {
     }
 
     /// item-service's parts, in start order: the fault watch (a storage fault stops the others),
-    /// the store (items.db, with the `cascade` and
-    /// `capture` job queues), the image service's client, the queues' sweeper, the delete
+    /// the store (items.db, with the `cascade` and `capture` job queues), a read-only connection
+    /// for the queues' reads, the image service's client, the queues' sweeper, the delete
     /// cascade's runner (to the image service, which AttachPhoto asks about each new photo too),
     /// and the host serving Health, ItemService, CaptureService and JobQueue and publishing item
     /// events. Nothing is opened, bound or started until the composition starts.
@@ -34,12 +35,15 @@ public enum ItemServiceHost {
     ) throws -> ServiceComposition {
         try FileManager.default.createDirectory(
             atPath: dataFolder(configuration), withIntermediateDirectories: true)
-        let queue = CascadeQueue.configuration(retry: cascadeRetry)
-        let capture = CaptureQueue.configuration(retry: captureRetry)
+        let queue = CascadeQueue.configuration(retry: cascadeRetry, retention: configuration.jobRetention)
+        let capture = CaptureQueue.configuration(retry: captureRetry, retention: configuration.jobRetention)
         let faults = FaultWatch(logger: logger)
         let store = ItemStoreQueue(
             path: databasePath(configuration), seedPath: configuration.seedDatabase, cascade: queue, capture: capture,
             onFault: { faults.report("items.db: \($0)") })
+        // The queues' reads (ListJobs, Stats, GetJob, GetBatch) on a connection of their own,
+        // opened once the store has made the tables: they never wait behind the store's commits.
+        let jobReader = DatabaseOwner(jobReaderOf: databasePath(configuration), queues: [queue, capture], name: "item-jobs-reader")
         let images = ClientConnection(
             name: "image-service-client", context: context, endpoint: configuration.imageServiceEndpoint,
             configuration: .init(connectWaitMilliseconds: 500))
@@ -50,7 +54,7 @@ public enum ItemServiceHost {
         // The cascade queue over JobQueue, for admin (Stats, ListJobs, RetryDead, PauseQueue):
         // item-service runs its jobs itself. The capture queue's jobs are leased by capture workers.
         let jobs = JobQueueService(
-            owner: store, queues: [queue, capture], workedInProcess: [queue.name], clock: clock, logger: logger,
+            owner: store, reader: jobReader, queues: [queue, capture], workedInProcess: [queue.name], clock: clock, logger: logger,
             publish: { [weak host] topic, event in host?.publish(topic: topic, event) })
         jobs.register(on: host.server)
         host.server.addFigures { await ItemServiceHost.figures(jobs, store) }
@@ -63,7 +67,7 @@ public enum ItemServiceHost {
         CaptureServiceHandlers.register(
             on: host.server, store: store, sources: configuration.captureSources, images: images, clock: clock,
             enqueued: { jobs.jobsReady(queue: CaptureQueue.name) })
-        return ServiceComposition([faults, store, images, jobs.sweeper(), cascade, host])
+        return ServiceComposition([faults, store, jobReader, images, jobs.sweeper(), cascade, host])
     }
 
     /// The queues' figures, and the delete cascade's pending work as ItemService/Stats counts it.

@@ -2,7 +2,7 @@ import Proto
 import RPC
 
 extension JobQueueService {
-    /// The queues' counts for Metrics/Stats and the scrape endpoint (one read on the owner's
+    /// The queues' counts for Metrics/Stats and the scrape endpoint (one read on the reader's
     /// thread: the same queries as JobQueue/Stats, cheap at millions of DONE jobs), labelled
     /// queue="…"; nothing when the store is closed.
     public func figures() async -> [Figure] {
@@ -10,11 +10,13 @@ extension JobQueueService {
         let now = clock.nowMilliseconds()
         let all: [(String, JobStatsResponse)]
         do {
-            all = try await owner.read { jobs in
-                try names.map { name in
-                    var request = JobStatsRequest()
-                    request.queue = name
-                    return (name, try jobs.stats(request, now: now))
+            all = try await reader.read { jobs in
+                try jobs.snapshot {
+                    try names.map { name in
+                        var request = JobStatsRequest()
+                        request.queue = name
+                        return (name, try jobs.stats(request, now: now))
+                    }
                 }
             }
         } catch {

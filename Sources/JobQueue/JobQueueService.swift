@@ -26,6 +26,9 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
     }
 
     let owner: Owner
+    /// Where the reads (Stats, ListJobs, GetJob, GetBatch, figures) run: a read-only
+    /// connection beside the writer, or the writer itself.
+    let reader: any JobStoreReader
     let queues: [String: Queue]
     let clock: any WallClock
     let logger: Logger
@@ -36,6 +39,8 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
     /// A service of `queues` (the same the host's `JobStore` was made with) on `owner`.
     ///
     /// - Parameters:
+    ///   - reader: Runs the reads on a connection of its own (``JobReadConnection``, or the
+    ///     host's own reader), so they never wait behind the writer's commits; nil: on `owner`.
     ///   - completions: What completing a job does, for each queue whose results are stored
     ///     (by queue name); other queues keep the worker's result as the job's.
     ///   - workedInProcess: Queues the host works itself (item-service's `cascade`): served for
@@ -44,7 +49,7 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
     ///     take a job or drop it undone.
     ///   - publish: Where events go (the host's `ServiceHost.publish`).
     public init(
-        owner: Owner, queues: [JobQueueConfiguration], completions: [String: Completion] = [:],
+        owner: Owner, reader: (any JobStoreReader)? = nil, queues: [JobQueueConfiguration], completions: [String: Completion] = [:],
         workedInProcess: Set<String> = [], clock: any WallClock,
         logger: Logger, publish: @escaping Publish
     ) {
@@ -52,6 +57,7 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
             precondition(queues.contains { $0.name == name }, "a completion for queue \(name), which is not served")
         }
         self.owner = owner
+        self.reader = reader ?? owner
         self.queues = Dictionary(
             queues.map { ($0.name, Queue(configuration: $0, completion: completions[$0.name], inProcess: workedInProcess.contains($0.name))) }, uniquingKeysWith: { first, _ in first })
         self.clock = clock
@@ -194,13 +200,13 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
         }
     }
 
-    /// Registers `method` as a read on the owner's thread.
+    /// Registers `method` as a read on the reader's thread.
     private func onRead<Request, Response>(
         _ server: RPCServer, _ method: ProtoMethod<Request, Response>,
         _ work: @escaping @Sendable (Request, JobStore) throws -> Response
     ) {
-        server.registerDeferred(method) { [owner] request, _, reply in
-            owner.read({ jobs in try work(request, jobs) }, then: reply)
+        server.registerDeferred(method) { [reader] request, _, reply in
+            reader.read({ jobs in try jobs.snapshot { try work(request, jobs) } }, then: reply)
         }
     }
 

@@ -23,7 +23,10 @@ extension JobStore {
         stats.dead = counts[Int64(JobState.dead.rawValue)] ?? 0
         stats.oldestReadyAgeMs = ready[1].int64Value.map { max(0, now - $0) } ?? 0
         stats.paused = try isPaused(request.queue)
-        stats.doneRetentionMs = configuration.doneRetentionMilliseconds
+        let retention = configuration.retention
+        stats.doneRetentionMs = JobRetention.wire(retention.doneMilliseconds)
+        stats.deadRetentionMs = JobRetention.wire(retention.deadMilliseconds)
+        stats.batchRetentionMs = JobRetention.wire(retention.batchMilliseconds)
         return stats
     }
 
@@ -59,18 +62,23 @@ extension JobStore {
             }
             before = token
         }
-        // The state as a literal, so the partial index of that state serves the query.
-        var jobs = try self.jobs(try db.prepare("""
-            SELECT \(Self.columns) FROM jobs WHERE queue = ? AND state = \(state.rawValue) AND id < ? ORDER BY id DESC LIMIT ?
-            """), [.text(request.queue), .integer(before), .integer(Int64(size) + 1)])
+        var jobs = try self.jobs(try db.prepare(Self.listQuery(state: state)), [.text(request.queue), .integer(before), .integer(Int64(size) + 1)])
         var response = ListJobsResponse()
         if jobs.count > Int(size) {
             jobs.removeLast()
             response.nextPageToken = jobs.last!.jobId
         }
-        for index in jobs.indices { jobs[index].errors = try errors(of: Int64(jobs[index].jobId)!) }
+        let histories = try errors(of: jobs.map { Int64($0.jobId)! })
+        for index in jobs.indices { jobs[index].errors = histories[Int64(jobs[index].jobId)!] ?? [] }
         response.jobs = jobs
         return response
+    }
+
+    /// The page ListJobs reads: jobs of `state` with an id below the page token's, newest first.
+    /// Parameters: the queue, the id to start below, how many.
+    static func listQuery(state: JobState) -> String {
+        // The state as a literal, so the index of the jobs by state serves the query.
+        "SELECT \(columns) FROM jobs WHERE queue = ? AND state = \(state.rawValue) AND id < ? ORDER BY id DESC LIMIT ?"
     }
 
     /// Removes DEAD or DONE jobs (unspecified = DEAD), all of that state or only those listed,
@@ -99,7 +107,8 @@ extension JobStore {
 
     /// Puts DEAD jobs (those listed, or all) back in QUEUED, ready now, with their attempts
     /// reset and their error history kept. A job whose dedupe key has a pending job again
-    /// stays DEAD (reviving it would make two). Call inside a write.
+    /// stays DEAD (reviving it would make two), and so does one whose payload was trimmed when
+    /// it died (it would run without what it needs). Call inside a write.
     public func retryDead(_ request: RetryDeadRequest, now: Int64) throws -> RetryDeadResponse {
         _ = try configuration(request.queue)
         guard request.all != !request.jobIds.isEmpty else {
@@ -116,7 +125,7 @@ extension JobStore {
         for id in ids {
             let revived = try db.query("""
                 UPDATE jobs SET state = 1, attempts = 0, run_at_ms = ?, finished_at_ms = NULL, updated_at_ms = ?
-                WHERE id = ? AND queue = ? AND state = 4 AND (dedupe_key IS NULL OR NOT EXISTS (
+                WHERE id = ? AND queue = ? AND state = 4 AND payload_trimmed = 0 AND (dedupe_key IS NULL OR NOT EXISTS (
                     SELECT 1 FROM jobs pending WHERE pending.queue = jobs.queue AND pending.dedupe_key = jobs.dedupe_key
                     AND pending.state IN (1, 2)))
                 RETURNING batch_id
@@ -132,15 +141,45 @@ extension JobStore {
         return response
     }
 
-    /// Removes up to `limit` DONE jobs of the queue that finished before its retention
-    /// window, oldest first, and returns how many; the sweeper calls it in short writes
-    /// until it returns less than `limit`. Call inside a write.
-    public func pruneDone(queue: String, now: Int64, limit: Int) throws -> Int {
-        let configuration = try configuration(queue)
+    /// What ``prune(queue:now:limit:)`` removed.
+    public struct Pruned: Sendable, Equatable {
+        public var done = 0
+        public var dead = 0
+        public var batches = 0
+        /// The most of one kind: the sweeper prunes again while it is the limit.
+        public var most: Int { max(done, dead, batches) }
+    }
+
+    /// Removes what the queue keeps past its retention, up to `limit` of each kind, oldest first:
+    /// DONE jobs, DEAD jobs (both with their error history), finished batches. Call inside a write.
+    /// The sweeper calls it in short writes until no kind reaches `limit`.
+    public func prune(queue: String, now: Int64, limit: Int) throws -> Pruned {
+        let retention = try configuration(queue).retention
+        var pruned = Pruned()
+        if let cutoff = JobRetention.cutoff(retention.doneMilliseconds, now: now) {
+            pruned.done = try pruneJobs(queue: queue, state: .done, before: cutoff, limit: limit)
+        }
+        if let cutoff = JobRetention.cutoff(retention.deadMilliseconds, now: now) {
+            pruned.dead = try pruneJobs(queue: queue, state: .dead, before: cutoff, limit: limit)
+        }
+        if let cutoff = JobRetention.cutoff(retention.batchMilliseconds, now: now) {
+            // finished_at_ms is NULL while a job of the batch is pending.
+            try db.execute("""
+                DELETE FROM job_batches WHERE id IN (SELECT id FROM job_batches
+                    WHERE queue = ? AND finished_at_ms IS NOT NULL AND finished_at_ms < ? ORDER BY finished_at_ms LIMIT ?)
+                """, [.text(queue), .integer(cutoff), .integer(Int64(limit))])
+            pruned.batches = db.changes
+        }
+        return pruned
+    }
+
+    /// Removes up to `limit` jobs of the queue in `state` (DONE or DEAD, each with its partial
+    /// index on finished_at_ms) that finished before `cutoff`, oldest first, with their errors.
+    private func pruneJobs(queue: String, state: JobState, before cutoff: Int64, limit: Int) throws -> Int {
         let selection = """
-            SELECT id FROM jobs WHERE queue = ? AND state = 3 AND finished_at_ms < ? ORDER BY finished_at_ms LIMIT ?
+            SELECT id FROM jobs WHERE queue = ? AND state = \(state.rawValue) AND finished_at_ms < ? ORDER BY finished_at_ms LIMIT ?
             """
-        let params: [SQLiteValue] = [.text(queue), .integer(now - configuration.doneRetentionMilliseconds), .integer(Int64(limit))]
+        let params: [SQLiteValue] = [.text(queue), .integer(cutoff), .integer(Int64(limit))]
         try db.execute("DELETE FROM job_errors WHERE job_id IN (\(selection))", params)
         try db.execute("DELETE FROM jobs WHERE id IN (\(selection))", params)
         return db.changes

@@ -93,5 +93,17 @@ extension JobStore {
             UPDATE job_counts SET count = count - 1 WHERE queue = old.queue AND state = old.state;
         END;
         """),
+        // ListJobs pages through one state newest first: without this index it sorted every job
+        // of the state (a million DONE ones) for each page.
+        (2, """
+        CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs (queue, state, id);
+        """),
+        // Retention of DEAD jobs and finished batches, oldest first; payload_trimmed marks a job
+        // whose payload lost what only a run needs (a capture's inline bytes): it never runs again.
+        (3, """
+        ALTER TABLE jobs ADD COLUMN payload_trimmed INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX IF NOT EXISTS jobs_dead_finished ON jobs (queue, finished_at_ms) WHERE state = 4;
+        CREATE INDEX IF NOT EXISTS job_batches_finished ON job_batches (queue, finished_at_ms) WHERE finished_at_ms IS NOT NULL;
+        """),
     ]
 }

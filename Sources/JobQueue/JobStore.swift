@@ -26,7 +26,6 @@ public final class JobStore {
     private let selectReady: Statement
     private let leaseJob: Statement
     private let completeJob: Statement
-    private let selectErrors: Statement
     private let insertError: Statement
     private let selectPaused: Statement
 
@@ -62,8 +61,6 @@ public final class JobStore {
         completeJob = try db.prepare("""
             UPDATE jobs SET state = 3, result = ?, finished_at_ms = ?, updated_at_ms = ? WHERE id = ? RETURNING \(Self.columns)
             """)
-        selectErrors = try db.prepare(
-            "SELECT attempt, at_ms, worker_id, message FROM job_errors WHERE job_id = ? ORDER BY id")
         insertError = try db.prepare(
             "INSERT INTO job_errors (job_id, attempt, at_ms, worker_id, message) VALUES (?, ?, ?, ?, ?)")
         selectPaused = try db.prepare("SELECT paused FROM job_queues WHERE queue = ?")
@@ -221,6 +218,13 @@ public final class JobStore {
         return job
     }
 
+    /// Runs `body`, whose queries then see one snapshot of the database: in a read transaction
+    /// of its own, or in the transaction already open (a writer's batch).
+    public func snapshot<T>(_ body: () throws -> T) throws -> T {
+        guard db.isAutocommit else { return try body() }
+        return try db.inTransaction(.deferred, body)
+    }
+
     /// The job as stored (without its error history).
     func current(queue: String, jobID: String) throws -> Job {
         guard let id = Int64(jobID), id > 0 else {
@@ -234,15 +238,25 @@ public final class JobStore {
 
     /// Every failed attempt of a job, oldest first.
     func errors(of id: Int64) throws -> [JobAttemptError] {
-        try selectErrors.bind([.integer(id)])
-        var errors: [JobAttemptError] = []
-        while try selectErrors.step() {
+        try errors(of: [id])[id] ?? []
+    }
+
+    /// The failed attempts of several jobs in one query, oldest first, by job id (jobs with none
+    /// are left out).
+    func errors(of ids: [Int64]) throws -> [Int64: [JobAttemptError]] {
+        guard !ids.isEmpty else { return [:] }
+        let marks = Array(repeating: "?", count: ids.count).joined(separator: ",")
+        var errors: [Int64: [JobAttemptError]] = [:]
+        for row in try db.query(
+            "SELECT job_id, attempt, at_ms, worker_id, message FROM job_errors WHERE job_id IN (\(marks)) ORDER BY job_id, id",
+            ids.map { .integer($0) })
+        {
             var error = JobAttemptError()
-            error.attempt = Int32(selectErrors.int64(at: 0)!)
-            error.atMs = selectErrors.int64(at: 1)!
-            error.workerId = selectErrors.string(at: 2)!
-            error.message = selectErrors.string(at: 3)!
-            errors.append(error)
+            error.attempt = Int32(row[1].int64Value!)
+            error.atMs = row[2].int64Value!
+            error.workerId = row[3].stringValue!
+            error.message = row[4].stringValue!
+            errors[row[0].int64Value!, default: []].append(error)
         }
         return errors
     }
@@ -303,11 +317,26 @@ public final class JobStore {
         return try selectPaused.step() && selectPaused.int64(at: 0) != 0
     }
 
-    /// Keeps a failed attempt in the job's history and mirrors it in last_error.
+    /// Keeps a failed attempt in the job's history and mirrors it in last_error; past
+    /// `JobLimits.maxErrorsKept` the oldest but the first goes.
     func recordError(job: Int64, attempt: Int64, at: Int64, worker: String, message: String) throws {
         try insertError.bind([.integer(job), .integer(attempt), .integer(at), .text(worker), .text(message)])
         while try insertError.step() {}
         try db.execute("UPDATE jobs SET last_error = ? WHERE id = ?", [.text(message), .integer(job)])
+        if try db.scalar("SELECT count(*) FROM job_errors WHERE job_id = ?", [.integer(job)])!.int64Value! > Int64(JobLimits.maxErrorsKept) {
+            try db.execute("""
+                DELETE FROM job_errors WHERE id = (SELECT id FROM job_errors WHERE job_id = ? ORDER BY id LIMIT 1 OFFSET 1)
+                """, [.integer(job)])
+        }
+    }
+
+    /// The job as it ended (DONE or DEAD), its payload trimmed as its queue says.
+    private func trimmed(_ job: Job) throws -> Job {
+        guard let trim = queues[job.queue]?.trimFinishedPayload, let kept = trim(job.payload) else { return job }
+        try db.execute("UPDATE jobs SET payload = ?, payload_trimmed = 1 WHERE id = ?", [.blob(kept), .integer(Int64(job.jobId)!)])
+        var job = job
+        job.payload = kept
+        return job
     }
 
     /// Marks a job DEAD (the lease ended) and counts it in its batch.
@@ -317,14 +346,14 @@ public final class JobStore {
             WHERE id = ? RETURNING \(Self.columns)
             """), [.integer(now), .integer(now), .integer(id)])[0]
         if let batch { try countFinished(batch, column: "dead", now: now) }
-        return job
+        return try trimmed(job)
     }
 
     /// Marks a RUNNING job DONE with `result` and counts it in its batch.
     func markDone(_ id: Int64, batch: Int64?, result: [UInt8], now: Int64) throws -> Job {
         let job = try jobs(completeJob, [.blob(result), .integer(now), .integer(now), .integer(id)])[0]
         if let batch { try countFinished(batch, column: "done", now: now) }
-        return job
+        return try trimmed(job)
     }
 
     /// A fresh lease id: 128 random bits in hex.

@@ -3,9 +3,9 @@ import Runtime
 import Synchronization
 
 /// The queue's background work, on a thread of its own (an `IntervalThread`): every tick it
-/// ends expired leases (QUEUED again, or DEAD when out of attempts), prunes DONE jobs past
-/// their retention in short writes of `pruneChunk` rows, and wakes waiting Lease calls when
-/// a job is ready that nobody announced. Put it in the host's composition after its store.
+/// ends expired leases (QUEUED again, or DEAD when out of attempts), prunes DONE and DEAD jobs
+/// and finished batches past their retention (`JobRetention`) in short writes of `pruneChunk`
+/// rows, and wakes waiting Lease calls when a job is ready that nobody announced. Put it in the host's composition after its store.
 public final class JobSweeper<Owner: JobStoreOwner>: LifecycleService {
     public var name: String { thread.name }
     private let thread: IntervalThread
@@ -32,13 +32,13 @@ public final class JobSweeper<Owner: JobStoreOwner>: LifecycleService {
                 while pruned == pruneChunk {
                     pruned = try wait { done in
                         service.owner.write({ _, jobs in
-                            try jobs.pruneDone(queue: name, now: service.clock.nowMilliseconds(), limit: pruneChunk)
+                            try jobs.prune(queue: name, now: service.clock.nowMilliseconds(), limit: pruneChunk).most
                         }, then: done)
                     }
                 }
                 if queue.notifier.waiterCount > 0 {
                     let ready = try wait { done in
-                        service.owner.read({ jobs in try jobs.hasReadyJob(queue: name, now: service.clock.nowMilliseconds()) }, then: done)
+                        service.reader.read({ jobs in try jobs.hasReadyJob(queue: name, now: service.clock.nowMilliseconds()) }, then: done)
                     }
                     if ready { queue.notifier.signal() }
                 }

@@ -18,6 +18,9 @@ extension StorageFaulted: RPCStatusError {
 }
 
 extension DiskFull: RPCStatusError {
+    /// RESOURCE_EXHAUSTED with reason DISK_FULL: unlike a busy server's, not worth retrying
+    /// soon, and never a reason to give a job up (docs/protocol.md).
     public var rpcStatus: StatusCode { .resourceExhausted }
     public var rpcMessage: String { description }
+    public var rpcReason: String { RPCError.diskFullReason }
 }

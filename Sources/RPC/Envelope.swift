@@ -32,13 +32,14 @@ enum Envelope {
 
     static func reply(
         to envelope: [[UInt8]], requestID: UInt64, code: StatusCode, message: String = "",
-        retryAfterMilliseconds: UInt32 = 0, body: MessageBody = .empty
+        retryAfterMilliseconds: UInt32 = 0, reason: String = "", body: MessageBody = .empty
     ) -> OutgoingMessage {
         var header = ResponseHeader()
         header.requestId = requestID
         header.code = code.rawValue
         header.message = message
         header.retryAfterMs = retryAfterMilliseconds
+        header.reason = reason
         return OutgoingMessage(head: envelope + [[], header.serializedBytes()], body: code == .ok ? body : .empty)
     }
 }

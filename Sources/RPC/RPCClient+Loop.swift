@@ -197,7 +197,7 @@ extension RPCClient {
         else { return nil }
         return (header.requestId, .reply(RawReply(
             code: StatusCode(rawValue: header.code), message: header.message,
-            retryAfterMilliseconds: header.retryAfterMs, bodyFrame: frames[2])))
+            retryAfterMilliseconds: header.retryAfterMs, reason: header.reason, bodyFrame: frames[2])))
     }
 
     private func failSent(_ why: String) {

@@ -43,6 +43,8 @@ public final class RPCClient: Sendable {
         public let code: StatusCode
         public let message: String
         public let retryAfterMilliseconds: UInt32
+        /// `ResponseHeader.reason`: which of the code's causes.
+        public let reason: String
         /// The body as received (decoded in place by `call`).
         public let bodyFrame: Frame
 
@@ -201,7 +203,7 @@ public final class RPCClient: Sendable {
             switch outcome {
             case let .reply(reply):
                 if reply.code == .ok { return reply }
-                error = RPCError(reply.code, reply.message, retryAfterMilliseconds: reply.retryAfterMilliseconds)
+                error = RPCError(reply.code, reply.message, retryAfterMilliseconds: reply.retryAfterMilliseconds, reason: reply.reason)
                 mayRetry = reply.code == .resourceExhausted && reply.retryAfterMilliseconds > 0
                     || reply.code == .unavailable && retrySafe
                 wait = Int(reply.retryAfterMilliseconds)

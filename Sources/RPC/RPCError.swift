@@ -8,12 +8,16 @@ public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
     /// When non-zero, the earliest moment a retry makes sense.
     public var retryAfterMilliseconds: UInt32
+    /// Which of the code's causes it was (`ResponseHeader.reason`, e.g. ``diskFullReason``);
+    /// empty when the code says it all.
+    public var reason: String
 
     /// An error with a code and a message.
-    public init(_ code: StatusCode, _ message: String, retryAfterMilliseconds: UInt32 = 0) {
+    public init(_ code: StatusCode, _ message: String, retryAfterMilliseconds: UInt32 = 0, reason: String = "") {
         self.code = code
         self.message = message
         self.retryAfterMilliseconds = retryAfterMilliseconds
+        self.reason = reason
     }
 
     public var description: String {
@@ -44,6 +48,18 @@ public struct RPCError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func resourceExhausted(_ message: String, retryAfterMilliseconds: UInt32 = 0) -> RPCError {
         RPCError(.resourceExhausted, message, retryAfterMilliseconds: retryAfterMilliseconds)
     }
+    /// The `reason` of a RESOURCE_EXHAUSTED that means the service's disk is full.
+    public static let diskFullReason = "DISK_FULL"
+
+    /// 8 with reason DISK_FULL: the service's disk is full and nothing was stored; unlike a busy
+    /// server (retry_after_ms), this lasts until an operator frees space.
+    public static func diskFull(_ message: String) -> RPCError {
+        RPCError(.resourceExhausted, message, reason: diskFullReason)
+    }
+
+    /// Whether this is ``diskFull(_:)``'s refusal.
+    public var isDiskFull: Bool { code == .resourceExhausted && reason == Self.diskFullReason }
+
     /// 15: stored data is damaged.
     public static func dataLoss(_ message: String) -> RPCError { RPCError(.dataLoss, message) }
     /// 7: the caller may not do this.

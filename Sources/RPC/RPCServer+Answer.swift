@@ -8,13 +8,16 @@ extension RPCServer {
         let code: StatusCode
         let message: String
         let retryAfter: UInt32
+        /// Which of the code's causes (`ResponseHeader.reason`).
+        let reason: String
         /// Sent only with OK.
         let body: MessageBody
 
-        init(code: StatusCode, message: String, retryAfter: UInt32 = 0, body: MessageBody = .empty) {
+        init(code: StatusCode, message: String, retryAfter: UInt32 = 0, reason: String = "", body: MessageBody = .empty) {
             self.code = code
             self.message = message
             self.retryAfter = retryAfter
+            self.reason = reason
             self.body = body
         }
 
@@ -28,7 +31,9 @@ extension RPCServer {
         /// its deadline passed or the server stops); INTERNAL, logged, for anything else (a bug).
         init(error: any Error, context: RPCContext) {
             if let error = error as? any RPCStatusError {
-                self.init(code: error.rpcStatus, message: error.rpcMessage, retryAfter: error.rpcRetryAfterMilliseconds)
+                self.init(
+                    code: error.rpcStatus, message: error.rpcMessage, retryAfter: error.rpcRetryAfterMilliseconds,
+                    reason: error.rpcReason)
             } else if error is CancellationError {
                 self.init(code: .deadlineExceeded, message: "deadline passed while serving \(context.method)")
             } else {

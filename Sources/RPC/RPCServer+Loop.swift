@@ -422,7 +422,7 @@ extension RPCServer {
         record(answer, tag, state)
         let message = Envelope.reply(
             to: identity, requestID: requestID, code: answer.code, message: answer.message,
-            retryAfterMilliseconds: answer.retryAfter, body: answer.body)
+            retryAfterMilliseconds: answer.retryAfter, reason: answer.reason, body: answer.body)
         do {
             if try socket.send(message, dontWait: true) {
                 counters.replied.bump()

@@ -147,6 +147,8 @@ public final class RPCServer: Sendable {
         var metrics: MethodMetrics?
         /// What the process's parts add to Metrics/Stats (`addFigures`).
         var figureSources: [@Sendable () async -> [Figure]] = []
+        /// What the process's parts add to the conditions (`addHealthConditions`).
+        var conditionSources: [@Sendable () -> [HealthCondition]] = []
     }
 
     /// A finished handler's answer, queued for the I/O thread.
@@ -344,10 +346,12 @@ public final class RPCServer: Sendable {
         shared.withLock { _ = $0.conditions.removeValue(forKey: name) }
     }
 
-    /// What is wrong now, in name order: the parts' conditions and, with CURVE keys, an
-    /// allowed-keys file whose latest version is not in force ("allowed_keys").
+    /// What is wrong now, in name order: the parts' conditions (set, and from the sources
+    /// added) and, with CURVE keys, an allowed-keys file whose latest version is not in force
+    /// ("allowed_keys").
     public var conditions: [HealthCondition] {
-        var all = shared.withLock { Array($0.conditions.values) }
+        let (set, sources) = shared.withLock { (Array($0.conditions.values), $0.conditionSources) }
+        var all = set + sources.flatMap { $0() }
         if let problem = TransportSecurity.of(context)?.server?.keys.problem {
             var condition = HealthCondition()
             condition.name = "allowed_keys"
@@ -459,6 +463,14 @@ public final class RPCServer: Sendable {
 
     deinit {
         stop()
+    }
+
+    /// Adds a source of ``conditions`` (Health/Check and Stats): what an operator should see to
+    /// while the process serves, for state a part keeps itself (a worker's jobs held for a full
+    /// disk). Called on the I/O thread at every check: it must only read state (a lock, a
+    /// counter), never wait.
+    public func addHealthConditions(_ source: @escaping @Sendable () -> [HealthCondition]) {
+        shared.withLock { $0.conditionSources.append(source) }
     }
 
     /// Runs `action` when a drain begins (new calls are refused from then on): for a handler

@@ -13,15 +13,21 @@ public protocol RPCStatusError: Error {
     var rpcMessage: String { get }
     /// When non-zero, the earliest moment a retry makes sense (`retry_after_ms`).
     var rpcRetryAfterMilliseconds: UInt32 { get }
+    /// Which of the status's causes it was (`reason`, e.g. `RPCError.diskFullReason`); empty
+    /// when the status says it all.
+    var rpcReason: String { get }
 }
 
 extension RPCStatusError {
     /// No retry hint.
     public var rpcRetryAfterMilliseconds: UInt32 { 0 }
+    /// No reason beyond the status.
+    public var rpcReason: String { "" }
 }
 
 extension RPCError: RPCStatusError {
     public var rpcStatus: StatusCode { code }
     public var rpcMessage: String { message }
     public var rpcRetryAfterMilliseconds: UInt32 { retryAfterMilliseconds }
+    public var rpcReason: String { reason }
 }

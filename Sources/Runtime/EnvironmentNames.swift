@@ -46,6 +46,14 @@ public enum EnvironmentNames {
     public static let imageUploadExpirySeconds = "HOMEPWNER_IMAGE_UPLOAD_EXPIRY_SECONDS"
     /// image-service: the thumbnail sizes queued for each stored JPEG ("64,256,1024"; "" for none).
     public static let imageThumbnailSizes = "HOMEPWNER_THUMBNAIL_SIZES"
+    /// image-service: seconds a start's quarantine folder is kept (0 = for good).
+    public static let imageQuarantineRetentionSeconds = "HOMEPWNER_IMAGE_QUARANTINE_RETENTION_SECONDS"
+    /// Services with job queues: seconds DONE jobs are kept (0 = for good).
+    public static let jobDoneRetentionSeconds = "HOMEPWNER_JOB_DONE_RETENTION_SECONDS"
+    /// Services with job queues: seconds DEAD jobs are kept (0 = for good).
+    public static let jobDeadRetentionSeconds = "HOMEPWNER_JOB_DEAD_RETENTION_SECONDS"
+    /// Services with job queues: seconds finished batches are kept (0 = for good).
+    public static let jobBatchRetentionSeconds = "HOMEPWNER_JOB_BATCH_RETENTION_SECONDS"
     /// The photo library folder capture reads from (`CaptureSources.libraryDirectory`).
     public static let captureLibrary = "HOMEPWNER_CAPTURE_LIBRARY"
     /// The command that takes a photo (`CaptureSources.cameraCommand`).

@@ -33,6 +33,7 @@ public enum ThumbnailWorkerHost {
         let host = try ServiceHost(
             name: "thumbnail-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)
         host.server.addFigures { runner.figures() + slots.figures() }
+        host.server.addHealthConditions { runner.healthConditions() }
         return ServiceComposition([connection, runner, host])
     }
 

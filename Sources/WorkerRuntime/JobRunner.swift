@@ -22,8 +22,10 @@ public struct JobFailure: Error, Sendable, CustomStringConvertible {
 }
 
 /// Runs the jobs of one queue: leases as many as it has free slots (long poll), runs each in a
-/// task with its lease extended while it runs (heartbeats), and completes or fails it, each call
-/// with an idempotency key of its own so a retry after a lost reply changes nothing more.
+/// task with its lease extended while it runs and until its result is reported (heartbeats),
+/// and completes or fails it, each call with an idempotency key of its own so a retry after a
+/// lost reply changes nothing more. A report the service cannot take now (busy, or its disk
+/// full) is sent again for as long as the lease holds (`JobRunner+Report.swift`).
 ///
 /// `stop()` stops leasing, lets the running jobs finish within the drain period, then cancels
 /// the rest and hands them back (`Fail` with `give_back`: queued again at once, no attempt
@@ -71,17 +73,17 @@ public final class JobRunner: LifecycleService {
     public let name: String
     public let configuration: Configuration
     private let connection: ClientConnection
-    private let handler: Handler
-    private let logger: Logger
-    private let state = Mutex(State())
+    let handler: Handler
+    let logger: Logger
+    let state = Mutex(State())
     /// Signalled when a slot frees up or the runner stops.
     private let slotFreed = WakeSignal()
     /// Signalled when the last running job has ended.
     private let drained = DispatchSemaphore(value: 0)
     /// Where the loop, the heartbeats and the handlers run (`WorkerThreads`).
-    private let threads: WorkerThreads
+    let threads: WorkerThreads
 
-    private struct State {
+    struct State {
         var stopping = false
         var loop: Task<Void, Never>?
         var running: [String: Task<Void, Never>] = [:]
@@ -92,6 +94,16 @@ public final class JobRunner: LifecycleService {
         /// Jobs whose handler has returned, being completed or failed: they no longer hold a
         /// slot, so the next job runs while the service stores this one's result.
         var reporting: Set<String> = []
+        /// Until when (monotonic milliseconds) each job's lease holds as far as this worker knows:
+        /// its lease's length from when it was leased or last extended.
+        var leaseHeldUntil: [String: Int64] = [:]
+        /// Jobs whose result waits for the service's disk to have room, with its last refusal.
+        var waitingForDisk: [String: String] = [:]
+        /// When `waitingForDisk` last went from empty to not (ms since the epoch), for Health.
+        var waitingForDiskSince: Int64 = 0
+        /// Reports sent again after a busy answer, and after a full disk.
+        var busyRetries = 0
+        var diskFullRetries = 0
         var completed = 0
         var failed = 0
     }
@@ -158,7 +170,7 @@ public final class JobRunner: LifecycleService {
         done.wait()
     }
 
-    private var client: RPCClient { connection.client }
+    var client: RPCClient { connection.client }
 
     /// Slots free for new jobs: `concurrency` handlers at once, and at most as many more jobs
     /// again being reported (a slow Complete holds up the leasing, not the handlers).
@@ -200,9 +212,14 @@ public final class JobRunner: LifecycleService {
                 await slotFreed.wait(timeoutMilliseconds: Int64(min(1000 * failures, 5000)))
                 continue
             }
+            let leasedAt = monotonicMilliseconds()
+            state.withLock { state in
+                for job in jobs { state.leaseHeldUntil[job.jobId] = leasedAt + Self.leaseLength(of: job, configuration) }
+            }
             for job in jobs where !launch(job) {
                 // Leased as the runner stopped: back at once, not after its lease.
                 await handBack(job)
+                state.withLock { _ = $0.leaseHeldUntil.removeValue(forKey: job.jobId) }
             }
         }
     }
@@ -220,6 +237,7 @@ public final class JobRunner: LifecycleService {
                     state.cancelled.remove(job.jobId)
                     state.lost.remove(job.jobId)
                     state.reporting.remove(job.jobId)
+                    state.leaseHeldUntil[job.jobId] = nil
                     return state.stopping && state.running.isEmpty
                 }
                 slotFreed.signal()
@@ -229,18 +247,18 @@ public final class JobRunner: LifecycleService {
         }
     }
 
-    /// Runs one job with heartbeats and reports how it ended.
+    /// Runs one job with heartbeats, which go on until it is reported, and reports how it ended.
     private func run(_ job: Job) async {
-        let work = Task(executorPreference: threads) { [handler] in try await handler(job) }
+        let work = Task(executorPreference: threads) { [self] in try await runHandler(job) }
         let heartbeat = Task(executorPreference: threads) { [self] in
             if await !keepLeased(job) { work.cancel() }
         }
+        defer { heartbeat.cancel() }
         let outcome = await withTaskCancellationHandler {
             await result(of: work, within: configuration.maxRunMilliseconds)
         } onCancel: {
             work.cancel()
         }
-        heartbeat.cancel()
         if outcome == nil { work.cancel() }
         let (cancelled, lost) = state.withLock { state in
             state.reporting.insert(job.jobId)
@@ -270,6 +288,11 @@ public final class JobRunner: LifecycleService {
         }
     }
 
+    /// The lease's length as the service counts it (its clock, not ours), or as asked for.
+    static func leaseLength(of job: Job, _ configuration: Configuration) -> Int64 {
+        configuration.leaseMilliseconds > 0 ? Int64(configuration.leaseMilliseconds) : max(job.leaseExpiresAtMs - job.updatedAtMs, 1000)
+    }
+
     /// The work's result, or nil when `milliseconds` (0: no limit) pass first: the work is not
     /// waited for then (a handler stuck where cancellation does not reach must not hold its
     /// job's lease for ever).
@@ -289,12 +312,10 @@ public final class JobRunner: LifecycleService {
         }
     }
 
-    /// Extends the lease every third of it while the job runs; false once the queue refused
-    /// (the lease was lost: the job is someone else's now).
+    /// Extends the lease every third of it while the job runs and is reported; false once the
+    /// queue refused (the lease was lost: the job is someone else's now).
     private func keepLeased(_ job: Job) async -> Bool {
-        // The lease's length as the service counts it (its clock, not ours).
-        let granted = job.leaseExpiresAtMs - job.updatedAtMs
-        let length = configuration.leaseMilliseconds > 0 ? Int64(configuration.leaseMilliseconds) : max(granted, 1000)
+        let length = Self.leaseLength(of: job, configuration)
         while !Task.isCancelled {
             do {
                 try await Task.sleep(for: .milliseconds(max(length / 3, 100)))
@@ -306,8 +327,10 @@ public final class JobRunner: LifecycleService {
             extend.jobId = job.jobId
             extend.leaseId = job.leaseId
             extend.leaseMs = configuration.leaseMilliseconds
+            let sent = monotonicMilliseconds()
             do {
                 _ = try await client.call(JobQueueRPC.extend, extend, options: CallOptions(timeoutMilliseconds: UInt32(length / 3)))
+                state.withLock { $0.leaseHeldUntil[job.jobId] = sent + length }
             } catch where error.code == .failedPrecondition || error.code == .notFound {
                 logger.warning("job \(job.jobId) lost its lease (\(error.message)); stopping it")
                 state.withLock { _ = $0.lost.insert(job.jobId) }
@@ -318,67 +341,6 @@ public final class JobRunner: LifecycleService {
             }
         }
         return true
-    }
-
-    private func complete(_ job: Job, _ result: [UInt8]) async {
-        var request = CompleteRequest()
-        request.queue = configuration.queue
-        request.jobId = job.jobId
-        request.leaseId = job.leaseId
-        request.result = result
-        // With an idempotency key the client sends a completion that was not heard again (4
-        // attempts); the service answers a repeat as the first was, storing nothing twice.
-        let options = CallOptions(timeoutMilliseconds: 30_000, idempotencyKey: Self.idempotencyKey(job, "complete"))
-        do {
-            _ = try await client.call(JobQueueRPC.complete, request, options: options)
-            state.withLock { $0.completed += 1 }
-        } catch where error.code == .invalidArgument || error.code == .resourceExhausted {
-            // The service refuses what this worker made: making it again would not help.
-            await fail(job, JobFailure("the queue refused the result: \(error.message)", permanent: true))
-        } catch {
-            logger.warning("completing job \(job.jobId) failed (it returns when its lease expires): \(error)")
-        }
-    }
-
-    /// The idempotency key of a call about one lease of a job.
-    static func idempotencyKey(_ job: Job, _ call: String) -> String {
-        "job:\(job.queue):\(job.jobId):\(job.leaseId):\(call)"
-    }
-
-    private func fail(_ job: Job, _ failure: JobFailure) async {
-        if await sendFail(job, failure.message, permanent: failure.permanent, retryAfter: failure.retryAfterMilliseconds) {
-            state.withLock { $0.failed += 1 }
-            logger.info("job \(job.jobId) failed\(failure.permanent ? " permanently" : ""): \(failure.message)")
-        }
-    }
-
-    /// Returns a job unstarted (or stopped) to the queue at once.
-    private func handBack(_ job: Job) async {
-        _ = await sendFail(job, "handed back by \(configuration.workerID) (stopping)", giveBack: true)
-    }
-
-    /// Sends `Fail` for `job`; false (logged) when it did not get through: the job then
-    /// returns when its lease expires.
-    private func sendFail(
-        _ job: Job, _ message: String, permanent: Bool = false, retryAfter: Int32 = 0, giveBack: Bool = false
-    ) async -> Bool {
-        var request = FailRequest()
-        request.queue = configuration.queue
-        request.jobId = job.jobId
-        request.leaseId = job.leaseId
-        request.error = message
-        request.permanent = permanent
-        request.retryAfterMs = retryAfter
-        request.giveBack = giveBack
-        request.workerId = configuration.workerID
-        do {
-            // Keyed: a Fail whose reply was lost is answered again, not refused as a stale lease.
-            _ = try await client.call(JobQueueRPC.fail, request, options: CallOptions(idempotencyKey: Self.idempotencyKey(job, "fail")))
-            return true
-        } catch {
-            logger.warning("\(giveBack ? "handing back" : "failing") job \(job.jobId) failed (it returns when its lease expires): \(error)")
-            return false
-        }
     }
 }
 

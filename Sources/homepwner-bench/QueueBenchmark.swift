@@ -11,8 +11,9 @@ import ZMQ
 /// with group commit in WAL mode: every completion fsynced before it is answered, by the
 /// owner's log syncer; leases committed without waiting for the disk), with 1 and several
 /// workers, next to the same two transactions per job on a bare SQLite connection (the lease
-/// at synchronous=NORMAL, the completion at FULL), in the same run; then Lease latency with
-/// 1,000,000 DONE rows in the table.
+/// at synchronous=NORMAL, the completion at FULL), in the same run, and ListJobs(DONE) pages
+/// read beside 4 workers next to the same page query on the bare connection; then all of it
+/// again with 1,000,000 DONE rows in the table.
 enum QueueBenchmark {
     typealias Result = ItemsBenchmark.Result
     typealias Owner = DatabaseOwner<BenchJobHost>
@@ -32,6 +33,8 @@ enum QueueBenchmark {
             var bench = try Bench(folder: folder)
             // Per table size: bare, 1 worker, `workers` workers, `workers` workers leasing `maxJobs` at once.
             var results: [[Result]] = Array(repeating: [], count: 8)
+            // Per table size: the bare page query, ListJobs over RPC, and the workers beside it.
+            var listings: [[Result]] = Array(repeating: [], count: 6)
             func measure(from first: Int) async throws {
                 for _ in 0..<rounds {
                     try await bench.enqueue(upTo: 60_000)
@@ -39,6 +42,11 @@ enum QueueBenchmark {
                     results[first + 1].append(try await bench.workers(1, maxJobs: 1, seconds: seconds))
                     results[first + 2].append(try await bench.workers(workers, maxJobs: 1, seconds: seconds))
                     results[first + 3].append(try await bench.workers(workers, maxJobs: maxJobs, seconds: seconds))
+                    let listing = first / 4 * 3
+                    listings[listing].append(try bench.bareList(seconds: seconds))
+                    let (listed, beside) = try await bench.listBesideWorkers(workers, seconds: seconds)
+                    listings[listing + 1].append(listed)
+                    listings[listing + 2].append(beside)
                 }
             }
             print("lease+complete, \(rounds) interleaved rounds of \(seconds) s…")
@@ -65,18 +73,28 @@ enum QueueBenchmark {
                 print(String(format: "| %d | %@ | %.0f | %.0f | %.0f | %@ |", done, result.name, result.perSecond,
                     result.percentile(0.5), result.percentile(0.99), ratio))
             }
+            print("""
+
+                | DONE rows | what | calls/s | p50 µs | p99 µs |
+                |---|---|---|---|---|
+                """)
+            for (index, result) in listings.map(ItemsBenchmark.median).enumerated() {
+                print(String(format: "| %d | %@ | %.0f | %.0f | %.0f |", index < 3 ? 0 : doneRows, result.name, result.perSecond,
+                    result.percentile(0.5), result.percentile(0.99)))
+            }
         } catch {
             FileHandle.standardError.write(Data("queue benchmark failed: \(error)\n".utf8))
             exit(1)
         }
     }
 
-    /// The two sides: a JobQueue host with its sweeper on an ipc endpoint, and a bare connection
-    /// on a file of its own with the same tables.
+    /// The two sides: a JobQueue host with its reader and sweeper on an ipc endpoint, and a bare
+    /// connection on a file of its own with the same tables.
     final class Bench {
         let folder: String
         let context: Context
         let owner: Owner
+        let reader: DatabaseOwner<JobReadConnection>
         let service: JobQueueService<Owner>
         let composition: ServiceComposition
         let bare: Database
@@ -89,10 +107,12 @@ enum QueueBenchmark {
             let path = folder + "/host.db"
             owner = Owner(name: "bench-jobs", closedError: RPCError.unavailable("stopping")) { try BenchJobHost(path: path) }
             let logger = Logger(label: "bench", level: .error)
-            service = JobQueueService(owner: owner, queues: [QueueBenchmark.queue], clock: SystemClock(), logger: logger) { _, _ in }
+            reader = DatabaseOwner(jobReaderOf: path, queues: [QueueBenchmark.queue], name: "bench-jobs-reader")
+            service = JobQueueService(
+                owner: owner, reader: reader, queues: [QueueBenchmark.queue], clock: SystemClock(), logger: logger) { _, _ in }
             let host = try ServiceHost(name: "bench-jobs", context: context, rpcEndpoints: ["ipc://\(folder)/jobs.sock"], logger: logger)
             service.register(on: host.server)
-            composition = ServiceComposition([owner, service.sweeper(), host])
+            composition = ServiceComposition([owner, reader, service.sweeper(), host])
             try composition.start()
             // The same tables and pragmas, used bare: one durable transaction to lease, one to complete.
             try BenchJobHost(path: folder + "/bare.db").close()
@@ -166,6 +186,52 @@ enum QueueBenchmark {
             let elapsed = Double(monotonicNanoseconds() - start) / 1e9
             let name = "JobQueue over RPC, \(count) worker\(count == 1 ? "" : "s")" + (maxJobs > 1 ? ", max_jobs \(maxJobs)" : "")
             return Result(name: name, operations: jobs, seconds: elapsed, latencies: leases.sorted())
+        }
+
+        /// ListJobs(DONE), pages of 100 newest first, one after the other from a client of its
+        /// own while `count` workers lease and complete as in ``workers(_:maxJobs:seconds:)``:
+        /// the ListJobs latencies, and the workers' result beside them.
+        func listBesideWorkers(_ count: Int, seconds: Double) async throws -> (listed: Result, beside: Result) {
+            let client = try RPCClient(context: context, endpoint: "ipc://\(folder)/jobs.sock")
+            defer { client.close() }
+            let start = monotonicNanoseconds()
+            let end = start + Int64(seconds * 1e9)
+            let lister = Task {
+                var request = ListJobsRequest()
+                request.queue = "bench"
+                request.state = .done
+                request.pageSize = 100
+                var latencies: [Double] = []
+                while monotonicNanoseconds() < end {
+                    let before = monotonicNanoseconds()
+                    _ = try await client.call(JobQueueRPC.listJobs, request)
+                    latencies.append(Double(monotonicNanoseconds() - before) / 1000)
+                }
+                return latencies
+            }
+            let workers = try await workers(count, maxJobs: 1, seconds: seconds)
+            let latencies = try await lister.value
+            let listed = Result(name: "ListJobs(DONE) over RPC, pages of 100, beside \(count) workers", operations: latencies.count,
+                seconds: Double(monotonicNanoseconds() - start) / 1e9, latencies: latencies.sorted())
+            return (listed, Result(name: "the \(count) workers beside it (Lease latency)", operations: workers.operations,
+                seconds: workers.seconds, latencies: workers.latencies))
+        }
+
+        /// The page query of ListJobs(DONE) on the bare connection, one after the other.
+        func bareList(seconds: Double) throws -> Result {
+            let page = try bare.prepare(
+                "SELECT * FROM jobs WHERE queue = 'bench' AND state = 3 AND id < ? ORDER BY id DESC LIMIT 101")
+            var latencies: [Double] = []
+            let start = monotonicNanoseconds()
+            let end = start + Int64(seconds * 1e9)
+            while monotonicNanoseconds() < end {
+                let before = monotonicNanoseconds()
+                try page.bind([.integer(Int64.max)])
+                while try page.step() {}
+                latencies.append(Double(monotonicNanoseconds() - before) / 1000)
+            }
+            return Result(name: "bare SQLite, the page query of ListJobs(DONE)", operations: latencies.count,
+                seconds: Double(monotonicNanoseconds() - start) / 1e9, latencies: latencies.sorted())
         }
 
         /// The same two transactions per job on the bare connection, one after the other: the

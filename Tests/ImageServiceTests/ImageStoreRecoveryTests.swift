@@ -157,3 +157,34 @@ import Testing
         #expect(!again.created && again.info == replaced.info)
     }
 }
+
+/// The quarantine of each start is kept for the retention, then removed whole.
+@Suite struct QuarantineRetentionTests {
+    @Test func aStartsQuarantineIsRemovedOnceItIsOlderThanTheRetentionAndNothingElseIs() async throws {
+        let folder = try TemporaryFolder()
+        let day: Int64 = 24 * 3600 * 1000
+        let start = ImageStore.quarantineNameToMilliseconds("2026-12-01T12-00-00Z")!
+        let clock = ManualClock(milliseconds: start)
+        let quarantine = folder.path + "/images/quarantine"
+        // Two old starts (the second of the same second), a recent one, and a folder an operator made.
+        let names = ["2026-10-01T08-00-00Z", "2026-10-01T08-00-00Z-2", ImageStore.quarantineName(start - day), "put-back-later"]
+        for name in names {
+            try FileManager.default.createDirectory(atPath: quarantine + "/" + name, withIntermediateDirectories: true)
+            try Data("a photo".utf8).write(to: URL(fileURLWithPath: quarantine + "/" + name + "/" + UUID().uuidString.lowercased()))
+        }
+        let limits = ImageStoreLimits(quarantineRetentionMilliseconds: 30 * day)
+        let store = try makeStore(folder, limits: limits, clock: clock)
+        defer { store.close() }
+        // The start removed the two of October.
+        func left() throws -> Set<String> { Set(try FileManager.default.contentsOfDirectory(atPath: quarantine)) }
+        #expect(try left() == [names[2], "put-back-later"])
+        clock.advance(by: 30 * day)
+        #expect(store.pruneQuarantine() == [names[2]])
+        #expect(try left() == ["put-back-later"])
+
+        let keeping = try makeStore(try TemporaryFolder(), limits: ImageStoreLimits(quarantineRetentionMilliseconds: ImageStoreLimits.keepQuarantine), clock: clock)
+        defer { keeping.close() }
+        try FileManager.default.createDirectory(atPath: keeping.blobs.quarantineFolder + "/2000-01-01T00-00-00Z", withIntermediateDirectories: true)
+        #expect(keeping.pruneQuarantine().isEmpty)
+    }
+}

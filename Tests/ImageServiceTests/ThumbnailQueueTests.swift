@@ -1,6 +1,8 @@
 import Foundation
 import Proto
+import JobQueue
 import RPC
+import SQLite
 import Testing
 @testable import ImageService
 
@@ -41,8 +43,40 @@ import Testing
         lease.workerId = "test"
         let jobs = try await client.call(JobQueueRPC.lease, lease).jobs
         let payload = try ThumbnailJob(serializedBytes: try #require(jobs.first).payload)
-        #expect(payload.imageKey == original.key && payload.sizes == [64, 256, 1024])
-        #expect(jobs.first?.dedupeKey == "image:\(original.key):64,256,1024")
+        // The first row stored: generation 1.
+        #expect(payload.imageKey == original.key && payload.sizes == [64, 256, 1024] && payload.imageGeneration == 1)
+        #expect(jobs.first?.dedupeKey == "image:\(original.key)@1:64,256,1024")
+    }
+
+    @Test func thumbnailJobsFromBeforeGenerationsGetTheirImagesCurrentOneOnUpgrade() throws {
+        let folder = try TemporaryFolder()
+        let path = folder.path + "/images.db"
+        let live = "0f000000-0000-4000-8000-000000000003", gone = "0f000000-0000-4000-8000-000000000004"
+        do {
+            // images.db as schema 7 left it: jobs named their image by key alone.
+            let db = try Database(path: path)
+            _ = try Migrator(Array(ImageIndex.migrator.migrations.prefix(7))).migrate(db)
+            try JobStore.migrate(db)
+            let jobs = try JobStore(db: db, queues: [ThumbnailQueue.configuration()])
+            try db.execute("""
+                INSERT INTO images (seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height,
+                  orientation, checksum, created_at_ms) VALUES (41, ?, '', 1, '', 1, 'image/jpeg', 1, 1, 1, 1, '', 1)
+                """, [.text(live)])
+            for key in [live, gone] {
+                var old = ThumbnailJob()
+                old.imageKey = key
+                old.sizes = [64, 256]
+                _ = try jobs.enqueue(queue: ThumbnailQueue.name, payload: old.serializedBytes(), dedupeKey: "image:\(key):64,256", now: 1)
+            }
+            try db.close()
+        }
+        let index = try ImageIndex(path: path)
+        defer { try? index.close() }
+        let rows = try index.db.query("SELECT payload, dedupe_key FROM jobs ORDER BY id").map {
+            (try ThumbnailJob(serializedBytes: $0[0].blobValue ?? []), $0[1].stringValue ?? "")
+        }
+        #expect(rows.map(\.0.imageGeneration) == [41, 0] && rows.map(\.0.sizes) == [[64, 256], [64, 256]])
+        #expect(rows.map(\.1) == ["image:\(live)@41:64,256", "image:\(gone):64,256"])
     }
 
     @Test func aRowThatDoesNotCommitLeavesNoJobAndAJobNeverOutlivesARolledBackRow() async throws {

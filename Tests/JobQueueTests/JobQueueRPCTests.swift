@@ -7,6 +7,7 @@ import Runtime
 import SQLite
 import Synchronization
 import Testing
+import TestSupport
 import ZMQ
 
 /// One context for the tests of this target; sockets are per test.
@@ -40,6 +41,8 @@ final class EventLog: Sendable {
 struct QueueFixture {
     let folder: TemporaryFolder
     let owner: TestOwner
+    /// The read-only connection the service reads on, beside the writer.
+    let reader: DatabaseOwner<JobReadConnection>
     let service: JobQueueService<TestOwner>
     let composition: ServiceComposition
     let client: RPCClient
@@ -54,8 +57,13 @@ struct QueueFixture {
     /// What each staged completion's `finish` was told (committed or not).
     let finishes = Recorded<Bool>()
 
-    /// Started; `sweeperInterval` adds the sweeper to the composition.
-    init(queues: [JobQueueConfiguration] = [testQueue], sweeperInterval: Int32? = nil, pruneChunk: Int = 1000) throws {
+    /// Started; `sweeperInterval` adds the sweeper to the composition; `maxInFlight` serves
+    /// with a server that admits that many calls at once (from any one connection too), and
+    /// answers the next ones busy (RESOURCE_EXHAUSTED with retry_after_ms).
+    init(
+        queues: [JobQueueConfiguration] = [testQueue], sweeperInterval: Int32? = nil, pruneChunk: Int = 1000,
+        maxInFlight: Int? = nil
+    ) throws {
         folder = try TemporaryFolder()
         let path = folder.path + "/host.db"
         owner = TestOwner(name: "test-host", closedError: RPCError.unavailable("the test host is stopping")) {
@@ -69,12 +77,25 @@ struct QueueFixture {
                 return result + Array("!".utf8)
             }, finish: { finishes.append($0) })
         }
+        reader = DatabaseOwner(jobReaderOf: path, queues: queues, name: "test-host-reader")
         service = JobQueueService(
-            owner: owner, queues: queues, completions: ["thumbnails": completion], clock: SystemClock(), logger: testLogger,
-            publish: { events.record($0, $1) })
-        let host = try ServiceHost(name: "test-host", context: testContext, rpcEndpoints: [folder.endpoint("rpc")], logger: testLogger)
-        service.register(on: host.server)
-        var services: [any LifecycleService] = [owner]
+            owner: owner, reader: reader, queues: queues, completions: ["thumbnails": completion], clock: SystemClock(),
+            logger: testLogger, publish: { events.record($0, $1) })
+        let host: any LifecycleService, server: RPCServer
+        if let maxInFlight {
+            server = try RPCServer(
+                context: testContext,
+                configuration: .init(
+                    endpoints: [folder.endpoint("rpc")], processName: "test-host", maxInFlight: maxInFlight,
+                    maxInFlightPerPeer: maxInFlight),
+                logger: testLogger)
+            host = ServerPart(server: server)
+        } else {
+            let serviceHost = try ServiceHost(name: "test-host", context: testContext, rpcEndpoints: [folder.endpoint("rpc")], logger: testLogger)
+            (host, server) = (serviceHost, serviceHost.server)
+        }
+        service.register(on: server)
+        var services: [any LifecycleService] = [owner, reader]
         if let sweeperInterval { services.append(service.sweeper(intervalMilliseconds: sweeperInterval, pruneChunk: pruneChunk)) }
         composition = ServiceComposition(services + [host])
         try composition.start()
@@ -118,6 +139,17 @@ struct QueueFixture {
         while notifier.waiterCount < count && monotonicMilliseconds() < end { try? await Task.sleep(for: .milliseconds(2)) }
         // Said here, not left to the next step's timeout: the calls never reached the service.
         #expect(notifier.waiterCount >= count, "\(notifier.waiterCount) of \(count) Lease calls waiting after 10 s; client connected: \(client.isConnected)")
+    }
+}
+
+/// A bare RPC server as a part of a composition (the fixture's, when it sets the server's limits).
+struct ServerPart: LifecycleService {
+    let server: RPCServer
+    var name: String { "test-server" }
+    func start() throws { try server.start() }
+    func stop() {
+        _ = server.drain(timeoutMilliseconds: 5000)
+        server.stop()
     }
 }
 
@@ -215,6 +247,71 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         #expect(fixture.events.all.map(\.topic) == [EventTopic.jobDone, EventTopic.jobDead])
         #expect(fixture.events.all.map(\.event.jobId) == [jobs[0].jobId, jobs[2].jobId])
         #expect(fixture.events.all[1].event.error == "decode failed")
+    }
+
+    @Test func listJobsStatsGetJobAndGetBatchAnswerWhileTheWriterIsBusy() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let client = fixture.client
+        let batch = try #require(try await fixture.enqueue(3, batch: true))
+        try await fixture.ready()
+        // The writer's thread held by a write that waits (as a long commit or a slow disk would):
+        // the reads must not queue behind it.
+        let release = DispatchSemaphore(value: 0)
+        let entered = Mutex(false)
+        let held = Task { [owner = fixture.owner] in
+            try await owner.perform { _ in
+                entered.withLock { $0 = true }
+                release.wait()
+            }
+        }
+        defer { release.signal() }
+        #expect(try await eventually { entered.withLock { $0 } })
+        let options = CallOptions(timeoutMilliseconds: 5000, retry: .none)
+        var list = ListJobsRequest()
+        list.queue = "thumbnails"
+        list.state = .queued
+        let queued = try await client.call(JobQueueRPC.listJobs, list, options: options).jobs
+        #expect(queued.count == 3)
+        var stats = JobStatsRequest()
+        stats.queue = "thumbnails"
+        #expect(try await client.call(JobQueueRPC.stats, stats, options: options).ready == 3)
+        var get = GetJobRequest()
+        get.queue = "thumbnails"
+        get.jobId = try #require(queued.first).jobId
+        #expect(try await client.call(JobQueueRPC.getJob, get, options: options).state == .queued)
+        var getBatch = GetBatchRequest()
+        getBatch.queue = "thumbnails"
+        getBatch.batchId = batch
+        #expect(try await client.call(JobQueueRPC.getBatch, getBatch, options: options).pending == 3)
+        release.signal()
+        try await held.value
+    }
+
+    @Test func aWriteTheDatabaseHasNoRoomForIsAnsweredDiskFullAndChangesNothing() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        try await fixture.enqueue()
+        let job = try #require(try await fixture.client.call(JobQueueRPC.lease, leaseRequest()).jobs.first)
+        // The database may not grow past its size now: a 1 MiB result has no room (SQLITE_FULL).
+        try await fixture.owner.perform { host in
+            let pages = try host.db.scalar("PRAGMA page_count")!.int64Value!
+            try host.db.execute("PRAGMA max_page_count = \(pages)")
+        }
+        let large = String(repeating: "x", count: 1 << 20)
+        let full = await rpcError { try await fixture.client.call(JobQueueRPC.complete, completeRequest(job, result: large), options: QueueFixture.patient) }
+        #expect(full?.code == .resourceExhausted && full?.reason == RPCError.diskFullReason && full?.retryAfterMilliseconds == 0,
+            "\(String(describing: full))")
+        #expect(full?.message.contains("the disk is full") == true, "\(String(describing: full))")
+        var get = GetJobRequest()
+        get.queue = "thumbnails"
+        get.jobId = job.jobId
+        #expect(try await fixture.client.call(JobQueueRPC.getJob, get).state == .running)
+        #expect(try await fixture.owner.perform { try $0.count("things") } == 0)
+
+        try await fixture.owner.perform { host in try host.db.execute("PRAGMA max_page_count = 1073741823") }
+        _ = try await fixture.client.call(JobQueueRPC.complete, completeRequest(job, result: large), options: QueueFixture.patient)
+        #expect(try await fixture.client.call(JobQueueRPC.getJob, get).state == .done)
     }
 
     @Test func badCallsGetPreciseStatusesAndMessages() async throws {
@@ -378,7 +475,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
     }
 
     @Test func theSweeperPrunesDoneJobsPastTheirRetention() async throws {
-        let brief = JobQueueConfiguration(name: "thumbnails", doneRetentionMilliseconds: 1)
+        let brief = JobQueueConfiguration(name: "thumbnails", retention: JobRetention(doneMilliseconds: 1))
         let fixture = try QueueFixture(queues: [brief], sweeperInterval: 20, pruneChunk: 2)
         defer { fixture.stop() }
         try await fixture.enqueue(5)

@@ -34,10 +34,10 @@ import WorkerRuntime
         return try await fixture.client.call(JobQueueRPC.getJob, request)
     }
 
-    static func stats(_ fixture: QueueFixture) async throws -> JobStatsResponse {
+    static func stats(_ fixture: QueueFixture, options: CallOptions = .init()) async throws -> JobStatsResponse {
         var request = JobStatsRequest()
         request.queue = "thumbnails"
-        return try await fixture.client.call(JobQueueRPC.stats, request)
+        return try await fixture.client.call(JobQueueRPC.stats, request, options: options)
     }
 
     /// The queue's DONE jobs.
@@ -49,9 +49,16 @@ import WorkerRuntime
     }
 
     /// Waits (60 s at most) until `done` says the queue got there.
-    static func waitUntil(_ done: () async throws -> Bool) async throws {
-        let end = monotonicMilliseconds() + 60_000
+    static func waitUntil(seconds: Int64 = 60, _ done: () async throws -> Bool) async throws {
+        let end = monotonicMilliseconds() + seconds * 1000
         while try await !done() && monotonicMilliseconds() < end { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    /// How many Complete calls the fixture's service answered RESOURCE_EXHAUSTED.
+    static func busyCompletes(_ fixture: QueueFixture) async throws -> UInt64 {
+        let stats = try await fixture.client.call(MetricsRPC.stats, ProcessStatsRequest())
+        let complete = stats.methods.first { $0.method == JobQueueRPC.complete.path }
+        return complete?.codes.first { $0.code == .resourceExhausted }?.count ?? 0
     }
 
     @Test func runsEveryJobOnceNoMoreAtATimeThanItsSlotsAndCompletesWithTheHandlersResult() async throws {
@@ -127,6 +134,68 @@ import WorkerRuntime
         #expect(runs.load(ordering: .relaxed) == 1)
         let done = try await Self.doneJobs(fixture)
         #expect(done.count == 1 && done[0].attempts == 1 && done[0].errors.isEmpty, "\(done)")
+    }
+
+    @Test func aCompleteAnsweredBusyIsSentAgainAfterRetryAfterUntilTheServiceTakesIt() async throws {
+        // Three calls at once: three waiting Leases of another worker fill the service for 3 s.
+        let fixture = try QueueFixture(maxInFlight: 3)
+        defer { fixture.stop() }
+        let connection = try Self.connection(fixture)
+        defer { connection.stop() }
+        let gate = Mutex(false), started = Atomic<Bool>(false)
+        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(concurrency: 1), logger: testLogger) { _ in
+            started.store(true, ordering: .relaxed)
+            while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            return Array("made".utf8)
+        }
+        try runner.start()
+        defer { runner.stop() }
+        try await fixture.enqueue()
+        try await Self.waitUntil { started.load(ordering: .relaxed) }
+        let other = try RPCClient(context: testContext, endpoint: fixture.folder.endpoint("rpc"), configuration: QueueFixture.clientConfiguration)
+        defer { other.close() }
+        let fillers = (0..<3).map { _ in
+            Task { try await other.call(JobQueueRPC.lease, leaseRequest(worker: "filler", waitMs: 3000), options: .init(timeoutMilliseconds: 10_000)) }
+        }
+        await fixture.waitForWaiters(3)
+        gate.withLock { $0 = true }
+        // The Complete is refused busy (the client's own retries are over in ~300 ms) until the
+        // fillers' waits end; the job must then be DONE, not failed or left to its lease. This
+        // test's own calls are refused busy too meanwhile: they wait it out.
+        let patientOfBusy = CallOptions(timeoutMilliseconds: 20_000, retry: RetryPolicy(maxAttempts: 1000))
+        try await Self.waitUntil(seconds: 20) { try await Self.stats(fixture, options: patientOfBusy).done == 1 }
+        for filler in fillers { _ = try await filler.value }
+        let done = try #require(try await Self.doneJobs(fixture).first)
+        #expect(done.attempts == 1 && done.errors.isEmpty && done.result == Array("made!".utf8), "\(done)")
+        #expect(runner.counts == (completed: 1, failed: 0))
+        #expect(try await Self.busyCompletes(fixture) > 0, "the service answered the Complete busy at least once")
+    }
+
+    @Test func aHandlerRefusedForAFullDiskRunsAgainUnderItsLeaseWithoutFailingTheJob() async throws {
+        let fixture = try QueueFixture()
+        defer { fixture.stop() }
+        let connection = try Self.connection(fixture)
+        defer { connection.stop() }
+        // The handler stores through a service whose disk is full for its first two tries (a
+        // capture's PutImage).
+        let tries = Atomic<Int>(0)
+        let conditions = Mutex<[HealthCondition]>([])
+        let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(concurrency: 1), logger: testLogger) { _ in
+            if tries.add(1, ordering: .relaxed).newValue <= 2 { throw RPCError.diskFull("the image store's disk is full (test)") }
+            return Array("stored".utf8)
+        }
+        try runner.start()
+        defer { runner.stop() }
+        try await fixture.enqueue()
+        try await Self.waitUntil {
+            if tries.load(ordering: .relaxed) == 2 { conditions.withLock { $0 = runner.healthConditions() } }
+            return try await Self.stats(fixture).done == 1
+        }
+        let done = try #require(try await Self.doneJobs(fixture).first)
+        #expect(done.attempts == 1 && done.errors.isEmpty && done.result == Array("stored!".utf8), "\(done)")
+        #expect(tries.load(ordering: .relaxed) == 3 && runner.counts == (completed: 1, failed: 0))
+        #expect(conditions.withLock { $0 }.first.map { $0.name == "disk_full" && $0.message.contains("the image store's disk is full (test)") } == true, "\(conditions.withLock { $0 })")
+        #expect(runner.healthConditions().isEmpty)
     }
 
     @Test func aHandlersFailureIsKeptOnTheJobAndAPermanentOneIsDeadAtOnce() async throws {

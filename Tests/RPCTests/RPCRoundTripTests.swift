@@ -59,6 +59,59 @@ import RPCTestSupport
         #expect(try await healthy(server.boundEndpoints[0]))
     }
 
+    @Test func aFullDiskIsAnsweredResourceExhaustedWithReasonDiskFullAndNoRetryAfter() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let peer = try RawPeer(.dealer, endpoint: server.boundEndpoints[0])
+        for (id, key) in [(UInt64(1), "full"), (2, "missing")] {
+            var request = GetItemRequest()
+            request.key = key
+            try peer.send([[], requestHeader(ItemServiceRPC.getItem.path, id: id), request.serializedBytes()])
+        }
+        var headers: [UInt64: ResponseHeader] = [:]
+        for _ in 0..<2 {
+            let (header, _) = try #require(try await peer.receiveHeader())
+            headers[header.requestId] = header
+        }
+        let full = try #require(headers[1]), missing = try #require(headers[2])
+        #expect(full.code == StatusCode.resourceExhausted.rawValue && full.reason == "DISK_FULL" && full.retryAfterMs == 0)
+        #expect(full.message == "the test store's disk is full")
+        #expect(missing.code == StatusCode.notFound.rawValue && missing.reason.isEmpty)
+
+        let client = try RPCClient(context: testContext, endpoint: server.boundEndpoints[0])
+        defer { client.close() }
+        var request = GetItemRequest()
+        request.key = "full"
+        let refused = await rpcError { try await client.call(ItemServiceRPC.getItem, request) }
+        #expect(refused?.isDiskFull == true && refused?.reason == RPCError.diskFullReason)
+    }
+
+    @Test func healthCheckCarriesThePartsConditionsWhileServing() async throws {
+        let server = try makeServer()
+        defer { server.stop() }
+        let client = try RPCClient(context: testContext, endpoint: server.boundEndpoints[0])
+        defer { client.close() }
+        #expect(try await client.call(HealthRPC.check, HealthCheckRequest()).conditions.isEmpty)
+        func condition(_ name: String, _ message: String) -> HealthCondition {
+            var condition = HealthCondition()
+            condition.name = name
+            condition.message = message
+            condition.sinceUnixMs = 1
+            return condition
+        }
+        let full = condition("disk_full", "the disk is full"), second = condition("a_part", "a second part's")
+        let conditions = Mutex([full])
+        server.addHealthConditions { conditions.withLock { $0 } }
+        server.addHealthConditions { [second] }
+        server.setCondition("events", "set by the server")
+        let health = try await client.call(HealthRPC.check, HealthCheckRequest())
+        #expect(health.status == .serving && health.conditions.map(\.name) == ["a_part", "disk_full", "events"], "\(health.conditions)")
+        #expect(health.conditions[1] == full)
+        conditions.withLock { $0 = [] }
+        server.clearCondition("events")
+        #expect(try await client.call(HealthRPC.check, HealthCheckRequest()).conditions.map(\.message) == ["a second part's"])
+    }
+
     @Test func unknownMethodIsUnimplemented() async throws {
         let server = try makeServer()
         defer { server.stop() }

@@ -55,8 +55,8 @@ func makeServer(
 }
 
 /// CreateItem echoes name and value into an Item (counting invocations); GetItem sleeps
-/// `value` ms when the key is "sleep:<ms>", fails NOT_FOUND for "missing", throws a plain
-/// error for "boom".
+/// `value` ms when the key is "sleep:<ms>", fails NOT_FOUND for "missing", RESOURCE_EXHAUSTED
+/// with reason DISK_FULL for "full", throws a plain error for "boom".
 func registerTestMethods(_ server: RPCServer, calls: CallCounter?) {
     server.register(ItemServiceRPC.createItem) { request, _ in
         calls?.increment()
@@ -72,6 +72,7 @@ func registerTestMethods(_ server: RPCServer, calls: CallCounter?) {
             try await Task.sleep(for: .milliseconds(ms))
         }
         if request.key == "missing" { throw RPCError.notFound("item \"missing\" not found") }
+        if request.key == "full" { throw RPCError.diskFull("the test store's disk is full") }
         if request.key == "boom" { throw CocoaError(.fileNoSuchFile) }
         var item = Item()
         item.key = request.key

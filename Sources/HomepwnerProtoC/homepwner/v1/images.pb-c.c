@@ -2906,7 +2906,7 @@ const ProtobufCMessageDescriptor homepwner__v1__enqueue_thumbnails_response__des
   (ProtobufCMessageInit) homepwner__v1__enqueue_thumbnails_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__thumbnail_job__field_descriptors[2] =
+static const ProtobufCFieldDescriptor homepwner__v1__thumbnail_job__field_descriptors[3] =
 {
   {
     "image_key",
@@ -2932,15 +2932,28 @@ static const ProtobufCFieldDescriptor homepwner__v1__thumbnail_job__field_descri
     0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "image_generation",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ThumbnailJob, image_generation),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__thumbnail_job__field_indices_by_name[] = {
+  2,   /* field[2] = image_generation */
   0,   /* field[0] = image_key */
   1,   /* field[1] = sizes */
 };
 static const ProtobufCIntRange homepwner__v1__thumbnail_job__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__thumbnail_job__descriptor =
 {
@@ -2950,7 +2963,7 @@ const ProtobufCMessageDescriptor homepwner__v1__thumbnail_job__descriptor =
   "Homepwner__V1__ThumbnailJob",
   "homepwner.v1",
   sizeof(Homepwner__V1__ThumbnailJob),
-  2,
+  3,
   homepwner__v1__thumbnail_job__field_descriptors,
   homepwner__v1__thumbnail_job__field_indices_by_name,
   1,  homepwner__v1__thumbnail_job__number_ranges,

@@ -2010,7 +2010,7 @@ const ProtobufCMessageDescriptor homepwner__v1__job_stats_request__descriptor =
   (ProtobufCMessageInit) homepwner__v1__job_stats_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__job_stats_response__field_descriptors[8] =
+static const ProtobufCFieldDescriptor homepwner__v1__job_stats_response__field_descriptors[10] =
 {
   {
     "ready",
@@ -2108,9 +2108,35 @@ static const ProtobufCFieldDescriptor homepwner__v1__job_stats_response__field_d
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "dead_retention_ms",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobStatsResponse, dead_retention_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "batch_retention_ms",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__JobStatsResponse, batch_retention_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__job_stats_response__field_indices_by_name[] = {
+  9,   /* field[9] = batch_retention_ms */
   3,   /* field[3] = dead */
+  8,   /* field[8] = dead_retention_ms */
   2,   /* field[2] = done */
   7,   /* field[7] = done_retention_ms */
   1,   /* field[1] = leased */
@@ -2122,7 +2148,7 @@ static const unsigned homepwner__v1__job_stats_response__field_indices_by_name[]
 static const ProtobufCIntRange homepwner__v1__job_stats_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 10 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__job_stats_response__descriptor =
 {
@@ -2132,7 +2158,7 @@ const ProtobufCMessageDescriptor homepwner__v1__job_stats_response__descriptor =
   "Homepwner__V1__JobStatsResponse",
   "homepwner.v1",
   sizeof(Homepwner__V1__JobStatsResponse),
-  8,
+  10,
   homepwner__v1__job_stats_response__field_descriptors,
   homepwner__v1__job_stats_response__field_indices_by_name,
   1,  homepwner__v1__job_stats_response__number_ranges,

@@ -328,7 +328,7 @@ const ProtobufCMessageDescriptor homepwner__v1__request_header__descriptor =
   (ProtobufCMessageInit) homepwner__v1__request_header__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__response_header__field_descriptors[4] =
+static const ProtobufCFieldDescriptor homepwner__v1__response_header__field_descriptors[5] =
 {
   {
     "request_id",
@@ -378,17 +378,30 @@ static const ProtobufCFieldDescriptor homepwner__v1__response_header__field_desc
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "reason",
+    5,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ResponseHeader, reason),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__response_header__field_indices_by_name[] = {
   1,   /* field[1] = code */
   2,   /* field[2] = message */
+  4,   /* field[4] = reason */
   0,   /* field[0] = request_id */
   3,   /* field[3] = retry_after_ms */
 };
 static const ProtobufCIntRange homepwner__v1__response_header__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 4 }
+  { 0, 5 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__response_header__descriptor =
 {
@@ -398,7 +411,7 @@ const ProtobufCMessageDescriptor homepwner__v1__response_header__descriptor =
   "Homepwner__V1__ResponseHeader",
   "homepwner.v1",
   sizeof(Homepwner__V1__ResponseHeader),
-  4,
+  5,
   homepwner__v1__response_header__field_descriptors,
   homepwner__v1__response_header__field_indices_by_name,
   1,  homepwner__v1__response_header__number_ranges,

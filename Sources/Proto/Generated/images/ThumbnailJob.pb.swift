@@ -12,6 +12,8 @@ public struct ThumbnailJob: ProtoMessage {
     public var imageKey: String = ""
     /// Field 2, `sizes`.
     public var sizes: [Int32] = []
+    /// Field 3, `image_generation`.
+    public var imageGeneration: Int64 = 0
 
     /// An all-default message.
     public init() {}
@@ -37,11 +39,13 @@ extension ThumbnailJob: CBridgedMessage {
         self.init()
         self.imageKey = CBridge.string(m.pointee.image_key)
         self.sizes = CBridge.array(m.pointee.sizes, m.pointee.n_sizes) { $0 }
+        self.imageGeneration = m.pointee.image_generation
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
         m.pointee.image_key = arena.string(self.imageKey)
         m.pointee.n_sizes = self.sizes.count
         m.pointee.sizes = arena.array(self.sizes) { $0 }
+        m.pointee.image_generation = self.imageGeneration
     }
 }

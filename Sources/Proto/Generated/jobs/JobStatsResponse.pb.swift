@@ -24,6 +24,10 @@ public struct JobStatsResponse: ProtoMessage {
     public var paused: Bool = false
     /// Field 8, `done_retention_ms`.
     public var doneRetentionMs: Int64 = 0
+    /// Field 9, `dead_retention_ms`.
+    public var deadRetentionMs: Int64 = 0
+    /// Field 10, `batch_retention_ms`.
+    public var batchRetentionMs: Int64 = 0
 
     /// An all-default message.
     public init() {}
@@ -55,6 +59,8 @@ extension JobStatsResponse: CBridgedMessage {
         self.oldestReadyAgeMs = m.pointee.oldest_ready_age_ms
         self.paused = m.pointee.paused != 0
         self.doneRetentionMs = m.pointee.done_retention_ms
+        self.deadRetentionMs = m.pointee.dead_retention_ms
+        self.batchRetentionMs = m.pointee.batch_retention_ms
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -66,5 +72,7 @@ extension JobStatsResponse: CBridgedMessage {
         m.pointee.oldest_ready_age_ms = self.oldestReadyAgeMs
         m.pointee.paused = self.paused ? 1 : 0
         m.pointee.done_retention_ms = self.doneRetentionMs
+        m.pointee.dead_retention_ms = self.deadRetentionMs
+        m.pointee.batch_retention_ms = self.batchRetentionMs
     }
 }

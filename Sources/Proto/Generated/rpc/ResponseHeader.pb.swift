@@ -16,6 +16,8 @@ public struct ResponseHeader: ProtoMessage {
     public var message: String = ""
     /// Field 4, `retry_after_ms`.
     public var retryAfterMs: UInt32 = 0
+    /// Field 5, `reason`.
+    public var reason: String = ""
 
     /// An all-default message.
     public init() {}
@@ -43,6 +45,7 @@ extension ResponseHeader: CBridgedMessage {
         self.code = m.pointee.code
         self.message = CBridge.string(m.pointee.message)
         self.retryAfterMs = m.pointee.retry_after_ms
+        self.reason = CBridge.string(m.pointee.reason)
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -50,5 +53,6 @@ extension ResponseHeader: CBridgedMessage {
         m.pointee.code = self.code
         m.pointee.message = arena.string(self.message)
         m.pointee.retry_after_ms = self.retryAfterMs
+        m.pointee.reason = arena.string(self.reason)
     }
 }

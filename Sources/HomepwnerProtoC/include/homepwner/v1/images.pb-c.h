@@ -476,10 +476,16 @@ struct  Homepwner__V1__ThumbnailJob
   char *image_key;
   size_t n_sizes;
   int32_t *sizes;
+  /*
+   * Which image stored under image_key the job is for: a number that is new each time the key
+   * is stored (deleted and put again included). A Complete for an image that is no longer the
+   * key's stores nothing: the newer one has a job of its own.
+   */
+  int64_t image_generation;
 };
 #define HOMEPWNER__V1__THUMBNAIL_JOB__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__thumbnail_job__descriptor) \
-    , (char *)protobuf_c_empty_string, 0,NULL }
+    , (char *)protobuf_c_empty_string, 0,NULL, 0 }
 
 
 /*

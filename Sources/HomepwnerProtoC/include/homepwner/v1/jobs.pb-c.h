@@ -93,7 +93,7 @@ struct  Homepwner__V1__Job
   size_t n_errors;
   Homepwner__V1__JobAttemptError **errors;
   /*
-   * Jobs with the same key, queued or running, are one job (e.g. "image:<key>:64,256,1024").
+   * Jobs with the same key, queued or running, are one job (e.g. "image:<key>@<generation>:64,256,1024").
    */
   char *dedupe_key;
   /*
@@ -302,10 +302,18 @@ struct  Homepwner__V1__JobStatsResponse
    * DONE jobs are removed this long after they finished.
    */
   int64_t done_retention_ms;
+  /*
+   * DEAD jobs (with their errors and payload) are removed this long after they died.
+   */
+  int64_t dead_retention_ms;
+  /*
+   * Finished batches are removed this long after their last job finished.
+   */
+  int64_t batch_retention_ms;
 };
 #define HOMEPWNER__V1__JOB_STATS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__job_stats_response__descriptor) \
-    , 0, 0, 0, 0, 0, 0, 0, 0 }
+    , 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 
 struct  Homepwner__V1__PauseQueueRequest

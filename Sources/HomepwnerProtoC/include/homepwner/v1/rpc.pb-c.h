@@ -112,10 +112,17 @@ struct  Homepwner__V1__ResponseHeader
    * When set, the earliest time a retry makes sense.
    */
   uint32_t retry_after_ms;
+  /*
+   * Which of a code's causes it was, as one UPPER_SNAKE word a program can test; empty when the
+   * code has one meaning. RESOURCE_EXHAUSTED: "DISK_FULL" when the service's disk is full
+   * (nothing was stored; try again with a backoff once space is freed); empty when the server is
+   * busy (retry_after_ms is set) or a request is over a limit of its own (neither is set).
+   */
+  char *reason;
 };
 #define HOMEPWNER__V1__RESPONSE_HEADER__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__response_header__descriptor) \
-    , 0, 0, (char *)protobuf_c_empty_string, 0 }
+    , 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
 
 
 /*
