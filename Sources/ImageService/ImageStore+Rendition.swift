@@ -57,8 +57,8 @@ extension ImageStore {
             throw ImageStoreError.failedPrecondition(
                 "image \(original.key) is \(original.sizeBytes) bytes, over the \(limit) bytes a rendition is made from (--max-rendition-source-bytes); fetch it with GetImage and scale it on the client")
         }
-        // The original from the cache when it is there; else mapped from its file and verified
-        // against its checksum over the map, never copied whole into memory.
+        // The original from the cache when it is there; else read from its file on the render
+        // lane (at most one source per core in memory) and verified against its checksum.
         let cachedSource = cache.get(stored.cacheKey)
         // The thumbnail worker's code, so a rendition is the pixels a stored thumbnail of its
         // size would be; FILL enlarges to exactly the box, as GetRendition promises.
@@ -81,9 +81,10 @@ extension ImageStore {
                         "image \(key) cannot be rendered: its JPEG does not decode (\(error.message))")
                 }
             }
-            if let cachedSource { return try cachedSource.withUnsafeBytes(render) }
-            let map = try blobs.mapVerified(key: key, size: sizeBytes, checksum: checksum)
-            return try withExtendedLifetime(map) { try render(map.bytes) }
+            let source = try cachedSource ?? blobs.readWhole(key: key, size: sizeBytes, checksum: checksum) {
+                hooks.renditionSourceOpened?(key)
+            }
+            return try source.withUnsafeBytes(render)
         }
         cache.insert(cacheKey, data)
         return (Self.renditionInfo(original, target, data), data)

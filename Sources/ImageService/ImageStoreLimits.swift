@@ -12,7 +12,7 @@ public struct ImageStoreLimits: Sendable {
     public var uploadExpiryMilliseconds: Int64
     /// Uploads in progress at once.
     public var maxOpenUploads: Int
-    /// Largest stored JPEG a rendition is made from (it is mapped and decoded whole), and
+    /// Largest stored JPEG a rendition is made from (it is read and decoded whole), and
     /// largest arithmetic-coded JPEG a put or upload accepts (it is decoded to be validated).
     public var maxRenditionSourceBytes: Int64
 
