@@ -12,6 +12,9 @@ public struct RPCContext: Sendable {
     public let idempotencyKey: String
     /// Request metadata, key → value.
     public let metadata: [String: String]
+    /// Who called, as the per-peer limits count callers: the client's CURVE key (its ZAP user
+    /// id) when the server uses CURVE, else its connection's routing id.
+    public let peer: [UInt8]
     /// The deadline on the monotonic clock, in milliseconds.
     let deadlineMilliseconds: Int64
     let baseLogger: Logger
