@@ -17,11 +17,8 @@ import RPCTestSupport
         let store = try #require(host.first(ImageStore.self))
         let client = try ImageServiceHostTests.client(folder)
         defer { client.close() }
-        var put = PutImageRequest()
-        put.data = try Samples.jpeg(width: 640, height: 480)
-        let original = try await client.call(ImageServiceRPC.putImage, put)
-        put.data = Samples.mp4(2_000_000)
-        let large = try await client.call(ImageServiceRPC.putImage, put)
+        let original = try await RealWorldJPEGTests.put(client, try Samples.jpeg(width: 640, height: 480))
+        let large = try await RealWorldJPEGTests.put(client, Samples.mp4(2_000_000))
         _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
 
         let waiting = Atomic<Int>(0)
@@ -42,6 +39,7 @@ import RPCTestSupport
         // of 2 MB are answered meanwhile (before, each queued on an I/O lane behind a rendition
         // that held the lane while it waited, until its deadline).
         let quick = CallOptions(timeoutMilliseconds: 10_000, retry: .none)
+        var put = PutImageRequest()
         put.data = Samples.mp4(1000)
         let small = try await client.call(ImageServiceRPC.putImage, put, options: quick)
         #expect(small.sizeBytes == 1000 + 32)

@@ -20,11 +20,9 @@ import Glibc
         let store = try #require(host.first(ImageStore.self))
         let client = try ImageServiceHostTests.client(folder)
         defer { client.close() }
-        var put = PutImageRequest()
-        put.data = try Samples.jpeg(width: 1600, height: 1200)
-        let damaged = try await client.call(ImageServiceRPC.putImage, put)
-        put.data = try Samples.jpeg(width: 320, height: 240)
-        let sound = try await client.call(ImageServiceRPC.putImage, put)
+        let damaged = try await RealWorldJPEGTests.put(client, try Samples.jpeg(width: 1600, height: 1200))
+        let soundData = try Samples.jpeg(width: 320, height: 240)
+        let sound = try await RealWorldJPEGTests.put(client, soundData)
         _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
 
         // Cut to half its size once it is open and its size was checked.
@@ -46,8 +44,7 @@ import Glibc
         #expect(rendition.info?.width == 100)
         var get = GetImageRequest()
         get.key = sound.key
-        #expect(try await client.call(ImageServiceRPC.getImage, get).data == put.data)
-        put.data = Samples.mp4(1000)
-        #expect(try await client.call(ImageServiceRPC.putImage, put).sizeBytes == 1032)
+        #expect(try await client.call(ImageServiceRPC.getImage, get).data == soundData)
+        #expect(try await RealWorldJPEGTests.put(client, Samples.mp4(1000)).sizeBytes == 1032)
     }
 }
