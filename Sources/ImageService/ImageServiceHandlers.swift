@@ -32,14 +32,14 @@ enum ImageServiceHandlers {
             if created { publish(EventTopic.imageStored, info) }
             return info
         }
-        server.register(ImageServiceRPC.beginUpload) { request, _ in
+        server.register(ImageServiceRPC.beginUpload) { request, context in
             // resume_upload_id: every other field is ignored.
             let ticket = request.resumeUploadId.isEmpty
                 ? try await store.beginUpload(
                     NewImage(
                         ownerKey: request.ownerKey, contentType: request.contentType, kind: request.kind,
                         parentKey: request.parentKey, key: request.key, mediaType: request.mediaType),
-                    totalSize: request.totalSize, checksum: request.checksum)
+                    totalSize: request.totalSize, checksum: request.checksum, peer: context.peer)
                 : try await store.resumeUpload(request.resumeUploadId)
             var response = BeginUploadResponse()
             response.uploadId = ticket.uploadID

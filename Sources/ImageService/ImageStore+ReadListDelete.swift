@@ -227,12 +227,13 @@ extension ImageStore {
         }
     }
 
-    /// `body` (a read) on an I/O lane, with its failure told as `readError` tells it.
+    /// `body` (a read) on an I/O lane, or a lane of `pool`, with its failure told as
+    /// `readError` tells it.
     func readVerified<T: Sendable>(
-        key: String, _ body: @escaping @Sendable () throws -> T
+        key: String, in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
         do {
-            return try await onIO(body)
+            return try await onIO(in: pool, body)
         } catch {
             var indexed = true
             if (error as? BlobIOError)?.code == ENOENT, let found = try? await onReader({ try $0.get(key) != nil }) {

@@ -8,8 +8,13 @@ extension ImageStore {
     /// Largest rendition edge.
     public static let maxRenditionEdge = 8192
 
-    /// Bounds concurrent renders (waited on I/O threads, never on the task pool).
-    static let renders = DispatchSemaphore(value: max(1, ProcessInfo.processInfo.activeProcessorCount))
+    /// Decodes at once: one per core.
+    static let renderSlots = max(1, ProcessInfo.processInfo.activeProcessorCount)
+
+    /// Bounds concurrent decodes, renders and the validation of arithmetic-coded puts alike
+    /// (waited on lanes, never on the task pool). A render waits for a lane of `renderLanes`
+    /// (one per slot) first, so it waits here only for such a put's decode.
+    static let renders = DispatchSemaphore(value: renderSlots)
 
     /// The image at `width` × `height` (FIT: inside the box, aspect kept, never enlarged; FILL:
     /// exactly the box, centre-cropped): a stored thumbnail of that size when there is one, else
@@ -52,8 +57,8 @@ extension ImageStore {
             throw ImageStoreError.failedPrecondition(
                 "image \(original.key) is \(original.sizeBytes) bytes, over the \(limit) bytes a rendition is made from (--max-rendition-source-bytes); fetch it with GetImage and scale it on the client")
         }
-        // The original from the cache when it is there; else mapped from its file and verified
-        // against its checksum over the map, never copied whole into memory.
+        // The original from the cache when it is there; else read from its file on the render
+        // lane (at most one source per core in memory) and verified against its checksum.
         let cachedSource = cache.get(stored.cacheKey)
         // The thumbnail worker's code, so a rendition is the pixels a stored thumbnail of its
         // size would be; FILL enlarges to exactly the box, as GetRendition promises.
@@ -61,11 +66,14 @@ extension ImageStore {
         let size = Thumbnailer.Target(width: width, height: height, fit: plan.fit, enlargesToFill: true)
         let renders = Self.renders, blobs = blobs, key = original.key, sizeBytes = original.sizeBytes
         let checksum = stored.verification
-        let data = try await readVerified(key: key) { () throws -> [UInt8] in
+        let hooks = hooks.current
+        hooks.renditionWaits?(key)
+        let data = try await readVerified(key: key, in: renderLanes) { () throws -> [UInt8] in
             let render = { (source: UnsafeRawBufferPointer) throws -> [UInt8] in
                 // At most one decode per core: each can hold a large pixel buffer.
                 renders.wait()
                 defer { renders.signal() }
+                hooks.rendering?(key)
                 do throws(JPEGError) {
                     return try thumbnailer.thumbnails(of: source, sizes: [size])[0].data
                 } catch {
@@ -73,9 +81,10 @@ extension ImageStore {
                         "image \(key) cannot be rendered: its JPEG does not decode (\(error.message))")
                 }
             }
-            if let cachedSource { return try cachedSource.withUnsafeBytes(render) }
-            let map = try blobs.mapVerified(key: key, size: sizeBytes, checksum: checksum)
-            return try withExtendedLifetime(map) { try render(map.bytes) }
+            let source = try cachedSource ?? blobs.readWhole(key: key, size: sizeBytes, checksum: checksum) {
+                hooks.renditionSourceOpened?(key)
+            }
+            return try source.withUnsafeBytes(render)
         }
         cache.insert(cacheKey, data)
         return (Self.renditionInfo(original, target, data), data)

@@ -17,6 +17,9 @@ struct Upload: Sendable {
     let checksum: String
     let path: String
     let fd: Int32
+    /// Whose share of the open uploads it counts against (`RPCContext.peer`); empty for one
+    /// loaded back at start until it is resumed.
+    var peer: [UInt8] = []
     /// The staging file opened again with O_DIRECT, where the file system allows it: whole
     /// 4 KiB blocks go around the page cache; -1 when not in use.
     var directFD: Int32 = -1
@@ -168,8 +171,9 @@ public struct UploadTicket: Sendable, Equatable {
 }
 
 extension ImageStore {
-    /// Opens an upload of `totalSize` bytes; `checksum` ("sha256:<hex>", optional) is checked at commit.
-    public func beginUpload(_ new: NewImage, totalSize: Int64, checksum: String) async throws -> UploadTicket {
+    /// Opens an upload of `totalSize` bytes for `peer` (counted against its share,
+    /// `ImageStoreLimits.maxOpenUploads`); `checksum` ("sha256:<hex>", optional) is checked at commit.
+    public func beginUpload(_ new: NewImage, totalSize: Int64, checksum: String, peer: [UInt8] = []) async throws -> UploadTicket {
         expireUploads()
         guard totalSize > 0 else { throw ImageStoreError.invalid("total_size must be > 0 (got \(totalSize))") }
         guard totalSize <= limits.maxUploadBytes else {
@@ -195,21 +199,27 @@ extension ImageStore {
             return fd
         }
         var upload = Upload(
-            id: id, new: new, totalSize: totalSize, checksum: checksum, path: path, fd: fd,
+            id: id, new: new, totalSize: totalSize, checksum: checksum, path: path, fd: fd, peer: peer,
             expiresAtMs: clock.nowMilliseconds() + limits.uploadExpiryMilliseconds)
         // Large uploads are staged around the page cache (see BlobStore.writeTemporaryDirect).
         if totalSize >= Int64(BlobStore.directWriteThreshold), let flag = BlobStore.directFlag {
             upload.directFD = Glibc.open(path, O_WRONLY | O_CLOEXEC | flag)
         }
-        let limit = limits.maxOpenUploads
-        let added = uploads.withLock { uploads in
-            guard uploads.count < limit else { return false }
+        let (perPeer, total) = (limits.maxOpenUploads, limits.maxOpenUploadsTotal)
+        let refusal = uploads.withLock { uploads -> String? in
+            guard uploads.count < total else {
+                return "\(uploads.count) uploads are open in all, the most this service keeps (\(total)); retry once some have ended"
+            }
+            let mine = uploads.values.reduce(0) { $0 + ($1.peer == peer ? 1 : 0) }
+            guard mine < perPeer else {
+                return "this client has \(mine) uploads open, the most one client may have (\(perPeer) of \(total)); commit or abort one first"
+            }
             uploads[id] = upload
-            return true
+            return nil
         }
-        guard added else {
+        if let refusal {
             upload.discard()
-            throw ImageStoreError.tooLarge("\(limit) uploads are in progress already; commit or abort one first")
+            throw ImageStoreError.tooLarge(refusal)
         }
         let row = upload.row
         do {

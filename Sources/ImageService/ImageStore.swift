@@ -35,6 +35,8 @@ public final class ImageStore: Sendable {
     let ioLanes = Lanes(label: "homepwner.images.io", count: 16)
     /// Digests computed while the I/O lane writes; they never wait on anything.
     let digestLanes = Lanes(label: "homepwner.images.digest", count: 4)
+    /// Renders (GetRendition's decodes), one per core, off the I/O lanes (see `LanePool`).
+    let renderLanes = LanePool(label: "homepwner.images.render", count: ImageStore.renderSlots)
     let uploads = Mutex<[String: Upload]>([:])
     /// Set by `close()` while it holds the uploads lock (always taken first): uploads ending
     /// their call are then dropped.
@@ -179,8 +181,10 @@ public final class ImageStore: Sendable {
         try reader.performHere { try $0.stored(key) }
     }
 
-    func onIO<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    /// `body` on the next I/O lane, or on a lane of `pool` once one is free.
+    func onIO<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
+            if let pool { return try await pool.run(body) }
             return try await withCheckedThrowingContinuation { continuation in
                 ioLanes.queue().async { continuation.resume(with: Result { try body() }) }
             }

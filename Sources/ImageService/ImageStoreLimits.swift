@@ -11,9 +11,11 @@ public struct ImageStoreLimits: Sendable {
     public var maxChunkBytes: Int
     /// An upload with no call for this long is dropped with its staged bytes.
     public var uploadExpiryMilliseconds: Int64
-    /// Uploads in progress at once.
+    /// Uploads one client (`RPCContext.peer`) may have open at once.
     public var maxOpenUploads: Int
-    /// Largest stored JPEG a rendition is made from (it is mapped and decoded whole), and
+    /// Uploads open at once in all (each holds a staging file open).
+    public var maxOpenUploadsTotal: Int
+    /// Largest stored JPEG a rendition is made from (it is read and decoded whole), and
     /// largest arithmetic-coded JPEG a put or upload accepts (it is decoded to be validated).
     public var maxRenditionSourceBytes: Int64
     /// A start's quarantine folder is removed this long after that start (``keepQuarantine``:
@@ -32,7 +34,7 @@ public struct ImageStoreLimits: Sendable {
     public init(
         maxPixels: Int = 100_000_000, maxUploadBytes: Int64 = 4 << 30, maxChunkBytes: Int = 16 << 20,
         uploadExpiryMilliseconds: Int64 = 15 * 60 * 1000, maxOpenUploads: Int = 256,
-        maxRenditionSourceBytes: Int64 = 256 << 20,
+        maxOpenUploadsTotal: Int = 1024, maxRenditionSourceBytes: Int64 = 256 << 20,
         quarantineRetentionMilliseconds: Int64 = defaultQuarantineRetentionMilliseconds,
         jobRetention: JobRetention = JobRetention()
     ) {
@@ -43,6 +45,7 @@ public struct ImageStoreLimits: Sendable {
         self.maxChunkBytes = maxChunkBytes
         self.uploadExpiryMilliseconds = uploadExpiryMilliseconds
         self.maxOpenUploads = maxOpenUploads
+        self.maxOpenUploadsTotal = maxOpenUploadsTotal
         self.maxRenditionSourceBytes = maxRenditionSourceBytes
     }
 }

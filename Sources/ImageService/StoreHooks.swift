@@ -12,6 +12,15 @@ final class StoreHooks: Sendable {
         var afterPutCommitted: (@Sendable (String) -> Void)?
         /// Before each folder fsync, with the folder's path; a throw fails the fsync.
         var folderSync: (@Sendable (String) throws -> Void)?
+        /// When a rendition that must be rendered starts waiting for its turn (a render slot),
+        /// with the image's key.
+        var renditionWaits: (@Sendable (String) -> Void)?
+        /// When a rendition holds its render slot, before it reads its source (on the thread
+        /// that renders), with the image's key.
+        var rendering: (@Sendable (String) -> Void)?
+        /// When a rendition's source file is open and its size checked, before its bytes are
+        /// read (on the thread that reads them), with the image's key.
+        var renditionSourceOpened: (@Sendable (String) -> Void)?
     }
 
     private let hooks = Mutex(Hooks())

@@ -17,6 +17,9 @@ public struct RPCContext: Sendable {
     /// as it can only be on this machine). Its role was checked against the method's callers;
     /// a handler binds what a worker role may do to the jobs it holds.
     public let caller: CallerKey?
+    /// Who called, as the per-peer limits count callers: the client's CURVE key (its ZAP user
+    /// id) when the server uses CURVE, else its connection's routing id.
+    public let peer: [UInt8]
     /// The deadline on the monotonic clock, in milliseconds.
     let deadlineMilliseconds: Int64
     let baseLogger: Logger

@@ -203,7 +203,7 @@ extension RPCServer {
         for entry in header.metadata { metadata[entry.key] = entry.value }
         let context = RPCContext(
             method: header.method, requestID: header.requestId, idempotencyKey: header.idempotencyKey,
-            metadata: metadata, caller: call.caller, deadlineMilliseconds: call.deadline, baseLogger: logger)
+            metadata: metadata, caller: call.caller, peer: call.peer, deadlineMilliseconds: call.deadline, baseLogger: logger)
         let body = call.body
         func inFlight(_ task: Task<Void, Never>?, bytes: Int) -> InFlight {
             InFlight(

@@ -40,6 +40,15 @@ enum ImagesBenchmark {
     ]
 
     static func run(_ arguments: [String]) async {
+        if arguments.contains("--renditions") {
+            do {
+                try await putsBesideRenditions(arguments)
+            } catch {
+                FileHandle.standardError.write(Data("images --renditions failed: \(error)\n".utf8))
+                exit(1)
+            }
+            return
+        }
         /// The word after `flag`, or "" when the flag ends the line.
         func value(_ flag: String) -> String? {
             arguments.firstIndex(of: flag).map { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : "" }

@@ -30,7 +30,9 @@ case nil, "-h", "--help":
           images put/get throughput for 100 KB, 2 MB, 20 MB blobs vs raw fsynced file writes and reads
                  and a bare ZeroMQ transfer; options: --rounds N (default 3), --size 100KB|2MB|20MB (one
                  size only), --shared-context (client and service on one libzmq context; by default
-                 the client side has its own, as another process would), --profile VARIANT [--bytes N]
+                 the client side has its own, as another process would), --profile VARIANT [--bytes N];
+                 --renditions [--rounds N] [--source-mb 200] [--count 32]: 1 KB PutImage latency alone and
+                 while --count GetRendition cache misses of a --source-mb MB JPEG render
           queue  no-op jobs through Lease/Complete over RPC (durable), 1 and --workers N (default 4) workers,
                  then with --done N (default 1,000,000) DONE rows, vs the same transactions on bare SQLite;
                  and with --max-jobs N (default 16) per Lease; options: --seconds S (per round, default 3),

@@ -26,7 +26,10 @@ final class Gate: Sendable {
 
     func open() { opened.signal() }
 
-    var arrived: Bool { arrivals.load(ordering: .sequentiallyConsistent) > 0 }
+    var arrived: Bool { count > 0 }
+
+    /// How many threads have reached it.
+    var count: Int { arrivals.load(ordering: .sequentiallyConsistent) }
 }
 
 /// A task's outcome and whether it has ended yet.

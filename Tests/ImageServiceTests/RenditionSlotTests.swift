@@ -1,0 +1,69 @@
+import Foundation
+import JPEG
+import Proto
+import RPC
+import Synchronization
+import Testing
+@testable import ImageService
+import RPCTestSupport
+
+/// Renditions wait for a render slot without holding what reads and writes need: over a real
+/// socket, with the store's render slots held by renditions a test keeps in their decode.
+@Suite struct RenditionSlotTests {
+    @Test func aPutAndAColdReadAreAnsweredWhile32RenditionsWaitForARenderSlot() async throws {
+        let folder = try TemporaryFolder()
+        let host = try ImageServiceHostTests.start(folder)
+        defer { host.stop() }
+        let store = try #require(host.first(ImageStore.self))
+        let client = try ImageServiceHostTests.client(folder)
+        defer { client.close() }
+        let original = try await RealWorldJPEGTests.put(client, try Samples.jpeg(width: 640, height: 480))
+        let large = try await RealWorldJPEGTests.put(client, Samples.mp4(2_000_000))
+        _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
+
+        let waiting = Atomic<Int>(0)
+        let decoding = Gate()
+        defer { decoding.open() }
+        store.hooks.set {
+            $0.renditionWaits = { _ in waiting.add(1, ordering: .sequentiallyConsistent) }
+            $0.rendering = { _ in decoding.pass() }
+        }
+        // Distinct sizes: each one a cache miss that must be rendered.
+        let renditions = (1...32).map { index in
+            Tracked { try await Self.rendition(client, original.key, width: 100 + index) }
+        }
+        let slots = ProcessInfo.processInfo.activeProcessorCount
+        #expect(await eventually { waiting.load(ordering: .sequentiallyConsistent) == 32 && decoding.count == slots })
+
+        // Every slot is held and the other renditions wait for one: a 1 KB put and a cold read
+        // of 2 MB are answered meanwhile (before, each queued on an I/O lane behind a rendition
+        // that held the lane while it waited, until its deadline).
+        let quick = CallOptions(timeoutMilliseconds: 10_000, retry: .none)
+        var put = PutImageRequest()
+        put.data = Samples.mp4(1000)
+        let small = try await client.call(ImageServiceRPC.putImage, put, options: quick)
+        #expect(small.sizeBytes == 1000 + 32)
+        var get = GetImageRequest()
+        get.key = large.key
+        #expect(try await client.call(ImageServiceRPC.getImage, get, options: quick).data.count == Int(large.sizeBytes))
+        #expect(renditions.allSatisfy { !$0.hasEnded }, "the renditions were still held")
+        #expect(decoding.count == slots, "no rendition started beside those holding the slots")
+
+        decoding.open()
+        for (index, rendition) in renditions.enumerated() {
+            let response = try await rendition.value
+            #expect(response.info?.width == Int32(101 + index), "rendition \(index + 1)")
+            #expect(try JPEG.decode(response.data).width == 101 + index)
+        }
+    }
+
+    /// GetRendition of `key` fitting a square of `width`.
+    static func rendition(_ client: RPCClient, _ key: String, width: Int) async throws -> GetRenditionResponse {
+        var request = GetRenditionRequest()
+        request.key = key
+        request.width = Int32(width)
+        request.height = Int32(width)
+        return try await client.call(
+            ImageServiceRPC.getRendition, request, options: CallOptions(timeoutMilliseconds: 120_000, retry: .none))
+    }
+}
