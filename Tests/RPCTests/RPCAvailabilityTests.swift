@@ -101,7 +101,7 @@ import TestSupport
             }
         }
         // The stop is draining (it waits for these 16) when their answers are let go.
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await eventually { draining.value })
         gate.open()
         await stopped.value
         var answered: [UInt64: Int] = [:]
