@@ -2,15 +2,16 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Runtime
+import TestSupport
 
 /// A sleeping loop wakes when signalled, at its timeout or when cancelled, never by polling;
 /// an interval thread ticks and is joined by `stop()`.
 @Suite struct WakeupTests {
-    @Test func aSignalEndsTheWaitInProgressAndOneSentBeforeEndsTheNext() async {
+    @Test func aSignalEndsTheWaitInProgressAndOneSentBeforeEndsTheNext() async throws {
         let wake = WakeSignal()
         let started = monotonicMilliseconds()
         let waiting = Task { await wake.wait(timeoutMilliseconds: 60_000) }
-        try? await Task.sleep(for: .milliseconds(20))
+        #expect(try await eventually { wake.hasSleeper })
         wake.signal()
         await waiting.value
         wake.signal()
