@@ -48,10 +48,17 @@ import WorkerRuntime
         return try await fixture.client.call(JobQueueRPC.listJobs, request).jobs
     }
 
-    /// Waits (60 s at most) until `done` says the queue got there.
-    static func waitUntil(_ done: () async throws -> Bool) async throws {
+    /// Waits (60 s at most) until `done` says the queue got there; records a failure at the
+    /// caller's line when it never did.
+    static func waitUntil(sourceLocation: SourceLocation = #_sourceLocation, _ done: () async throws -> Bool) async throws {
         let end = monotonicMilliseconds() + 60_000
-        while try await !done() && monotonicMilliseconds() < end { try await Task.sleep(for: .milliseconds(10)) }
+        while try await !done() {
+            guard monotonicMilliseconds() < end else {
+                Issue.record("not there after 60 s", sourceLocation: sourceLocation)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     @Test func runsEveryJobOnceNoMoreAtATimeThanItsSlotsAndCompletesWithTheHandlersResult() async throws {
