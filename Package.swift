@@ -96,7 +96,7 @@ let package = Package(
         .testTarget(name: "MediaTests", dependencies: ["Media", "Proto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ProtoTests", dependencies: ["Proto", "ProtoWire", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "Proto"], swiftSettings: swiftSettings),
-        .testTarget(name: "RuntimeTests", dependencies: ["Runtime"], swiftSettings: swiftSettings),
+        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "TestSupport", "RPCTestSupport", "CurveAuth"], swiftSettings: swiftSettings),
         .testTarget(

@@ -22,6 +22,9 @@ public final class WakeSignal: Sendable {
     /// A signal nobody has waited for yet.
     public init() {}
 
+    /// Whether a wait is asleep now (for tests that must signal a wait in progress).
+    var hasSleeper: Bool { state.withLock { $0.waiter != nil } }
+
     /// Ends the wait in progress, or else the next one.
     public func signal() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in

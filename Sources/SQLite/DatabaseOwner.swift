@@ -54,9 +54,15 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     private final class Connection: @unchecked Sendable {
         private let lock = NSLock()
         private var store: Store?
+        /// Callers blocked until the store is free.
+        let waiting = Atomic<Int>(0)
 
         func use<T>(_ body: (inout Store?) throws -> T) rethrows -> T {
-            lock.lock()
+            if !lock.try() {
+                waiting.add(1, ordering: .relaxed)
+                lock.lock()
+                waiting.subtract(1, ordering: .relaxed)
+            }
             defer { lock.unlock() }
             return try body(&store)
         }
@@ -299,6 +305,10 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
         wake.signal()
         onFault(reason)
     }
+
+    /// Callers of ``performHere(_:)`` (or the thread) blocked now until the store is free: for
+    /// tests that let a batch go on only once a caller waits for it.
+    package var waitingForTheStore: Int { connection.waiting.load(ordering: .relaxed) }
 
     /// The failure ``fault(_:)`` recorded, if any.
     public var faultReason: String? { state.withLock { $0.fault } }

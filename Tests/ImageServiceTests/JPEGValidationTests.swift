@@ -181,11 +181,21 @@ import RPCTestSupport
             defer { done.withLock { $0 = true } }
             return try await store.put(JPEGFixtures.arithmetic, NewImage())
         }
-        try await Task.sleep(for: .seconds(1))
-        let finishedWhileHeld = done.withLock { $0 }
-        for _ in 0..<slots { ImageStore.renders.signal() }
+        // Until the put waits for a slot (a slot let go wakes a waiter: signal() says so) or ends
+        // (it never waited). A slot let go with nobody waiting is taken back at once.
+        var handedOver = false, finishedWhileHeld = false
+        let end = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < end {
+            finishedWhileHeld = done.withLock { $0 }
+            if finishedWhileHeld { break }
+            handedOver = ImageStore.renders.signal() != 0 || ImageStore.renders.wait(timeout: .now()) == .timedOut
+            if handedOver { break }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        for _ in 0..<(handedOver ? slots - 1 : slots) { ImageStore.renders.signal() }
         let info = try await put.value.info
         #expect(!finishedWhileHeld, "the arithmetic-coded JPEG was stored without waiting for a render slot")
+        #expect(handedOver || finishedWhileHeld, "the put neither waited for a render slot nor finished in 30 s")
         #expect(info.width == 96 && info.height == 32)
         // Huffman-coded JPEGs are never decoded to be stored (their structure suffices).
     }

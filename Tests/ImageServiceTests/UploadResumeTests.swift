@@ -92,7 +92,7 @@ import Testing
         // Expiry while running removes the row too: the next start has nothing of it.
         clock.advance(by: 60_000)
         #expect(third.expireUploads() == 1)
-        try await Task.sleep(for: .milliseconds(200))  // the row's removal does not wait
+        // The row's removal is queued to the writer, which runs what is queued before it closes.
         third.close()
         let fourth = try makeStore(folder, limits: limits, clock: clock)
         #expect(fourth.openUploads == 0 && fourth.recovery.droppedUploads == 0)

@@ -136,9 +136,12 @@ import TestSupport
         let out = Pipe()
         watch.standardOutput = out
         try watch.run()
-        try await Task.sleep(for: .milliseconds(1500))
+        // Stopped once it has printed three documents (or after 60 s, which fails below).
+        let collected = Shared(Data())
+        let reading = Task { await CLITests.readOnThread(out.fileHandleForReading, into: collected) }
+        _ = try await eventually(within: 60) { collected.value.count(where: { $0 == UInt8(ascii: "\n") }) >= 3 }
         watch.terminate()
-        let watched = await CLITests.readOnThread(out.fileHandleForReading)
+        let watched = await reading.value
         while watch.isRunning { try await Task.sleep(for: .milliseconds(10)) }
         let lines = String(decoding: watched, as: UTF8.self).split(separator: "\n")
         #expect(lines.count >= 3, "\(lines)")

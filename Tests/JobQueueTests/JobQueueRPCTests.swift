@@ -425,8 +425,9 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         await fixture.waitForWaiters(1)
         gone.close()
         _ = await waiting.result
-        // libzmq ends the connection on its own thread; give it a moment to see the close.
-        try await Task.sleep(for: .milliseconds(200))
+        // libzmq ends the connection on its own thread: the service has seen the close once it
+        // closed its end, the fixture's client's connection alone left.
+        #expect(try await eventually(within: 10) { acceptedConnections(at: fixture.folder.endpoint("rpc")) == 1 })
         try await fixture.enqueue()
         // Given back as the answer failed to reach "gone": the next worker has it now, not
         // after the 30 s lease, as a first attempt with no error.

@@ -48,10 +48,19 @@ import WorkerRuntime
         return try await fixture.client.call(JobQueueRPC.listJobs, request).jobs
     }
 
-    /// Waits (60 s at most) until `done` says the queue got there.
-    static func waitUntil(seconds: Int64 = 60, _ done: () async throws -> Bool) async throws {
+    /// Waits (`seconds`, 60 at most by default) until `done` says the queue got there; records
+    /// a failure at the caller's line when it never did.
+    static func waitUntil(
+        seconds: Int64 = 60, sourceLocation: SourceLocation = #_sourceLocation, _ done: () async throws -> Bool
+    ) async throws {
         let end = monotonicMilliseconds() + seconds * 1000
-        while try await !done() && monotonicMilliseconds() < end { try await Task.sleep(for: .milliseconds(10)) }
+        while try await !done() {
+            guard monotonicMilliseconds() < end else {
+                Issue.record("not there after \(seconds) s", sourceLocation: sourceLocation)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// How many Complete calls the fixture's service answered RESOURCE_EXHAUSTED.

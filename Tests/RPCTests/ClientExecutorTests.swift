@@ -87,7 +87,8 @@ import RPCTestSupport
                 await rpcError { try await client.call(ItemServiceRPC.getItem, slow, options: .init(timeoutMilliseconds: 60_000)) }
             }
         }
-        try await Task.sleep(for: .milliseconds(100))
+        // Sent and running at the server: close has a call in flight to cancel.
+        #expect(try await eventually { server.stats.inFlight == 1 })
         client.close()
         server.stop()
         #expect(await call.value?.code == .cancelled)

@@ -60,7 +60,8 @@ import TestSupport
         async let error = rpcError {
             try await client.call(ItemServiceRPC.getItem, request, options: .init(timeoutMilliseconds: 50_000, retry: .none))
         }
-        try await Task.sleep(for: .milliseconds(100))
+        // The call is running at the server when it stops, not still on its way.
+        #expect(try await eventually { server.stats.inFlight == 1 })
         server.stop()
         #expect(await error?.code == .unavailable)
         // Not the 50 s deadline: the lost connection ended the call.
@@ -94,6 +95,8 @@ import TestSupport
         let deadline = ContinuousClock.now + .seconds(20)
         while server.stats.inFlight < 16 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(server.stats.inFlight == 16)
+        let draining = Shared(false)
+        server.onDrain { draining.withLock { $0 = true } }
         let stopped = Task {
             await offThePool {
                 _ = server.drain(timeoutMilliseconds: 20_000)
@@ -101,7 +104,7 @@ import TestSupport
             }
         }
         // The stop is draining (it waits for these 16) when their answers are let go.
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await eventually { draining.value })
         gate.open()
         await stopped.value
         var answered: [UInt64: Int] = [:]
@@ -117,8 +120,8 @@ import TestSupport
         #expect(answered == Dictionary(uniqueKeysWithValues: (1...16).map { (UInt64($0), 1 << 20) }), "\(answered.sorted { $0.key < $1.key })")
     }
 
-    @Test func mutatingCallIsRetriedAcrossRestartOnlyWithItsKey() async throws {
-        // A read-only call recovers by itself when the server comes back during its retries.
+    /// Retries after the call was sent are RetrySafetyTests'.
+    @Test func aMutatingCallNeverSentWhileTheServerIsAbsentIsRetriedUntilItComes() async throws {
         let endpoint = uniqueEndpoint("ipc")
         let client = try RPCClient(
             context: testContext, endpoint: endpoint, configuration: .init(connectWaitMilliseconds: 100))

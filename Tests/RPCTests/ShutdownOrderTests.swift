@@ -58,13 +58,15 @@ struct ClosingStoreService: LifecycleService {
         try peer.send([[], requestHeader(Self.getPath, id: 1, timeout: 30_000), getItem("gate").serializedBytes()])
         try await gate.waitUntilWaiting(1)
 
-        let stopped = Mutex(false)
+        let stopped = Mutex(false), draining = Mutex(false)
+        host.server.onDrain { draining.withLock { $0 = true } }
         Thread {
             composition.stop()
             stopped.withLock { $0 = true }
         }.start()
-        #expect(try await eventually { host.server.servingStatus == .notServing })
-        try await Task.sleep(for: .milliseconds(50))
+        // The host's stop has begun its drain: a call read from now on is refused.
+        #expect(try await eventually { draining.withLock { $0 } })
+        #expect(host.server.servingStatus == .notServing)
         try peer.send([[], requestHeader(Self.getPath, id: 2, timeout: 5000), getItem("late").serializedBytes()])
         let (late, _) = try #require(try await peer.receiveHeader())
         #expect(late.requestId == 2)

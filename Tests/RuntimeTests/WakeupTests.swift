@@ -2,15 +2,16 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Runtime
+import TestSupport
 
 /// A sleeping loop wakes when signalled, at its timeout or when cancelled, never by polling;
 /// an interval thread ticks and is joined by `stop()`.
 @Suite struct WakeupTests {
-    @Test func aSignalEndsTheWaitInProgressAndOneSentBeforeEndsTheNext() async {
+    @Test func aSignalEndsTheWaitInProgressAndOneSentBeforeEndsTheNext() async throws {
         let wake = WakeSignal()
         let started = monotonicMilliseconds()
         let waiting = Task { await wake.wait(timeoutMilliseconds: 60_000) }
-        try? await Task.sleep(for: .milliseconds(20))
+        #expect(try await eventually { wake.hasSleeper })
         wake.signal()
         await waiting.value
         wake.signal()
@@ -32,17 +33,16 @@ import Testing
 
     @Test func anIntervalThreadTicksUntilStopJoinsIt() async throws {
         let ticks = Atomic<Int>(0)
-        let exited = Atomic<Bool>(false)
+        // The ticks counted when the thread ended; -1 while it runs.
+        let ticksAtExit = Atomic<Int>(-1)
         let thread = IntervalThread(name: "test-ticks", intervalMilliseconds: 10) { ticks.add(1, ordering: .relaxed) }
-        try thread.start { exited.store(true, ordering: .relaxed) }
-        for _ in 0..<1000 where ticks.load(ordering: .relaxed) < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        try thread.start { ticksAtExit.store(ticks.load(ordering: .relaxed), ordering: .relaxed) }
+        #expect(try await eventually { ticks.load(ordering: .relaxed) >= 2 })
         thread.stop()
-        let ended = exited.load(ordering: .relaxed)
-        #expect(ended, "stop() returned before the thread ended")
-        let after = ticks.load(ordering: .relaxed)
-        #expect(after >= 2)
-        try await Task.sleep(for: .milliseconds(50))
-        #expect(ticks.load(ordering: .relaxed) == after)
+        // Joined: the thread had ended when stop() returned, so no tick can follow.
+        let atExit = ticksAtExit.load(ordering: .relaxed)
+        #expect(atExit >= 2, "stop() returned before the thread ended")
+        #expect(ticks.load(ordering: .relaxed) == atExit)
         thread.stop()
     }
 }

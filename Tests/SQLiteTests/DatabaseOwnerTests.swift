@@ -241,8 +241,11 @@ struct DatabaseOwnerTests {
             seen.withLock { $0 = values }
         }
         caller.start()
-        // The caller waits for the job holding the store: it has seen nothing yet.
-        usleep(50_000)
+        // The caller waits for the job holding the store; had it not waited, it would have read
+        // the table before the job's row.
+        let end = ContinuousClock.now + .seconds(10)
+        while owner.waitingForTheStore == 0 && seen.withLock({ $0 }) == nil && ContinuousClock.now < end { usleep(1000) }
+        #expect(owner.waitingForTheStore == 1)
         #expect(seen.withLock { $0 } == nil)
         release.signal()
         while seen.withLock({ $0 }) == nil { usleep(1000) }
