@@ -153,7 +153,7 @@ public enum FuzzSeeds {
                 if bytes.count <= FuzzTarget.jpeg.maxLength { seeds.append((file, bytes)) }
             }
         }
-        let exif = try segments(of: fixture(fixtures, "exif-orientation/Landscape_6.jpg")).first { $0.marker == 0xE1 }!
+        let exif = try TinyJPEG.headerSegments(of: fixture(fixtures, "exif-orientation/Landscape_6.jpg")).first { $0.marker == 0xE1 }!
         seeds.append(("tiny-color.jpg", TinyJPEG.color))
         seeds.append(("tiny-gray.jpg", TinyJPEG.gray))
         seeds.append(("tiny-orientation-6.jpg", TinyJPEG.inserting(TinyJPEG.segment(0xE1, exif.payload), into: TinyJPEG.color)))
@@ -165,7 +165,7 @@ public enum FuzzSeeds {
         var seeds: [(String, [UInt8])] = []
         for file in ["exif-orientation/Landscape_1.jpg", "exif-orientation/Landscape_5.jpg", "exif-orientation/Portrait_8.jpg",
                      "pillow/exif_gps.jpg", "pillow/hopper_bad_exif.jpg", "pillow/pil_sample_cmyk.jpg", "pillow/ultrahdr.jpg"] {
-            for segment in try segments(of: fixture(fixtures, file)) where segment.marker == 0xE1 && segment.payload.starts(with: Array("Exif\0\0".utf8)) {
+            for segment in try TinyJPEG.headerSegments(of: fixture(fixtures, file)) where segment.marker == 0xE1 && segment.payload.starts(with: Array("Exif\0\0".utf8)) {
                 seeds.append((file.split(separator: "/").last!.replacingOccurrences(of: ".jpg", with: ".tiff"), Array(segment.payload.dropFirst(6))))
             }
         }
@@ -176,7 +176,7 @@ public enum FuzzSeeds {
     /// and a profile cut into three, out of order, told grey, with a chunk missing.
     static func iccProfiles(_ fixtures: URL) throws -> [(String, [UInt8])] {
         let identifier = Array("ICC_PROFILE\0".utf8)
-        let chunk = try segments(of: fixture(fixtures, "pillow/ultrahdr.jpg"))
+        let chunk = try TinyJPEG.headerSegments(of: fixture(fixtures, "pillow/ultrahdr.jpg"))
             .first { $0.marker == 0xE2 && $0.payload.starts(with: identifier) }!.payload.dropFirst(identifier.count)
         let profile = Array(chunk.dropFirst(2))
         let third = profile.count / 3
@@ -196,18 +196,6 @@ public enum FuzzSeeds {
 
     private static func fixture(_ fixtures: URL, _ path: String) throws -> [UInt8] {
         [UInt8](try Data(contentsOf: fixtures.appendingPathComponent(path)))
-    }
-
-    /// The marker segments from SOI to the first SOS of a well-formed JPEG.
-    private static func segments(of jpeg: [UInt8]) -> [(marker: UInt8, payload: ArraySlice<UInt8>)] {
-        var found: [(UInt8, ArraySlice<UInt8>)] = []
-        var at = 2
-        while at + 4 <= jpeg.count, jpeg[at] == 0xFF, jpeg[at + 1] != 0xDA {
-            let end = at + 2 + (Int(jpeg[at + 2]) << 8 | Int(jpeg[at + 3]))
-            found.append((jpeg[at + 1], jpeg[(at + 4)..<min(end, jpeg.count)]))
-            at = end
-        }
-        return found
     }
 
     // MARK: Keys

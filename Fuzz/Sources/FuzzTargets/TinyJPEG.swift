@@ -34,4 +34,17 @@ enum TinyJPEG {
     static func inserting(_ segments: [UInt8], into jpeg: [UInt8]) -> [UInt8] {
         Array(jpeg[..<2]) + segments + jpeg[2...]
     }
+
+    /// The marker segments from SOI to the first SOS of a well-formed JPEG (one the product
+    /// or a camera wrote: no fill bytes, no stray bytes).
+    static func headerSegments(of jpeg: [UInt8]) -> [(marker: UInt8, payload: ArraySlice<UInt8>)] {
+        var found: [(UInt8, ArraySlice<UInt8>)] = []
+        var at = 2
+        while at + 4 <= jpeg.count, jpeg[at] == 0xFF, jpeg[at + 1] != 0xDA {
+            let end = at + 2 + (Int(jpeg[at + 2]) << 8 | Int(jpeg[at + 3]))
+            found.append((jpeg[at + 1], jpeg[(at + 4)..<min(end, jpeg.count)]))
+            at = end
+        }
+        return found
+    }
 }
