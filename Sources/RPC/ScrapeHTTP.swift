@@ -37,8 +37,8 @@ package enum ScrapeHTTP {
         }
     }
 
-    /// The bytes of one connection until its head is complete: at most `maxHeadBytes` plus one
-    /// received chunk are ever held.
+    /// The bytes of one connection until its head is complete: at most `maxHeadBytes` + 3 (the
+    /// rest of a terminator that starts within the limit) plus one received chunk are ever held.
     package struct HeadBuffer {
         package private(set) var bytes: [UInt8] = []
 
@@ -54,7 +54,7 @@ package enum ScrapeHTTP {
                 guard end <= ScrapeHTTP.maxHeadBytes else { return .refused(.headersTooLarge) }
                 return ScrapeHTTP.parse(bytes[..<end])
             }
-            return bytes.count > ScrapeHTTP.maxHeadBytes ? .refused(.headersTooLarge) : nil
+            return bytes.count > ScrapeHTTP.maxHeadBytes + 3 ? .refused(.headersTooLarge) : nil
         }
     }
 
