@@ -14,12 +14,7 @@ extension FuzzTarget {
             outcome.answer("not UTF-8: refused before parsing")
             return
         }
-        let parsed = KeyFileChecks.parseAllowedKeys(text, &outcome)
-        if !text.contains("\r") {
-            let crlf = KeyFileChecks.parseAllowedKeys(text.replacingOccurrences(of: "\n", with: "\r\n"), &outcome)
-            outcome.check(crlf == parsed, "with CRLF line ends the file reads as \(crlf), not \(parsed)")
-        }
-        guard case .success(let keys) = parsed else { return }
+        guard case .success(let keys) = KeyFileChecks.parseAllowedKeys(text, &outcome) else { return }
         outcome.answer("\(keys.entries.count) entries")
         outcome.check(
             KeyFileChecks.parseAllowedKeys(keys.serialized(), &outcome) == .success(keys),
@@ -46,15 +41,33 @@ enum KeyFileChecks {
     /// A key no seed lists.
     static let unlistedKey = "E5$pkr?OLV=m8xJG@>g[4+1ql1TDMHn!JCkZcDw&"
 
-    /// Parses an allowed-keys file; a refusal must name a line of it (or none: 0).
     static func parseAllowedKeys(_ text: String, _ outcome: inout FuzzOutcome) -> Result<AllowedKeys, AllowedKeysError> {
-        do {
-            return .success(try AllowedKeys(parsing: text, file: "allowed_keys"))
-        } catch {
-            outcome.refused("AllowedKeys", error)
-            let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).count
-            outcome.check((0...lines).contains(error.line), "line \(error.line) of a \(lines)-line file")
-            return .failure(error)
+        parse(text, as: "AllowedKeys", line: \.line, &outcome) { (text) throws(AllowedKeysError) in
+            try AllowedKeys(parsing: text, file: "allowed_keys")
         }
+    }
+
+    /// `parse` of a key file's text, checked: a refusal names a line of the file (or none: 0),
+    /// and the file saved with CRLF line ends reads the same.
+    static func parse<Value: Equatable, Failure: Error & Equatable>(
+        _ text: String, as parser: String, line: (Failure) -> Int, _ outcome: inout FuzzOutcome,
+        _ parse: (String) throws(Failure) -> Value
+    ) -> Result<Value, Failure> {
+        func once(_ text: String) -> Result<Value, Failure> {
+            do throws(Failure) {
+                return .success(try parse(text))
+            } catch {
+                outcome.refused(parser, error)
+                let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).count
+                outcome.check((0...lines).contains(line(error)), "\(parser) blames line \(line(error)) of a \(lines)-line file")
+                return .failure(error)
+            }
+        }
+        let result = once(text)
+        if !text.contains("\r") {
+            let crlf = once(text.replacingOccurrences(of: "\n", with: "\r\n"))
+            outcome.check(crlf == result, "with CRLF line ends the file reads as \(crlf), not \(result)")
+        }
+        return result
     }
 }

@@ -11,12 +11,7 @@ extension FuzzTarget {
         maxLength: 4096
     ) { input, outcome in
         let text = String(decoding: input, as: UTF8.self)
-        let parsed = KeyFileChecks.parseCertificate(text, &outcome)
-        if !text.contains("\r") {
-            let crlf = KeyFileChecks.parseCertificate(text.replacingOccurrences(of: "\n", with: "\r\n"), &outcome)
-            outcome.check(crlf == parsed, "with CRLF line ends the file reads as \(crlf), not \(parsed)")
-        }
-        guard case .success(let certificate) = parsed else { return }
+        guard case .success(let certificate) = KeyFileChecks.parseCertificate(text, &outcome) else { return }
         outcome.answer("public key \(certificate.publicKey), secret \(certificate.secretKey != nil), \(certificate.metadata.count) metadata")
         // What `text` writes quotes values in "…": one holding a '"' cannot be written back.
         let writable = CurveCertificate(
@@ -33,17 +28,9 @@ extension FuzzTarget {
 }
 
 extension KeyFileChecks {
-    /// Parses a certificate; a refusal must name a line of it (or none: 0).
     static func parseCertificate(_ text: String, _ outcome: inout FuzzOutcome) -> Result<CurveCertificate, KeyFileError> {
-        do {
-            return .success(try CurveCertificate(parsing: text, path: "fuzz.key_secret"))
-        } catch {
-            outcome.refused("CurveCertificate", error)
-            let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).count
-            if case .malformed(_, let line, _) = error {
-                outcome.check((0...lines).contains(line), "line \(line) of a \(lines)-line file")
-            }
-            return .failure(error)
+        parse(text, as: "CurveCertificate", line: { if case .malformed(_, let line, _) = $0 { line } else { 0 } }, &outcome) {
+            (text) throws(KeyFileError) in try CurveCertificate(parsing: text, path: "fuzz.key_secret")
         }
     }
 }
