@@ -120,7 +120,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "ThumbnailWorker", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth"],
+            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "WorkerRuntime", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth"],
             swiftSettings: swiftSettings
         ),
     ]

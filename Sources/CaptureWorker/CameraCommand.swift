@@ -1,38 +1,46 @@
+import Dispatch
 import Foundation
 import JPEG
 import RPC
 import Runtime
+import Synchronization
 
 /// Runs the configured camera command (`/bin/sh -c COMMAND`, in a process group of its own)
 /// and takes what it prints on stdout as the photo. A command that runs past its time limit is
-/// killed with its whole group; one that fails says how, with the end of what it wrote to
-/// stderr; output that is no JPEG, or more than `maxBytes`, is refused.
+/// killed with its whole group, whether it is still printing or has closed its output and
+/// lingers; one that fails says how, with the end of what it wrote to stderr; output that is no
+/// JPEG, or more than `maxBytes`, is refused. A task cancelled while it runs kills it too.
+///
+/// Its pipes are made close-on-exec: a command started while another one runs never holds that
+/// one's output open (which kept it from seeing the end of its photo until both timed out).
 struct CameraCommand: Sendable {
     let command: String
     let timeoutMilliseconds: Int
     let maxBytes: Int
 
+    /// Held while a command's pipes are made and it is spawned: close-on-exec is set apart from
+    /// pipe(2) (Swift's Glibc has no pipe2), so no other command may start in between.
+    private static let spawning = Mutex(())
+
     /// The photo, or the error that says what the command did instead.
     func run() async throws(RPCError) -> [UInt8] {
-        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
-            // Blocking (poll and waitpid): a thread of its own, not the task pool's.
-            Thread.detachNewThread { continuation.resume(returning: runBlocking()) }
+        let group = ProcessGroup()
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
+                // Blocking (poll and waitpid): a thread of its own, not the task pool's.
+                Thread.detachNewThread { continuation.resume(returning: runBlocking(group)) }
+            }
+        } onCancel: {
+            group.kill()
         }
         return try outcome.get()
     }
 
-    private func runBlocking() -> Result<[UInt8], RPCError> {
-        var output: [Int32] = [0, 0], errors: [Int32] = [0, 0]
-        guard pipe(&output) == 0, pipe(&errors) == 0 else {
-            return .failure(.internal("cannot make pipes for the camera command: \(String(cString: strerror(errno)))"))
-        }
+    private func runBlocking(_ group: ProcessGroup) -> Result<[UInt8], RPCError> {
+        var output: [Int32] = [-1, -1], errors: [Int32] = [-1, -1]
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
-        for fd in output + errors { posix_spawn_file_actions_addclose(&actions, fd) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -42,45 +50,37 @@ struct CameraCommand: Sendable {
         let arguments = ["/bin/sh", "-c", command]
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
-        let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &argv, environ)
-        close(output[1])
-        close(errors[1])
+        let spawned = Self.spawning.withLock { _ -> Int32 in
+            guard pipe(&output) == 0, pipe(&errors) == 0, (output + errors).allSatisfy({ fcntl($0, F_SETFD, FD_CLOEXEC) == 0 }) else {
+                let failure = errno
+                for fd in [output[1], errors[1]] where fd >= 0 { close(fd) }
+                return failure
+            }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            // dup2 leaves the copies without close-on-exec: the command gets these two, and only them.
+            posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+            posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+            let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, &argv, environ)
+            close(output[1])
+            close(errors[1])
+            return spawned
+        }
         defer {
-            close(output[0])
-            close(errors[0])
+            for fd in [output[0], errors[0]] where fd >= 0 { close(fd) }
         }
         guard spawned == 0 else {
             return .failure(.failedPrecondition("the camera command could not start: \(String(cString: strerror(spawned)))"))
         }
-        var stdout: [UInt8] = [], stderr: [UInt8] = []
         let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
-        var open = [output[0], errors[0]]
-        var timedOut = false, tooLarge = false
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while !open.isEmpty {
-            let left = deadline - monotonicMilliseconds()
-            if left <= 0 { timedOut = true; break }
-            var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            let ready = poll(&fds, nfds_t(fds.count), Int32(min(left, 1000)))
-            if ready < 0 && errno == EINTR { continue }
-            if ready <= 0 { continue }
-            for entry in fds where entry.revents != 0 {
-                let count = read(entry.fd, &buffer, buffer.count)
-                if count <= 0 { open.removeAll { $0 == entry.fd }; continue }
-                if entry.fd == output[0] {
-                    stdout += buffer[0..<count]
-                    if stdout.count > maxBytes { tooLarge = true }
-                } else if stderr.count < 4096 {
-                    stderr += buffer[0..<min(count, 4096 - stderr.count)]
-                }
-            }
-            if tooLarge { break }
-        }
-        if timedOut || tooLarge { kill(-pid, SIGKILL) }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        // Whatever the shell left running in its group goes with it.
-        kill(-pid, SIGKILL)
+        let exit = ExitWaiter(pid: pid)
+        group.started(pid)
+        let (stdout, stderr, tooLarge) = read(output: output[0], errors: errors[0], until: deadline)
+        // Its output closed, it may still run: its exit is waited for until the same deadline.
+        let timedOut = tooLarge ? false : !exit.wait(untilMilliseconds: deadline)
+        // Whatever the shell left running in its group goes with it (and all of it, past the limit).
+        let cancelled = group.end()
+        let status = exit.wait(untilMilliseconds: monotonicMilliseconds() + Self.reapMilliseconds) ? exit.status : nil
+        if cancelled { return .failure(RPCError(.cancelled, "the camera command was stopped: its capture was cancelled")) }
         let said = String(decoding: stderr, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let saying = said.isEmpty ? "" : "; it said: \(said.suffix(300))"
         if timedOut {
@@ -88,6 +88,9 @@ struct CameraCommand: Sendable {
         }
         if tooLarge {
             return .failure(.invalidArgument("the camera command printed more than \(maxBytes) bytes; it must print one JPEG"))
+        }
+        guard let status else {
+            return .failure(.internal("the camera command was killed but did not end within \(Self.reapMilliseconds) ms (\(command))"))
         }
         let exited = status & 0x7f == 0, code = (status >> 8) & 0xff
         guard exited, code == 0 else {
@@ -103,4 +106,103 @@ struct CameraCommand: Sendable {
         }
         return .success(stdout)
     }
+
+    /// How long a killed command has to end before it is left to its waiter.
+    static let reapMilliseconds: Int64 = 5_000
+
+    /// What the command prints on `output` (at most `maxBytes`: past that, `tooLarge`) and the
+    /// first 4 KiB it writes on `errors`, until both end or `deadline` passes.
+    private func read(output: Int32, errors: Int32, until deadline: Int64) -> (stdout: [UInt8], stderr: [UInt8], tooLarge: Bool) {
+        var stdout: [UInt8] = [], stderr: [UInt8] = []
+        var open = [output, errors]
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while !open.isEmpty {
+            let left = deadline - monotonicMilliseconds()
+            if left <= 0 { break }
+            var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&fds, nfds_t(fds.count), Int32(min(left, 1000)))
+            if ready <= 0 { continue }
+            for entry in fds where entry.revents != 0 {
+                let count = Glibc.read(entry.fd, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { open.removeAll { $0 == entry.fd }; continue }
+                if entry.fd == output {
+                    stdout += buffer[0..<count]
+                    if stdout.count > maxBytes { return (stdout, stderr, true) }
+                } else if stderr.count < 4096 {
+                    stderr += buffer[0..<min(count, 4096 - stderr.count)]
+                }
+            }
+        }
+        return (stdout, stderr, false)
+    }
+}
+
+/// The command's process group: killed when its task is cancelled, and when its run ends
+/// (whatever it left running goes with it).
+private final class ProcessGroup: Sendable {
+    private struct State {
+        var pid: pid_t?
+        var cancelled = false
+        var ended = false
+    }
+
+    private let state = Mutex(State())
+
+    /// The group is `pid`'s; killed at once when the task was cancelled before it started.
+    func started(_ pid: pid_t) {
+        let cancelled = state.withLock { state -> Bool in
+            state.pid = pid
+            return state.cancelled
+        }
+        if cancelled { Glibc.kill(-pid, SIGKILL) }
+    }
+
+    /// Cancelled: kills the group if it runs.
+    func kill() {
+        let pid = state.withLock { state -> pid_t? in
+            state.cancelled = true
+            return state.ended ? nil : state.pid
+        }
+        if let pid { Glibc.kill(-pid, SIGKILL) }
+    }
+
+    /// Kills what is left of the group and returns whether the run was cancelled; a later
+    /// cancellation kills nothing.
+    func end() -> Bool {
+        let (pid, cancelled) = state.withLock { state -> (pid_t?, Bool) in
+            state.ended = true
+            return (state.pid, state.cancelled)
+        }
+        if let pid { Glibc.kill(-pid, SIGKILL) }
+        return cancelled
+    }
+}
+
+/// Waits for a child's exit on a thread of its own (waitpid has no time limit), so the command's
+/// runner can wait with one.
+private final class ExitWaiter: Sendable {
+    private let exited = DispatchSemaphore(value: 0)
+    private let result = Mutex<Int32?>(nil)
+
+    init(pid: pid_t) {
+        Thread.detachNewThread { [self] in
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            result.withLock { $0 = status }
+            exited.signal()
+        }
+    }
+
+    /// Whether it exited before `deadline` (monotonic milliseconds); once true, true again.
+    func wait(untilMilliseconds deadline: Int64) -> Bool {
+        if result.withLock({ $0 }) != nil { return true }
+        let left = max(0, deadline - monotonicMilliseconds())
+        guard exited.wait(timeout: .now() + .milliseconds(Int(left))) == .success else { return false }
+        exited.signal()
+        return true
+    }
+
+    /// Its wait status, once `wait` said it exited.
+    var status: Int32 { result.withLock { $0 } ?? 0 }
 }

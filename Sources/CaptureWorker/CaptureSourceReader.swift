@@ -4,9 +4,9 @@ import Proto
 import RPC
 import Runtime
 
-/// Reads what a capture's source gives: a file of the photo library (never outside it, even
-/// through a symlink), the newest photo of its saved-photos folder, or what the camera command
-/// prints. Every refusal is an `RPCError` whose code says what was wrong.
+/// Opens what a capture's source gives: a file of the photo library (never outside it, even
+/// through a symlink), the newest photo of its saved-photos folder, or reads what the camera
+/// command prints. Every refusal is an `RPCError` whose code says what was wrong.
 struct CaptureSourceReader: Sendable {
     let sources: CaptureSources
     /// The largest file read.
@@ -14,9 +14,9 @@ struct CaptureSourceReader: Sendable {
     /// The most a camera command may print: a photo, not a stream.
     static let maxCameraBytes = 64 << 20
 
-    /// A library file by its relative path: refused when the path, or a symlink on it, leads
-    /// out of the library, or when it is no regular file.
-    func libraryFile(_ relative: String) throws(RPCError) -> (bytes: [UInt8], name: String) {
+    /// A library file by its relative path, open: refused when the path, or a symlink on it,
+    /// leads out of the library, or when it is no regular file.
+    func libraryFile(_ relative: String) throws(RPCError) -> LibraryFile {
         let root = try libraryRoot()
         if let problem = CaptureSources.problem(withLibraryPath: relative) { throw .invalidArgument(problem) }
         let path = root + "/" + relative
@@ -27,12 +27,12 @@ struct CaptureSourceReader: Sendable {
         guard resolved != root, CaptureSources.isInside(resolved, root: root) else {
             throw .permissionDenied("\(relative) leads out of the photo library (to \(resolved)) through a symlink; only files inside \(root) are read")
         }
-        return (try read(resolved, named: relative), relative)
+        return try LibraryFile(path: resolved, name: relative, maxBytes: maxBytes)
     }
 
     /// The newest photo of `<library>/Saved Photos`: by EXIF DateTimeOriginal, else by the
     /// file's modification time (a photo with the tag counts by it; ties go to the later name).
-    func recentPhoto() throws(RPCError) -> (bytes: [UInt8], name: String) {
+    func recentPhoto() throws(RPCError) -> LibraryFile {
         let root = try libraryRoot()
         let folder = root + "/" + CaptureSources.recentFolder
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
@@ -59,8 +59,7 @@ struct CaptureSourceReader: Sendable {
         guard let best else {
             throw .notFound("the photo library's \"\(CaptureSources.recentFolder)\" folder (\(folder)) holds no JPEG photo")
         }
-        let relative = CaptureSources.recentFolder + "/" + best.name
-        return (try read(best.path, named: relative), relative)
+        return try LibraryFile(path: best.path, name: CaptureSources.recentFolder + "/" + best.name, maxBytes: maxBytes)
     }
 
     private func libraryRoot() throws(RPCError) -> String {
@@ -71,22 +70,6 @@ struct CaptureSourceReader: Sendable {
             throw .failedPrecondition("the photo library folder \(library) does not exist on this capture worker")
         }
         return root
-    }
-
-    /// A regular file's bytes, at most `maxBytes`.
-    private func read(_ path: String, named name: String) throws(RPCError) -> [UInt8] {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-            attributes[.type] as? FileAttributeType == .typeRegular
-        else { throw .invalidArgument("\(name) in the photo library is not a regular file") }
-        let size = (attributes[.size] as? Int) ?? 0
-        guard size > 0 else { throw .invalidArgument("\(name) in the photo library is empty") }
-        guard size <= maxBytes else {
-            throw .invalidArgument("\(name) in the photo library is \(size) bytes, over the \(maxBytes) a capture reads")
-        }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .permissionDenied("\(name) in the photo library cannot be read by the capture worker")
-        }
-        return [UInt8](data)
     }
 
     /// The camera command's standard output: one JPEG. Killed at the time limit; a failure

@@ -47,7 +47,8 @@ public enum CaptureWorkerHost {
             name: "capture-runner", connection: items,
             configuration: JobRunner.Configuration(
                 queue: "capture", workerID: WorkerConfiguration.workerID("capture-worker"),
-                concurrency: configuration.concurrency + readAhead, leaseMilliseconds: configuration.leaseMilliseconds),
+                concurrency: configuration.concurrency + readAhead, leaseMilliseconds: configuration.leaseMilliseconds,
+                maxRunMilliseconds: configuration.maxJobMilliseconds),
             logger: logger, handler: handler.run)
         let host = try ServiceHost(
             name: "capture-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)

@@ -185,11 +185,33 @@ extension AllowedKeys {
 
     /// Reads and parses `file`, with the identity of the version read.
     static func loadWithIdentity(file: String) throws -> (keys: AllowedKeys, identity: FileIdentity) {
+        let (keys, identity, _) = try loadWithInfo(file: file)
+        return (keys, identity)
+    }
+
+    /// Reads and parses `file`, with the identity and `fstat` of the version read.
+    static func loadWithInfo(file: String) throws -> (keys: AllowedKeys, identity: FileIdentity, info: stat) {
         let (bytes, info) = try PosixFile.read(file)
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw AllowedKeysError(file: file, line: 0, reason: "not UTF-8 text")
         }
-        return (try AllowedKeys(parsing: text, file: file), FileIdentity(info))
+        return (try AllowedKeys(parsing: text, file: file), FileIdentity(info), info)
+    }
+
+    /// Refuses an allowed-keys file that someone other than root or this process's user could
+    /// change (writable by group or others, or owned by another user): whoever can write it can
+    /// let any key in, as admin. The same rule as sshd's for authorized_keys.
+    static func checkSafe(file: String, _ info: stat) throws(KeyFileError) {
+        let mode = UInt32(info.st_mode) & 0o7777
+        if mode & 0o022 != 0 {
+            throw .unsafe(path: file, reason: "has mode \(octal(mode)): group or others may write it, and whoever writes it "
+                + "can let any key in; refusing it. Fix it with: chmod go-w \(file)")
+        }
+        let owner = UInt32(info.st_uid)
+        if owner != 0 && owner != UInt32(geteuid()) {
+            throw .unsafe(path: file, reason: "belongs to uid \(owner), neither root nor this process's user (uid \(geteuid())), "
+                + "and whoever owns it can let any key in; refusing it. Fix it with: chown root \(file) (or chown \(geteuid()))")
+        }
     }
 
     /// Writes the set to `file` atomically (a temporary file, fsync, rename): readers see the

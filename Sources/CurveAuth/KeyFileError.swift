@@ -11,10 +11,13 @@ public enum KeyFileError: Error, CustomStringConvertible, Sendable, Equatable {
     case io(path: String, operation: String, errno: Int32)
     /// `path` exists and would have been overwritten.
     case exists(path: String)
-    /// A secret key file that group or others can access (`mode` is its permission bits).
+    /// A secret (a key file, a bearer token) that group or others can access (`mode` is its permission bits).
     case insecureMode(path: String, mode: UInt32)
     /// The file's text is not what it should be; `line` is 1-based, 0 when no line is to blame.
     case malformed(path: String, line: Int, reason: String)
+    /// A file others could change (an allowed-keys file writable by group or others, or owned
+    /// by another user); `reason` says which and how to fix it.
+    case unsafe(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -27,10 +30,12 @@ public enum KeyFileError: Error, CustomStringConvertible, Sendable, Equatable {
         case let .exists(path):
             return "\(path) already exists; refusing to overwrite it (move it away first)"
         case let .insecureMode(path, mode):
-            return "\(path) has mode \(octal(mode)): group or others can access this secret key; "
+            return "\(path) has mode \(octal(mode)): group or others can access this secret; "
                 + "refusing to use it. Fix it with: chmod 600 \(path)"
         case let .malformed(path, line, reason):
             return line > 0 ? "\(path):\(line): \(reason)" : "\(path): \(reason)"
+        case let .unsafe(path, reason):
+            return "\(path) \(reason)"
         }
     }
 }

@@ -39,6 +39,9 @@ public final class Harness: Sendable {
     private let logger: Logger
     private let ownsDataDirectory: Bool
     private let parts = Mutex<[Part: ServiceComposition]>([:])
+    private let faults = Mutex<[String]>([])
+    /// Ends `run()` at the first part stopped by a fault.
+    private let stopped: FaultWatch
 
     /// A harness on ipc endpoints in a new temporary folder, which `shutdown()` removes.
     public convenience init(
@@ -70,6 +73,7 @@ public final class Harness: Sendable {
         self.logger = logger
         self.ownsDataDirectory = ownsDataDirectory
         self.context = try Context(ioThreads: 1)
+        stopped = FaultWatch(logger: logger)
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
     }
 
@@ -79,12 +83,31 @@ public final class Harness: Sendable {
     }
 
     /// Starts one part; throws when it is running already or cannot bind.
+    ///
+    /// A storage fault in the part (`FaultWatch`) stops it, as its executable would stop, and
+    /// ends `run()` with the fault (`homepwner up` then exits 1).
     public func start(_ part: Part) throws {
         guard !isRunning(part) else { throw HarnessError("\(part.rawValue) is running already") }
         let composition = try makeComposition(part)
         try composition.start()
         parts.withLock { $0[part] = composition }
+        if let watch = composition.first(FaultWatch.self) {
+            watch.onFault { [weak self] reason in
+                guard let self else { return }
+                // Only this composition: the part may have been restarted since.
+                let current = parts.withLock { parts -> ServiceComposition? in
+                    guard let running = parts[part], running.first(FaultWatch.self) === watch else { return nil }
+                    return parts.removeValue(forKey: part)
+                }
+                current?.stop()
+                faults.withLock { $0.append("\(part.rawValue): \(reason)") }
+                stopped.report("\(part.rawValue): \(reason)")
+            }
+        }
     }
+
+    /// The storage faults that stopped parts, "<part>: <reason>", oldest first.
+    public var faultsSeen: [String] { faults.withLock { $0 } }
 
     /// Stops one part and closes its sockets, as a crash of that process would look to its peers.
     public func stop(_ part: Part) {
@@ -161,11 +184,13 @@ public final class Harness: Sendable {
 extension Harness: Service {
     public var name: String { "homepwner-up" }
 
-    /// Starts every part, serves until cancelled, then stops them all.
+    /// Starts every part, serves until cancelled or a part stops after a storage fault, then
+    /// stops them all; throws `ProcessFault` in the second case.
     public func run() async throws {
         try start()
-        await waitForCancellation()
+        let failed = await stopped.failure()
         shutdown()
+        if let failed { throw failed }
     }
 }
 

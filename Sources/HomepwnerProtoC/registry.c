@@ -19,6 +19,7 @@ static const HPMessageEntry messages[] = {
   { "events", "homepwner__v1__job_event__descriptor", &homepwner__v1__job_event__descriptor },
   { "health", "homepwner__v1__health_check_request__descriptor", &homepwner__v1__health_check_request__descriptor },
   { "health", "homepwner__v1__health_check_response__descriptor", &homepwner__v1__health_check_response__descriptor },
+  { "health", "homepwner__v1__health_condition__descriptor", &homepwner__v1__health_condition__descriptor },
   { "images", "homepwner__v1__image_info__descriptor", &homepwner__v1__image_info__descriptor },
   { "images", "homepwner__v1__put_image_request__descriptor", &homepwner__v1__put_image_request__descriptor },
   { "images", "homepwner__v1__begin_upload_request__descriptor", &homepwner__v1__begin_upload_request__descriptor },

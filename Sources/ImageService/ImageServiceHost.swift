@@ -11,7 +11,8 @@ public enum ImageServiceHost {
         (configuration.dataDirectory as NSString).appendingPathComponent("images")
     }
 
-    /// image-service's parts, in start order: the store (opened and reconciled with its files
+    /// image-service's parts, in start order: the fault watch (a storage fault stops the others),
+    /// the store (opened and reconciled with its files
     /// when it starts), the thumbnail queue's sweeper, the upload reaper, the memory-pressure
     /// watcher and the host serving Health, the ImageService methods and the `thumbnails`
     /// JobQueue. Nothing is opened, bound or started here.
@@ -24,9 +25,10 @@ public enum ImageServiceHost {
             maxChunkBytes: max(4096, min(16 << 20, configuration.maxMessageBytes - (64 << 10))),
             uploadExpiryMilliseconds: Int64(configuration.uploadExpirySeconds) * 1000,
             maxRenditionSourceBytes: configuration.maxRenditionSourceBytes)
+        let faults = FaultWatch(logger: logger)
         let store = try ImageStore(
             folder: dataFolder(configuration), cache: cache, limits: limits, logger: logger,
-            thumbnailSizes: configuration.thumbnailSizes)
+            thumbnailSizes: configuration.thumbnailSizes, onFault: { faults.report($0) })
         let host: ServiceHost
         do {
             host = try ServiceHost(
@@ -67,7 +69,7 @@ public enum ImageServiceHost {
             if let cgroup = CgroupMemoryMonitor.detect() { monitors.append(cgroup) }
         }
         let watcher = PressureWatcher(monitors: monitors, cache: cache, triggerPath: triggerPath, logger: logger)
-        return ServiceComposition([store, jobs.sweeper(), reaper, watcher, host])
+        return ServiceComposition([faults, store, jobs.sweeper(), reaper, watcher, host])
     }
 }
 

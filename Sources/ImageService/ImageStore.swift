@@ -53,19 +53,22 @@ public final class ImageStore: Sendable {
     ///
     /// - Parameter thumbnailSizes: The sizes each stored JPEG original or edit gets a thumbnail
     ///   job for, in the transaction that stores it; empty for none.
+    /// - Parameter onFault: Told when a write's outcome is left unknown by the disk (an fsync
+    ///   that failed after a commit): the process should stop (`FaultWatch`).
     public convenience init(
         folder: String, cache: ImageCache, limits: ImageStoreLimits = .init(), clock: any WallClock = SystemClock(),
-        logger: Logger, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes
+        logger: Logger, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes, onFault: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         try self.init(
             folder: folder, cache: cache, limits: limits, clock: clock, logger: logger, hooks: StoreHooks(),
-            thumbnailSizes: thumbnailSizes)
+            thumbnailSizes: thumbnailSizes, onFault: onFault)
     }
 
     /// `init(folder:cache:limits:clock:logger:)` with test hooks in place from the start.
     init(
         folder: String, cache: ImageCache, limits: ImageStoreLimits = .init(), clock: any WallClock = SystemClock(),
-        logger: Logger, hooks: StoreHooks, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes
+        logger: Logger, hooks: StoreHooks, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes,
+        onFault: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.hooks = hooks
         defaultThumbnailSizes = thumbnailSizes
@@ -76,7 +79,7 @@ public final class ImageStore: Sendable {
         self.logger = logger
         let path = folder + "/images.db", recoveryReport = recoveryReport, blobs = blobs
         let closed = ImageStoreError.failedPrecondition("the image store is closed (stopping)")
-        writer = DatabaseOwner(name: "image-index", closedError: closed) {
+        writer = DatabaseOwner(name: "image-index", closedError: closed, onFault: { onFault("images.db: \($0)") }) {
             let index = try ImageIndex(path: path, thumbnailSizes: thumbnailSizes)
             do {
                 let report = try Self.reconcile(index: index, blobs: blobs, now: clock.nowMilliseconds())
@@ -157,19 +160,6 @@ public final class ImageStore: Sendable {
         }
     }
 
-    /// Runs `body` with the writer connection on its thread while the calling thread (an I/O
-    /// lane) waits: for a put that must know its row's fate before it answers.
-    private func onIndexWaiting(_ body: @escaping @Sendable (ImageIndex) throws -> Void) throws {
-        let finished = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<Void, any Error>>(.success(()))
-        writer.submit(body) { result in
-            outcome.withLock { $0 = result }
-            finished.signal()
-        }
-        finished.wait()
-        try outcome.withLock { $0 }.get()
-    }
-
     /// Runs a read-only lookup on the reader connection (sees every commit made before it starts).
     func onReader<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
         try await reader.perform(body)
@@ -189,7 +179,10 @@ public final class ImageStore: Sendable {
             }
         } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {
             // A full disk is a limit the operator can act on, not a bug.
-            throw ImageStoreError.tooLarge("the image store's disk is full (\(error)); nothing was stored")
+            throw DiskFull(reason: "the image store's disk: \(error)")
+        } catch let error as BlobIOError where error.code == EIO {
+            // Nothing refers to what failed to be written; the disk is the operator's to look at.
+            throw ImageStoreError.unavailable("the image store's disk failed (\(error)); nothing was stored, retry later")
         }
     }
 
@@ -396,7 +389,8 @@ public final class ImageStore: Sendable {
             try await onIndex { try $0.insert(info, contentCheck: contentCheck, blockChecks: blockChecks) }
             announceThumbnailJob(for: info)
         } catch {
-            blobs.remove(key: info.key)
+            // A row the disk may have kept names this blob: it stays (restart's recovery decides).
+            if !(error is CommitOutcomeUnknown) { blobs.remove(key: info.key) }
             throw error
         }
     }
@@ -436,26 +430,22 @@ public final class ImageStore: Sendable {
         committed.wait()
         let commit = outcome.withLock { $0 }
         if case .failure(let error) = commit {
-            blobs.remove(key: info.key)
+            // Known not to be committed: nothing names the blob. Unknown (the disk failed under
+            // the commit): the row may be there after the restart's recovery, so the blob stays;
+            // without the row recovery quarantines it. Never a row without its bytes.
+            if !(error is CommitOutcomeUnknown) { blobs.remove(key: info.key) }
             throw error
         }
         hooks.current.afterPutCommitted?(info.key)
         announceThumbnailJob(for: info)
         if case .failure(let error) = synced {
-            // The row is committed but its blob may not survive a crash: take both back. When
-            // the row cannot be taken back, the blob stays with it (the image is whole and
-            // readable although the put failed): a row without its blob reads as DATA_LOSS.
-            let key = info.key
-            do {
-                try hooks.current.rowRollback?(key)
-                try onIndexWaiting { try $0.remove(keys: [key]) }
-            } catch let rollback {
-                logger.error(
-                    "put of image \(key) failed after its row was committed (\(error)), and the row could not be taken back (\(rollback)): the image stays, with its blob")
-                throw error
-            }
-            blobs.remove(key: key)
-            throw error
+            // The row is committed, but the rename may not survive a power loss, and an fsync
+            // that failed is not retried and trusted: the service stops (as for the log's
+            // fsync), the blob and the row stay, and recovery at the restart finds the file or
+            // not (a row without its file is reported, and a put of the same bytes restores it).
+            let reason = "fsync of the folder of blob \(info.key) failed after its row was committed: \(error)"
+            writer.fault(reason)
+            throw CommitOutcomeUnknown(reason: reason)
         }
     }
 

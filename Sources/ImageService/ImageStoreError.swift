@@ -19,12 +19,14 @@ public enum ImageStoreError: RPCStatusError, Equatable, CustomStringConvertible 
     case tooLarge(String)
     /// DATA_LOSS.
     case damaged(String)
+    /// UNAVAILABLE: the disk failed; a retry later may succeed.
+    case unavailable(String)
 
     /// The message sent to the client.
     public var description: String {
         switch self {
         case .invalid(let m), .notFound(let m), .outOfRange(let m), .failedPrecondition(let m),
-             .alreadyExists(let m), .aborted(let m), .tooLarge(let m), .damaged(let m): m
+             .alreadyExists(let m), .aborted(let m), .tooLarge(let m), .damaged(let m), .unavailable(let m): m
         }
     }
 
@@ -38,6 +40,7 @@ public enum ImageStoreError: RPCStatusError, Equatable, CustomStringConvertible 
         case .aborted: .aborted
         case .tooLarge: .resourceExhausted
         case .damaged: .dataLoss
+        case .unavailable: .unavailable
         }
     }
 

@@ -12,8 +12,6 @@ final class StoreHooks: Sendable {
         var afterPutCommitted: (@Sendable (String) -> Void)?
         /// Before each folder fsync, with the folder's path; a throw fails the fsync.
         var folderSync: (@Sendable (String) throws -> Void)?
-        /// Before a failed put takes its committed row back, with the key; a throw fails that.
-        var rowRollback: (@Sendable (String) throws -> Void)?
     }
 
     private let hooks = Mutex(Hooks())

@@ -100,17 +100,20 @@ enum ItemServiceHandlers {
     }
 
     /// AttachPhoto: a photo not attached yet is attached only once the image service has said
-    /// it exists and belongs to the item (or to no owner); one attached already is not asked
-    /// about again (a repeat, or make_primary, works while the image service is down).
+    /// it exists and belongs to the item (or to no owner), and not when the item holds its
+    /// content (the checksum it said) already; one attached already is not asked about again (a
+    /// repeat, or make_primary, works while the image service is down).
     private static func attachPhoto(
         _ server: RPCServer, _ host: @escaping Publish, _ store: ItemStoreQueue, _ clock: any WallClock, _ photoCheck: PhotoCheck
     ) {
         server.registerDeferred(ItemServiceRPC.attachPhoto) { request, context, reply in
-            @Sendable func attach() {
+            @Sendable func attach(checksum: String) {
                 store.submit({ store in
                     // Queued (or checked with the image service) past the call's deadline: apply nothing.
                     try context.checkDeadline()
-                    return try changeWork(request, store, clock, key: \.itemKey) { try $0.attachPhoto($1, now: $2) }
+                    return try changeWork(request, store, clock, key: \.itemKey) {
+                        try $0.attachPhoto($1, checksum: checksum, now: $2)
+                    }
                 }) { result in
                     reply(result.map { finishChange(host, $0) })
                 }
@@ -122,19 +125,20 @@ enum ItemServiceHandlers {
                 case .failure(let error):
                     reply(.failure(error))
                 case .success(nil):
-                    attach()
+                    attach(checksum: "")
                 case .success(let keys?):
                     Task(priority: RPCServer.handlerPriority) {
+                        let info: ImageInfo
                         do {
                             // What is left of the call's deadline, less a moment for the attach itself.
-                            try await photoCheck.check(
+                            info = try await photoCheck.check(
                                 imageKey: keys.imageKey, itemKey: keys.itemKey,
                                 budgetMilliseconds: context.remainingMilliseconds - 100)
                         } catch {
                             reply(.failure(error))
                             return
                         }
-                        attach()
+                        attach(checksum: info.checksum)
                     }
                 }
             }

@@ -17,7 +17,8 @@ public enum ItemServiceHost {
         (dataFolder(configuration) as NSString).appendingPathComponent("items.db")
     }
 
-    /// item-service's parts, in start order: the store (items.db, with the `cascade` and
+    /// item-service's parts, in start order: the fault watch (a storage fault stops the others),
+    /// the store (items.db, with the `cascade` and
     /// `capture` job queues), the image service's client, the queues' sweeper, the delete
     /// cascade's runner (to the image service, which AttachPhoto asks about each new photo too),
     /// and the host serving Health, ItemService, CaptureService and JobQueue and publishing item
@@ -35,8 +36,10 @@ public enum ItemServiceHost {
             atPath: dataFolder(configuration), withIntermediateDirectories: true)
         let queue = CascadeQueue.configuration(retry: cascadeRetry)
         let capture = CaptureQueue.configuration(retry: captureRetry)
+        let faults = FaultWatch(logger: logger)
         let store = ItemStoreQueue(
-            path: databasePath(configuration), seedPath: configuration.seedDatabase, cascade: queue, capture: capture)
+            path: databasePath(configuration), seedPath: configuration.seedDatabase, cascade: queue, capture: capture,
+            onFault: { faults.report("items.db: \($0)") })
         let images = ClientConnection(
             name: "image-service-client", context: context, endpoint: configuration.imageServiceEndpoint,
             configuration: .init(connectWaitMilliseconds: 500))
@@ -60,7 +63,7 @@ public enum ItemServiceHost {
         CaptureServiceHandlers.register(
             on: host.server, store: store, sources: configuration.captureSources, images: images, clock: clock,
             enqueued: { jobs.jobsReady(queue: CaptureQueue.name) })
-        return ServiceComposition([store, images, jobs.sweeper(), cascade, host])
+        return ServiceComposition([faults, store, images, jobs.sweeper(), cascade, host])
     }
 
     /// The queues' figures, and the delete cascade's pending work as ItemService/Stats counts it.

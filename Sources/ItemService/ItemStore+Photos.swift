@@ -5,18 +5,46 @@ extension ItemStore {
     /// Attaches an image to an item (the first attached photo becomes primary); attaching one
     /// already attached changes nothing unless it asks to become primary.
     ///
-    /// The store does not ask the image service whether the image exists and whom it belongs
-    /// to: its caller does, first (`photoToCheck`, then `ItemServiceHandlers`).
-    public func attachPhoto(_ request: AttachPhotoRequest, now: Int64) throws -> Item {
+    /// An image whose content (`checksum`, its SHA-256) the item holds already under another
+    /// key is not attached: that photo is this one (made primary, if asked). Decided in this
+    /// transaction, so identical photos attached at the same moment are attached once.
+    ///
+    /// The store does not ask the image service whether the image exists, whom it belongs to and
+    /// what its checksum is: its caller does, first (`photoToCheck`, then `ItemServiceHandlers`).
+    public func attachPhoto(_ request: AttachPhotoRequest, checksum: String = "", now: Int64) throws -> Item {
         let itemKey = try ItemInput.key(request.itemKey, field: "item_key")
         let imageKey = try ItemInput.key(request.imageKey, field: "image_key")
-        return try changePhotos(itemKey: itemKey, now: now) { item in
-            if !item.photoKeys.contains(imageKey) {
-                try checkAttachable(imageKey, to: item)
-                item.photoKeys.append(imageKey)
+        return try write {
+            var adding = false
+            let item = try changePhotos(itemKey: itemKey, now: now) { item in
+                var photo = imageKey
+                if !item.photoKeys.contains(imageKey) {
+                    if let holder = try attachedPhoto(of: item, withChecksum: checksum) {
+                        photo = holder
+                    } else {
+                        try checkAttachable(imageKey, to: item)
+                        item.photoKeys.append(imageKey)
+                        adding = true
+                    }
+                }
+                if request.makePrimary || item.primaryPhotoKey.isEmpty { item.primaryPhotoKey = photo }
             }
-            if request.makePrimary || item.primaryPhotoKey.isEmpty { item.primaryPhotoKey = imageKey }
+            if adding && !checksum.isEmpty {
+                try db.execute(
+                    "UPDATE item_photos SET checksum = ? WHERE image_key = ? AND item_id = (SELECT id FROM items WHERE key = ?)",
+                    [.text(checksum), .text(imageKey), .text(itemKey)])
+            }
+            return item
         }
+    }
+
+    /// The key of the item's photo whose content has `checksum`, if any ('' matches none).
+    private func attachedPhoto(of item: Item, withChecksum checksum: String) throws -> String? {
+        guard !checksum.isEmpty else { return nil }
+        return try db.query(
+            "SELECT image_key FROM item_photos WHERE checksum = ? AND item_id = (SELECT id FROM items WHERE key = ?) LIMIT 1",
+            [.text(checksum), .text(item.key)]
+        ).first?[0].stringValue
     }
 
     /// The keys of an AttachPhoto that the image service must vouch for before it runs, or nil

@@ -100,9 +100,18 @@ public final class ItemStore {
             """),
     ])
 
-    /// The schema version this build writes: the migrator's, then version 5 (the outbox moved
-    /// into the job queue, in Swift: a job's payload is a protobuf message).
-    public static var schemaVersion: Int { outboxMovedVersion }
+    /// The migrations after version 5 (which moved the outbox into the job queue, in Swift: a
+    /// job's payload is a protobuf message).
+    static let laterMigrator = Migrator([
+        // The SHA-256 of each attached photo, as the image service said when it was attached:
+        // an attach of the same content to the same item attaches nothing (decided in its
+        // transaction). Photos attached before this version have none ('').
+        (6, "ALTER TABLE item_photos ADD COLUMN checksum TEXT NOT NULL DEFAULT ''"),
+    ])
+
+    /// The schema version this build writes: the migrator's, version 5 (the outbox moved), then
+    /// `laterMigrator`'s.
+    public static var schemaVersion: Int { laterMigrator.migrations.last!.version }
     static let outboxMovedVersion = 5
 
     /// The columns every item query selects, in `item(from:)` order.
@@ -149,6 +158,7 @@ public final class ItemStore {
         try JobStore.migrate(db)
         jobs = try JobStore(db: db, queues: [cascade, capture])
         try Self.moveOutboxIntoJobs(db, jobs)
+        _ = try Self.laterMigrator.migrate(db)
         selectByKey = try db.prepare("SELECT \(Self.columns) FROM items WHERE key = ?")
         insert = try db.prepare("""
             INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position)

@@ -16,11 +16,12 @@ extension DatabaseOwner where Store == ItemStore {
     ///   - seedPath: A database copied to `path` when none exists yet.
     ///   - cascade: The cascade queue (`ItemStore.init`).
     ///   - capture: The capture queue.
+    ///   - onFault: Told of a commit whose outcome the disk left unknown (`DatabaseOwner`).
     public convenience init(
         path: String, seedPath: String? = nil, cascade: JobQueueConfiguration = CascadeQueue.configuration(),
-        capture: JobQueueConfiguration = CaptureQueue.configuration()
+        capture: JobQueueConfiguration = CaptureQueue.configuration(), onFault: @escaping @Sendable (String) -> Void = { _ in }
     ) {
-        self.init(name: "item-store", closedError: ItemStoreError.closed) {
+        self.init(name: "item-store", closedError: ItemStoreError.closed, onFault: onFault) {
             try ItemStore(path: path, seedPath: seedPath, cascade: cascade, capture: capture)
         }
     }

@@ -15,10 +15,12 @@ struct PhotoCheck: Sendable {
     /// The longest StatImage call.
     static let maxWaitMilliseconds: Int64 = 5_000
 
-    /// Throws NOT_FOUND for an image that does not exist, FAILED_PRECONDITION for one of another
-    /// owner, and UNAVAILABLE when the image service does not answer within `budgetMilliseconds`
-    /// (or answers anything else): a photo is never attached unchecked.
-    func check(imageKey: String, itemKey: String, budgetMilliseconds: Int64) async throws(RPCError) {
+    /// The image as the image service describes it (its checksum decides whether the item holds
+    /// its content already). Throws NOT_FOUND for an image that does not exist,
+    /// FAILED_PRECONDITION for one of another owner, and UNAVAILABLE when the image service does
+    /// not answer within `budgetMilliseconds` (or answers anything else): a photo is never
+    /// attached unchecked.
+    func check(imageKey: String, itemKey: String, budgetMilliseconds: Int64) async throws(RPCError) -> ImageInfo {
         var request = StatImageRequest()
         request.key = imageKey
         let timeout = UInt32(clamping: min(Self.maxWaitMilliseconds, max(budgetMilliseconds, 1)))
@@ -42,5 +44,6 @@ struct PhotoCheck: Sendable {
             throw .failedPrecondition(
                 "image \(imageKey) belongs to owner \(info.ownerKey), not to item \(itemKey); attach only images stored with owner_key \(itemKey) (or with none)")
         }
+        return info
     }
 }

@@ -1,4 +1,5 @@
 import Proto
+import SQLite
 import RPC
 import Runtime
 import Synchronization
@@ -154,6 +155,10 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
             }) { [self] result in
                 if case .success(let completed) = result, !completed.repeated { announce(completed.job, EventTopic.jobDone) }
                 guard let staged else { return reply(result.map { _ in CompleteResponse() }) }
+                // Whether the rows committed is not known (the disk failed under the commit; the
+                // service stops and its restart's recovery decides): the staged files stay, since
+                // rows may name them.
+                if case .failure(let error) = result, error is CommitOutcomeUnknown { return reply(.failure(error)) }
                 let committed: Bool
                 if case .success(let completed) = result { committed = !completed.repeated } else { committed = false }
                 Task {

@@ -1,3 +1,4 @@
+import CurveAuth
 import Foundation
 import Runtime
 import ZMQ
@@ -19,6 +20,19 @@ public enum ProcessRunner {
             valueName: "ENDPOINT")
     }
 
+    /// The `--metrics-token-file` option: what scrapers must present.
+    public static let metricsTokenOption = OptionSpec(
+        name: "metrics-token-file", env: EnvironmentNames.metricsTokenFile, defaultValue: nil,
+        help: "a bearer token file (mode 0600; keys init writes metrics.token) every scrape must present; "
+            + "needed to serve metrics beyond loopback without --insecure",
+        valueName: "FILE")
+
+    /// The token `--metrics-token-file` names; nil when it is not given (or empty).
+    public static func metricsToken(_ options: ParsedOptions) throws -> BearerToken? {
+        guard let file = options["metrics-token-file"], !file.isEmpty else { return nil }
+        return try BearerToken.load(file: file)
+    }
+
     /// Parses options, builds the process's composition and runs its services in a
     /// `ServiceGroup` until SIGTERM/SIGINT (started in order, stopped in reverse); never returns.
     /// With `--metrics`, a scrape endpoint serving Metrics/Stats as Prometheus text runs last.
@@ -31,7 +45,7 @@ public enum ProcessRunner {
         MallocTuning.forLargeMessages()
         let parser = OptionParser(
             command: command, summary: summary,
-            options: options + [metricsOption(environment: metricsEnvironment)] + commonOptions)
+            options: options + [metricsOption(environment: metricsEnvironment), metricsTokenOption] + commonOptions)
         let parsed: ParsedOptions
         do {
             parsed = try parser.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
@@ -58,7 +72,8 @@ public enum ProcessRunner {
                 + (try makeComposition(parsed, context, logger).services)
             if let endpoint = parsed["metrics"], !endpoint.isEmpty {
                 let hosts = services.compactMap { $0 as? ServiceHost }
-                services.append(try ScrapeEndpoint(metricsOf: hosts, name: command, context: context, endpoint: endpoint, logger: logger))
+                services.append(try ScrapeEndpoint(
+                    metricsOf: hosts, name: command, context: context, endpoint: endpoint, token: try metricsToken(parsed), logger: logger))
             }
             try await ServiceGroup(services: services, logger: logger).run()
             logger.info("stopped cleanly")

@@ -113,6 +113,7 @@ extension RPCServer {
             try socket.setSendHighWaterMark(10_000)
             try socket.setReceiveHighWaterMark(10_000)
             try socket.setHeartbeat(interval: 2000, timeout: 6000, ttl: 6000)
+            try socket.setHandshakeInterval(milliseconds: configuration.handshakeTimeoutMilliseconds)
             var bound: [String] = []
             for endpoint in configuration.endpoints {
                 try socket.bind(endpoint)
@@ -120,11 +121,8 @@ extension RPCServer {
             }
             var boundEvents: [String] = []
             if !configuration.eventEndpoints.isEmpty {
-                let pub = try Socket(context, .pub)
+                let pub = try makePublisher()
                 publisher = pub
-                // Events go only to allowed keys: the PUB socket is a CURVE server too.
-                try security?.secureServer(pub)
-                try pub.setSendHighWaterMark(10_000)
                 for endpoint in configuration.eventEndpoints {
                     try pub.bind(endpoint)
                     boundEvents.append(endpoint.contains("*") || endpoint.hasSuffix(":0") ? try pub.lastEndpoint : endpoint)
@@ -148,6 +146,14 @@ extension RPCServer {
         let (methods, metrics) = shared.withLock { ($0.methods, $0.metrics!) }
         let keys = security?.server?.keys
         let state = LoopState(configuration, methods: methods, counters: counters, metrics: metrics, keys: keys)
+        var resubscription = Resubscription(endpoints: boundEventEndpoints)
+        if publisher != nil, let keys {
+            keys.onRevocation { [weak self] in
+                guard let self else { return }
+                shared.withLock { $0.resubscribeEvents = true }
+                wakeUp.signal()
+            }
+        }
         // While requests or completions keep coming, go round without zmq_poll: each poll is a
         // syscall, and under load the next request is usually queued already. Only a pass
         // that found nothing to do sleeps in poll (the wake-up pipe ends that sleep).
@@ -156,7 +162,8 @@ extension RPCServer {
             var socketReadable = true
             if !busy {
                 do {
-                    _ = try poller.poll(timeoutMilliseconds: state.inFlight.isEmpty ? 1000 : 10)
+                    let timeout = state.inFlight.isEmpty && !resubscription.pending ? 1000 : 10
+                    _ = try poller.poll(timeoutMilliseconds: timeout)
                 } catch {
                     logger.error("poll failed; stopping", ["error": "\(error)"])
                     break
@@ -166,16 +173,21 @@ extension RPCServer {
             }
             // Read after the poll, which `stop()` and `drain()` wake: from the requests read
             // next on, a drain refuses them.
-            let (stopping, draining, abandoning) = shared.withLock {
-                ($0.stopping, $0.draining, $0.abandoning && !$0.abandoned)
-            }
+            let (stopping, draining, abandoning) = shared.withLock { ($0.stopping, $0.draining, $0.abandoning && !$0.abandoned) }
             if stopping { break }
             state.draining = draining
             if abandoning {
                 abandonCallers(socket, state)
                 shared.withLock { $0.abandoned = true }
             }
-            if let publisher { sendEvents(publisher) }
+            if !configuration.eventEndpoints.isEmpty {
+                // The events and the revocation flag are taken together: an event published after
+                // a revocation never leaves on the connections it closes.
+                let (events, resubscribe) = takeEvents()
+                if resubscribe { publisher = resubscription.begin(replacing: publisher, server: self) }
+                if resubscription.pending, let publisher { resubscription.rebind(publisher, server: self) }
+                if let publisher { for event in events { _ = try? publisher.send(event, dontWait: true) } }
+            }
             let completed = sendCompletions(socket, state)
             var received = 0
             if socketReadable {
@@ -203,7 +215,7 @@ extension RPCServer {
             busy = received > 0 || completed > 0
         }
         if let publisher {
-            sendEvents(publisher)
+            for event in takeEvents().events { _ = try? publisher.send(event, dontWait: true) }
             // The last events too get a second to reach the subscribers (see the socket's below).
             try? publisher.setLinger(milliseconds: 1000)
             publisher.close()
@@ -216,6 +228,65 @@ extension RPCServer {
         try? socket.setLinger(milliseconds: 1000)
         socket.close()
         logger.info("stopped", ["rpc": configuration.endpoints.joined(separator: ",")])
+    }
+
+    /// Drops every event subscriber's connection when allowed keys are revoked, so each one
+    /// authenticates again through ZAP and a revoked key hears nothing more: the PUB socket
+    /// cannot tell its subscribers apart (no per-message User-Id goes that way), so it is closed
+    /// at once (linger 0: what its connections had queued is dropped, not sent) and a new one
+    /// binds the same endpoints. A port not yet released is retried each turn of the loop
+    /// (every 10 ms); one still refused after a second is reported as the condition "events".
+    struct Resubscription {
+        /// The event endpoints, as bound.
+        let endpoints: [String]
+        /// Those the current socket has not bound yet.
+        private var unbound: [String] = []
+        /// When the new socket was made (monotonic ms).
+        private var since: Int64 = 0
+
+        init(endpoints: [String]) {
+            self.endpoints = endpoints
+        }
+
+        var pending: Bool { !unbound.isEmpty }
+
+        /// Closes `old` and returns the socket that replaces it (nil when none could be made:
+        /// then events are not published, and the condition says so).
+        mutating func begin(replacing old: Socket?, server: RPCServer) -> Socket? {
+            server.logger.info(
+                "allowed keys revoked: event subscribers reconnect and authenticate again", ["events": endpoints.joined(separator: ",")])
+            try? old?.setLinger(milliseconds: 0)
+            old?.close()
+            unbound = endpoints
+            since = monotonicMilliseconds()
+            do {
+                return try server.makePublisher()
+            } catch {
+                server.setCondition("events", "events are not published: no event socket could be made after the allowed keys changed: \(error)")
+                unbound = []
+                return nil
+            }
+        }
+
+        mutating func rebind(_ publisher: Socket, server: RPCServer) {
+            var failures: [String] = []
+            unbound.removeAll { endpoint in
+                do {
+                    try publisher.bind(endpoint)
+                    return true
+                } catch {
+                    failures.append("\(endpoint): \(error)")
+                    return false
+                }
+            }
+            if unbound.isEmpty {
+                server.clearCondition("events")
+            } else if monotonicMilliseconds() - since >= 1000 {
+                server.setCondition(
+                    "events", "events are not published: binding \(failures.joined(separator: "; ")) failed again after the "
+                        + "allowed keys changed (retrying); is another process on that port?")
+            }
+        }
     }
 
     /// Answers UNAVAILABLE to every caller still waiting (the server stops, or its stop grace
@@ -243,13 +314,31 @@ extension RPCServer {
         String(key.prefix { $0 != "\u{0}" })
     }
 
-    /// Sends the queued events; PUB never blocks, and drops at its high-water mark.
-    private func sendEvents(_ publisher: Socket) {
-        let events = shared.withLock { state -> [[[UInt8]]] in
-            defer { state.events.removeAll(keepingCapacity: true) }
-            return state.events
+    /// The queued events (PUB never blocks, and drops at its high-water mark), and whether keys
+    /// were revoked since the last call.
+    private func takeEvents() -> (events: [[[UInt8]]], resubscribe: Bool) {
+        shared.withLock { state in
+            defer {
+                state.events.removeAll(keepingCapacity: true)
+                state.resubscribeEvents = false
+            }
+            return (state.events, state.resubscribeEvents)
         }
-        for event in events { _ = try? publisher.send(event, dontWait: true) }
+    }
+
+    /// A new event socket, not bound yet: a CURVE server when the process has keys (events go
+    /// only to allowed keys).
+    func makePublisher() throws -> Socket {
+        let publisher = try Socket(context, .pub)
+        do {
+            try TransportSecurity.of(context)?.secureServer(publisher)
+            try publisher.setSendHighWaterMark(10_000)
+            try publisher.setHandshakeInterval(milliseconds: configuration.handshakeTimeoutMilliseconds)
+        } catch {
+            publisher.close()
+            throw error
+        }
+        return publisher
     }
 
     /// Sends what the handlers finished (to nobody when the caller was answered already);

@@ -46,7 +46,14 @@ extension RPCServer {
         server.inFlightBytes = UInt64(counted.inFlightBytes)
         response.server = server
         response.methods = metrics?.snapshot() ?? []
-        response.figures = figures.sorted { ($0.name, $0.labelText) < ($1.name, $1.labelText) }
+        let conditions = self.conditions
+        response.conditions = conditions
+        let conditionFigures = conditions.map { condition in
+            Figure(
+                "homepwner_health_condition", "Conditions Health/Check reports (1 while set): the process serves, degraded",
+                labels: ["condition": condition.name], value: 1)
+        }
+        response.figures = (figures + conditionFigures).sorted { ($0.name, $0.labelText) < ($1.name, $1.labelText) }
         return response
     }
 

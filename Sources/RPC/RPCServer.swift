@@ -47,6 +47,10 @@ public final class RPCServer: Sendable {
         public var processName: String
         /// PUB endpoints for events, owned by the same I/O thread (empty: no events).
         public var eventEndpoints: [String]
+        /// How long a new connection (RPC or events) may take to finish its handshake, CURVE
+        /// included, before it is closed: an unauthenticated TCP connection holds a descriptor
+        /// no longer than this (libzmq's own default is 30 s).
+        public var handshakeTimeoutMilliseconds: Int32 = 5000
         /// Where pooled handlers run (nil: the global concurrent executor); tests hold their
         /// start with it.
         var handlerExecutor: (any TaskExecutor)?
@@ -132,6 +136,11 @@ public final class RPCServer: Sendable {
         var startError: (any Error)?
         var replies: [Completion] = []
         var servingStatus: HealthCheckResponse.ServingStatus = .serving
+        /// What the parts report as wrong while the process serves (`setCondition`), by name.
+        var conditions: [String: HealthCondition] = [:]
+        /// Set when allowed keys were revoked: the I/O thread drops every event subscriber's
+        /// connection, so each authenticates again (a revoked key then gets no more events).
+        var resubscribeEvents = false
         /// Run when a drain begins (`onDrain`).
         var drainActions: [@Sendable () -> Void] = []
         /// Calls by method, made at `start()` once the methods are known.
@@ -317,6 +326,38 @@ public final class RPCServer: Sendable {
         set { shared.withLock { $0.servingStatus = newValue } }
     }
 
+    /// Reports something wrong while the process goes on serving: Health/Check and Stats list
+    /// it (the process is degraded) until `clearCondition(name)`. Setting a name again keeps
+    /// when it began and updates the message.
+    public func setCondition(_ name: String, _ message: String) {
+        shared.withLock { state in
+            var condition = HealthCondition()
+            condition.name = name
+            condition.message = message
+            condition.sinceUnixMs = state.conditions[name]?.sinceUnixMs ?? UInt64(max(0, Date().timeIntervalSince1970 * 1000))
+            state.conditions[name] = condition
+        }
+    }
+
+    /// Ends a condition set by `setCondition`; nothing when it is not set.
+    public func clearCondition(_ name: String) {
+        shared.withLock { _ = $0.conditions.removeValue(forKey: name) }
+    }
+
+    /// What is wrong now, in name order: the parts' conditions and, with CURVE keys, an
+    /// allowed-keys file whose latest version is not in force ("allowed_keys").
+    public var conditions: [HealthCondition] {
+        var all = shared.withLock { Array($0.conditions.values) }
+        if let problem = TransportSecurity.of(context)?.server?.keys.problem {
+            var condition = HealthCondition()
+            condition.name = "allowed_keys"
+            condition.message = problem.message
+            condition.sinceUnixMs = UInt64(max(0, problem.sinceUnixMilliseconds))
+            all.append(condition)
+        }
+        return all.sorted { $0.name < $1.name }
+    }
+
     /// The endpoints actually bound (wildcard ports resolved), after `start()`.
     public var boundEndpoints: [String] { shared.withLock { $0.boundEndpoints } }
 
@@ -447,6 +488,7 @@ public final class RPCServer: Sendable {
             response.version = HomepwnerVersion.string
             response.uptimeMs = UInt64(max(0, monotonicMilliseconds() - self.startedAt))
             response.services = services
+            response.conditions = self.conditions
             if request.service.isEmpty || services.contains(request.service) {
                 response.status = self.servingStatus
             } else {

@@ -6,9 +6,15 @@ import ZMQ
 extension ScrapeEndpoint {
     /// One open TCP connection, until its request head is complete.
     struct Connection {
-        var head = ScrapeHTTP.HeadBuffer()
+        var head: ScrapeHTTP.HeadBuffer
         /// When it must have sent its whole head (slowloris).
         let deadline: Int64
+    }
+
+    /// The last text rendered, and when (monotonic ms).
+    struct Rendered {
+        let text: String
+        let at: Int64
     }
 
     /// The connections, by routing id, and those closed lately.
@@ -56,6 +62,7 @@ extension ScrapeEndpoint {
         let socketIndex = poller.add(socket, events: .in)
         let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
         var connections = Connections()
+        var rendered: Rendered?
         loop: while true {
             let now = monotonicMilliseconds()
             let next = connections.open.values.lazy.map(\.deadline).min()
@@ -83,7 +90,7 @@ extension ScrapeEndpoint {
                     }
                     guard let message else { break }
                     guard message.count == 2 else { continue }
-                    handle(id: message[0], data: message[1], socket: socket, connections: &connections)
+                    handle(id: message[0], data: message[1], socket: socket, connections: &connections, rendered: &rendered)
                 }
             }
             let expiredAt = monotonicMilliseconds()
@@ -96,34 +103,40 @@ extension ScrapeEndpoint {
     }
 
     /// One message of the STREAM socket: a connect or disconnect notice (empty data), or bytes.
-    private func handle(id: [UInt8], data: [UInt8], socket: Socket, connections: inout Connections) {
+    private func handle(
+        id: [UInt8], data: [UInt8], socket: Socket, connections: inout Connections, rendered: inout Rendered?
+    ) {
         if data.isEmpty {
             if connections.open.removeValue(forKey: id) != nil { return }  // the peer went away
             if connections.closed.remove(id) != nil { return }  // the notice of one closed here
-            // A new connection.
-            guard connections.open.count < maxConnections else {
-                try? socket.closeStream(id)
-                connections.forgetLater(id)
-                return
+            // A new connection. When full, the oldest goes: a real scraper sends its request at
+            // once, so only connections that idle lose their place, never the one just made.
+            if connections.open.count >= maxConnections,
+               let oldest = connections.open.min(by: { $0.value.deadline < $1.value.deadline })?.key {
+                respond(id: oldest, ScrapeHTTP.refusal(.requestTimeout), socket: socket, connections: &connections)
             }
-            connections.open[id] = Connection(deadline: monotonicMilliseconds() + Int64(idleTimeoutMilliseconds))
+            connections.open[id] = Connection(
+                head: ScrapeHTTP.HeadBuffer(token: token), deadline: monotonicMilliseconds() + Int64(idleTimeoutMilliseconds))
             return
         }
         guard connections.open[id] != nil else { return }  // closed here already: ignore what it sends after
         guard let request = connections.open[id]!.head.append(data) else { return }
-        respond(id: id, reply(to: request), socket: socket, connections: &connections)
+        respond(id: id, reply(to: request, rendered: &rendered), socket: socket, connections: &connections)
     }
 
-    /// The reply to a complete request; calls the body for /metrics.
-    private func reply(to request: ScrapeHTTP.Request) -> [UInt8] {
+    /// The reply to a complete request; for /metrics, the text rendered within the last
+    /// `refreshMilliseconds`, or rendered now.
+    private func reply(to request: ScrapeHTTP.Request, rendered: inout Rendered?) -> [UInt8] {
         switch request {
         case .metrics(let head):
             let started = monotonicMilliseconds()
-            let text = body()
+            let fresh = rendered.map { started - $0.at < Int64(refreshMilliseconds) } ?? false
+            if !fresh { rendered = Rendered(text: body(), at: started) }
+            let text = rendered!.text
             let reply = ScrapeHTTP.reply(.ok, contentType: ScrapeHTTP.metricsContentType, body: text, head: head)
             logger.debug("scrape", [
                 "endpoint": name, "method": head ? "HEAD" : "GET", "bytes": String(text.utf8.count),
-                "ms": String(monotonicMilliseconds() - started),
+                "ms": String(monotonicMilliseconds() - started), "cached": fresh ? "yes" : "no",
             ])
             return reply
         case .index(let head):

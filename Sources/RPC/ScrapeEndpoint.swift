@@ -1,3 +1,4 @@
+import CurveAuth
 import Foundation
 import Runtime
 import Synchronization
@@ -7,10 +8,15 @@ import ZMQ
 ///
 /// One thread of its own owns the socket. `GET /metrics` (and `HEAD`) answers 200 with what
 /// `body` returns, `GET /` a pointer to /metrics, other paths 404, other methods 405, a
-/// malformed request 400, a head over 8 KiB 431; every reply closes its connection (request
-/// bodies are never read). A hostile peer cannot hurt it: at most `maxConnections` are open
-/// (a connection beyond that is closed at once), one whose request is not complete within the
-/// idle timeout is closed (slowloris), and a connection holds at most 8 KiB.
+/// malformed request 400, a head over 8 KiB 431, and with a bearer token a request without it
+/// 401; every reply closes its connection (request bodies are never read).
+///
+/// It binds where other machines reach it only with a token (`--metrics-token-file`) or
+/// `--insecure`, as the RPC servers need keys there. A hostile peer cannot hurt it: the text is
+/// rendered at most once per `refreshMilliseconds` whatever the rate of scrapes (the figures'
+/// queries never run once per request), a connection whose request is not complete within the
+/// read deadline is closed (slowloris), at most `maxConnections` are open (a new one closes the
+/// oldest, so idle connections never lock a real scrape out), and a connection holds at most 8 KiB.
 public final class ScrapeEndpoint: LifecycleService {
     /// Names this endpoint in logs and its thread, e.g. "item-service".
     public let name: String
@@ -20,8 +26,12 @@ public final class ScrapeEndpoint: LifecycleService {
     let body: @Sendable () -> String
     /// How long a connection may take to send its whole request head.
     let idleTimeoutMilliseconds: Int
-    /// Connections open at once; a newer one is closed as soon as it connects.
+    /// Connections open at once; a newer one closes the oldest.
     let maxConnections: Int
+    /// How long a rendered text is served before the next scrape renders it again.
+    let refreshMilliseconds: Int
+    /// What every request must present (`Authorization: Bearer …`); nil: nothing.
+    let token: BearerToken?
 
     struct Shared {
         var started = false
@@ -36,25 +46,34 @@ public final class ScrapeEndpoint: LifecycleService {
 
     /// An endpoint serving `body()` on `endpoint` (e.g. `tcp://0.0.0.0:9464`, `tcp://127.0.0.1:0`) once started.
     ///
-    /// - Parameter body: The metrics text; called on the endpoint's thread once per valid request.
+    /// - Parameters:
+    ///   - token: What requests must present; needed to bind an address other machines reach
+    ///     (unless the context's `TransportSecurity` is `insecure`).
+    ///   - body: The metrics text; called on the endpoint's thread, at most once per
+    ///     `refreshMilliseconds`.
     public convenience init(
-        name: String, context: Context, endpoint: String, logger: Logger, body: @escaping @Sendable () -> String
+        name: String, context: Context, endpoint: String, token: BearerToken? = nil, logger: Logger,
+        body: @escaping @Sendable () -> String
     ) throws {
-        try self.init(name: name, context: context, endpoint: endpoint, logger: logger, idleTimeoutMilliseconds: 10_000, maxConnections: 64, body: body)
+        try self.init(
+            name: name, context: context, endpoint: endpoint, token: token, logger: logger, idleTimeoutMilliseconds: 2000,
+            maxConnections: 64, refreshMilliseconds: 2000, body: body)
     }
 
     /// As the public init, with the limits tests shorten.
     init(
-        name: String, context: Context, endpoint: String, logger: Logger,
-        idleTimeoutMilliseconds: Int, maxConnections: Int, body: @escaping @Sendable () -> String
+        name: String, context: Context, endpoint: String, token: BearerToken? = nil, logger: Logger,
+        idleTimeoutMilliseconds: Int, maxConnections: Int, refreshMilliseconds: Int = 2000, body: @escaping @Sendable () -> String
     ) throws {
         self.name = name
         self.context = context
         self.endpoint = endpoint
+        self.token = token
         self.logger = logger
         self.body = body
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
         self.maxConnections = maxConnections
+        self.refreshMilliseconds = refreshMilliseconds
         wakeUp = try WakeUp()
     }
 
@@ -72,8 +91,8 @@ public final class ScrapeEndpoint: LifecycleService {
             guard !state.stopping else { throw ScrapeEndpointError(endpoint: endpoint, reason: "stopped") }
             state.started = true
         }
-        guard endpoint.hasPrefix("tcp://") else {
-            let error = ScrapeEndpointError(endpoint: endpoint, reason: "a scrape endpoint must be tcp://host:port")
+        if let refusal = refusal() {
+            let error = ScrapeEndpointError(endpoint: endpoint, reason: refusal)
             logger.warning("cannot serve metrics", ["endpoint": endpoint, "error": error.reason])
             shared.withLock { $0.startError = error }
             exited.signal()
@@ -93,6 +112,21 @@ public final class ScrapeEndpoint: LifecycleService {
             throw error
         }
         logger.info("serving metrics", ["metrics": boundEndpoint ?? endpoint])
+    }
+
+    /// Why this endpoint must not be bound, if it must not: not TCP, or reachable from other
+    /// machines with nothing asked of who scrapes (no token, and not --insecure).
+    private func refusal() -> String? {
+        guard endpoint.hasPrefix("tcp://") else { return "a scrape endpoint must be tcp://host:port" }
+        guard token == nil, !TransportSecurity.isLocal(endpoint) else { return nil }
+        if TransportSecurity.of(context)?.insecure == true {
+            logger.warning("serving metrics WITHOUT a token (--insecure): anyone who reaches it can read the figures", ["metrics": endpoint])
+            return nil
+        }
+        return "refusing to serve metrics on \(endpoint) without a token: anyone who reaches it could read the figures and "
+            + "load the stores. Pass --metrics-token-file FILE (\(EnvironmentNames.metricsTokenFile); homepwner keys init "
+            + "writes one as metrics.token; scrapers send 'Authorization: Bearer' and its text), bind a loopback address "
+            + "(tcp://127.0.0.1:PORT), or pass --insecure (\(EnvironmentNames.insecure)=1)"
     }
 
     /// Stops serving: closes the open connections and the socket and joins the thread; safe
@@ -123,10 +157,10 @@ extension ScrapeEndpoint {
     /// An endpoint serving the Metrics/Stats of `hosts` (every part of one process: one host in
     /// an executable, four in `homepwner up`) as Prometheus text, each labelled by process.
     public convenience init(
-        metricsOf hosts: [ServiceHost], name: String, context: Context, endpoint: String, logger: Logger
+        metricsOf hosts: [ServiceHost], name: String, context: Context, endpoint: String, token: BearerToken?, logger: Logger
     ) throws {
         let servers = hosts.map(\.server)
-        try self.init(name: name, context: context, endpoint: endpoint, logger: logger) {
+        try self.init(name: name, context: context, endpoint: endpoint, token: token, logger: logger) {
             PrometheusText.render(servers.map { $0.processStatsWaiting() })
         }
     }

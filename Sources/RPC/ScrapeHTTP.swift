@@ -1,3 +1,5 @@
+import CurveAuth
+
 /// The HTTP/1.0 and 1.1 that a scrape endpoint speaks, as plain values: a request head read
 /// from a connection's bytes, and the reply it gets. No socket here, so tests drive it directly.
 package enum ScrapeHTTP {
@@ -18,6 +20,7 @@ package enum ScrapeHTTP {
     package enum Status: Int, Equatable {
         case ok = 200
         case badRequest = 400
+        case unauthorized = 401
         case notFound = 404
         case methodNotAllowed = 405
         case requestTimeout = 408
@@ -28,6 +31,7 @@ package enum ScrapeHTTP {
             switch self {
             case .ok: "OK"
             case .badRequest: "Bad Request"
+            case .unauthorized: "Unauthorized"
             case .notFound: "Not Found"
             case .methodNotAllowed: "Method Not Allowed"
             case .requestTimeout: "Request Timeout"
@@ -41,8 +45,10 @@ package enum ScrapeHTTP {
     /// rest of a terminator that starts within the limit) plus one received chunk are ever held.
     package struct HeadBuffer {
         package private(set) var bytes: [UInt8] = []
+        /// The token every request must present (`Authorization: Bearer …`); nil: none.
+        package var token: BearerToken?
 
-        package init() {}
+        package init(token: BearerToken? = nil) { self.token = token }
 
         /// Adds `chunk`; returns the request once the head is complete (or too large), nil while
         /// more is needed.
@@ -52,7 +58,7 @@ package enum ScrapeHTTP {
             bytes.append(contentsOf: chunk)
             if let end = ScrapeHTTP.headEnd(bytes, from: searchFrom) {
                 guard end <= ScrapeHTTP.maxHeadBytes else { return .refused(.headersTooLarge) }
-                return ScrapeHTTP.parse(bytes[..<end])
+                return ScrapeHTTP.parse(bytes[..<end], token: token)
             }
             return bytes.count > ScrapeHTTP.maxHeadBytes + 3 ? .refused(.headersTooLarge) : nil
         }
@@ -69,8 +75,9 @@ package enum ScrapeHTTP {
         return nil
     }
 
-    /// Reads a request head (without its final "\r\n\r\n").
-    static func parse(_ head: ArraySlice<UInt8>) -> Request {
+    /// Reads a request head (without its final "\r\n\r\n"). With a `token`, a well-formed
+    /// request without `Authorization: Bearer <token>` is refused 401.
+    static func parse(_ head: ArraySlice<UInt8>, token: BearerToken? = nil) -> Request {
         let lines = head.split(separator: 10, omittingEmptySubsequences: false).map { line in
             line.last == 13 ? line.dropLast() : line
         }
@@ -81,11 +88,15 @@ package enum ScrapeHTTP {
               target.utf8.allSatisfy({ $0 > 32 && $0 < 127 }),
               let version = String(validating: parts[2], as: UTF8.self)
         else { return .refused(.badRequest) }
-        // Every header line needs a name and a colon; nothing else of them is used.
+        // Every header line needs a name and a colon; only Authorization is used.
+        var authorization: ArraySlice<UInt8>?
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: 58), colon > line.startIndex,
                   line[line.startIndex..<colon].allSatisfy(isTokenByte)
             else { return .refused(.badRequest) }
+            if line[line.startIndex..<colon].elementsEqual("authorization".utf8, by: { lowercased($0) == $1 }) {
+                authorization = trimmed(line[(colon + 1)...])
+            }
         }
         guard version.count == 8, version.hasPrefix("HTTP/"), version.utf8.dropFirst(5).elementsEqual("x.x".utf8, by: { byte, pattern in
             pattern == 46 ? byte == 46 : (48...57).contains(byte)
@@ -93,12 +104,34 @@ package enum ScrapeHTTP {
         guard version.hasPrefix("HTTP/1.") else { return .refused(.versionNotSupported) }
         let method = String(decoding: parts[0], as: UTF8.self)
         guard method == "GET" || method == "HEAD" else { return .refused(.methodNotAllowed) }
+        if let token, !presents(authorization, token) { return .refused(.unauthorized) }
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
         switch path {
         case "/metrics": return .metrics(head: method == "HEAD")
         case "/": return .index(head: method == "HEAD")
         default: return .refused(.notFound)
         }
+    }
+
+    /// Whether an Authorization header value is `Bearer <token>` (the scheme in any case).
+    private static func presents(_ authorization: ArraySlice<UInt8>?, _ token: BearerToken) -> Bool {
+        guard let value = authorization, value.count > 7,
+              value.prefix(7).elementsEqual("bearer ".utf8, by: { lowercased($0) == $1 })
+        else { return false }
+        return token.matches(trimmed(value.dropFirst(7)))
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs.
+    private static func trimmed(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        var slice = bytes
+        while let first = slice.first, first == 32 || first == 9 { slice = slice.dropFirst() }
+        while let last = slice.last, last == 32 || last == 9 { slice = slice.dropLast() }
+        return slice
+    }
+
+    /// An ASCII letter in lower case; other bytes as they are.
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        (65...90).contains(byte) ? byte + 32 : byte
     }
 
     /// RFC 9110 token characters (methods, header names).
@@ -123,6 +156,7 @@ package enum ScrapeHTTP {
         text += "Content-Type: \(contentType)\r\n"
         text += "Content-Length: \(bodyBytes.count)\r\n"
         if status == .methodNotAllowed { text += "Allow: GET, HEAD\r\n" }
+        if status == .unauthorized { text += "WWW-Authenticate: Bearer realm=\"homepwner metrics\"\r\n" }
         text += "Connection: close\r\n\r\n"
         var bytes = Array(text.utf8)
         if !head { bytes += bodyBytes }

@@ -30,6 +30,8 @@ public enum EnvironmentNames {
     /// The lease a worker takes jobs with (`--lease-ms`; 0 = the queue's default).
     public static let workerLeaseMilliseconds = "HOMEPWNER_WORKER_LEASE_MS"
     public static let workerMemoryMegabytes = "HOMEPWNER_WORKER_MEMORY_MB"
+    /// The longest a worker lets one job run before it stops it and fails it (`--max-job-ms`).
+    public static let workerMaxJobMilliseconds = "HOMEPWNER_WORKER_MAX_JOB_MS"
     /// item-service: a database to copy when none exists yet (`--seed-db`).
     public static let itemSeedDB = "HOMEPWNER_ITEM_SEED_DB"
     /// image-service: the cache budget in bytes; 0 = a fraction of the memory limit.
@@ -64,4 +66,6 @@ public enum EnvironmentNames {
     public static let serverKey = "HOMEPWNER_SERVER_KEY"
     /// "1": bind non-loopback addresses without keys (`--insecure`).
     public static let insecure = "HOMEPWNER_INSECURE"
+    /// The bearer token file a scrape endpoint asks for (`--metrics-token-file`).
+    public static let metricsTokenFile = "HOMEPWNER_METRICS_TOKEN_FILE"
 }

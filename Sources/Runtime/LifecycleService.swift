@@ -22,6 +22,23 @@ extension LifecycleService {
     }
 }
 
+/// A ``LifecycleService`` that can fail while it runs (``FaultWatch``): a ``ServiceGroup`` waits
+/// on ``failure()`` instead of only for cancellation, and stops the group when it returns an error.
+public protocol FailableLifecycleService: LifecycleService {
+    /// Returns the failure once the service has failed, or nil once the task is cancelled.
+    func failure() async -> (any Error)?
+}
+
+extension FailableLifecycleService {
+    /// Starts, runs until the task is cancelled or the service fails, then stops; throws the failure.
+    public func run() async throws {
+        try start()
+        let failed = await failure()
+        stop()
+        if let failed { throw failed }
+    }
+}
+
 /// Suspends until the current task is cancelled.
 public func waitForCancellation() async {
     while !Task.isCancelled {

@@ -131,8 +131,14 @@ public final class ServiceGroup: Sendable {
                 break
             }
             started.append(Started(name: service.name, task: Task {
-                await waitForCancellation()
-                lifecycle.stop()
+                if let failable = lifecycle as? any FailableLifecycleService {
+                    let failed = await failable.failure()
+                    lifecycle.stop()
+                    if let failed { throw failed }
+                } else {
+                    await waitForCancellation()
+                    lifecycle.stop()
+                }
             }))
         }
 

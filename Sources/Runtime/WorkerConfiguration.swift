@@ -17,6 +17,13 @@ public struct WorkerConfiguration: Sendable {
     /// What the jobs being worked on may hold at once by their own estimate, in bytes, as
     /// given (`--memory-mb`); nil: so much per job at once (`memoryBytes(perJob:)`).
     public var memoryBytesGiven: Int?
+    /// The longest one job may run: past it, its heartbeats stop, it is cancelled and failed
+    /// for good, naming the limit (a job that never ends would hold its lease for ever).
+    public var maxJobMilliseconds: Int
+
+    /// `maxJobMilliseconds` when not given: half an hour, past any camera's time limit (at most
+    /// 10 minutes) and a 4 GiB movie's upload at a few MB/s.
+    public static let defaultMaxJobMilliseconds = 1_800_000
 
     /// The memory budget of the thumbnail worker (a thumbnail's estimate: its decoded pixels
     /// and a progressive JPEG's coefficients); a job over it runs by itself. By default
@@ -34,9 +41,10 @@ public struct WorkerConfiguration: Sendable {
     public init(
         healthEndpoint: String, itemServiceEndpoint: String = Defaults.itemRPC,
         imageServiceEndpoint: String = Defaults.imageRPC, concurrency: Int = WorkerConfiguration.defaultConcurrency,
-        leaseMilliseconds: Int32 = 0, memoryBytes: Int? = nil
+        leaseMilliseconds: Int32 = 0, memoryBytes: Int? = nil, maxJobMilliseconds: Int = WorkerConfiguration.defaultMaxJobMilliseconds
     ) {
         self.leaseMilliseconds = leaseMilliseconds
+        self.maxJobMilliseconds = maxJobMilliseconds
         self.memoryBytesGiven = memoryBytes
         self.healthEndpoint = healthEndpoint
         self.itemServiceEndpoint = itemServiceEndpoint
@@ -60,6 +68,8 @@ public struct WorkerConfiguration: Sendable {
             OptionSpec(name: "memory-mb", env: EnvironmentNames.workerMemoryMegabytes, defaultValue: "0",
                        help: "what the jobs worked on may hold at once, by their estimate (a job over it runs alone); 0 = 64 per job at once (capture: 160)",
                        valueName: "MB"),
+            OptionSpec(name: "max-job-ms", env: EnvironmentNames.workerMaxJobMilliseconds, defaultValue: String(defaultMaxJobMilliseconds),
+                       help: "the longest one job may run; past it, it is stopped and failed for good", valueName: "MS"),
         ]
     }
 
@@ -78,10 +88,14 @@ public struct WorkerConfiguration: Sendable {
         guard (0...1_048_576).contains(memory) else {
             throw OptionError.invalidValue(option: "--memory-mb", value: String(memory), reason: "must be 0 (64 per job at once) to 1048576")
         }
+        let maxJob = try options.int("max-job-ms")
+        guard (1000...86_400_000).contains(maxJob) else {
+            throw OptionError.invalidValue(option: "--max-job-ms", value: String(maxJob), reason: "must be 1000…86400000 (a day)")
+        }
         self.init(
             healthEndpoint: try options.string("rpc"), itemServiceEndpoint: try options.string("item-service"),
             imageServiceEndpoint: try options.string("image-service"), concurrency: concurrency,
-            leaseMilliseconds: Int32(lease), memoryBytes: memory == 0 ? nil : memory << 20)
+            leaseMilliseconds: Int32(lease), memoryBytes: memory == 0 ? nil : memory << 20, maxJobMilliseconds: maxJob)
     }
 
     /// One job per core this process may run on.

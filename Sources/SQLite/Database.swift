@@ -198,13 +198,29 @@ public final class Database {
         let result: T
         do {
             result = try body()
-            try execute("COMMIT")
         } catch {
             // SQLite may already have rolled back (e.g. SQLITE_FULL); a second ROLLBACK would only fail.
             if !isAutocommit { try? execute("ROLLBACK") }
             throw error
         }
+        try commit()
         return result
+    }
+
+    /// Commits the open transaction. An I/O error at COMMIT leaves its outcome unknown (the log
+    /// may hold the commit although its fsync failed: recovery at the next open would bring it
+    /// back): that is ``CommitOutcomeUnknown``, never a plain failure a caller would undo.
+    /// Any other failure rolls back: nothing of the transaction is kept.
+    public func commit() throws {
+        do {
+            try execute("COMMIT")
+        } catch let error as SQLiteError where error.isIOError {
+            if !isAutocommit { try? execute("ROLLBACK") }
+            throw CommitOutcomeUnknown(reason: "\(error)")
+        } catch {
+            if !isAutocommit { try? execute("ROLLBACK") }
+            throw error
+        }
     }
 
     /// Finalizes every statement still open, then closes the connection; calling it again does nothing.

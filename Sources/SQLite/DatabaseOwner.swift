@@ -77,6 +77,8 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     private struct State {
         var jobs: [Job] = []
         var phase = Phase.idle
+        /// Set by ``fault(_:)``: jobs are refused from then on (``StorageFaulted``).
+        var fault: String?
     }
 
     private enum Phase {
@@ -102,6 +104,8 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     /// What a job or a submission answers before ``start()`` and once the owner is closing.
     private let closedError: any Error & Sendable
     private let open: @Sendable () throws -> Store
+    /// Told once of a failure the owner cannot go on after (``fault(_:)``).
+    private let onFault: @Sendable (String) -> Void
 
     /// An owner that opens the store with `open` on a thread named `name` when it starts;
     /// nothing runs before ``start()``.
@@ -110,13 +114,18 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     ///   - closedError: What a job submitted before ``start()`` or once ``close()`` has begun
     ///     fails with.
     ///   - groupCommit: False runs every job alone, as a read-only connection must.
+    ///   - onFault: Told (once, on whichever thread met it) of a commit whose outcome is not
+    ///     known (``CommitOutcomeUnknown``) or another ``fault(_:)``: the process should stop
+    ///     and let the next open's recovery decide.
     public init(
         name: String, closedError: any Error & Sendable, groupCommit: Bool = true,
+        onFault: @escaping @Sendable (String) -> Void = { _ in },
         open: @escaping @Sendable () throws -> Store
     ) {
         self.name = name
         self.groupCommit = groupCommit
         self.closedError = closedError
+        self.onFault = onFault
         self.open = open
     }
 
@@ -141,7 +150,11 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
                 return
             }
             connection.use { $0 = store }
-            let syncer = groupCommit ? store.writeAheadLog.map { LogSyncer(logPath: $0, name: "\(name).sync") } : nil
+            let syncer = groupCommit
+                ? store.writeAheadLog.map { log in
+                    LogSyncer(logPath: log, name: "\(name).sync") { [weak self] failure in self?.fault(failure.reason) }
+                }
+                : nil
             syncer?.start()
             self.syncer.withLock { $0 = syncer }
             opened.signal()
@@ -192,9 +205,18 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
             wake.wait()
             // Drain until empty: one wake-up may stand for many jobs.
             while true {
-                let (jobs, stop) = state.withLock { state in
+                let (jobs, stop, faulted) = state.withLock { state in
                     defer { state.jobs.removeAll() }
-                    return (state.jobs, state.phase == .closing)
+                    return (state.jobs, state.phase == .closing, state.fault)
+                }
+                if let faulted {
+                    // Nothing runs on a database whose last commit's fate is unknown.
+                    for job in jobs { job.refuse(StorageFaulted(reason: faulted)) }
+                    if jobs.isEmpty {
+                        closing = stop
+                        break
+                    }
+                    continue
                 }
                 let batches = Self.batches(of: jobs, size: groupCommit ? Self.maxBatch : 1)
                 for (index, batch) in batches.enumerated() {
@@ -206,11 +228,19 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
                     let answers = connection.use { store in
                         Self.batch(batch, on: store!, syncsLater: syncer != nil && more)
                     }
+                    // Faulted before its callers hear of it, so none of them can queue a write behind it.
+                    if let unknown = answers.lazy.compactMap(\.outcomeUnknown).first { fault(unknown.reason) }
                     var afterSync: [@Sendable ((any Error)?) -> Void] = []
                     for answer in answers {
                         if answer.waitsForSync { afterSync.append(answer.resume) } else { answer.resume(nil) }
                     }
                     if !afterSync.isEmpty { syncer?.afterSync(afterSync) }
+                    if state.withLock({ $0.fault != nil }) {
+                        // The later batches of this turn do not run either.
+                        let reason = state.withLock { $0.fault ?? "" }
+                        for job in batches[(index + 1)...].joined() { job.refuse(StorageFaulted(reason: reason)) }
+                        break
+                    }
                 }
                 if jobs.isEmpty {
                     closing = stop
@@ -242,17 +272,36 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
         then done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) {
         let job = Self.job(durable: durable, body, then: done)
-        let accepted = state.withLock { state -> Bool in
-            guard state.phase == .running else { return false }
+        let refusal = state.withLock { state -> (any Error)? in
+            guard state.phase == .running else { return closedError }
+            if let fault = state.fault { return StorageFaulted(reason: fault) }
             state.jobs.append(job)
-            return true
+            return nil
         }
-        if accepted {
-            wake.signal()
+        if let refusal {
+            done(.failure(refusal))
         } else {
-            done(.failure(closedError))
+            wake.signal()
         }
     }
+
+    /// Stops running jobs for good after a failure the owner cannot go on after (a commit whose
+    /// outcome is unknown, found here or by a caller: the folder fsync of a blob whose row is
+    /// committed, say): every job queued or submitted from now on is refused with
+    /// ``StorageFaulted``, and `onFault` is told, once. Closing still works.
+    public func fault(_ reason: String) {
+        let first = state.withLock { state -> Bool in
+            guard state.fault == nil else { return false }
+            state.fault = reason
+            return true
+        }
+        guard first else { return }
+        wake.signal()
+        onFault(reason)
+    }
+
+    /// The failure ``fault(_:)`` recorded, if any.
+    public var faultReason: String? { state.withLock { $0.fault } }
 
     /// Runs `body` with the store on the calling thread, between two of the owner's batches, and
     /// returns what it returned; throws the closed error before ``start()`` and once closed.
@@ -300,13 +349,23 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
         then done: @escaping @Sendable (Result<T, any Error>) -> Void
     ) -> Job {
         Job(durable: durable) { store in
-            let result = Result { try body(store) }
+            // A full disk is the operator's to fix, not a bug: it says so.
+            let result = Result { try body(store) }.mapError { error -> any Error in
+                guard let sqlite = error as? SQLiteError, sqlite.isFull else { return error }
+                return DiskFull(reason: "\(sqlite)")
+            }
             let survives: Bool
+            var unknown: CommitOutcomeUnknown?
             switch result {
             case .success: survives = false
-            case .failure(let error): survives = !(error is BatchTransactionLost)
+            case .failure(let error):
+                survives = !(error is BatchTransactionLost)
+                // A job alone commits in its own transaction: an I/O error at that COMMIT.
+                unknown = error as? CommitOutcomeUnknown
             }
-            return JobRan(complete: { commitError in done(commitError.map { .failure($0) } ?? result) }, answerSurvivesLostBatch: survives)
+            return JobRan(
+                complete: { commitError in done(commitError.map { .failure($0) } ?? result) }, answerSurvivesLostBatch: survives,
+                outcomeUnknown: unknown)
         } refuse: { error in
             done(.failure(error))
         }
@@ -324,6 +383,8 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     private struct Answer {
         /// Whether the caller waits for the syncer: a durable job committed without its fsync.
         let waitsForSync: Bool
+        /// Set when the job's commit failed with its outcome unknown: the owner faults.
+        var outcomeUnknown: CommitOutcomeUnknown? = nil
         let resume: @Sendable ((any Error)?) -> Void
     }
 
@@ -335,7 +396,7 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
         let answers = runJobs(jobs, on: store, syncsLater: syncsLater)
         // Reads only (a GetItem through a writer's owner): nothing to wait for.
         guard syncsLater, store.totalChanges == changesBefore else { return answers }
-        return answers.map { Answer(waitsForSync: false, resume: $0.resume) }
+        return answers.map { Answer(waitsForSync: false, outcomeUnknown: $0.outcomeUnknown, resume: $0.resume) }
     }
 
     /// ``batch(_:on:syncsLater:)`` without the check for a batch that wrote nothing.
@@ -350,7 +411,10 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
             return jobs.map { job in Answer(waitsForSync: false) { _ in job.refuse(failure.error) } }
         } catch {}
         func committed(_ job: Job, _ ran: JobRan, commitError: SendableError? = nil) -> Answer {
-            Answer(waitsForSync: syncsLater && job.durable && commitError == nil) { syncError in
+            Answer(
+                waitsForSync: syncsLater && job.durable && commitError == nil,
+                outcomeUnknown: commitError.flatMap { $0.error as? CommitOutcomeUnknown } ?? ran.outcomeUnknown
+            ) { syncError in
                 ran.complete(commitError?.error ?? syncError)
             }
         }
@@ -398,4 +462,6 @@ package struct JobRan: Sendable {
     /// (what it wrote went with the transaction, what it read may have been undone), nor a
     /// write that found the transaction gone. Those run again alone.
     let answerSurvivesLostBatch: Bool
+    /// The job committed alone and its commit's outcome is unknown.
+    var outcomeUnknown: CommitOutcomeUnknown? = nil
 }

@@ -30,10 +30,15 @@ final class LogSyncer: Sendable {
     /// The fsyncs of the log that succeeded so far.
     var syncs: Int { synced.load(ordering: .relaxed) }
 
-    /// A syncer of the log at `path` (the database's path and "-wal"), on a thread named `name`.
-    init(logPath path: String, name: String) {
+    /// Told (on the syncer's thread) of the first fsync that failed.
+    private let onFailure: @Sendable (CommitOutcomeUnknown) -> Void
+
+    /// A syncer of the log at `path` (the database's path and "-wal"), on a thread named `name`;
+    /// `onFailure` hears of the first fsync that fails.
+    init(logPath path: String, name: String, onFailure: @escaping @Sendable (CommitOutcomeUnknown) -> Void = { _ in }) {
         self.path = path
         self.name = name
+        self.onFailure = onFailure
     }
 
     func start() {
@@ -45,8 +50,8 @@ final class LogSyncer: Sendable {
         thread.start()
     }
 
-    /// Calls each of `callers` once what was committed so far is on disk, with nil, or with the
-    /// error of the fsync.
+    /// Calls each of `callers` once what was committed so far is on disk, with nil, or with
+    /// ``CommitOutcomeUnknown`` when the fsync failed (then, or before).
     func afterSync(_ callers: [@Sendable ((any Error)?) -> Void]) {
         state.withLock { $0.waiting.append(contentsOf: callers) }
         wake.signal()
@@ -64,6 +69,10 @@ final class LogSyncer: Sendable {
         // The log's file descriptor, opened at the first sync.
         var descriptor: Int32 = -1
         defer { if descriptor >= 0 { close(descriptor) } }
+        // Once an fsync failed, what was committed since is not known to be on disk, and a later
+        // fsync of the same file succeeding proves nothing (the kernel may have dropped the
+        // pages that failed): every caller from then on hears the same failure.
+        var failed: CommitOutcomeUnknown?
         while true {
             wake.wait()
             let (callers, stopping) = state.withLock { state in
@@ -71,8 +80,11 @@ final class LogSyncer: Sendable {
                 return (state.waiting, state.stopping)
             }
             if !callers.isEmpty {
-                let error = sync(&descriptor)
-                for caller in callers { caller(error) }
+                if failed == nil, let error = sync(&descriptor) {
+                    failed = CommitOutcomeUnknown(reason: "\(error)")
+                    onFailure(failed!)
+                }
+                for caller in callers { caller(failed) }
             }
             // `stop()` comes after the last `afterSync`: those callers were the last.
             if stopping { return }

@@ -108,13 +108,13 @@ public final class WriteTransactions {
         batchLost = false
     }
 
-    /// Commits the batch; on failure nothing of it is kept and ``undone`` is called.
+    /// Commits the batch; on failure ``undone`` is called, and nothing of it is kept unless the
+    /// failure is ``CommitOutcomeUnknown`` (an I/O error at COMMIT: it may be kept).
     public func commitBatch() throws {
         inBatch = false
         do {
-            try db.execute("COMMIT")
+            try db.commit()
         } catch {
-            if !db.isAutocommit { try? db.execute("ROLLBACK") }
             undone()
             throw error
         }

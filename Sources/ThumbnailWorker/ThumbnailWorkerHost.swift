@@ -27,7 +27,8 @@ public enum ThumbnailWorkerHost {
             name: "thumbnail-runner", connection: connection,
             configuration: JobRunner.Configuration(
                 queue: "thumbnails", workerID: WorkerConfiguration.workerID("thumbnail-worker"),
-                concurrency: configuration.concurrency + readAhead, leaseMilliseconds: configuration.leaseMilliseconds),
+                concurrency: configuration.concurrency + readAhead, leaseMilliseconds: configuration.leaseMilliseconds,
+                maxRunMilliseconds: configuration.maxJobMilliseconds),
             logger: logger, handler: handler.run)
         let host = try ServiceHost(
             name: "thumbnail-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)

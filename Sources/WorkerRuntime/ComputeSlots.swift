@@ -48,6 +48,15 @@ public final class ComputeSlots: Sendable {
         return try body()
     }
 
+    /// `run` of a body that reads its input before it computes on it (an input too large to be
+    /// held outside the budget): the slot and `cost` are held while it reads too.
+    public func runReading<T>(cost: Int = 0, _ body: @Sendable () async throws -> T) async throws -> T {
+        let cost = max(0, cost)
+        try await acquire(cost)
+        defer { release(cost) }
+        return try await body()
+    }
+
     /// Bodies running, the bytes they said they hold, and tasks waiting (for tests and stats).
     public var usage: (running: Int, bytes: Int, waiting: Int) {
         state.withLock { ($0.running, $0.bytes, $0.waiting.count) }

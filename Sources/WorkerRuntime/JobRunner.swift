@@ -45,10 +45,15 @@ public final class JobRunner: LifecycleService {
         public var waitMilliseconds: Int32
         /// How long `stop()` lets running jobs finish before handing them back.
         public var drainMilliseconds: Int
+        /// The longest a job runs (0: no limit): past it, its heartbeats stop, its handler is
+        /// cancelled and not waited for, and the job fails for good (DEADLINE_EXCEEDED) naming
+        /// the limit (`--max-job-ms`).
+        public var maxRunMilliseconds: Int
 
         public init(
             queue: String, workerID: String, concurrency: Int = ProcessInfo.processInfo.activeProcessorCount,
-            leaseMilliseconds: Int32 = 0, waitMilliseconds: Int32 = 10_000, drainMilliseconds: Int = 10_000
+            leaseMilliseconds: Int32 = 0, waitMilliseconds: Int32 = 10_000, drainMilliseconds: Int = 10_000,
+            maxRunMilliseconds: Int = 0
         ) {
             self.queue = queue
             self.workerID = workerID
@@ -56,6 +61,7 @@ public final class JobRunner: LifecycleService {
             self.leaseMilliseconds = leaseMilliseconds
             self.waitMilliseconds = waitMilliseconds
             self.drainMilliseconds = drainMilliseconds
+            self.maxRunMilliseconds = max(0, maxRunMilliseconds)
         }
     }
 
@@ -230,11 +236,12 @@ public final class JobRunner: LifecycleService {
             if await !keepLeased(job) { work.cancel() }
         }
         let outcome = await withTaskCancellationHandler {
-            await work.result
+            await result(of: work, within: configuration.maxRunMilliseconds)
         } onCancel: {
             work.cancel()
         }
         heartbeat.cancel()
+        if outcome == nil { work.cancel() }
         let (cancelled, lost) = state.withLock { state in
             state.reporting.insert(job.jobId)
             return (state.cancelled.contains(job.jobId), state.lost.contains(job.jobId))
@@ -245,15 +252,40 @@ public final class JobRunner: LifecycleService {
         case _ where lost:
             // Whatever it made, the queue would refuse it: the job runs again elsewhere.
             break
-        case .success(let result):
+        case nil:
+            let limit = configuration.maxRunMilliseconds
+            logger.warning("job \(job.jobId) ran past the \(limit) ms a job may run; stopped")
+            await fail(job, JobFailure(
+                RPCError(.deadlineExceeded, "the job ran past the \(limit) ms a job may run on \(configuration.workerID) (--max-job-ms) and was stopped").description,
+                permanent: true))
+        case .success(let result)?:
             await complete(job, result)
-        case .failure where cancelled:
+        case .failure? where cancelled:
             // In a task of its own: this one is cancelled, and so would be its calls.
             await Task(executorPreference: threads) { [self] in await handBack(job) }.value
-        case .failure(let failure as JobFailure):
+        case .failure(let failure as JobFailure)?:
             await fail(job, failure)
-        case .failure(let error):
+        case .failure(let error)?:
             await fail(job, JobFailure("\(error)"))
+        }
+    }
+
+    /// The work's result, or nil when `milliseconds` (0: no limit) pass first: the work is not
+    /// waited for then (a handler stuck where cancellation does not reach must not hold its
+    /// job's lease for ever).
+    private func result(of work: Task<[UInt8], any Error>, within milliseconds: Int) async -> Result<[UInt8], any Error>? {
+        guard milliseconds > 0 else { return await work.result }
+        return await withCheckedContinuation { continuation in
+            let first = FirstResult(continuation)
+            let timer = Task(executorPreference: threads) {
+                guard (try? await Task.sleep(for: .milliseconds(milliseconds))) != nil else { return }
+                first.resume(nil)
+            }
+            Task(executorPreference: threads) {
+                let result = await work.result
+                timer.cancel()
+                first.resume(result)
+            }
         }
     }
 
@@ -367,5 +399,18 @@ extension JobRunner {
             }
             return try await body(decoded, job).serializedBytes()
         }
+    }
+}
+
+/// A continuation resumed once, by whichever of its racers comes first.
+private final class FirstResult<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+
+    init(_ continuation: CheckedContinuation<Value, Never>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    func resume(_ value: Value) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }

@@ -54,6 +54,12 @@ extension Socket {
         try setOption(ZMQ_HEARTBEAT_TTL, ttl, "ZMQ_HEARTBEAT_TTL")
     }
 
+    /// How long a new connection may take to finish its ZMTP handshake (security included)
+    /// before it is closed, in ms (ZMQ_HANDSHAKE_IVL; 0 = forever, libzmq's default 30 s).
+    public func setHandshakeInterval(milliseconds: Int32) throws {
+        try setOption(ZMQ_HANDSHAKE_IVL, milliseconds, "ZMQ_HANDSHAKE_IVL")
+    }
+
     /// Reconnect backoff in ms: start at `ms`, double up to `max` (0 = no backoff).
     public func setReconnectInterval(_ ms: Int32, max: Int32) throws {
         try setOption(ZMQ_RECONNECT_IVL, ms, "ZMQ_RECONNECT_IVL")

@@ -51,20 +51,30 @@ enum HealthCommand {
         return unreachable ? ExitCode.unavailable : ExitCode.failure
     }
 
+    /// The status as printed: DEGRADED for a process that serves with conditions (it still
+    /// serves, so the exit code stays 0: a health check must not restart it for what a restart
+    /// cannot fix).
+    static func statusText(_ response: HealthCheckResponse) -> String {
+        if response.status == .serving && !response.conditions.isEmpty { return "DEGRADED" }
+        return response.status.protoValueName ?? String(response.status.rawValue)
+    }
+
     static func printTable(_ rows: [Row]) {
         var lines = [["SERVICE", "STATUS", "ENDPOINT", "VERSION", "UPTIME"]]
+        var conditions: [String] = []
         for row in rows {
             switch row.result {
             case let .success(response):
                 lines.append([
-                    row.name, response.status.protoValueName ?? String(response.status.rawValue), row.endpoint,
-                    response.version, duration(milliseconds: response.uptimeMs),
+                    row.name, statusText(response), row.endpoint, response.version, duration(milliseconds: response.uptimeMs),
                 ])
+                conditions += response.conditions.map { "\(row.name): \($0.name): \($0.message)" }
             case let .failure(error):
                 lines.append([row.name, error.code.protoValueName ?? "ERROR", row.endpoint, "-", error.message])
             }
         }
         printColumns(lines)
+        for condition in conditions { print(condition) }
     }
 
     static func printJSON(_ rows: [Row]) {
@@ -72,8 +82,11 @@ enum HealthCommand {
             switch row.result {
             case let .success(response):
                 return "{\"service\": \(jsonString(row.name)), \"endpoint\": \(jsonString(row.endpoint)), "
-                    + "\"status\": \(jsonString(response.status.protoValueName ?? String(response.status.rawValue))), "
-                    + "\"version\": \(jsonString(response.version)), \"uptime_ms\": \(response.uptimeMs)}"
+                    + "\"status\": \(jsonString(statusText(response))), "
+                    + "\"version\": \(jsonString(response.version)), \"uptime_ms\": \(response.uptimeMs), \"conditions\": ["
+                    + response.conditions.map {
+                        "{\"name\": \(jsonString($0.name)), \"message\": \(jsonString($0.message)), \"since_unix_ms\": \($0.sinceUnixMs)}"
+                    }.joined(separator: ", ") + "]}"
             case let .failure(error):
                 return "{\"service\": \(jsonString(row.name)), \"endpoint\": \(jsonString(row.endpoint)), "
                     + "\"status\": \(jsonString(error.code.protoValueName ?? "ERROR")), \"error\": \(jsonString(error.message))}"

@@ -9,7 +9,7 @@ enum KeysCommand {
         OVERVIEW: CURVE keys and the allowed-keys file that says which keys may connect, with which role.
 
         USAGE:
-          homepwner keys init DIR [--owner UID[:GID]]            the suite's keys: server, admin, worker, allowed_keys
+          homepwner keys init DIR [--owner UID[:GID]]            the suite's keys: server, admin, worker, allowed_keys, metrics.token
           homepwner keys gen NAME [--dir D] [--owner UID[:GID]]  write NAME.key and NAME.key_secret (0600)
           homepwner keys allow ROLE KEYFILE|Z85 [--name N] --file ALLOWED   allow a key as admin, worker or reader
           homepwner keys revoke KEY|NAME --file ALLOWED          remove a key
@@ -48,7 +48,8 @@ enum KeysCommand {
     static let initParser = OptionParser(
         command: "keys init",
         summary: "Makes a folder of keys for a suite: server.key/.key_secret (the services' pair), admin.key/.key_secret (your CLI's), "
-            + "worker.key/.key_secret (the workers'), and allowed_keys allowing admin and worker; never overwrites.",
+            + "worker.key/.key_secret (the workers'), allowed_keys allowing admin and worker, and metrics.token "
+            + "(the scrape endpoints' bearer token); never overwrites.",
         usage: "homepwner keys init DIR [--owner UID[:GID]]",
         options: [ownerOption, OptionSpec(name: "json", help: "print JSON for scripts", isFlag: true)], allowsPositionals: true)
 
@@ -114,13 +115,17 @@ enum KeysCommand {
             let serverFiles = try server.save(directory: directory, name: "server", secretOwner: owner)
             let adminFiles = try admin.save(directory: directory, name: "admin")
             let workerFiles = try worker.save(directory: directory, name: "worker", secretOwner: owner)
+            // The scrape endpoints' token: the processes read it, and so does Prometheus.
+            let tokenFile = (directory as NSString).appendingPathComponent("metrics.token")
+            try BearerToken.generate().save(file: tokenFile, owner: owner)
             _ = try AllowedKeys.edit(file: allowed, create: true) { keys in
                 try keys.allow(AllowedKey(role: .admin, publicKey: admin.publicKey, name: "admin"))
                 try keys.allow(AllowedKey(role: .worker, publicKey: worker.publicKey, name: "worker"))
             }
             if options.bool("json") {
                 print("{\"server_public_key\": \(jsonString(server.publicKey)), \"admin_public_key\": \(jsonString(admin.publicKey)), "
-                    + "\"worker_public_key\": \(jsonString(worker.publicKey)), \"allowed_keys\": \(jsonString(allowed))}")
+                    + "\"worker_public_key\": \(jsonString(worker.publicKey)), \"allowed_keys\": \(jsonString(allowed)), "
+                    + "\"metrics_token_file\": \(jsonString(tokenFile))}")
                 return
             }
             let given = owner.map { " (owner \($0))" } ?? ""
@@ -129,9 +134,11 @@ enum KeysCommand {
                 wrote \(adminFiles.secretFile) and \(adminFiles.publicFile) (your admin key)
                 wrote \(workerFiles.secretFile)\(given) and \(workerFiles.publicFile) (the workers' key)
                 wrote \(allowed) (admin and worker allowed)
+                wrote \(tokenFile)\(given) (the bearer token scrapes of /metrics present)
                 serve:   --server-secret-key \(serverFiles.secretFile) --allowed-keys \(allowed)
                 call:    --client-secret-key \(adminFiles.secretFile) --server-key \(serverFiles.publicFile)
                 workers: --client-secret-key \(workerFiles.secretFile) --server-key \(serverFiles.publicFile)
+                metrics: --metrics-token-file \(tokenFile) (scrape with 'Authorization: Bearer' and its text)
                 more:    homepwner keys gen NAME --dir \(directory), then homepwner keys allow ROLE \((directory as NSString).appendingPathComponent("NAME.key")) --file \(allowed)
                 """)
         }
@@ -243,7 +250,7 @@ enum KeysCommand {
             if let error = error as? KeyFileError {
                 switch error {
                 case .exists: return ExitCode.conflict
-                case .insecureMode, .malformed: return ExitCode.invalid
+                case .insecureMode, .malformed, .unsafe: return ExitCode.invalid
                 case .io: return ExitCode.failure
                 }
             }

@@ -25,7 +25,7 @@ enum UpCommand {
             OptionSpec(name: "thumbnail-worker-rpc", env: EnvironmentNames.thumbnailWorkerHealth,
                        defaultValue: Defaults.thumbnailWorkerHealth, help: "thumbnail-worker Health endpoint",
                        valueName: "ENDPOINT"),
-            ProcessRunner.metricsOption(environment: EnvironmentNames.upMetrics),
+            ProcessRunner.metricsOption(environment: EnvironmentNames.upMetrics), ProcessRunner.metricsTokenOption,
         ] + CaptureSources.options + ProcessRunner.commonOptions)
 
     static func run(_ arguments: [String]) async -> Int32 {
@@ -56,7 +56,10 @@ enum UpCommand {
             if !metrics.isEmpty {
                 // The four parts in one text, each labelled process="…"; a part restarted by a
                 // test is read where it runs now.
-                services.append(try ScrapeEndpoint(name: "homepwner-up", context: harness.context, endpoint: metrics, logger: logger) {
+                services.append(try ScrapeEndpoint(
+                    name: "homepwner-up", context: harness.context, endpoint: metrics, token: try ProcessRunner.metricsToken(options),
+                    logger: logger
+                ) {
                     PrometheusText.render(Harness.Part.startOrder.compactMap { harness.host($0)?.server.processStatsWaiting() })
                 })
             }

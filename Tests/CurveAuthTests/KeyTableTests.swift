@@ -58,6 +58,79 @@ import ZMQ
         #expect(table.role(ofUserID: Self.b) == .reader)
     }
 
+    @Test func aFileOthersMayWriteOrAnotherUserOwnsIsRefusedAtStartAndOnReload() throws {
+        let folder = try TemporaryFolder()
+        let (logger, logs) = collectingLogger()
+        for mode in [0o664, 0o646, 0o666] {
+            let file = try folder.write("open-\(mode)", "admin \(Self.a)\n", mode: mode)
+            do {
+                _ = try KeyTable(file: file, logger: logger)
+                Issue.record("mode \(String(mode, radix: 8)) was accepted")
+            } catch {
+                #expect("\(error)".contains("chmod go-w \(file)"), "\(error)")
+            }
+        }
+        // Readable by all is fine (it holds public keys only); writable only by its owner.
+        let file = try folder.write("allowed_keys", "admin \(Self.a)\n", mode: 0o644)
+        let table = try KeyTable(file: file, logger: logger)
+        // Made writable by the group: the edit is not taken, the old keys stay, and it shows.
+        try folder.write("allowed_keys", "admin \(Self.a)\nadmin \(Self.b)\n", mode: 0o664)
+        #expect(!table.reloadIfChanged())
+        #expect(table.role(ofUserID: Self.b) == nil)
+        #expect(table.problem?.message.contains("group or others may write it") == true)
+        #expect(logs.lines.contains { $0.contains("not reloaded") && $0.contains("chmod go-w") })
+    }
+
+    @Test(.enabled(if: geteuid() == 0, "giving a file to another user needs root"))
+    func aFileAnotherUserOwnsIsRefused() throws {
+        let folder = try TemporaryFolder()
+        let (logger, _) = collectingLogger()
+        let other = try folder.write("other", "admin \(Self.a)\n", mode: 0o644)
+        #expect(chown(other, 12345, 12345) == 0)
+        do {
+            _ = try KeyTable(file: other, logger: logger)
+            Issue.record("a file of uid 12345 was accepted")
+        } catch {
+            #expect("\(error)".contains("belongs to uid 12345"), "\(error)")
+        }
+    }
+
+    @Test func aProblemIsLoggedAgainUntilFixedAndClearedByTheFix() throws {
+        let folder = try TemporaryFolder()
+        let (logger, logs) = collectingLogger()
+        let file = try folder.write("allowed_keys", "admin \(Self.a)\n")
+        let table = try KeyTable(file: file, logger: logger, problemLogIntervalMilliseconds: 0)
+        #expect(table.problem == nil)
+        try folder.write("allowed_keys", "admin \(Self.a)\nadmin \(Self.b) x y\n")
+        #expect(!table.reloadIfChanged())
+        let since = try #require(table.problem?.sinceUnixMilliseconds)
+        #expect(table.problem?.message.contains("allowed_keys:2:") == true)
+        // Unchanged, still broken: reported again (every interval; 0 here), since unchanged.
+        #expect(!table.reloadIfChanged())
+        #expect(!table.reloadIfChanged())
+        #expect(logs.lines.filter { $0.contains("still not in force") }.count == 2)
+        #expect(table.problem?.sinceUnixMilliseconds == since)
+        try folder.write("allowed_keys", "admin \(Self.a)\nadmin \(Self.b) b\n")
+        #expect(table.reloadIfChanged())
+        #expect(table.problem == nil)
+        #expect(logs.lines.contains { $0.contains("fixed") })
+    }
+
+    @Test func onlyAReloadThatTakesKeysAwayCallsTheRevocationActions() throws {
+        let folder = try TemporaryFolder()
+        let (logger, _) = collectingLogger()
+        let file = try folder.write("allowed_keys", "admin \(Self.a)\n")
+        let table = try KeyTable(file: file, logger: logger)
+        let calls = Shared(0)
+        table.onRevocation { calls.withLock { $0 += 1 } }
+        try folder.write("allowed_keys", "admin \(Self.a)\nreader \(Self.b)\n")
+        #expect(table.reload())
+        #expect(calls.value == 0)
+        try folder.write("allowed_keys", "reader \(Self.b)\n")
+        #expect(table.reload())
+        #expect(calls.value == 1)
+    }
+
     @Test func aMissingFileKeepsThePreviousTableAndAMissingFileAtStartIsAnError() throws {
         let folder = try TemporaryFolder()
         let (logger, logs) = collectingLogger()
@@ -68,7 +141,8 @@ import ZMQ
         #expect(!table.reloadIfChanged())
         #expect(!table.reload())
         #expect(table.role(ofUserID: Self.a) == .admin)
-        #expect(logs.lines.contains { $0.contains("unreadable") })
+        #expect(logs.lines.contains { $0.contains("not reloaded") && $0.contains("No such file") })
+        #expect(table.problem?.message.contains("previous allowed keys stay in force") == true)
     }
 
     @Test func theWatcherNoticesAnEditWithinItsInterval() async throws {

@@ -2,13 +2,14 @@ import Foundation
 import Proto
 import RPC
 import Runtime
+import SQLite
 import Synchronization
 import Testing
 @testable import ImageService
 
-/// What survives a crash or a failure: folders fsynced into their parents, a put that fails
-/// after its commit leaves both row and blob or neither, and blobs without a row are moved
-/// aside at start-up, never deleted.
+/// What survives a crash or a failure: folders fsynced into their parents, a put whose fsync
+/// fails after its commit keeps both row and blob and stops the store, and blobs without a row
+/// are moved aside at start-up, never deleted.
 @Suite struct DurabilityTests {
     /// The folders a store fsyncs, in order.
     final class SyncedFolders: Sendable {
@@ -52,49 +53,44 @@ import Testing
         #expect(try await again.read(try await again.info(key)) == data)
     }
 
-    @Test func aPutWhoseRowCannotBeTakenBackKeepsItsBlobSoTheImageReadsWhole() async throws {
+    @Test func aPutWhoseFolderFsyncFailsAfterItsCommitStopsTheStoreAndKeepsRowAndBlob() async throws {
         let folder = try TemporaryFolder()
         let hooks = StoreHooks()
-        let store = try makeStore(folder, budget: 1024, hooks: hooks)  // nothing cached: reads go to the file
+        let faults = Mutex<[String]>([])
+        let store = try ImageStore(
+            folder: folder.path + "/images", cache: ImageCache(budgetBytes: 1024), logger: testLogger, hooks: hooks,
+            onFault: { reason in faults.withLock { $0.append(reason) } }
+        ).started()
         defer { store.close() }
         let key = UUID().uuidString.lowercased()
         let fanOut = store.blobs.blobsFolder + "/" + key.prefix(2)
-        // The fsync that makes the rename durable fails after the row is committed, and so
-        // does the removal of that row.
-        hooks.set {
-            $0.folderSync = { path in if path == fanOut { throw BlobIOError(operation: "fsync", path: path, code: EIO) } }
-            $0.rowRollback = { _ in throw ImageStoreError.failedPrecondition("the image store is closed (stopping)") }
-        }
+        // The fsync that makes the rename durable fails after the row is committed. It is not
+        // tried again and trusted, nor is the row taken back (another write on that disk): the
+        // store stops taking writes and says the put's fate is unknown.
+        hooks.set { $0.folderSync = { path in if path == fanOut { throw BlobIOError(operation: "fsync", path: path, code: EIO) } } }
         let data = Samples.mp4(20_000)
         do {
             _ = try await store.put(data, NewImage(key: key))
             Issue.record("the put succeeded although its folder fsync failed")
         } catch {
+            #expect(error is CommitOutcomeUnknown, "\(error)")
             #expect("\(error)".contains("fsync \(fanOut)"), "\(error)")
         }
+        #expect(faults.withLock { $0.count } == 1)
         hooks.set { $0 = StoreHooks.Hooks() }
-        // Row and blob are both there: the image reads whole (not DATA_LOSS), now and after a restart.
-        #expect(try await store.read(try await store.info(key)) == data)
+        do {
+            _ = try await store.put(Samples.mp4(3000), NewImage())
+            Issue.record("a put was taken after the fault")
+        } catch {
+            #expect(error is StorageFaulted, "\(error)")
+        }
+        // Row and blob are both there (not a row without its bytes): the image reads whole after
+        // a restart, and nothing was quarantined or found missing.
         store.close()
         let reopened = try makeStore(folder, budget: 1024)
         defer { reopened.close() }
         #expect(try await reopened.read(try await reopened.info(key)) == data)
         #expect(reopened.recovery.quarantined == 0 && reopened.recovery.missingFiles.isEmpty)
-    }
-
-    @Test func aPutWhoseFolderFsyncFailsTakesBackItsRowAndItsBlob() async throws {
-        let folder = try TemporaryFolder()
-        let hooks = StoreHooks()
-        let store = try makeStore(folder, hooks: hooks)
-        defer { store.close() }
-        let key = UUID().uuidString.lowercased()
-        let fanOut = store.blobs.blobsFolder + "/" + key.prefix(2)
-        hooks.set { $0.folderSync = { path in if path == fanOut { throw BlobIOError(operation: "fsync", path: path, code: EIO) } } }
-        let failed = (try? await store.put(Samples.mp4(20_000), NewImage(key: key))) == nil
-        #expect(failed)
-        #expect(await storeError { try await store.info(key) } == .notFound("key \(key): no such image"))
-        #expect(!store.blobs.exists(key: key))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: store.blobs.temporaryFolder).isEmpty)
     }
 
     /// images.db and its WAL files, copied aside or back (the service stopped).

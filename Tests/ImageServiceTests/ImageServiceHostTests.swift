@@ -38,8 +38,8 @@ let hostTestContext = try! Context(ioThreads: 1)
             rpcEndpoint: Self.rpcEndpoint(folder), eventsEndpoint: "ipc://\(folder.path)/events.sock",
             dataDirectory: folder.path + "/data", watchMemoryPressure: false)
         let idle = try ImageServiceHost.make(configuration, context: hostTestContext, logger: testLogger)
-        #expect(idle.services.map { $0.name } == ["image-store", "job-sweeper", "image-upload-reaper", "image-cache-pressure", "image-service"])
-        let store = try #require(idle.services.first as? ImageStore)
+        #expect(idle.services.map { $0.name } == ["fault-watch", "image-store", "job-sweeper", "image-upload-reaper", "image-cache-pressure", "image-service"])
+        let store = try #require(idle.first(ImageStore.self))
         // Its writer's thread would have created (and reconciled) the index.
         let index = folder.path + "/data/images/images.db"
         #expect(!FileManager.default.fileExists(atPath: index))

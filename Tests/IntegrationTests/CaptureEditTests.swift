@@ -91,4 +91,21 @@ import RPCTestSupport
         #expect(outside.state == .dead && outside.errorCode == 3 && outside.error.contains("outside"), "\(outside.error)")
         #expect(try await suite.imagesOf(suite.item).count == before)
     }
+
+    @Test func aLibraryPhotoOverThirtyTwoMebibytesIsEditedAndStoredWhole() async throws {
+        let suite = try await CaptureSuite()
+        defer { suite.stop() }
+        // The lamp with 40 MiB of XMP before its frame header: read whole only in its slot
+        // (weighed as the whole budget: its header is past the first MiB), stored from the file.
+        let padded = JPEGSplice.inserting(JPEGSplice.metadata(totalBytes: 40 << 20), beforeFrameOf: try Fixtures.orientationPhoto("Landscape_1.jpg"))
+        try Data(padded).write(to: URL(fileURLWithPath: suite.library + "/trip/padded.jpg"))
+        var square = Edit()
+        square.shape = .square
+        let job = try await suite.capture { [square] in $0.source = .library; $0.sourcePath = "trip/padded.jpg"; $0.edit = square }
+        #expect(job.state == .done && !job.duplicate, "\(job.error)")
+        #expect(SHA256.checksum(try await suite.bytes(of: job.originalKey)) == SHA256.checksum(padded))
+        let edited = try await suite.info(job.editedKey)
+        #expect((edited.width, edited.height) == (1200, 1200) && edited.parentKey == job.originalKey)
+        #expect(try await suite.getItem().photoKeys == [job.originalKey, job.editedKey])
+    }
 }

@@ -22,6 +22,7 @@ import RPCTestSupport
         try Data(CaptureSamples.claiming(width: 65000, height: 65000, lamp)).write(to: URL(fileURLWithPath: suite.library + "/huge.jpg"))
         try FileManager.default.createSymbolicLink(atPath: suite.library + "/escape.jpg", withDestinationPath: "/etc/passwd")
         try FileManager.default.createSymbolicLink(atPath: suite.library + "/inside.jpg", withDestinationPath: suite.library + "/trip/lamp.jpg")
+        #expect(mkfifo(suite.library + "/fifo.jpg", 0o644) == 0)
         let cases: [(String, Int32, String)] = [
             ("truncated.jpg", 3, "not a photo"),
             ("empty.jpg", 3, "empty"),
@@ -30,6 +31,7 @@ import RPCTestSupport
             ("escape.jpg", 7, "symlink"),
             ("missing.jpg", 5, "no file"),
             ("trip", 3, "not a regular file"),
+            ("fifo.jpg", 3, "not a regular file"),
         ]
         for (path, code, words) in cases {
             let job = try await suite.capture { $0.source = .library; $0.sourcePath = path }

@@ -19,7 +19,9 @@ final class CaptureSuite: @unchecked Sendable {
     let cameraScript: String
     let item: String
 
-    init(cameraTimeoutMilliseconds: Int = 30_000, albumWritable: Bool = false) async throws {
+    /// A suite whose capture worker starts with it unless `startWorker` is false (then
+    /// `harness.start(.captureWorker)` starts it: jobs wait for it in the queue).
+    init(cameraTimeoutMilliseconds: Int = 30_000, albumWritable: Bool = false, startWorker: Bool = true) async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("hp-capture-\(UUID().uuidString.prefix(8))").path
         library = root + "/library"
         cameraScript = root + "/camera.sh"
@@ -34,7 +36,7 @@ final class CaptureSuite: @unchecked Sendable {
         do {
             try harness.start(.imageService)
             try harness.start(.itemService)
-            try harness.start(.captureWorker)
+            if startWorker { try harness.start(.captureWorker) }
             items = try harness.client(.itemService)
             images = try harness.client(.imageService)
             var create = CreateItemRequest()
@@ -55,22 +57,27 @@ final class CaptureSuite: @unchecked Sendable {
 
     /// Captures and waits (60 s at most) for the job to be DONE or FAILED.
     func capture(_ configure: (inout CaptureRequest) -> Void) async throws -> CaptureJob {
+        try await finished(try await enqueue(configure).jobId)
+    }
+
+    /// Captures, and answers the job as queued.
+    func enqueue(_ configure: (inout CaptureRequest) -> Void) async throws -> CaptureJob {
         var request = CaptureRequest()
         request.itemKey = item
         configure(&request)
-        let queued = try #require(try await items.call(CaptureServiceRPC.capture, request, options: .init(timeoutMilliseconds: 30_000)).job)
-        return try await finished(queued.jobId)
+        return try #require(try await items.call(CaptureServiceRPC.capture, request, options: .init(timeoutMilliseconds: 30_000)).job)
     }
 
-    func finished(_ id: String) async throws -> CaptureJob {
+    /// The job once DONE or FAILED, waiting `seconds` at most.
+    func finished(_ id: String, within seconds: Int64 = 60) async throws -> CaptureJob {
         var get = GetCaptureJobRequest()
         get.jobId = id
-        let end = monotonicMilliseconds() + 60_000
+        let end = monotonicMilliseconds() + seconds * 1000
         while true {
             let job = try #require(try await items.call(CaptureServiceRPC.getCaptureJob, get).job)
             if job.state == .done || job.state == .dead { return job }
             guard monotonicMilliseconds() < end else {
-                Issue.record("capture job \(id) still \(job.state.rawValue) after 60 s")
+                Issue.record("capture job \(id) still \(job.state.rawValue) after \(seconds) s")
                 return job
             }
             try await Task.sleep(for: .milliseconds(20))
@@ -110,6 +117,45 @@ final class CaptureSuite: @unchecked Sendable {
         return try await images.call(ImageServiceRPC.listImages, list).images.filter { $0.kind != .thumbnail }
     }
 
+    /// An image's bytes, read back in ranges of 8 MiB.
+    func bytes(of key: String) async throws -> [UInt8] {
+        let size = try await info(key).sizeBytes
+        var bytes: [UInt8] = []
+        while Int64(bytes.count) < size {
+            var get = GetImageRequest()
+            get.key = key
+            get.offset = Int64(bytes.count)
+            get.length = min(8 << 20, size - Int64(bytes.count))
+            let part = try await images.call(ImageServiceRPC.getImage, get, options: .init(timeoutMilliseconds: 30_000)).data
+            guard !part.isEmpty else { break }
+            bytes += part
+        }
+        return bytes
+    }
+
+    /// Stores `data` with a chunked upload (BeginUpload, AppendUpload, CommitUpload).
+    func upload(_ data: [UInt8], key: String = "", owner: String, mediaType: MediaType = .unspecified) async throws -> ImageInfo {
+        var begin = BeginUploadRequest()
+        begin.key = key
+        begin.ownerKey = owner
+        begin.totalSize = Int64(data.count)
+        begin.checksum = SHA256.checksum(data)
+        begin.mediaType = mediaType
+        let upload = try await images.call(ImageServiceRPC.beginUpload, begin)
+        var offset = 0
+        while offset < data.count {
+            var append = AppendUploadRequest()
+            append.uploadId = upload.uploadId
+            append.offset = Int64(offset)
+            append.data = Array(data[offset..<min(data.count, offset + Int(upload.maxChunkBytes))])
+            _ = try await images.call(ImageServiceRPC.appendUpload, append, options: .init(timeoutMilliseconds: 60_000))
+            offset += append.data.count
+        }
+        var commit = CommitUploadRequest()
+        commit.uploadId = upload.uploadId
+        return try await images.call(ImageServiceRPC.commitUpload, commit, options: .init(timeoutMilliseconds: 120_000))
+    }
+
     func setCamera(_ script: String) throws {
         try script.write(toFile: cameraScript, atomically: true, encoding: .utf8)
     }
@@ -123,6 +169,17 @@ enum CaptureSamples {
         var total = 0
         for index in a.pixels.indices { total += abs(Int(a.pixels[index]) - Int(b.pixels[index])) }
         return Double(total) / Double(a.pixels.count)
+    }
+
+    /// An MP4 by its signature ("ftyp" at 4), then noise from `seed`: `count` bytes in all.
+    static func movie(count: Int, seed: UInt64) -> [UInt8] {
+        var movie = [UInt8](repeating: 0, count: count)
+        var generator = SplitMix64(seed: seed)
+        for index in stride(from: 0, to: count - 7, by: 8) {
+            withUnsafeBytes(of: generator.next()) { movie.replaceSubrange(index..<(index + 8), with: $0) }
+        }
+        movie.replaceSubrange(0..<12, with: [0, 0, 0, 0x18] + Array("ftypisom".utf8))
+        return movie
     }
 
     /// A distinct 8×8 JPEG for each `seed`.

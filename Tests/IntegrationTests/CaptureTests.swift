@@ -114,33 +114,9 @@ import RPCTestSupport
     @Test func aHundredMebibyteMovieGoesInWholeThroughAChunkedUploadWithItsChecksum() async throws {
         let suite = try await CaptureSuite()
         defer { suite.stop() }
-        // An MP4 by its signature ("ftyp" at 4), then 100 MiB of noise.
-        var movie = [UInt8](repeating: 0, count: 100 << 20)
-        var generator = SplitMix64(seed: 13)
-        for index in stride(from: 0, to: movie.count, by: 8) {
-            withUnsafeBytes(of: generator.next()) { movie.replaceSubrange(index..<(index + 8), with: $0) }
-        }
-        movie.replaceSubrange(0..<12, with: [0, 0, 0, 0x18] + Array("ftypisom".utf8))
+        let movie = CaptureSamples.movie(count: 100 << 20, seed: 13)
         let checksum = SHA256.checksum(movie)
-        var begin = BeginUploadRequest()
-        begin.ownerKey = suite.item
-        begin.totalSize = Int64(movie.count)
-        begin.checksum = checksum
-        begin.mediaType = .movie
-        let upload = try await suite.images.call(ImageServiceRPC.beginUpload, begin)
-        let chunk = Int(upload.maxChunkBytes)
-        var offset = 0
-        while offset < movie.count {
-            var append = AppendUploadRequest()
-            append.uploadId = upload.uploadId
-            append.offset = Int64(offset)
-            append.data = Array(movie[offset..<min(movie.count, offset + chunk)])
-            _ = try await suite.images.call(ImageServiceRPC.appendUpload, append, options: .init(timeoutMilliseconds: 60_000))
-            offset += append.data.count
-        }
-        var commit = CommitUploadRequest()
-        commit.uploadId = upload.uploadId
-        let stored = try await suite.images.call(ImageServiceRPC.commitUpload, commit, options: .init(timeoutMilliseconds: 120_000))
+        let stored = try await suite.upload(movie, owner: suite.item, mediaType: .movie)
         let job = try await suite.capture { $0.source = .upload; $0.imageKey = stored.key; $0.mediaType = .movie; $0.makePrimary = true }
         #expect(job.state == .done && job.originalKey == stored.key && job.editedKey.isEmpty, "\(job.error)")
         let info = try await suite.info(stored.key)

@@ -82,8 +82,12 @@ import Testing
             AllowedKey(role: .worker, publicKey: worker.publicKey, name: "worker"),
         ])
         #expect(server.publicKey != admin.publicKey && server.publicKey != worker.publicKey)
+        // The scrape endpoints' bearer token: 64 hex digits, loadable as the processes load it.
+        let token = try BearerToken.load(file: dir + "/metrics.token")
+        #expect(token.bytes.count == 64 && token.bytes.allSatisfy { ("0"..."9").contains(Character(UnicodeScalar($0))) || ("a"..."f").contains(Character(UnicodeScalar($0))) })
+        #expect(run.stdout.contains("\"metrics_token_file\": \"\(dir)/metrics.token\""), "\(run.stdout)")
         // Without --owner every file is the caller's.
-        for name in ["server.key_secret", "admin.key_secret", "worker.key_secret"] {
+        for name in ["server.key_secret", "admin.key_secret", "worker.key_secret", "metrics.token"] {
             let attributes = try FileManager.default.attributesOfItem(atPath: dir + "/" + name)
             #expect(attributes[.ownerAccountID] as? Int == Int(geteuid()), "\(name)")
             #expect(attributes[.posixPermissions] as? Int == 0o600, "\(name)")
@@ -113,7 +117,9 @@ import Testing
         }
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("(owner \(uid):\(uid + 1))"), "\(run.stdout)")
-        for (name, owner) in [("server.key_secret", uid), ("worker.key_secret", uid), ("admin.key_secret", 0), ("server.key", 0)] {
+        for (name, owner) in [
+            ("server.key_secret", uid), ("worker.key_secret", uid), ("metrics.token", uid), ("admin.key_secret", 0), ("server.key", 0),
+        ] {
             let attributes = try FileManager.default.attributesOfItem(atPath: root + "/suite/" + name)
             #expect(attributes[.ownerAccountID] as? Int == owner, "\(name)")
             #expect(attributes[.groupOwnerAccountID] as? Int == (owner == 0 ? 0 : uid + 1), "\(name)")

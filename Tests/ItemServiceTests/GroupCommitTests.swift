@@ -87,11 +87,12 @@ import Testing
             #expect(succeeded == durable.contains(name), "\(name): reported \(String(describing: reported[name])), stored: \(durable.contains(name))")
             #expect(succeeded, "\(name) failed for another job's error: \(String(describing: reported[name]))")
         }
-        guard case .failure(let error as SQLiteError)? = reported["too big"] else {
+        // SQLITE_FULL, said as a full disk (RESOURCE_EXHAUSTED to a caller).
+        guard case .failure(let error as DiskFull)? = reported["too big"] else {
             Issue.record("the write over the page limit answered \(String(describing: reported["too big"]))")
             return
         }
-        #expect(error.primaryCode == 13)  // SQLITE_FULL
+        #expect(error.reason.contains("SQLite error 13"), "\(error)")
         #expect(try reopened.db.scalar("SELECT count(*) FROM filler")?.int64Value == 0)
         #expect(try reopened.stats().itemCount == 3 && reopened.order.count == 3)
         #expect(commits == 3, "the three creates, each alone after the batch was lost")

@@ -14,12 +14,12 @@ import RPCTestSupport
             dataDirectory: folder.path + "/data", imageServiceEndpoint: folder.endpoint("image"))
     }
 
-    @Test func partsStartStoreFirstAndHostLastSoTheHostDrainsBeforeTheCascadeAndTheStoreStop() throws {
+    @Test func partsStartTheFaultWatchThenTheStoreAndHostLastSoTheHostDrainsBeforeTheCascadeAndTheStoreStop() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let composition = try ItemServiceHost.make(Self.configuration(folder), context: testContext, logger: testLogger)
-        // stop() goes from the last to the first.
-        #expect(composition.services.map(\.name) == ["item-store", "image-service-client", "job-sweeper", "cascade", "item-service"])
+        // stop() goes from the last to the first; a storage fault stops all the others.
+        #expect(composition.services.map(\.name) == ["fault-watch", "item-store", "image-service-client", "job-sweeper", "cascade", "item-service"])
         #expect(composition.host === composition.services.last as? ServiceHost)
     }
 
@@ -27,7 +27,7 @@ import RPCTestSupport
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let idle = try ItemServiceHost.make(Self.configuration(folder), context: testContext, logger: testLogger)
-        let store = try #require(idle.services.first as? ItemStoreQueue)
+        let store = try #require(idle.first(ItemStoreQueue.self))
         // The store's thread would have created the database; the server's would have bound.
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/data/items/items.db"))
         #expect(idle.host.rpcEndpoints.isEmpty)

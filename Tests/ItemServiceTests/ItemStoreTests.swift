@@ -364,4 +364,41 @@ import Testing
         guard case .notFound? = storeError({ try store.detachPhoto(detach, now: 7) }) else { Issue.record("detached twice"); return }
         #expect(try store.get(key: item.key) == detached)
     }
+
+    @Test func aPhotoOfContentTheItemHoldsIsNotAttachedAndPhotosFromBeforeSchema6MatchNothing() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path + "/items.db"
+        let (old, first, same, other) = (
+            UUID().uuidString.lowercased(), UUID().uuidString.lowercased(), UUID().uuidString.lowercased(), UUID().uuidString.lowercased())
+        let item: String
+        do {
+            // A photo attached under schema 5, when no checksum was kept.
+            let store = try ItemStore(path: path)
+            item = try store.create(createRequest("Shiny Mac"), now: 1).item.key
+            try store.db.execute("ALTER TABLE item_photos DROP COLUMN checksum")
+            try store.db.setUserVersion(5)
+            try store.db.execute(
+                "UPDATE items SET photo_keys = ?, primary_photo_key = ? WHERE key = ?", [.text(old), .text(old), .text(item)])
+            try store.db.execute("INSERT INTO item_photos (image_key, item_id) SELECT ?, id FROM items WHERE key = ?", [.text(old), .text(item)])
+            try store.close()
+        }
+        let store = try ItemStore(path: path)
+        #expect(try store.db.userVersion == 6)
+        var attach = AttachPhotoRequest()
+        attach.itemKey = item
+        attach.imageKey = first
+        #expect(try store.attachPhoto(attach, checksum: "sha256:aa", now: 2).photoKeys == [old, first])
+        // The same content under another key: nothing attached, no new version; make_primary
+        // makes the photo holding it primary.
+        attach.imageKey = same
+        let unchanged = try store.attachPhoto(attach, checksum: "sha256:aa", now: 3)
+        #expect(unchanged.photoKeys == [old, first] && unchanged.version == 2)
+        attach.makePrimary = true
+        #expect(try store.attachPhoto(attach, checksum: "sha256:aa", now: 4).primaryPhotoKey == first)
+        // The photo from before has no checksum: nothing matches it; nor does an unknown one.
+        attach.imageKey = other
+        attach.makePrimary = false
+        #expect(try store.attachPhoto(attach, checksum: "", now: 5).photoKeys == [old, first, other])
+    }
 }

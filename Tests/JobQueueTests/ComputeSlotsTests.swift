@@ -163,4 +163,25 @@ import WorkerRuntime
         try await holder.value
         #expect(slots.usage.running == 0 && slots.usage.bytes == 0)
     }
+
+    @Test func aBodyThatReadsItsInputHoldsItsSlotAndCostWhileItWaits() async throws {
+        let slots = ComputeSlots(count: 2, budgetBytes: 100)
+        let (read, reading) = AsyncStream<Void>.makeStream()
+        let started = Shared(false)
+        let reader = Task(executorPreference: Self.threads) {
+            try await slots.runReading(cost: 80) {
+                started.withLock { $0 = true }
+                for await _ in read { break }
+            }
+        }
+        #expect(try await eventually { started.value })
+        #expect(slots.usage.running == 1 && slots.usage.bytes == 80)
+        // A free slot, but not the bytes: it waits while the reader only waits for its input.
+        let next = Task(executorPreference: Self.threads) { try await slots.run(cost: 30) {} }
+        #expect(try await eventually { slots.usage.waiting == 1 })
+        reading.yield()
+        try await reader.value
+        try await next.value
+        #expect(slots.usage.running == 0 && slots.usage.bytes == 0 && slots.usage.waiting == 0)
+    }
 }

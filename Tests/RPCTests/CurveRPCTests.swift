@@ -26,7 +26,9 @@ import ZMQ
         let zap: ZAPAuthenticator
         let server: RPCServer
 
-        init(eventEndpoints: [String] = [], maxInFlight: Int = 1024, maxInFlightPerPeer: Int? = nil) throws {
+        init(
+            eventEndpoints: [String] = [], maxInFlight: Int = 1024, maxInFlightPerPeer: Int? = nil, handshakeTimeoutMilliseconds: Int32 = 5000
+        ) throws {
             folder = NSTemporaryDirectory() + "curve-rpc-\(UUID().uuidString.prefix(8))"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             serverKeys = try CurveKeyPair.generate()
@@ -46,13 +48,11 @@ import ZMQ
             TransportSecurity(server: .init(keyPair: serverKeys, keys: keys)).install(on: context)
             zap = ZAPAuthenticator(context: context, keys: keys, logger: testLogger)
             try zap.start()
-            server = try RPCServer(
-                context: context,
-                configuration: .init(
-                    endpoints: ["tcp://127.0.0.1:*"], processName: "curve-test", maxInFlight: maxInFlight,
-                    maxInFlightPerPeer: maxInFlightPerPeer,
-                    eventEndpoints: eventEndpoints),
-                logger: testLogger)
+            var configuration = RPCServer.Configuration(
+                endpoints: ["tcp://127.0.0.1:*"], processName: "curve-test", maxInFlight: maxInFlight,
+                maxInFlightPerPeer: maxInFlightPerPeer, eventEndpoints: eventEndpoints)
+            configuration.handshakeTimeoutMilliseconds = handshakeTimeoutMilliseconds
+            server = try RPCServer(context: context, configuration: configuration, logger: testLogger)
             registerTestMethods(server, calls: nil)
             try server.start()
         }
@@ -79,6 +79,29 @@ import ZMQ
                 return socket
             }
             return (context, sockets)
+        }
+
+        /// A subscriber process with `keys`, subscribed to "item." on the first event endpoint.
+        func subscriber(_ keys: CurveKeyPair) throws -> (Context, Socket) {
+            let context = try Context(ioThreads: 1)
+            let socket = try Socket(context, .sub)
+            try TransportSecurity(client: .init(keyPair: keys, serverKey: serverKeys.publicKey)).secureClient(socket)
+            try socket.subscribe(Array("item.".utf8))
+            try socket.connect(server.boundEventEndpoints[0])
+            return (context, socket)
+        }
+
+        /// Publishes `topic` until `socket` receives an event of it (PUB drops until a
+        /// subscription arrives); whether it did within 10 s.
+        func publishUntilHeard(_ topic: String, by socket: Socket) async throws -> Bool {
+            for _ in 0..<1000 {
+                server.publish(topic: topic, ItemEvent())
+                try await Task.sleep(for: .milliseconds(10))
+                while let frames = try socket.receive(dontWait: true) {
+                    if String(decoding: frames[0], as: UTF8.self) == topic { return true }
+                }
+            }
+            return false
         }
 
         func rewriteAllowed(_ body: (inout AllowedKeys) throws -> Void) throws {
@@ -215,36 +238,106 @@ import ZMQ
         #expect(try await client.call(ItemServiceRPC.getItem, getItem("n"), options: Self.once).key == "n")
     }
 
+    /// Receives what `socket` has queued now, as topics.
+    static func topics(_ socket: Socket) throws -> [String] {
+        var topics: [String] = []
+        while let frames = try socket.receive(dontWait: true) { topics.append(String(decoding: frames[0], as: UTF8.self)) }
+        return topics
+    }
+
+    /// Publishes `count` numbered events ("item.<prefix>.<n>") and waits until `socket` heard
+    /// them all; what it heard.
+    static func publishAll(_ prefix: String, count: Int, on suite: SecuredServer, heardBy socket: Socket) async throws -> Set<String> {
+        let expected = Set((0..<count).map { "item.\(prefix).\($0)" })
+        for topic in expected.sorted() { suite.server.publish(topic: topic, ItemEvent()) }
+        var heard = Set<String>()
+        _ = try await eventually { heard.formUnion((try? topics(socket)) ?? []); return expected.isSubset(of: heard) }
+        return heard
+    }
+
     @Test func eventsReachOnlyAllowedKeys() async throws {
         let suite = try SecuredServer(eventEndpoints: ["tcp://127.0.0.1:*"])
-        let events = suite.server.boundEventEndpoints[0]
-        func subscriber(_ keys: CurveKeyPair) throws -> (Context, Socket) {
-            let context = try Context(ioThreads: 1)
-            let socket = try Socket(context, .sub)
-            try TransportSecurity(client: .init(keyPair: keys, serverKey: suite.serverKeys.publicKey)).secureClient(socket)
-            try socket.subscribe(Array("item.".utf8))
-            try socket.connect(events)
-            return (context, socket)
-        }
-        let (allowedContext, allowed) = try subscriber(suite.reader)
-        let (strangerContext, stranger) = try subscriber(try CurveKeyPair.generate())
+        let (allowedContext, allowed) = try suite.subscriber(suite.reader)
+        let (strangerContext, stranger) = try suite.subscriber(try CurveKeyPair.generate())
         defer {
             allowed.close()
             stranger.close()
             _ = (allowedContext, strangerContext)
         }
-        let event = ItemEvent()
-        var got: [[UInt8]]?
-        // PUB drops until the subscription arrives: publish until the allowed one sees it.
-        for _ in 0..<200 where got == nil {
-            suite.server.publish(topic: "item.created", event)
-            try await Task.sleep(for: .milliseconds(10))
-            got = try allowed.receive(dontWait: true)
+        #expect(try await suite.publishUntilHeard("item.created", by: allowed))
+        // Once the allowed subscriber heard every one of them, the stranger would have too.
+        let heard = try await Self.publishAll("numbered", count: 20, on: suite, heardBy: allowed)
+        #expect(heard.filter { $0.hasPrefix("item.numbered.") }.count == 20)
+        #expect(try Self.topics(stranger).isEmpty)
+    }
+
+    @Test func aKeyRevokedWhileSubscribedHearsNoMoreEventsAndTheOthersGoOnHearing() async throws {
+        let suite = try SecuredServer(eventEndpoints: ["tcp://127.0.0.1:*"])
+        let (readerContext, reader) = try suite.subscriber(suite.reader)
+        let (adminContext, admin) = try suite.subscriber(suite.admin)
+        defer {
+            reader.close()
+            admin.close()
+            _ = (readerContext, adminContext)
         }
-        #expect(got.map { String(decoding: $0[0], as: UTF8.self) } == "item.created")
-        for _ in 0..<20 { suite.server.publish(topic: "item.created", event) }
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(try stranger.receive(dontWait: true) == nil)
+        #expect(try await suite.publishUntilHeard("item.before", by: reader))
+        #expect(try await suite.publishUntilHeard("item.before", by: admin))
+        _ = try Self.topics(reader)
+
+        try suite.rewriteAllowed { _ = $0.revoke("dashboard") }
+        #expect(suite.keys.reloadIfChanged())
+        // The admin's subscription comes back by itself (it reconnects and authenticates again);
+        // once it has heard all of the events published after that, the reader would have too.
+        #expect(try await suite.publishUntilHeard("item.resubscribed", by: admin))
+        let heard = try await Self.publishAll("after", count: 20, on: suite, heardBy: admin)
+        #expect(heard.filter { $0.hasPrefix("item.after.") }.count == 20)
+        let leaked = try Self.topics(reader).filter { $0.hasPrefix("item.after.") || $0 == "item.resubscribed" }
+        #expect(leaked.isEmpty, "the revoked key heard \(leaked)")
+        #expect(suite.server.conditions.isEmpty)
+    }
+
+    @Test func anAllowedKeysFileThatFailsToLoadIsReportedInHealthAndStatsUntilFixed() async throws {
+        let suite = try SecuredServer()
+        let admin = try suite.client(suite.admin)
+        defer { admin.close() }
+        let healthy = try await admin.call(HealthRPC.check, HealthCheckRequest(), options: Self.once)
+        #expect(healthy.conditions.isEmpty)
+
+        // A revocation saved with a typo on line 2: the old keys stay, and that is visible.
+        let text = try String(contentsOfFile: suite.allowedFile, encoding: .utf8)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        lines[1] = "writer " + lines[1].split(separator: " ", omittingEmptySubsequences: true).dropFirst().joined(separator: " ")
+        try lines.joined(separator: "\n").write(toFile: suite.allowedFile, atomically: true, encoding: .utf8)
+        #expect(!suite.keys.reloadIfChanged())
+        let degraded = try await admin.call(HealthRPC.check, HealthCheckRequest(), options: Self.once)
+        #expect(degraded.status == .serving)
+        #expect(degraded.conditions.map(\.name) == ["allowed_keys"])
+        let message = degraded.conditions.first?.message ?? ""
+        #expect(message.contains("\(suite.allowedFile):2: unknown role 'writer'"), "\(message)")
+        #expect(degraded.conditions.first.map { $0.sinceUnixMs > 0 } == true)
+        let stats = try await admin.call(MetricsRPC.stats, ProcessStatsRequest(), options: Self.once)
+        #expect(stats.conditions.map(\.name) == ["allowed_keys"])
+        #expect(stats.figures.contains { $0.name == "homepwner_health_condition" && $0.labels.first?.value == "allowed_keys" && $0.value == 1 })
+
+        // Fixed: back to healthy.
+        try text.write(toFile: suite.allowedFile, atomically: true, encoding: .utf8)
+        #expect(suite.keys.reloadIfChanged())
+        #expect(try await admin.call(HealthRPC.check, HealthCheckRequest(), options: Self.once).conditions.isEmpty)
+    }
+
+    @Test func aConnectionThatNeverHandshakesIsClosedAfterTheHandshakeTimeout() async throws {
+        let suite = try SecuredServer(handshakeTimeoutMilliseconds: 300)
+        let port = try #require(UInt16(suite.endpoint.split(separator: ":").last ?? ""))
+        // libzmq's default would hold this silent connection 30 s: the read below would time out.
+        let (bytes, closed) = try await onThread {
+            let silent = try TestHTTPClient(port: port, readTimeoutSeconds: 10)
+            let bytes = try silent.readToEnd()
+            return (bytes, true)
+        }
+        #expect(closed)
+        // What the server sent before closing is at most its ZMTP greeting.
+        #expect(bytes.count <= 64)
+        #expect(RPCServer.Configuration(endpoints: [], processName: "x").handshakeTimeoutMilliseconds == 5000)
     }
 
     @Test func aServerWithoutKeysRefusesToBindBeyondLoopbackUnlessInsecure() throws {

@@ -1,3 +1,4 @@
+import CurveAuth
 import Foundation
 @testable import RPC
 import Runtime
@@ -15,11 +16,15 @@ import Glibc
 @Suite struct ScrapeEndpointTests {
     static let metrics = "# HELP homepwner_up Whether the process is up.\n# TYPE homepwner_up gauge\nhomepwner_up{name=\"é\"} 1\n"
 
-    /// A started endpoint on a free loopback port, counting calls of its body.
-    static func started(idleTimeoutMilliseconds: Int = 10_000, maxConnections: Int = 64, calls: CallCounter = CallCounter()) throws -> (ScrapeEndpoint, UInt16) {
+    /// A started endpoint on a free loopback port, counting calls of its body (rendered anew
+    /// for every request unless `refreshMilliseconds` says otherwise).
+    static func started(
+        idleTimeoutMilliseconds: Int = 10_000, maxConnections: Int = 64, refreshMilliseconds: Int = 0, token: BearerToken? = nil,
+        calls: CallCounter = CallCounter()
+    ) throws -> (ScrapeEndpoint, UInt16) {
         let endpoint = try ScrapeEndpoint(
-            name: "test", context: testContext, endpoint: "tcp://127.0.0.1:0", logger: testLogger,
-            idleTimeoutMilliseconds: idleTimeoutMilliseconds, maxConnections: maxConnections
+            name: "test", context: testContext, endpoint: "tcp://127.0.0.1:0", token: token, logger: testLogger,
+            idleTimeoutMilliseconds: idleTimeoutMilliseconds, maxConnections: maxConnections, refreshMilliseconds: refreshMilliseconds
         ) {
             calls.increment()
             return metrics
@@ -147,32 +152,73 @@ import Glibc
         #expect(calls.value == 1)
     }
 
-    @Test func a100IdleConnectionsDoNotKeepAFreshScrapeFromAnswering() async throws {
-        let (endpoint, port) = try Self.started(idleTimeoutMilliseconds: 300, maxConnections: 64)
+    @Test func idleConnectionsNeverLockAScrapeOut() async throws {
+        // The idle ones would hold their places for a minute: only making room by closing the
+        // oldest lets the scrape in, on its first try.
+        let (endpoint, port) = try Self.started(idleTimeoutMilliseconds: 60_000, maxConnections: 64)
         defer { endpoint.stop() }
-        let (response, closedIdle) = try await onThread {
-            let idle = try (0..<100).map { _ in try TestHTTPClient(port: port) }
-            // Beyond the cap a connection is closed at once, and the idle ones after the timeout:
-            // a scrape answers within a bounded number of tries.
-            var response: HTTPResponse?
-            for _ in 0..<100 where response == nil {
-                if let bytes = try? TestHTTPClient.exchange(port: port, "GET /metrics HTTP/1.1\r\n\r\n"), !bytes.isEmpty {
-                    response = try HTTPResponse(bytes)
-                } else {
-                    usleep(100_000)
+        let (response, evicted, stillOpen) = try await onThread {
+            let idle = try (0..<100).map { _ in try TestHTTPClient(port: port, readTimeoutSeconds: 20) }
+            let response = try HTTPResponse(TestHTTPClient.exchange(port: port, "GET /metrics HTTP/1.1\r\n\r\n"))
+            // 101 connections for 64 places: 37 idle ones are closed (408) to make room, once the
+            // endpoint has seen every connection; the others stay open until their deadline.
+            var closed = Set<Int>()
+            let deadline = ContinuousClock.now + .seconds(10)
+            while closed.count < 37 && ContinuousClock.now < deadline {
+                for (index, client) in idle.enumerated() where !closed.contains(index) && client.readable(timeoutMilliseconds: 0) {
+                    if (try? HTTPResponse(client.readToEnd()))?.status == 408 { closed.insert(index) }
                 }
+                usleep(5000)
             }
-            // Every idle connection ends (408 or closed at once), none is left hanging.
-            var closed = 0
-            for client in idle {
-                let bytes = try client.readToEnd()
-                if bytes.isEmpty || (try? HTTPResponse(bytes))?.status == 408 { closed += 1 }
-            }
-            return (response, closed)
+            let stillOpen = idle.indices.filter { !closed.contains($0) && !idle[$0].readable(timeoutMilliseconds: 100) }.count
+            return (response, closed.count, stillOpen)
         }
-        #expect(response?.status == 200)
-        #expect(response?.body == Array(Self.metrics.utf8))
-        #expect(closedIdle == 100)
+        #expect(response.status == 200)
+        #expect(response.body == Array(Self.metrics.utf8))
+        #expect(evicted == 37)
+        #expect(stillOpen == 63)
+    }
+
+    @Test func anIdleConnectionIsClosedAtItsReadDeadline() async throws {
+        let (endpoint, port) = try Self.started(idleTimeoutMilliseconds: 300)
+        defer { endpoint.stop() }
+        let reply = try await onThread {
+            let client = try TestHTTPClient(port: port)
+            try client.write(Array("GET /metr".utf8))
+            return try HTTPResponse(client.readToEnd())
+        }
+        #expect(reply.status == 408)
+    }
+
+    @Test func scrapesWithinTheRefreshIntervalShareOneRendering() async throws {
+        let calls = CallCounter()
+        let (endpoint, port) = try Self.started(refreshMilliseconds: 60_000, calls: calls)
+        defer { endpoint.stop() }
+        let bodies = try await onThread {
+            try (0..<20).map { _ in try HTTPResponse(TestHTTPClient.exchange(port: port, "GET /metrics HTTP/1.1\r\n\r\n")).body }
+        }
+        #expect(bodies.allSatisfy { $0 == Array(Self.metrics.utf8) })
+        #expect(calls.value == 1)
+    }
+
+    @Test func withATokenOnlyRequestsPresentingItAreServed() async throws {
+        let token = try #require(BearerToken("0123456789abcdef0123456789abcdef"))
+        let calls = CallCounter()
+        let (endpoint, port) = try Self.started(token: token, calls: calls)
+        defer { endpoint.stop() }
+        let replies = try await onThread {
+            try [
+                "GET /metrics HTTP/1.1\r\n\r\n",
+                "GET /metrics HTTP/1.1\r\nAuthorization: Bearer 0123456789abcdef0123456789abcdeX\r\n\r\n",
+                "GET /metrics HTTP/1.1\r\nAuthorization: Basic 0123456789abcdef0123456789abcdef\r\n\r\n",
+                "GET /metrics HTTP/1.1\r\nAuthorization: Bearer 0123456789abcdef\r\n\r\n",
+                "GET /metrics HTTP/1.1\r\nHost: x\r\nauthorization:  bearer 0123456789abcdef0123456789abcdef \r\n\r\n",
+            ].map { try HTTPResponse(TestHTTPClient.exchange(port: port, $0)) }
+        }
+        #expect(replies.map(\.status) == [401, 401, 401, 401, 200])
+        #expect(replies[0].headers["www-authenticate"] == "Bearer realm=\"homepwner metrics\"")
+        #expect(replies[4].body == Array(Self.metrics.utf8))
+        #expect(calls.value == 1)
     }
 
     @Test func randomGarbageNeverStopsTheEndpoint() async throws {
@@ -239,8 +285,23 @@ import Glibc
         #expect(first.boundEndpoint == "tcp://127.0.0.1:\(port)")
     }
 
+    @Test func beyondLoopbackItNeedsATokenOrInsecure() throws {
+        let refused = try ScrapeEndpoint(name: "any", context: testContext, endpoint: "tcp://*:0", logger: testLogger) { "" }
+        let error = #expect(throws: ScrapeEndpointError.self) { try refused.start() }
+        #expect(error?.reason.contains("--metrics-token-file") == true)
+        #expect(error?.reason.contains("--insecure") == true)
+        refused.stop()
+        let insecureContext = try Context(ioThreads: 1)
+        TransportSecurity(insecure: true).install(on: insecureContext)
+        let insecure = try ScrapeEndpoint(name: "any", context: insecureContext, endpoint: "tcp://*:0", logger: testLogger) { "" }
+        try insecure.start()
+        #expect(insecure.boundEndpoint?.hasPrefix("tcp://0.0.0.0:") == true)
+        insecure.stop()
+    }
+
     @Test func aWildcardAddressIsResolvedInBoundEndpoint() throws {
-        let endpoint = try ScrapeEndpoint(name: "any", context: testContext, endpoint: "tcp://*:0", logger: testLogger) { "" }
+        let token = try #require(BearerToken("0123456789abcdef0123456789abcdef"))
+        let endpoint = try ScrapeEndpoint(name: "any", context: testContext, endpoint: "tcp://*:0", token: token, logger: testLogger) { "" }
         try endpoint.start()
         defer { endpoint.stop() }
         let bound = try #require(endpoint.boundEndpoint)
@@ -336,6 +397,12 @@ final class TestHTTPClient {
             if errno == ECONNRESET { return result }
             throw Failure(description: "recv: errno \(errno) after \(result.count) bytes")
         }
+    }
+
+    /// Whether a read would not block now (bytes or the end are there), waiting up to `timeoutMilliseconds`.
+    func readable(timeoutMilliseconds: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, timeoutMilliseconds) == 1
     }
 
     /// Connects, sends `request`, reads the reply until the endpoint closes.

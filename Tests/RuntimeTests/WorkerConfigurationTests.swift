@@ -18,10 +18,18 @@ import Testing
     }
 
     @Test func outOfRangeValuesAreRefusedNamingTheFlagAndTheRange() throws {
-        for (flag, value, range) in [("--memory-mb", "-1", "1048576"), ("--concurrency", "257", "256"), ("--lease-ms", "10", "3600000")] {
+        for (flag, value, range) in [
+            ("--memory-mb", "-1", "1048576"), ("--concurrency", "257", "256"), ("--lease-ms", "10", "3600000"), ("--max-job-ms", "999", "86400000"),
+        ] {
             var message = ""
             do { _ = try Self.parse([flag, value]) } catch { message = "\(error)" }
             #expect(message.contains(flag) && message.contains(value) && message.contains(range), "\(message)")
         }
+    }
+
+    @Test func aJobMayRunHalfAnHourUnlessGivenByFlagOrVariable() throws {
+        #expect(try Self.parse([]).maxJobMilliseconds == 1_800_000)
+        #expect(try Self.parse(["--max-job-ms", "2000"]).maxJobMilliseconds == 2000)
+        #expect(try Self.parse([], environment: ["HOMEPWNER_WORKER_MAX_JOB_MS": "60000"]).maxJobMilliseconds == 60_000)
     }
 }

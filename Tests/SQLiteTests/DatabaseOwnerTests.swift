@@ -32,6 +32,28 @@ private final class NumberStore: WriteTransactionsStore {
 
 private struct Closed: Error {}
 
+/// A `NumberStore` whose batch commits fail as a COMMIT whose fsync failed does, when asked.
+private final class FailingCommitStore: WriteTransactionsStore {
+    let numbers: NumberStore
+    let failCommits = Mutex(false)
+    var db: Database { numbers.db }
+    var transactions: WriteTransactions { numbers.transactions }
+
+    init(path: String) throws {
+        numbers = try NumberStore(path: path)
+    }
+
+    func commitBatch() throws {
+        if failCommits.withLock({ $0 }) {
+            try? db.execute("ROLLBACK")
+            throw CommitOutcomeUnknown(reason: "fdatasync failed: Input/output error (errno 5)")
+        }
+        try transactions.commitBatch()
+    }
+
+    func close() throws { try numbers.close() }
+}
+
 @Suite("DatabaseOwner")
 struct DatabaseOwnerTests {
     /// An owner of a `NumberStore` at `path`, started.
@@ -249,5 +271,76 @@ struct DatabaseOwnerTests {
         }
         #expect(refused.withLock { $0 })
         owner.close()
+    }
+
+    @Test("a commit whose outcome is unknown faults the owner: its callers hear so, every later job is refused without running, onFault hears once")
+    func aCommitWhoseOutcomeIsUnknownFaultsTheOwner() async throws {
+        let folder = try TemporaryDirectory()
+        let faults = Mutex<[String]>([])
+        let path = folder.path("n.db")
+        let owner = DatabaseOwner(name: "numbers", closedError: Closed(), onFault: { reason in faults.withLock { $0.append(reason) } }) {
+            try FailingCommitStore(path: path)
+        }
+        try owner.start()
+        defer { owner.close() }
+        try await owner.perform { try $0.numbers.add(1) }
+        // A batch of three whose commit fails that way.
+        try owner.performHere { $0.failCommits.withLock { $0 = true } }
+        let release = DispatchSemaphore(value: 0), answered = DispatchGroup()
+        let results = Mutex<[Int64: any Error]>([:])
+        let holding = DispatchSemaphore(value: 0)
+        owner.submit({ _ in holding.signal(); release.wait() }) { _ in }
+        holding.wait()
+        for value in Int64(2)...4 {
+            answered.enter()
+            owner.submit({ try $0.numbers.add(value) }) { result in
+                if case .failure(let error) = result { results.withLock { $0[value] = error } }
+                answered.leave()
+            }
+        }
+        release.signal()
+        answered.wait()
+        #expect(results.withLock { $0.values.allSatisfy { $0 is CommitOutcomeUnknown } && $0.count == 3 })
+        #expect(faults.withLock { $0 } == ["fdatasync failed: Input/output error (errno 5)"])
+        #expect(owner.faultReason == "fdatasync failed: Input/output error (errno 5)")
+        // Nothing runs from now on: refused, not run (the body would record it).
+        let ran = Mutex(false)
+        do {
+            try await owner.perform { _ in ran.withLock { $0 = true } }
+            Issue.record("a job ran on a faulted owner")
+        } catch {
+            #expect(error is StorageFaulted, "\(error)")
+        }
+        #expect(!ran.withLock { $0 })
+        owner.fault("a second fault")
+        #expect(faults.withLock { $0.count } == 1)
+    }
+
+    @Test("a job alone whose COMMIT fails with an I/O error faults the owner too; a full disk only refuses, as DiskFull")
+    func anIOErrorAtASingleCommitFaultsAndAFullDiskDoesNot() async throws {
+        let folder = try TemporaryDirectory()
+        let faults = Mutex(0)
+        let path = folder.path("n.db")
+        let owner = DatabaseOwner(name: "numbers", closedError: Closed(), onFault: { _ in faults.withLock { $0 += 1 } }) {
+            try NumberStore(path: path)
+        }
+        try owner.start()
+        defer { owner.close() }
+        do {
+            try await owner.perform { _ in throw SQLiteError(extendedCode: 13, message: "database or disk is full", sql: "COMMIT") }
+            Issue.record("no error")
+        } catch {
+            #expect(error is DiskFull, "\(error)")
+        }
+        try await owner.perform { try $0.add(1) }
+        #expect(faults.withLock { $0 } == 0)
+        do {
+            try await owner.perform { _ in throw CommitOutcomeUnknown(reason: "SQLite error 1034 (disk I/O error)") }
+            Issue.record("no error")
+        } catch {
+            #expect(error is CommitOutcomeUnknown, "\(error)")
+        }
+        #expect(faults.withLock { $0 } == 1)
+        #expect(owner.faultReason == "SQLite error 1034 (disk I/O error)")
     }
 }

@@ -37,6 +37,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -101,10 +102,18 @@ class Stack:
                 return
         raise Failure("no six free ports in 47100-48900")
 
-    @staticmethod
-    def scrape(port: int) -> str:
-        """GET /metrics of a scrape endpoint on loopback."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+    def scrape(self, port: int) -> str:
+        """GET /metrics of a scrape endpoint on loopback, with the bearer token keys init made
+        (docs/protocol.md 8.1), as Prometheus's credentials_file sends it; without it: 401."""
+        url = f"http://127.0.0.1:{port}/metrics"
+        try:
+            urllib.request.urlopen(url, timeout=10)
+            raise Failure(f"scrape of :{port} without the token was served")
+        except urllib.error.HTTPError as error:
+            check(error.code == 401, f"scrape of :{port} without the token: {error.code}")
+        token = (self.keys / "metrics.token").read_text().strip()
+        request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, timeout=10) as response:
             check(response.status == 200, f"scrape of :{port}: {response.status}")
             return response.read().decode()
 
@@ -158,7 +167,8 @@ class Stack:
             shutil.rmtree(self.keys)
         made = run([self.homepwner, "keys", "init", str(self.keys), "--owner", "10001", "--json"])
         log(f"keys: {self.keys} ({json.loads(made.stdout)['server_public_key']} the servers' public key)")
-        for name, owner in (("server.key_secret", 10001), ("worker.key_secret", 10001), ("admin.key_secret", os.getuid())):
+        for name, owner in (("server.key_secret", 10001), ("worker.key_secret", 10001), ("metrics.token", 10001),
+                            ("admin.key_secret", os.getuid())):
             info = (self.keys / name).stat()
             check(info.st_uid == owner and info.st_mode & 0o777 == 0o600, f"{name}: uid {info.st_uid}, mode {oct(info.st_mode)}")
 

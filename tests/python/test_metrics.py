@@ -133,3 +133,36 @@ def test_homepwner_up_serves_all_four_parts_on_one_scrape_endpoint(tmp_path, pb,
     finally:
         up.send_signal(signal.SIGTERM)
         assert up.wait(timeout=20) == 0, (tmp_path / "up.log").read_text(errors="replace")
+
+
+def test_metrics_beyond_loopback_need_a_bearer_token(image_service, pb, zmq_context, tmp_path_factory, tmp_path):
+    """docs/protocol.md 8.1: a scrape endpoint other machines reach asks for a bearer token
+    (the file `homepwner keys init` writes as metrics.token), as a Prometheus server sends it."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
+    refused = subprocess.run(
+        [str(_executable("item-service")), "--rpc", f"tcp://127.0.0.1:{free_port()}", "--events", f"tcp://127.0.0.1:{free_port()}",
+         "--data-dir", str(tmp_path / "refused"), "--image-service", image_service.rpc, "--metrics", f"tcp://0.0.0.0:{port}"],
+        capture_output=True, text=True, timeout=30, env=env)
+    assert refused.returncode == 1
+    assert "--metrics-token-file" in refused.stdout + refused.stderr, refused.stdout + refused.stderr
+
+    keys = tmp_path / "keys"
+    subprocess.run([str(_executable("homepwner")), "keys", "init", str(keys)], check=True, capture_output=True, timeout=30)
+    token = (keys / "metrics.token").read_text().strip()
+    service = _start("item-service", ["--image-service", image_service.rpc, "--metrics", f"tcp://0.0.0.0:{port}",
+                                      "--metrics-token-file", str(keys / "metrics.token")], pb, zmq_context, tmp_path_factory)
+    try:
+        status, _, _ = scrape(port)
+        assert status == 401
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": "Bearer wrong-token-0123456789"})
+        with pytest.raises(urllib.error.HTTPError) as wrong:
+            urllib.request.urlopen(request, timeout=10)
+        assert wrong.value.code == 401
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            text = response.read().decode()
+        families = {family.name for family in text_string_to_metric_families(text)}
+        assert "homepwner_rpc_requests" in families or any(name.startswith("homepwner_") for name in families), families
+    finally:
+        _stop("item-service", service)

@@ -21,6 +21,7 @@ public enum ProtoCatalog {
         JobEvent.self,
         HealthCheckRequest.self,
         HealthCheckResponse.self,
+        HealthCondition.self,
         ImageInfo.self,
         PutImageRequest.self,
         BeginUploadRequest.self,

@@ -97,6 +97,51 @@ void   homepwner__v1__health_check_response__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__health_check_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   homepwner__v1__health_condition__init
+                     (Homepwner__V1__HealthCondition         *message)
+{
+  static const Homepwner__V1__HealthCondition init_value = HOMEPWNER__V1__HEALTH_CONDITION__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__health_condition__get_packed_size
+                     (const Homepwner__V1__HealthCondition *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__health_condition__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__health_condition__pack
+                     (const Homepwner__V1__HealthCondition *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__health_condition__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__health_condition__pack_to_buffer
+                     (const Homepwner__V1__HealthCondition *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__health_condition__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__HealthCondition *
+       homepwner__v1__health_condition__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__HealthCondition *)
+     protobuf_c_message_unpack (&homepwner__v1__health_condition__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__health_condition__free_unpacked
+                     (Homepwner__V1__HealthCondition *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__health_condition__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor homepwner__v1__health_check_request__field_descriptors[1] =
 {
   {
@@ -167,7 +212,7 @@ const ProtobufCEnumDescriptor homepwner__v1__health_check_response__serving_stat
   homepwner__v1__health_check_response__serving_status__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__health_check_response__field_descriptors[5] =
+static const ProtobufCFieldDescriptor homepwner__v1__health_check_response__field_descriptors[6] =
 {
   {
     "status",
@@ -229,8 +274,21 @@ static const ProtobufCFieldDescriptor homepwner__v1__health_check_response__fiel
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "conditions",
+    6,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Homepwner__V1__HealthCheckResponse, n_conditions),
+    offsetof(Homepwner__V1__HealthCheckResponse, conditions),
+    &homepwner__v1__health_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__health_check_response__field_indices_by_name[] = {
+  5,   /* field[5] = conditions */
   1,   /* field[1] = process */
   4,   /* field[4] = services */
   0,   /* field[0] = status */
@@ -240,7 +298,7 @@ static const unsigned homepwner__v1__health_check_response__field_indices_by_nam
 static const ProtobufCIntRange homepwner__v1__health_check_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 6 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__health_check_response__descriptor =
 {
@@ -250,11 +308,75 @@ const ProtobufCMessageDescriptor homepwner__v1__health_check_response__descripto
   "Homepwner__V1__HealthCheckResponse",
   "homepwner.v1",
   sizeof(Homepwner__V1__HealthCheckResponse),
-  5,
+  6,
   homepwner__v1__health_check_response__field_descriptors,
   homepwner__v1__health_check_response__field_indices_by_name,
   1,  homepwner__v1__health_check_response__number_ranges,
   (ProtobufCMessageInit) homepwner__v1__health_check_response__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__health_condition__field_descriptors[3] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__HealthCondition, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "message",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__HealthCondition, message),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "since_unix_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_UINT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__HealthCondition, since_unix_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__health_condition__field_indices_by_name[] = {
+  1,   /* field[1] = message */
+  0,   /* field[0] = name */
+  2,   /* field[2] = since_unix_ms */
+};
+static const ProtobufCIntRange homepwner__v1__health_condition__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__health_condition__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.HealthCondition",
+  "HealthCondition",
+  "Homepwner__V1__HealthCondition",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__HealthCondition),
+  3,
+  homepwner__v1__health_condition__field_descriptors,
+  homepwner__v1__health_condition__field_indices_by_name,
+  1,  homepwner__v1__health_condition__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__health_condition__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCMethodDescriptor homepwner__v1__health__method_descriptors[1] =

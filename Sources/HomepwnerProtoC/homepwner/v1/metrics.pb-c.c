@@ -885,7 +885,7 @@ const ProtobufCMessageDescriptor homepwner__v1__figure__descriptor =
   (ProtobufCMessageInit) homepwner__v1__figure__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__process_stats_response__field_descriptors[8] =
+static const ProtobufCFieldDescriptor homepwner__v1__process_stats_response__field_descriptors[9] =
 {
   {
     "process",
@@ -983,8 +983,21 @@ static const ProtobufCFieldDescriptor homepwner__v1__process_stats_response__fie
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "conditions",
+    9,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Homepwner__V1__ProcessStatsResponse, n_conditions),
+    offsetof(Homepwner__V1__ProcessStatsResponse, conditions),
+    &homepwner__v1__health_condition__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__process_stats_response__field_indices_by_name[] = {
+  8,   /* field[8] = conditions */
   7,   /* field[7] = figures */
   6,   /* field[6] = methods */
   4,   /* field[4] = peak_rss_bytes */
@@ -997,7 +1010,7 @@ static const unsigned homepwner__v1__process_stats_response__field_indices_by_na
 static const ProtobufCIntRange homepwner__v1__process_stats_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 8 }
+  { 0, 9 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__process_stats_response__descriptor =
 {
@@ -1007,7 +1020,7 @@ const ProtobufCMessageDescriptor homepwner__v1__process_stats_response__descript
   "Homepwner__V1__ProcessStatsResponse",
   "homepwner.v1",
   sizeof(Homepwner__V1__ProcessStatsResponse),
-  8,
+  9,
   homepwner__v1__process_stats_response__field_descriptors,
   homepwner__v1__process_stats_response__field_indices_by_name,
   1,  homepwner__v1__process_stats_response__number_ranges,

@@ -18,6 +18,8 @@ public struct HealthCheckResponse: ProtoMessage {
     public var uptimeMs: UInt64 = 0
     /// Field 5, `services`.
     public var services: [String] = []
+    /// Field 6, `conditions`.
+    public var conditions: [HealthCondition] = []
 
     /// An all-default message.
     public init() {}
@@ -46,6 +48,7 @@ extension HealthCheckResponse: CBridgedMessage {
         self.version = CBridge.string(m.pointee.version)
         self.uptimeMs = m.pointee.uptime_ms
         self.services = CBridge.array(m.pointee.services, m.pointee.n_services) { CBridge.string($0) }
+        self.conditions = CBridge.array(m.pointee.conditions, m.pointee.n_conditions) { HealthCondition(c: $0!) }
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -55,6 +58,8 @@ extension HealthCheckResponse: CBridgedMessage {
         m.pointee.uptime_ms = self.uptimeMs
         m.pointee.n_services = self.services.count
         m.pointee.services = arena.array(self.services) { arena.string($0) }
+        m.pointee.n_conditions = self.conditions.count
+        m.pointee.conditions = arena.array(self.conditions) { arena.message($0) }
     }
 }
 

@@ -24,6 +24,8 @@ public struct ProcessStatsResponse: ProtoMessage {
     public var methods: [MethodStats] = []
     /// Field 8, `figures`.
     public var figures: [Figure] = []
+    /// Field 9, `conditions`.
+    public var conditions: [HealthCondition] = []
 
     /// An all-default message.
     public init() {}
@@ -55,6 +57,7 @@ extension ProcessStatsResponse: CBridgedMessage {
         self.server = m.pointee.server.map { ServerCounters(c: $0) }
         self.methods = CBridge.array(m.pointee.methods, m.pointee.n_methods) { MethodStats(c: $0!) }
         self.figures = CBridge.array(m.pointee.figures, m.pointee.n_figures) { Figure(c: $0!) }
+        self.conditions = CBridge.array(m.pointee.conditions, m.pointee.n_conditions) { HealthCondition(c: $0!) }
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -68,5 +71,7 @@ extension ProcessStatsResponse: CBridgedMessage {
         m.pointee.methods = arena.array(self.methods) { arena.message($0) }
         m.pointee.n_figures = self.figures.count
         m.pointee.figures = arena.array(self.figures) { arena.message($0) }
+        m.pointee.n_conditions = self.conditions.count
+        m.pointee.conditions = arena.array(self.conditions) { arena.message($0) }
     }
 }

@@ -17,6 +17,7 @@ PROTOBUF_C__BEGIN_DECLS
 
 typedef struct Homepwner__V1__HealthCheckRequest Homepwner__V1__HealthCheckRequest;
 typedef struct Homepwner__V1__HealthCheckResponse Homepwner__V1__HealthCheckResponse;
+typedef struct Homepwner__V1__HealthCondition Homepwner__V1__HealthCondition;
 
 
 /* --- enums --- */
@@ -59,10 +60,41 @@ struct  Homepwner__V1__HealthCheckResponse
    */
   size_t n_services;
   char **services;
+  /*
+   * What is wrong while the process still serves (empty when nothing is): SERVING with
+   * conditions means degraded, and each says what an operator should do about it.
+   */
+  size_t n_conditions;
+  Homepwner__V1__HealthCondition **conditions;
 };
 #define HOMEPWNER__V1__HEALTH_CHECK_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__health_check_response__descriptor) \
-    , HOMEPWNER__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__UNKNOWN, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL }
+    , HOMEPWNER__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__UNKNOWN, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0,NULL, 0,NULL }
+
+
+/*
+ * Something wrong in a process that still serves, e.g. an allowed-keys file whose latest
+ * version could not be loaded (the previous keys stay in force until it is fixed).
+ */
+struct  Homepwner__V1__HealthCondition
+{
+  ProtobufCMessage base;
+  /*
+   * A stable name, e.g. "allowed_keys" (docs/protocol.md lists them).
+   */
+  char *name;
+  /*
+   * What is wrong and what to do, e.g. "/keys/allowed_keys:3: unknown role 'writer' ...".
+   */
+  char *message;
+  /*
+   * When it began, in milliseconds since the Unix epoch.
+   */
+  uint64_t since_unix_ms;
+};
+#define HOMEPWNER__V1__HEALTH_CONDITION__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__health_condition__descriptor) \
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0 }
 
 
 /* Homepwner__V1__HealthCheckRequest methods */
@@ -103,6 +135,25 @@ Homepwner__V1__HealthCheckResponse *
 void   homepwner__v1__health_check_response__free_unpacked
                      (Homepwner__V1__HealthCheckResponse *message,
                       ProtobufCAllocator *allocator);
+/* Homepwner__V1__HealthCondition methods */
+void   homepwner__v1__health_condition__init
+                     (Homepwner__V1__HealthCondition         *message);
+size_t homepwner__v1__health_condition__get_packed_size
+                     (const Homepwner__V1__HealthCondition   *message);
+size_t homepwner__v1__health_condition__pack
+                     (const Homepwner__V1__HealthCondition   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__health_condition__pack_to_buffer
+                     (const Homepwner__V1__HealthCondition   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__HealthCondition *
+       homepwner__v1__health_condition__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__health_condition__free_unpacked
+                     (Homepwner__V1__HealthCondition *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Homepwner__V1__HealthCheckRequest_Closure)
@@ -110,6 +161,9 @@ typedef void (*Homepwner__V1__HealthCheckRequest_Closure)
                   void *closure_data);
 typedef void (*Homepwner__V1__HealthCheckResponse_Closure)
                  (const Homepwner__V1__HealthCheckResponse *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__HealthCondition_Closure)
+                 (const Homepwner__V1__HealthCondition *message,
                   void *closure_data);
 
 /* --- services --- */
@@ -141,6 +195,7 @@ void homepwner__v1__health__check(ProtobufCService *service,
 extern const ProtobufCMessageDescriptor homepwner__v1__health_check_request__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__health_check_response__descriptor;
 extern const ProtobufCEnumDescriptor    homepwner__v1__health_check_response__serving_status__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__health_condition__descriptor;
 extern const ProtobufCServiceDescriptor homepwner__v1__health__descriptor;
 
 PROTOBUF_C__END_DECLS
