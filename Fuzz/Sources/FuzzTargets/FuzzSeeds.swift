@@ -266,6 +266,9 @@ public enum FuzzSeeds {
 
     // MARK: HTTP
 
+    /// The token the scrape-http target guards its second reading with.
+    package static let metricsToken = BearerToken("fuzz-metrics-token-0123456789abcdef")!
+
     static func scrapeRequests() -> [(String, [[UInt8]])] {
         let curl = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:9551\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n"
         let prometheus = """
@@ -288,6 +291,9 @@ public enum FuzzSeeds {
             ("header-without-colon", one("GET /metrics HTTP/1.1\r\nHost x\r\n\r\n")),
             ("head-too-large", one("GET /metrics HTTP/1.1\r\nX-Padding: " + String(repeating: "a", count: 8200) + "\r\n\r\n")),
             ("incomplete", one("GET /metrics HTTP/1.1\r\nHost: x\r\n")),
+            ("bearer", one("GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(String(decoding: metricsToken.bytes, as: UTF8.self))\r\n\r\n")),
+            ("bearer-lower-case-padded", one("GET / HTTP/1.1\r\nauthorization:  bearer  \(String(decoding: metricsToken.bytes, as: UTF8.self)) \r\n\r\n")),
+            ("basic", one("GET /metrics HTTP/1.1\r\nAuthorization: Basic dXNlcjpwYXNz\r\n\r\n")),
         ]
     }
 }
