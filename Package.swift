@@ -18,6 +18,7 @@ let package = Package(
         .executable(name: "homepwner", targets: ["homepwner"]),
         .executable(name: "homepwner-bench", targets: ["homepwner-bench"]),
         .executable(name: "proto-gen-swift", targets: ["ProtoGenSwift"]),
+        .executable(name: "homepwner-fuzz", targets: ["homepwner-fuzz"]),
     ],
     targets: [
         // C libraries from Debian: module map + shim only.
@@ -85,6 +86,14 @@ let package = Package(
         // Reads the protoc-c descriptors and writes Sources/Proto/Generated (ops/gen-proto).
         .executableTarget(name: "ProtoGenSwift", dependencies: ["CProtobufC", "HomepwnerProtoC", "ProtoWire"], swiftSettings: swiftSettings),
 
+        // Fuzzing (Fuzz/README.md): the targets, each a function of one input that calls the
+        // product's own parsers, and the driver that runs them under libFuzzer (ops/fuzz) or
+        // replays files through them without it.
+        .target(
+            name: "FuzzTargets", dependencies: ["RPC", "ZMQ", "Proto", "ProtoWire", "JPEG", "Media", "CurveAuth", "CLISupport", "Runtime"],
+            path: "Fuzz/Sources/FuzzTargets", swiftSettings: swiftSettings),
+        .executableTarget(name: "homepwner-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Sources/homepwner-fuzz", swiftSettings: swiftSettings),
+
         // Tests: one target per module, plus the integration tests on the harness; two small
         // libraries hold what several test targets share.
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
@@ -97,6 +106,7 @@ let package = Package(
         .testTarget(name: "ProtoTests", dependencies: ["Proto", "ProtoWire", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "Proto"], swiftSettings: swiftSettings),
         .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "RPCTests", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "TestSupport", "RPCTestSupport", "CurveAuth"], swiftSettings: swiftSettings),
         .testTarget(

@@ -71,12 +71,11 @@ public struct AllowedKeys: Sendable, Equatable {
         var lines: [Line] = []
         var keyLines: [String: Int] = [:]
         var nameLines: [String: Int] = [:]
-        let rawLines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        for (index, raw) in rawLines.enumerated() {
+        let rawLines = text.fileLines
+        for (index, line) in rawLines.enumerated() {
             let number = index + 1
             // A final newline leaves one empty piece that is not a line of the file.
-            if index == rawLines.count - 1 && raw.isEmpty { break }
-            let line = raw.hasSuffix("\r") ? raw.dropLast() : raw
+            if index == rawLines.count - 1 && line.isEmpty { break }
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard let first = fields.first, !first.hasPrefix("#") else {
                 lines.append(.text(String(line)))

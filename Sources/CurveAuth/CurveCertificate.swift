@@ -42,9 +42,8 @@ public struct CurveCertificate: Sendable, Equatable {
         var publicKey: String?
         var secretKey: String?
         var metadata: [(name: String, value: String)] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, line) in text.fileLines.enumerated() {
             let number = index + 1
-            let line = rawLine.hasSuffix("\r") ? rawLine.dropLast() : rawLine
             let content = line.drop { $0 == " " || $0 == "\t" }
             if content.isEmpty || content.hasPrefix("#") { continue }
             let indented = content.count < line.count

@@ -119,7 +119,9 @@ enum JSONValues {
         let d: Double
         switch value {
         case let n as NSNumber where !isBool(n):
-            d = n.doubleValue
+            // Numbers of many digits arrive as NSDecimalNumber, whose doubleValue is not the
+            // nearest double (0.30000000000000004 came out 0.3000000000000001); its text is exact.
+            d = n is NSDecimalNumber ? Double(n.stringValue) ?? n.doubleValue : n.doubleValue
         case let s as String:
             switch s {
             case "NaN": return .nan

@@ -4,7 +4,7 @@ import ZMQ
 extension ProtoMessage {
     /// Decodes a received frame where it lies (an array for a small frame, the message's own
     /// buffer for a large one).
-    init(frame: Frame, options: DecodingOptions) throws(ProtoDecodingError) {
+    package init(frame: Frame, options: DecodingOptions) throws(ProtoDecodingError) {
         if let bytes = frame.storedBytes {
             try self.init(serializedBytes: bytes, options: options)
         } else {

@@ -67,35 +67,20 @@ extension RPCServer {
     /// Splits a request into envelope, header and body and finds its method; answers (and
     /// returns nil for) what does not parse or names no method served here.
     private func parse(_ frames: [Frame], userID: String?, _ socket: Socket, _ state: LoopState, arrived: Int64) -> Incoming? {
-        guard frames.count >= 2 else {
-            // Only a routing id: nothing to answer.
-            counters.dropped.bump()
-            return nil
-        }
-        // The envelope is every frame before the empty delimiter: the peer's routing id, plus
-        // whatever a proxy or a REQ socket with ZMQ_REQ_CORRELATE put in front. It goes back as is.
-        let delimiter = frames.firstIndex(where: \.isEmpty) ?? frames.count
-        let identity = frames[0..<max(1, delimiter)].map(\.bytes)
         // Counted under the "" row until the header names a method served here.
         let unnamed = CallTag(
             row: state.metrics.row(of: ""), arrived: arrived, requestBytes: frames.dropFirst().reduce(0) { $0 + $1.count })
-        guard delimiter >= 1, delimiter < frames.count, frames.count - delimiter == 3 else {
-            counters.malformed.bump()
-            let got = frames.count - 1
-            var why = "expected 3 frames (empty delimiter, RequestHeader, request) after the routing id, got \(got)"
-            if delimiter != 1 && got > 0 {
-                why += "; frame 0 must be the empty delimiter (got \(frames[1].count) bytes)"
-            }
-            send(socket, to: [frames[0].bytes], requestID: 0, Answer(code: .invalidArgument, message: why), unnamed, state)
+        let identity: [[UInt8]], header: RequestHeader, body: Frame
+        switch RequestFrames.read(frames) {
+        case .dropped:
+            counters.dropped.bump()
             return nil
-        }
-        let header: RequestHeader
-        do {
-            header = try RequestHeader(frame: frames[delimiter + 1], options: Envelope.headerLimit)
-        } catch {
+        case let .refused(to, message):
             counters.malformed.bump()
-            send(socket, to: identity, requestID: 0, Answer(code: .invalidArgument, message: "request header: \(error)"), unnamed, state)
+            send(socket, to: to, requestID: 0, Answer(code: .invalidArgument, message: message), unnamed, state)
             return nil
+        case let .request(envelope, requestHeader, requestBody):
+            (identity, header, body) = (envelope, requestHeader, requestBody)
         }
         guard let method = state.methods[header.method] else {
             let answer = header.method.isEmpty
@@ -109,9 +94,9 @@ extension RPCServer {
         let now = monotonicMilliseconds()
         let timeout = header.timeoutMs == 0 ? configuration.defaultTimeoutMilliseconds : header.timeoutMs
         return Incoming(
-            identity: identity, peer: userID.map { Array($0.utf8) } ?? identity[0], header: header, method: method, body: frames[delimiter + 2],
+            identity: identity, peer: userID.map { Array($0.utf8) } ?? identity[0], header: header, method: method, body: body,
             arrived: now, deadline: now + Int64(timeout),
-            tag: CallTag(row: state.metrics.row(of: header.method), arrived: arrived, requestBytes: frames[delimiter + 2].count))
+            tag: CallTag(row: state.metrics.row(of: header.method), arrived: arrived, requestBytes: body.count))
     }
 
     /// Decides whether a parsed call runs: refuses it while draining or when the calls or

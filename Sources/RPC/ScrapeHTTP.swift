@@ -2,12 +2,12 @@ import CurveAuth
 
 /// The HTTP/1.0 and 1.1 that a scrape endpoint speaks, as plain values: a request head read
 /// from a connection's bytes, and the reply it gets. No socket here, so tests drive it directly.
-enum ScrapeHTTP {
+package enum ScrapeHTTP {
     /// The largest request head (request line and headers) read: beyond it, 431.
-    static let maxHeadBytes = 8 * 1024
+    package static let maxHeadBytes = 8 * 1024
 
     /// What a request asks for, once its head is complete.
-    enum Request: Equatable {
+    package enum Request: Equatable {
         /// GET or HEAD of /metrics.
         case metrics(head: Bool)
         /// GET or HEAD of /.
@@ -17,7 +17,7 @@ enum ScrapeHTTP {
     }
 
     /// The statuses a scrape endpoint answers.
-    enum Status: Int, Equatable {
+    package enum Status: Int, Equatable {
         case ok = 200
         case badRequest = 400
         case unauthorized = 401
@@ -41,16 +41,18 @@ enum ScrapeHTTP {
         }
     }
 
-    /// The bytes of one connection until its head is complete: at most `maxHeadBytes` plus one
-    /// received chunk are ever held.
-    struct HeadBuffer {
-        private(set) var bytes: [UInt8] = []
+    /// The bytes of one connection until its head is complete: at most `maxHeadBytes` + 3 (the
+    /// rest of a terminator that starts within the limit) plus one received chunk are ever held.
+    package struct HeadBuffer {
+        package private(set) var bytes: [UInt8] = []
         /// The token every request must present (`Authorization: Bearer …`); nil: none.
-        var token: BearerToken? = nil
+        package var token: BearerToken?
+
+        package init(token: BearerToken? = nil) { self.token = token }
 
         /// Adds `chunk`; returns the request once the head is complete (or too large), nil while
         /// more is needed.
-        mutating func append(_ chunk: [UInt8]) -> Request? {
+        package mutating func append(_ chunk: [UInt8]) -> Request? {
             // The terminator may straddle the previous chunk's end.
             let searchFrom = max(0, bytes.count - 3)
             bytes.append(contentsOf: chunk)
@@ -58,7 +60,7 @@ enum ScrapeHTTP {
                 guard end <= ScrapeHTTP.maxHeadBytes else { return .refused(.headersTooLarge) }
                 return ScrapeHTTP.parse(bytes[..<end], token: token)
             }
-            return bytes.count > ScrapeHTTP.maxHeadBytes ? .refused(.headersTooLarge) : nil
+            return bytes.count > ScrapeHTTP.maxHeadBytes + 3 ? .refused(.headersTooLarge) : nil
         }
     }
 

@@ -87,6 +87,20 @@ import ZMQ
         #expect(try CurveKeyPair.load(secretFile: folder.file("client.key_secret")) == keys)
     }
 
+    /// The same files saved with CRLF line ends (pyzmq on Windows writes text files so) were
+    /// one line, a comment: "no public-key".
+    @Test func certificateFilesWithCRLFLineEndsLoad() throws {
+        let folder = try TemporaryFolder()
+        let keys = try CurveKeyPair.generate()
+        let (publicFile, secretFile) = try keys.save(directory: folder.path, name: "svc")
+        for file in [publicFile, secretFile] {
+            let text = try String(contentsOfFile: file, encoding: .utf8).replacingOccurrences(of: "\n", with: "\r\n")
+            try text.write(toFile: file, atomically: false, encoding: .utf8)
+        }
+        #expect(try CurveKeyPair.loadPublicKey(file: publicFile) == keys.publicKey)
+        #expect(try CurveKeyPair.load(secretFile: secretFile) == keys)
+    }
+
     /// pyzmq's `load_certificate` reads each stripped line starting with `public-key` /
     /// `secret-key` and strips quotes from what follows `=`: our files must read that way.
     @Test func ourFilesReadTheWayPyzmqLoadCertificateReadsThem() throws {

@@ -24,6 +24,18 @@ import ZMQ
         #expect(table.generation == 2)
     }
 
+    /// A file saved on Windows (or by an editor set to CRLF) read "\r\n" as no line end at all:
+    /// with a comment first, the whole file was one comment and every key was refused.
+    @Test func aFileSavedWithCRLFLineEndsGivesEachKeyItsRole() throws {
+        let folder = try TemporaryFolder()
+        let (logger, _) = collectingLogger()
+        let file = try folder.write("allowed_keys", "# who may call\r\nadmin \(Self.a) ops\r\nworker \(Self.b) w1\r\n")
+        let table = try KeyTable(file: file, logger: logger)
+        #expect(table.role(ofUserID: Self.a) == .admin)
+        #expect(table.role(ofUserID: Self.b) == .worker)
+        #expect(table.entry(ofUserID: Self.b)?.name == "w1")
+    }
+
     @Test func aReloadThatFailsKeepsThePreviousTableAndLogsWhyOnce() throws {
         let folder = try TemporaryFolder()
         let (logger, logs) = collectingLogger()

@@ -137,6 +137,16 @@ struct ProtoJSONEncodeTests {
         #expect(request.name == "Fluffy Bär 🧸 \"q\" \\ \n")
     }
 
+    /// JSONSerialization hands numbers of many digits over as NSDecimalNumber, whose
+    /// doubleValue is not the nearest double: 1.5000000000145803 arrived as …808, so a value
+    /// `homepwner call` printed did not read back as itself (found by ops/fuzz proto-message).
+    @Test(arguments: [1.5000000000145803, 0.1 + 0.2, 123456.78901234567, -2.2250738585072014e-308, 1.7976931348623157e308])
+    func aDoubleOfSeventeenDigitsReadsAsThatDouble(_ value: Double) throws {
+        #expect(try decoded(Edit.self, #"{"scale": \#(value)}"#).scale == value)
+        let printed = try ProtoJSON.decode(try ProtoJSON.encode(json: #"{"scale": \#(value)}"#, as: Edit.protoName), as: Edit.protoName)
+        #expect(try decoded(Edit.self, printed).scale == value)
+    }
+
     @Test func doublesAcceptNumbersAndSpecialStrings() throws {
         #expect(try decoded(Edit.self, #"{"scale": 1.25}"#).scale == 1.25)
         #expect(try decoded(Edit.self, #"{"scale": "2.5"}"#).scale == 2.5)

@@ -309,6 +309,19 @@ import Glibc
         #expect(!bound.hasSuffix(":0"))
     }
 
+    /// A head that ends right at the limit was served whole but refused 431 when its last
+    /// "\r\n" arrived in a packet of its own (found by ops/fuzz scrape-http's property: the
+    /// answer must not depend on how TCP splits the bytes).
+    @Test func aHeadEndingAtTheLimitGetsTheSameAnswerHoweverItIsSplit() {
+        let head = Array("GET /metrics HTTP/1.1\r\nX-Pad: ".utf8)
+        let line = head + [UInt8](repeating: 97, count: ScrapeHTTP.maxHeadBytes - 1 - head.count) + Array("\r\n".utf8)
+        var whole = ScrapeHTTP.HeadBuffer()
+        #expect(whole.append(line + Array("\r\n".utf8)) == .metrics(head: false))
+        var split = ScrapeHTTP.HeadBuffer()
+        #expect(split.append(line) == nil)
+        #expect(split.append(Array("\r\n".utf8)) == .metrics(head: false))
+    }
+
     @Test func theHeadParserFindsTheEndAcrossChunksAndCapsTheBuffer() {
         var buffer = ScrapeHTTP.HeadBuffer()
         #expect(buffer.append(Array("GET /metrics HTTP/1.1\r\n\r".utf8)) == nil)
