@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "JobQueue", dependencies: ["SQLite", "Proto", "RPC", "Runtime"], swiftSettings: swiftSettings),
 
         // The services and workers as libraries.
-        .target(name: "ItemService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JobQueue"], swiftSettings: swiftSettings),
+        .target(name: "ItemService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JobQueue", "Digest"], swiftSettings: swiftSettings),
         .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue"], swiftSettings: swiftSettings),
         .target(name: "WorkerRuntime", dependencies: ["RPC", "Proto", "Runtime"], swiftSettings: swiftSettings),
         .target(name: "CaptureWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),

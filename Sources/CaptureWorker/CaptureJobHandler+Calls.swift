@@ -201,16 +201,6 @@ extension CaptureJobHandler {
     /// The key of what a job stores in a role ("original", "edited"): a UUID from the job and
     /// the item, the same at every attempt of the job.
     func storedKey(_ job: Job, _ role: String) -> String {
-        Self.storedKey(queue: job.queue, jobID: job.jobId, createdAtMs: job.createdAtMs, role: role)
-    }
-
-    /// `storedKey` of the job `jobID` of `queue`, created at `createdAtMs`.
-    static func storedKey(queue: String, jobID: String, createdAtMs: Int64, role: String) -> String {
-        var digest = SHA256()
-        digest.update(Array("homepwner capture \(queue) \(jobID) \(createdAtMs) \(role)".utf8))
-        var bytes = Array(digest.finalize().prefix(16))
-        bytes[6] = bytes[6] & 0x0f | 0x80  // version 8: a name-based UUID of our own
-        bytes[8] = bytes[8] & 0x3f | 0x80  // RFC 9562 variant
-        return NSUUID(uuidBytes: bytes).uuidString.lowercased()
+        NameBasedUUID.make(job.captureKeyName(role))
     }
 }

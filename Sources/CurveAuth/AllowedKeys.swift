@@ -116,7 +116,9 @@ public struct AllowedKeys: Sendable, Equatable {
             case .text(let verbatim):
                 text += verbatim + "\n"
             case .entry(let entry):
-                text += entry.role.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0) + " " + entry.publicKey
+                // Roles aligned to six columns; a longer one (capture-worker) is written whole.
+                let role = entry.role.rawValue
+                text += role + String(repeating: " ", count: max(0, 6 - role.count)) + " " + entry.publicKey
                 if let name = entry.name { text += " " + name }
                 text += "\n"
             }

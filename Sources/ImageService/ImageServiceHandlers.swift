@@ -1,3 +1,4 @@
+import Digest
 import Proto
 import RPC
 import Runtime
@@ -15,6 +16,20 @@ enum ImageServiceHandlers {
         }
     }
 
+    /// A worker key stores only what a capture job makes: an original or edited image under a
+    /// key named by its job (`NameBasedUUID`), never a thumbnail (those come with the thumbnail
+    /// job's Complete, for the job's own image) nor a key of its choosing.
+    static func checkWorkerStores(_ context: RPCContext, kind: ImageKind, key: String) throws {
+        guard context.callerIsWorker else { return }
+        if kind == .thumbnail {
+            throw RPCError.permissionDenied("a worker key stores no thumbnails: they are stored with the Complete of the thumbnail job")
+        }
+        guard NameBasedUUID.isOne(key) else {
+            throw RPCError.permissionDenied(
+                "a worker key stores images only under keys named by a capture job; \(key.isEmpty ? "no key was given" : "\(key) is not one")")
+        }
+    }
+
     /// Registers every implemented ImageService method on `host`.
     static func register(on host: ServiceHost, store: ImageStore, replyLimit: Int) {
         let server = host.server
@@ -22,6 +37,7 @@ enum ImageServiceHandlers {
 
         // The photo is stored from the request frame it arrived in (field 2, data): no copy.
         server.register(ImageServiceRPC.putImage, largeBytesField: 2) { request, data, context in
+            try checkWorkerStores(context, kind: request.kind, key: request.key)
             let bytes: any BlobBytes = data ?? request.data
             let (info, created) = try await store.put(
                 bytes,
@@ -33,6 +49,7 @@ enum ImageServiceHandlers {
             return info
         }
         server.register(ImageServiceRPC.beginUpload) { request, context in
+            if request.resumeUploadId.isEmpty { try checkWorkerStores(context, kind: request.kind, key: request.key) }
             // resume_upload_id: every other field is ignored.
             let ticket = request.resumeUploadId.isEmpty
                 ? try await store.beginUpload(
@@ -69,7 +86,8 @@ enum ImageServiceHandlers {
         // GetImage answers with its encoding written directly into the reply's frame: a cached
         // blob is copied there once, a blob from disk is read there (and verified) in place.
         let getImage = ProtoMethod<GetImageRequest, EncodedReply<GetImageResponse>>(
-            service: ImageServiceRPC.serviceName, name: "GetImage", isReadOnly: ImageServiceRPC.getImage.isReadOnly)
+            service: ImageServiceRPC.serviceName, name: "GetImage", isReadOnly: ImageServiceRPC.getImage.isReadOnly,
+            callers: ImageServiceRPC.getImage.callers)
         // A cached image is answered on the server's I/O thread (no hop to the task pool and no
         // index lookup) when its reply is small enough not to hold that thread up; a larger
         // one by a task, which takes over what the cache had (one lookup, one hit counted);
@@ -108,7 +126,11 @@ enum ImageServiceHandlers {
             response.nextPageToken = page.next
             return response
         }
-        server.register(ImageServiceRPC.deleteImage) { request, _ in
+        server.register(ImageServiceRPC.deleteImage) { request, context in
+            if context.callerIsWorker && !NameBasedUUID.isOne(request.key) {
+                throw RPCError.permissionDenied(
+                    "a worker key deletes only images a capture job stored (keys named by their job); \(request.key) is not one")
+            }
             for info in try await store.delete(request.key) { publish(EventTopic.imageDeleted, info) }
             return DeleteImageResponse()
         }

@@ -54,7 +54,7 @@ enum ItemServiceHandlers {
             try store.move(from: request.fromIndex, to: request.toIndex)
         } finish: { MoveItemResponse() }
         attachPhoto(server, host, store, clock, photoCheck)
-        photoChange(server, ItemServiceRPC.detachPhoto, host, store, clock, key: \.itemKey) { try $0.detachPhoto($1, now: $2) }
+        detachPhoto(server, host, store, clock)
         photoChange(server, ItemServiceRPC.setPrimaryPhoto, host, store, clock, key: \.itemKey) {
             try $0.setPrimaryPhoto($1, now: $2)
         }
@@ -120,7 +120,15 @@ enum ItemServiceHandlers {
             }
             // The store's checks first (keys, item, room, a photo deleted with another item),
             // so what the item service can tell alone never waits for the image service.
-            store.submit({ try $0.photoToCheck(request) }) { result in
+            store.submit({ store in
+                let keys = try store.photoToCheck(request)
+                // A worker key attaches only what a capture job it holds stored (a photo the
+                // item holds already is only made primary, or nothing).
+                if let keys, context.callerIsWorker {
+                    try store.checkCaptureHolds(itemKey: keys.itemKey, imageKey: keys.imageKey, now: clock.nowMilliseconds())
+                }
+                return keys
+            }) { result in
                 switch result {
                 case .failure(let error):
                     reply(.failure(error))
@@ -141,6 +149,25 @@ enum ItemServiceHandlers {
                         attach(checksum: info.checksum)
                     }
                 }
+            }
+        }
+    }
+
+    /// DetachPhoto; a worker key's only of an image a capture job it holds for the item stored.
+    private static func detachPhoto(_ server: RPCServer, _ host: @escaping Publish, _ store: ItemStoreQueue, _ clock: any WallClock) {
+        server.registerDeferred(ItemServiceRPC.detachPhoto) { request, context, reply in
+            store.submit({ store in
+                try context.checkDeadline()
+                return try changeWork(request, store, clock, key: \.itemKey) { store, request, now in
+                    if context.callerIsWorker {
+                        try store.checkCaptureHolds(
+                            itemKey: try ItemInput.key(request.itemKey, field: "item_key"),
+                            imageKey: try ItemInput.key(request.imageKey, field: "image_key"), now: now)
+                    }
+                    return try store.detachPhoto(request, now: now)
+                }
+            }) { result in
+                reply(result.map { finishChange(host, $0) })
             }
         }
     }

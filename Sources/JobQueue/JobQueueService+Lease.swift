@@ -16,7 +16,7 @@ extension JobQueueService {
         let queue: Queue, waitEnd: Int64
         do {
             guard let served = queues[request.queue] else { throw JobStoreError.unknownQueue(request.queue, served: queues.keys) }
-            try refuseInProcess(request.queue)
+            try refuseInProcess(request.queue, context)
             guard request.waitMs >= 0 else { throw JobStoreError.invalidArgument("wait_ms must be ≥ 0 (got \(request.waitMs))") }
             queue = served
             // Answer a little before the caller's deadline, so the empty reply reaches it in time.

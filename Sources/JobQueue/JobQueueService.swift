@@ -69,7 +69,8 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
     public var queueNames: [String] { queues.keys.sorted() }
 
     /// Refuses a worker's call (Lease, Extend, Complete, Fail) on a queue the host works itself.
-    func refuseInProcess(_ queue: String) throws {
+    func refuseInProcess(_ queue: String, _ context: RPCContext) throws {
+        try context.checkWorks(queue: queue)
         guard self.queues[queue]?.inProcess == true else { return }
         throw JobStoreError.staleLease(
             "queue \(queue) is worked by this service itself: its jobs are not leased, extended, completed or failed over RPC (Stats, ListJobs, GetJob, RetryDead, PauseQueue and PurgeJobs are)")
@@ -107,8 +108,8 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
             for queue in queues.values { queue.notifier.signal() }
         }
         registerComplete(on: server)
-        onWrite(server, JobQueueRPC.fail) { [self] request, _, jobs in
-            try refuseInProcess(request.queue)
+        onWrite(server, JobQueueRPC.fail) { [self] request, context, _, jobs in
+            try refuseInProcess(request.queue, context)
             return try jobs.fail(request, now: clock.nowMilliseconds())
         } finish: { [self] job in
             if job.state == .dead { announce(job, EventTopic.jobDead) }
@@ -118,27 +119,27 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
             return response
         }
         // A heartbeat lost to a power cut: the lease ends sooner than extended, as if the worker died.
-        onWrite(server, JobQueueRPC.extend, durable: false) { [self] request, _, jobs in
-            try refuseInProcess(request.queue)
+        onWrite(server, JobQueueRPC.extend, durable: false) { [self] request, context, _, jobs in
+            try refuseInProcess(request.queue, context)
             return try jobs.extend(request, now: clock.nowMilliseconds())
         } finish: { expiry in
             var response = ExtendResponse()
             response.leaseExpiresAtMs = expiry
             return response
         }
-        onWrite(server, JobQueueRPC.retryDead) { [self] request, _, jobs in
+        onWrite(server, JobQueueRPC.retryDead) { [self] request, _, _, jobs in
             (try jobs.retryDead(request, now: clock.nowMilliseconds()), request.queue)
         } finish: { [self] response, queue in
             if response.requeued > 0 { jobsReady(queue: queue) }
             return response
         }
-        onWrite(server, JobQueueRPC.pauseQueue) { request, _, jobs in
+        onWrite(server, JobQueueRPC.pauseQueue) { request, _, _, jobs in
             (try jobs.pause(request), request.queue)
         } finish: { [self] response, queue in
             if !response.paused { jobsReady(queue: queue) }
             return response
         }
-        onWrite(server, JobQueueRPC.purgeJobs) { request, _, jobs in try jobs.purge(request) } finish: { $0 }
+        onWrite(server, JobQueueRPC.purgeJobs) { request, _, _, jobs in try jobs.purge(request) } finish: { $0 }
         onRead(server, JobQueueRPC.stats) { [self] request, jobs in try jobs.stats(request, now: clock.nowMilliseconds()) }
         onRead(server, JobQueueRPC.listJobs) { request, jobs in try jobs.list(request) }
         onRead(server, JobQueueRPC.getJob) { request, jobs in try jobs.job(request) }
@@ -154,7 +155,7 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
         ) {
             owner.write({ [self] host, jobs in
                 try context.checkDeadline()
-                try refuseInProcess(request.queue)
+                try refuseInProcess(request.queue, context)
                 return try jobs.complete(request, now: clock.nowMilliseconds()) { job, result in
                     try staged.map { try $0.effect(host, job, result) } ?? result
                 }
@@ -175,6 +176,8 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
         }
         server.registerDeferred(JobQueueRPC.complete) { [self] request, context, reply in
             guard let completion = queues[request.queue]?.completion else { return write(request, context, nil, reply: reply) }
+            // A key that may not work this queue stages nothing.
+            do { try context.checkWorks(queue: request.queue) } catch { return reply(.failure(error)) }
             Task {
                 do {
                     write(request, context, try await completion(request), reply: reply)
@@ -189,13 +192,13 @@ public final class JobQueueService<Owner: JobStoreOwner>: Sendable {
     /// committed (no hop through the task pool); `finish` runs after the commit (events).
     private func onWrite<Request, Response, T: Sendable>(
         _ server: RPCServer, _ method: ProtoMethod<Request, Response>, durable: Bool = true,
-        _ work: @escaping @Sendable (Request, Owner.Host, JobStore) throws -> T, finish: @escaping @Sendable (T) -> Response
+        _ work: @escaping @Sendable (Request, RPCContext, Owner.Host, JobStore) throws -> T, finish: @escaping @Sendable (T) -> Response
     ) {
         server.registerDeferred(method) { [owner] request, context, reply in
             owner.write(durable: durable, { host, jobs in
                 // Queued past the call's deadline (its caller was answered 4): change nothing.
                 try context.checkDeadline()
-                return try work(request, host, jobs)
+                return try work(request, context, host, jobs)
             }) { result in reply(result.map(finish)) }
         }
     }

@@ -250,3 +250,15 @@ extension JobStore {
         return id
     }
 }
+
+extension JobStore {
+    /// The jobs of `queue` leased now (RUNNING with a lease that has not expired), payloads
+    /// included: what a host checks a worker's calls against (a capture worker attaches only
+    /// what a capture job it holds made). As many as there are workers' slots, so no paging.
+    public func leased(queue: String, now: Int64) throws -> [Job] {
+        try jobs(
+            try db.prepare(
+                "SELECT \(Self.columns) FROM jobs WHERE queue = ? AND state = ? AND lease_expires_at_ms > ? ORDER BY id"),
+            [.text(queue), .integer(Int64(JobState.running.rawValue)), .integer(now)])
+    }
+}

@@ -26,8 +26,9 @@ public struct ProtoMethod<Request: ProtoMessage, Response: ProtoMessage>: AnyPro
     public let callers: [Caller]
 
     /// A method of a service; `isReadOnly` and `callers` as the .proto declares them (the
-    /// generated handles in Sources/Proto/Generated carry them).
-    public init(service: String, name: String, isReadOnly: Bool, callers: [Caller] = []) {
+    /// generated handles in Sources/Proto/Generated carry them). `callers` has no default: a
+    /// handle made by hand for a declared method (another reply type) must carry the .proto's.
+    public init(service: String, name: String, isReadOnly: Bool, callers: [Caller]) {
         self.service = service
         self.name = name
         self.isReadOnly = isReadOnly

@@ -21,6 +21,9 @@ public enum MethodRoles {
         byPath[path] ?? []
     }
 
+    /// The callers the .proto declares for `path`; nil for a path it does not declare.
+    static func declared(_ path: String) -> [Caller]? { byPath[path] }
+
     private static let byPath: [String: [Caller]] = {
         var table: [String: [Caller]] = [:]
         for method in ProtoCatalog.methods { table[method.path] = method.callers }
@@ -63,5 +66,25 @@ extension Role {
         case .thumbnailWorker: queue == "thumbnails"
         case .worker: queue == "capture" || queue == "thumbnails"
         }
+    }
+}
+
+extension RPCContext {
+    /// Whether the caller's key is a worker's (capture-worker, thumbnail-worker or worker): what
+    /// it changes is then bound to the jobs it holds, which the handler checks.
+    public var callerIsWorker: Bool {
+        switch caller?.role {
+        case .captureWorker?, .thumbnailWorker?, .worker?: true
+        default: false
+        }
+    }
+
+    /// Throws PERMISSION_DENIED unless the caller may work jobs of `queue` (Lease, Extend,
+    /// Complete, Fail): the method check lets every worker kind in, this binds each to its queue.
+    public func checkWorks(queue: String) throws(RPCError) {
+        guard let caller, !caller.role.works(queue: queue) else { return }
+        let who = caller.name.map { "key \"\($0)\" (\(caller.role.rawValue))" } ?? "a \(caller.role.rawValue) key"
+        throw .permissionDenied(
+            "\(who) may not work jobs of queue \(queue): capture-worker keys work capture jobs, thumbnail-worker keys thumbnails jobs")
     }
 }

@@ -55,8 +55,8 @@ extension RPCServer {
             let name = caller.name.map { "'\($0)' " } ?? ""
             send(socket, to: call.identity, requestID: call.header.requestId, Answer(
                 code: .permissionDenied,
-                message: "key \(name)has the \(caller.role.rawValue) role; \(call.method.path) may be called by "
-                    + MethodRoles.describe(call.method.callers)
+                message: "key \(name)has the \(caller.role.rawValue) role; \(call.method.path) "
+                    + (call.method.callers.isEmpty ? "needs admin" : "may be called by " + MethodRoles.describe(call.method.callers))
                     + " (an admin can change it: homepwner keys allow ROLE KEY --file ALLOWED)"), call.tag, state)
             return
         }

@@ -276,7 +276,8 @@ public final class RPCServer: Sendable {
 
     private func add(_ callers: [Caller], _ method: Method) {
         var method = method
-        method.callers = callers
+        // A method the .proto declares is allowed to whom it says, whatever handle registered it.
+        method.callers = MethodRoles.declared(method.path) ?? callers
         shared.withLock {
             precondition(!$0.started, "register \(method.path) before start()")
             $0.methods[method.path] = method

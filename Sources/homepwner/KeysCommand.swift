@@ -11,7 +11,7 @@ enum KeysCommand {
         USAGE:
           homepwner keys init DIR [--owner UID[:GID]]            the suite's keys: server, admin, worker, allowed_keys, metrics.token
           homepwner keys gen NAME [--dir D] [--owner UID[:GID]]  write NAME.key and NAME.key_secret (0600)
-          homepwner keys allow ROLE KEYFILE|Z85 [--name N] --file ALLOWED   allow a key as admin, worker or reader
+          homepwner keys allow ROLE KEYFILE|Z85 [--name N] --file ALLOWED   allow a key as admin, capture-worker, thumbnail-worker, worker or reader
           homepwner keys revoke KEY|NAME --file ALLOWED          remove a key
           homepwner keys ls --file ALLOWED [--json]              list the allowed keys
 

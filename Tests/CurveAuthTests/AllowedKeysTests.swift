@@ -62,6 +62,15 @@ import ZMQ
         #expect(throws: AllowedKeysError.self) { try keys.allow(AllowedKey(role: .admin, publicKey: Self.a, name: "w1")) }
     }
 
+    @Test func everyRoleIsWrittenWholeAndReadsBack() throws {
+        // Roles were padded to six columns by truncating: "capture-worker" was saved as "captur".
+        for role in Role.allCases {
+            var keys = AllowedKeys()
+            _ = try keys.allow(AllowedKey(role: role, publicKey: Self.a, name: "k"))
+            #expect(try AllowedKeys(parsing: keys.serialized(), file: "f").entries == [AllowedKey(role: role, publicKey: Self.a, name: "k")])
+        }
+    }
+
     @Test func editReplacesTheFileAtomicallyKeepingItsMode() throws {
         let folder = try TemporaryFolder()
         let file = try folder.write("allowed_keys", "admin \(Self.a) ops\n", mode: 0o640)

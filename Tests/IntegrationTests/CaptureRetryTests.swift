@@ -14,7 +14,9 @@ import RPCTestSupport
 @Suite struct CaptureRetryTests {
     /// The key the job's attempts store its original under (`CaptureJobHandler.storedKey`).
     static func originalKey(of job: CaptureJob) -> String {
-        CaptureJobHandler.storedKey(queue: "capture", jobID: job.jobId, createdAtMs: job.createdAtMs, role: "original")
+        var queued = Job()
+        (queued.queue, queued.jobId, queued.createdAtMs) = ("capture", job.jobId, job.createdAtMs)
+        return NameBasedUUID.make(queued.captureKeyName("original"))
     }
 
     @Test func aRetryOfAMovieOverThirtyTwoMebibytesReusesTheOriginalAnEarlierAttemptCommitted() async throws {

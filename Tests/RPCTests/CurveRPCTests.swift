@@ -167,7 +167,7 @@ import ZMQ
             } catch {
                 let failure = error as? RPCError
                 #expect(failure?.code == .permissionDenied)
-                #expect(failure?.message.contains("may be called by admin only") == true, "\(failure?.message ?? "")")
+                #expect(failure?.message.contains("/homepwner.v1.ItemService/CreateItem needs admin") == true, "\(failure?.message ?? "")")
             }
         }
         #expect(suite.server.stats.permissionDenied == 2)
