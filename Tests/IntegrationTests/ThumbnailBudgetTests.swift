@@ -24,16 +24,21 @@ import WorkerRuntime
         }
     }
 
+    /// `photo` with `padding` bytes of XMP (APP1) before its frame, stored in `service`.
+    static func padded(_ photo: [UInt8], _ padding: Int, in service: Service) async throws -> (bytes: [UInt8], key: String) {
+        let padded = JPEGSplice.inserting(JPEGSplice.metadata(totalBytes: padding), beforeFrameOf: photo)
+        return (padded, try await service.put(padded).key)
+    }
+
     @Test func metadataPaddingIsSkippedUnreadSoAPaddedOriginalIsMadeWithinTheBudget() async throws {
         let service = try Service(maxMessageBytes: 64 << 20)
         defer { service.stop() }
-        // 24 MB of XMP (APP1) before the frame: twelve times the worker's budget.
+        // 24 MB before the frame: twelve times the worker's budget.
         let photo = try Fixtures.orientationPhoto("Landscape_6.jpg")
-        let padded = JPEGSplice.inserting(JPEGSplice.metadata(totalBytes: 24_000_000), beforeFrameOf: photo)
-        let stored = try await service.put(padded)
+        let (padded, key) = try await Self.padded(photo, 24_000_000, in: service)
         let given = Shared<[Int]>([])
         let handler = Self.handler(service, budgetBytes: 2 << 20, given: given)
-        let made = try ThumbnailResult(serializedBytes: try await handler.run(Service.job(stored.key, sizes: [64, 256])))
+        let made = try ThumbnailResult(serializedBytes: try await handler.run(Service.job(key, sizes: [64, 256])))
         // What the maker was given is the photo's own segments, not the padding.
         #expect(given.value.count == 1)
         #expect(given.value.allSatisfy { $0 <= photo.count }, "the maker was given \(given.value) bytes of a \(padded.count)-byte original")
@@ -46,20 +51,18 @@ import WorkerRuntime
     @Test func anOriginalWhoseScansExceedTheBudgetFailsPermanentlyNamingTheLimitUnread() async throws {
         let service = try Service(maxMessageBytes: 64 << 20)
         defer { service.stop() }
-        let photo = try Fixtures.orientationPhoto("Landscape_1.jpg")
-        let padded = JPEGSplice.inserting(JPEGSplice.metadata(totalBytes: 8_000_000), beforeFrameOf: photo)
-        let stored = try await service.put(padded)
+        let (padded, key) = try await Self.padded(try Fixtures.orientationPhoto("Landscape_1.jpg"), 8_000_000, in: service)
         let given = Shared<[Int]>([])
         let handler = Self.handler(service, budgetBytes: 100_000, given: given)
         var failure: JobFailure?
         do {
-            _ = try await handler.run(Service.job(stored.key, sizes: [64]))
+            _ = try await handler.run(Service.job(key, sizes: [64]))
         } catch {
             failure = error as? JobFailure
         }
         let message = failure?.message ?? ""
         #expect(failure?.permanent == true, "\(String(describing: failure))")
-        #expect(message.contains("image \(stored.key)"), "\(message)")
+        #expect(message.contains("image \(key)"), "\(message)")
         #expect(message.contains("100000 bytes (--memory-mb)"), "\(message)")
         #expect(message.contains("of its \(padded.count) bytes"), "\(message)")
         #expect(given.value.isEmpty, "the maker ran on \(given.value) bytes")
