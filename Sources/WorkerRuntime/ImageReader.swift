@@ -34,24 +34,36 @@ public struct ImageReader: Sendable {
     /// The whole image in ranged reads of `readChunkBytes` (halved while the service says a
     /// read is too large for its replies); nil when there is no such image.
     func readInRanges(_ key: String) async throws -> [UInt8]? {
-        let client = connection.client
+        guard let size = try await size(of: key) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Int(size))
+        try await append(key, from: 0, to: size, into: &bytes)
+        return bytes
+    }
+
+    /// The image's size in bytes (StatImage); nil when there is no such image.
+    public func size(of key: String) async throws -> Int64? {
         var stat = StatImageRequest()
         stat.key = key
-        let size: Int64
         do {
-            size = try await client.call(ImageServiceRPC.statImage, stat).sizeBytes
+            return try await connection.client.call(ImageServiceRPC.statImage, stat).sizeBytes
         } catch {
             if error.code == .notFound { return nil }
             throw error
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(size))
-        var chunk = Self.readChunkBytes
-        while Int64(bytes.count) < size {
+    }
+
+    /// Appends the image's bytes from `start` up to `end` to `bytes`, in ranged reads of
+    /// `readChunkBytes` (halved while the service says a read is too large for its replies).
+    /// Throws 5 NOT_FOUND when the image is gone, 15 DATA_LOSS when it ends before `end`.
+    public func append(_ key: String, from start: Int64, to end: Int64, into bytes: inout [UInt8]) async throws {
+        let client = connection.client
+        var chunk = Self.readChunkBytes, offset = start
+        while offset < end {
             var get = GetImageRequest()
             get.key = key
-            get.offset = Int64(bytes.count)
-            get.length = min(chunk, size - Int64(bytes.count))
+            get.offset = offset
+            get.length = min(chunk, end - offset)
             let part: GetImageResponse
             do {
                 part = try await client.call(ImageServiceRPC.getImage, get, options: CallOptions(timeoutMilliseconds: 30_000))
@@ -62,10 +74,10 @@ public struct ImageReader: Sendable {
                 continue
             }
             guard !part.data.isEmpty else {
-                throw RPCError(.dataLoss, "image \(key) ended at \(bytes.count) of its \(size) bytes")
+                throw RPCError(.dataLoss, "image \(key) ended at \(offset) of the \(end) bytes read")
             }
             bytes += part.data
+            offset += Int64(part.data.count)
         }
-        return bytes
     }
 }
