@@ -166,14 +166,17 @@ func runGroup(
     _ group: ServiceGroup,
     timeout: Duration = .seconds(30),
     releasing gate: Gate? = nil,
+    recordingReturnIn returnProbe: Probe? = nil,
     while body: @Sendable () async throws -> Void = {}
 ) async throws -> (any Error)? {
     try await withThrowingTaskGroup(of: Outcome.self) { tasks in
         tasks.addTask {
             do {
                 try await group.run()
+                returnProbe?.record("run returned")
                 return .finished(nil)
             } catch {
+                returnProbe?.record("run returned")
                 return .finished(error)
             }
         }

@@ -55,14 +55,20 @@ struct ServiceGroupTests {
             logger: logger,
             signals: []
         )
-        let error = try await runGroup(group, releasing: gate) {
+        let error = try await runGroup(group, releasing: gate, recordingReturnIn: probe) {
+            // The group has taken in the failure (the moment a group that did not wait would
+            // rethrow it) and cancelled the slow one, which holds on until the gate opens.
             try await probe.waitFor("slow cancelled")
-            try await Task.sleep(for: .milliseconds(20))
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !collector.lines.contains(where: { $0.contains("service failed error=boom service=bad") }) {
+                guard ContinuousClock.now < deadline else { throw Boom.boom }
+                try await Task.sleep(for: .milliseconds(1))
+            }
             probe.record("gate opened")
             gate.open()
         }
         #expect(error as? Boom == .boom)
-        #expect(probe.events.suffix(2) == ["gate opened", "slow stopped"])
+        #expect(probe.events.suffix(3) == ["gate opened", "slow stopped", "run returned"], "\(probe.events)")
     }
 
     @Test func serviceReturningEarlyStopsTheOthersAndRunThrowsServiceReturnedEarly() async throws {
