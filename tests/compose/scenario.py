@@ -415,6 +415,10 @@ class Stack:
         with self.phase("image-service crashed mid-batch, restarted by its policy"):
             # --all makes every thumbnail again (new keys): the originals and edits must stay as they were.
             images_before = {i["key"]: i["checksum"] for i in self.all_images() if i["kind"] != "THUMBNAIL"}
+            # The process is found before the batch starts, so the kill follows the progress
+            # read at once (finding it takes docker calls, long enough for a fast pair of
+            # workers to finish the batch).
+            crash = self.crash_image_service()
             result = self.cli_json("thumbs", "batch", "--all", "--no-wait")
             batch_id, total = result["batch_id"], int(result["enqueued"])
             check(total >= 50, f"the batch: {result}")
@@ -425,7 +429,7 @@ class Stack:
                     break
                 check(time.monotonic() < deadline, f"the batch did not start: {progress}")
                 time.sleep(0.05)
-            killed_at = self.crash_image_service()
+            killed_at = crash()
             check(int(progress["done"]) < total, f"the batch finished before the crash: {progress}")
             done_at_kill = int(progress["done"])
             log(f"killed image-service at {done_at_kill}/{total} done")
@@ -554,8 +558,9 @@ class Stack:
         for container in self.containers():
             check(self.inspect(container, "{{.RestartCount}}") == "0", f"{self.name(container)} restarted")
 
-    def crash_image_service(self) -> float:
-        """Kills image-service's process with SIGKILL from the host: a crash. `docker kill` would
+    def crash_image_service(self):
+        """Returns a function that kills image-service's process (found now) with SIGKILL from the
+        host, a crash, and answers the time of the kill. `docker kill` would
         not do: on engine 20.10 it marks the container manually stopped, and `restart:
         unless-stopped` then leaves it stopped (tried: exited 137, restart count 0). The process
         killed is the service itself, not docker-init (PID 1 with init: true), which then exits
@@ -564,8 +569,11 @@ class Stack:
         self.restarts_before = int(self.inspect(container, "{{.RestartCount}}"))
         pids = [pid for pid, command in self.host_pids(container).items() if command == "image-service"]
         check(len(pids) == 1, f"image-service processes: {self.host_pids(container)}")
-        os.kill(pids[0], 9)
-        return time.time()
+
+        def kill() -> float:
+            os.kill(pids[0], 9)
+            return time.time()
+        return kill
 
     def distinct_photos(self, count: int) -> list[Path]:
         """`count` JPEGs with different bytes (stored once each): the test photos, each with a
