@@ -19,6 +19,7 @@ enum HomepwnerCLI {
         ("thumbs", "make thumbnails in bulk (all, missing, given images) and follow the batch"),
         ("capture", "capture photos and movies into an item (file, library, recent, camera), with edits"),
         ("watch", "print the services' events as they happen"),
+        ("fsck", "check both services agree and every blob is whole; --repair removes orphans, detaches lost photos"),
         ("keys", "CURVE key files and the allowed keys with their roles: gen, allow, revoke, ls"),
     ]
 
@@ -82,6 +83,8 @@ enum HomepwnerCLI {
             code = await WatchCommand.run(rest)
         case "keys":
             code = await KeysCommand.run(rest)
+        case "fsck":
+            code = await FsckCommand.run(rest)
         default:
             let hint = didYouMean(command, among: commands.map(\.name))
             printError("homepwner: unknown command '\(command)'\(hint) (see homepwner --help)")
