@@ -156,8 +156,20 @@ public struct CaptureJobHandler: Sendable {
         }
         if let edited {
             try await put(edited, key: own.edited, owner: item.key, kind: .edited, parent: outcome.originalKey, contentType: "image/jpeg")
-            try await attach(own.edited, to: item, primary: request.makePrimary, recording: &attached)
-            outcome.editedKey = own.edited
+            let after = try await attach(own.edited, to: item, primary: request.makePrimary, recording: &attached)
+            if after.photoKeys.contains(own.edited) {
+                outcome.editedKey = own.edited
+            } else {
+                // The edit came out byte for byte as a photo the item holds (the same crop of the
+                // same photo again): item-service kept one photo per content, so that photo is
+                // the edit, and what this job stored for it goes (an orphan otherwise).
+                guard let holder = try await attachedPhoto(withChecksum: SHA256.checksum(edited), of: after, except: except) else {
+                    throw RPCError.aborted("the photo holding the content of edit \(own.edited) left item \(item.key) meanwhile; the capture runs again")
+                }
+                try await deleteImage(own.edited)
+                if request.makePrimary { _ = try await attach(holder, to: after, primary: true, recording: &attached) }
+                outcome.editedKey = holder
+            }
         }
         return outcome
     }

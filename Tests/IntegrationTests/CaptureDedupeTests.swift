@@ -93,4 +93,23 @@ import RPCTestSupport
         try await eventuallyEmpty { try await suite.imagesOf(suite.item).filter { $0.key != item.photoKeys.first } }
         #expect(try await suite.info(try #require(item.photoKeys.first)).checksum == SHA256.checksum(lamp))
     }
+
+    @Test func anEditThatComesOutAsAPhotoTheItemHoldsNamesThatPhotoAndLeavesNoOrphan() async throws {
+        // The same crop of the same photo twice: the second edit is byte for byte the first,
+        // which item-service does not attach again. The job named its own unattached edit as
+        // its result and left it stored, owned by the item and in none of its photos.
+        let suite = try await CaptureSuite()
+        defer { suite.stop() }
+        let lamp = try Fixtures.orientationPhoto("Landscape_1.jpg")
+        var edit = Edit()
+        (edit.cropX, edit.cropY, edit.cropWidth, edit.cropHeight) = (100, 50, 400, 300)
+        let first = try await suite.capture { $0.source = .upload; $0.data = lamp; $0.edit = edit }
+        let second = try await suite.capture { $0.source = .upload; $0.data = lamp; $0.edit = edit; $0.makePrimary = true }
+        #expect(first.state == .done && second.state == .done, "\(first.error) \(second.error)")
+        let item = try await suite.getItem()
+        #expect(item.photoKeys == [first.originalKey, first.editedKey], "\(item.photoKeys)")
+        #expect(second.originalKey == first.originalKey && second.editedKey == first.editedKey, "\(second)")
+        #expect(item.primaryPhotoKey == first.editedKey)
+        try await eventuallyEmpty { try await suite.imagesOf(suite.item).filter { !item.photoKeys.contains($0.key) } }
+    }
 }
