@@ -140,38 +140,36 @@ public struct CaptureJobHandler: Sendable {
             if source.storedKey == nil {
                 try await storeOriginal(source, checksum: checksum, key: originalKey, owner: item.key, contentType: media.contentType)
             }
-            let after = try await attach(originalKey, to: item, primary: originalPrimary, recording: &attached)
-            if after.photoKeys.contains(originalKey) {
-                outcome.originalKey = originalKey
-            } else {
-                // The same bytes were attached first by another capture (or attach) at the same
-                // moment: item-service decided it in the attach's transaction, and that photo is
-                // this one (made primary, if asked). What this job stored for it goes.
-                guard let holder = try await attachedPhoto(withChecksum: checksum, of: after, except: except) else {
-                    throw RPCError.aborted("the photo holding the content of \(originalKey) left item \(item.key) meanwhile; the capture runs again")
-                }
-                if source.storedKey == nil { try await deleteImage(originalKey) }
-                (outcome.originalKey, outcome.duplicate) = (holder, true)
-            }
+            let holder = try await attachHolding(
+                originalKey, checksum: checksum, to: item, primary: originalPrimary, deleting: source.storedKey == nil,
+                except: except, recording: &attached)
+            (outcome.originalKey, outcome.duplicate) = (holder, holder != originalKey)
         }
         if let edited {
             try await put(edited, key: own.edited, owner: item.key, kind: .edited, parent: outcome.originalKey, contentType: "image/jpeg")
-            let after = try await attach(own.edited, to: item, primary: request.makePrimary, recording: &attached)
-            if after.photoKeys.contains(own.edited) {
-                outcome.editedKey = own.edited
-            } else {
-                // The edit came out byte for byte as a photo the item holds (the same crop of the
-                // same photo again): item-service kept one photo per content, so that photo is
-                // the edit, and what this job stored for it goes (an orphan otherwise).
-                guard let holder = try await attachedPhoto(withChecksum: SHA256.checksum(edited), of: after, except: except) else {
-                    throw RPCError.aborted("the photo holding the content of edit \(own.edited) left item \(item.key) meanwhile; the capture runs again")
-                }
-                try await deleteImage(own.edited)
-                if request.makePrimary { _ = try await attach(holder, to: after, primary: true, recording: &attached) }
-                outcome.editedKey = holder
-            }
+            outcome.editedKey = try await attachHolding(
+                own.edited, checksum: SHA256.checksum(edited), to: item, primary: request.makePrimary, deleting: true,
+                except: except, recording: &attached)
         }
         return outcome
+    }
+
+    /// Attaches `key` and answers the photo that holds its content: `key`, or the photo of the
+    /// same bytes attached first (by another capture or attach at the same moment, or the same
+    /// crop of the same photo again). item-service keeps one photo per content, decided in the
+    /// attach's transaction, and makes that one primary if asked; what this job stored under
+    /// `key` then goes (`deleting`: the key is this job's own), or it would be an orphan.
+    func attachHolding(
+        _ key: String, checksum: String, to item: Item, primary: Bool, deleting: Bool, except: [String],
+        recording attached: inout [String]
+    ) async throws -> String {
+        let after = try await attach(key, to: item, primary: primary, recording: &attached)
+        if after.photoKeys.contains(key) { return key }
+        guard let holder = try await attachedPhoto(withChecksum: checksum, of: after, except: except) else {
+            throw RPCError.aborted("the photo holding the content of \(key) left item \(item.key) meanwhile; the capture runs again")
+        }
+        if deleting { try await deleteImage(key) }
+        return holder
     }
 
     /// Undoes what a failed attempt did that no retry would take up, and says why it failed.

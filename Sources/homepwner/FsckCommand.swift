@@ -124,24 +124,26 @@ enum FsckCommand {
         func listImages() async throws -> [ImageInfo] {
             var request = ListImagesRequest()
             request.pageSize = 1000
-            var all: [ImageInfo] = []
-            repeat {
-                let page = try await images.call(ImageServiceRPC.listImages, request, options: options)
-                all += page.images
-                request.pageToken = page.nextPageToken
-            } while !request.pageToken.isEmpty
-            return all
+            return try await everyPage(images, ImageServiceRPC.listImages, request, token: \.pageToken) { ($0.images, $0.nextPageToken) }
         }
 
         func listItems() async throws -> [Item] {
             var request = ListItemsRequest()
             request.pageSize = 1000
-            var all: [Item] = []
+            return try await everyPage(items, ItemServiceRPC.listItems, request, token: \.pageToken) { ($0.items, $0.nextPageToken) }
+        }
+
+        /// Every entry of a listing, page after page until its next token is empty.
+        func everyPage<Request, Response, Entry>(
+            _ client: RPCClient, _ method: ProtoMethod<Request, Response>, _ first: Request,
+            token: WritableKeyPath<Request, String>, _ page: (Response) -> ([Entry], String)
+        ) async throws -> [Entry] {
+            var request = first, all: [Entry] = []
             repeat {
-                let page = try await items.call(ItemServiceRPC.listItems, request, options: options)
-                all += page.items
-                request.pageToken = page.nextPageToken
-            } while !request.pageToken.isEmpty
+                let (entries, next) = page(try await client.call(method, request, options: options))
+                all += entries
+                request[keyPath: token] = next
+            } while !request[keyPath: token].isEmpty
             return all
         }
 
