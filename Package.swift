@@ -43,6 +43,9 @@ let package = Package(
         // which only Digest imports.
         .target(name: "CDigest"),
         .target(name: "Digest", dependencies: ["CDigest"], swiftSettings: swiftSettings),
+        // A SIGBUS inside a read-only file map becomes a page of zeros and a recorded fault,
+        // for ImageService's MappedFile only (a file cut short, a disk's read error).
+        .target(name: "CMapGuard"),
         .target(name: "RPC", dependencies: ["ZMQ", "Proto", "Runtime", "CurveAuth"], swiftSettings: swiftSettings),
         // CURVE key files, the allowed keys with their roles, and the ZAP handler that checks
         // them (not "Security": that name is Apple's framework).
@@ -56,7 +59,7 @@ let package = Package(
 
         // The services and workers as libraries.
         .target(name: "ItemService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JobQueue", "Digest"], swiftSettings: swiftSettings),
-        .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue"], swiftSettings: swiftSettings),
+        .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue", "CMapGuard"], swiftSettings: swiftSettings),
         .target(name: "WorkerRuntime", dependencies: ["RPC", "Proto", "Runtime"], swiftSettings: swiftSettings),
         .target(name: "CaptureWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),
         .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "WorkerRuntime"], swiftSettings: swiftSettings),

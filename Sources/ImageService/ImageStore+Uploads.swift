@@ -385,7 +385,7 @@ extension ImageStore {
         }
         // From here the upload ends either as an image or discarded: nothing partial stays.
         uploads.withLock { _ = $0.removeValue(forKey: id) }
-        let blobs = blobs, limits = limits, key = new.key, declared = new, committed = upload
+        let blobs = blobs, limits = limits, key = new.key, declared = new, committed = upload, staged = hooks.current.uploadStaged
         let media: SniffedMedia
         do {
             media = try await onIO { () throws -> SniffedMedia in
@@ -395,6 +395,7 @@ extension ImageStore {
                     if upload.directFD >= 0 { Glibc.close(upload.directFD) }
                 }
                 try upload.flushPending()
+                staged?(upload.path)
                 let media = try Self.sniff(upload, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
                 try Self.check(media, against: declared)
                 try BlobStore.check(fsync(upload.fd), "fsync", upload.path)
@@ -516,8 +517,14 @@ extension ImageStore {
         let head = try readStaged(upload, offset: 0, count: Int(min(upload.totalSize, Int64(MediaSniffer.headBytes))))
         guard head.starts(with: [0xFF, 0xD8, 0xFF]) else { return try classify(head, maxPixels: maxPixels) }
         let map = try MappedFile(fd: upload.fd, count: Int(upload.totalSize), path: upload.path)
-        return try withExtendedLifetime(map) {
-            try classifyJPEG(map.bytes, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes)
+        do {
+            return try map.readBack { bytes in
+                try classifyJPEG(bytes, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes)
+            }
+        } catch let error as BlobIOError where error.code == EIO {
+            // The bytes received are not all on disk any more: refused, never stored as sent.
+            throw ImageStoreError.damaged(
+                "upload \(upload.id): its staged bytes could not be read back to be validated (\(error)); the upload is discarded: upload the file again")
         }
     }
 

@@ -21,6 +21,9 @@ final class StoreHooks: Sendable {
         /// When a rendition's source file is open and its size checked, before its bytes are
         /// read (on the thread that reads them), with the image's key.
         var renditionSourceOpened: (@Sendable (String) -> Void)?
+        /// When a committed upload's staged file is whole on disk, before it is validated
+        /// (on an I/O lane), with the staged file's path.
+        var uploadStaged: (@Sendable (String) -> Void)?
     }
 
     private let hooks = Mutex(Hooks())
