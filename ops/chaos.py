@@ -93,8 +93,10 @@ class Suite:
                            "HOMEPWNER_ALLOWED_KEYS": str(self.keys / "allowed_keys")}
         self.client_env = {"HOMEPWNER_CLIENT_SECRET_KEY": str(self.keys / "admin.key_secret"),
                            "HOMEPWNER_SERVER_KEY": str(self.keys / "server.key")}
-        self.worker_env = {"HOMEPWNER_CLIENT_SECRET_KEY": str(self.keys / "worker.key_secret"),
-                           "HOMEPWNER_SERVER_KEY": str(self.keys / "server.key")}
+        # Each worker with its own kind's key, as `keys init` makes them and compose gives them.
+        self.worker_env = {kind: {"HOMEPWNER_CLIENT_SECRET_KEY": str(self.keys / f"{kind}.key_secret"),
+                                  "HOMEPWNER_SERVER_KEY": str(self.keys / "server.key")}
+                           for kind in ("capture-worker", "thumbnail-worker")}
         self.processes: dict[str, subprocess.Popen] = {}
         self.lock = threading.Lock()
 
@@ -103,7 +105,7 @@ class Suite:
         if name.endswith("service"):
             env.update(self.server_env, HOMEPWNER_DATA_DIR=str(self.root / name))
         else:
-            env.update(self.worker_env)
+            env.update(self.worker_env[name])
         log = open(self.root / f"{name}.log", "ab")
         self.processes[name] = subprocess.Popen([str(self.bin / name)], env=env, stdout=log, stderr=subprocess.STDOUT,
                                                 cwd=self.root)

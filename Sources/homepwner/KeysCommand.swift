@@ -9,7 +9,7 @@ enum KeysCommand {
         OVERVIEW: CURVE keys and the allowed-keys file that says which keys may connect, with which role.
 
         USAGE:
-          homepwner keys init DIR [--owner UID[:GID]]            the suite's keys: server, admin, worker, allowed_keys, metrics.token
+          homepwner keys init DIR [--owner UID[:GID]]            the suite's keys: server, admin, capture-worker, thumbnail-worker, allowed_keys, metrics.token
           homepwner keys gen NAME [--dir D] [--owner UID[:GID]]  write NAME.key and NAME.key_secret (0600)
           homepwner keys allow ROLE KEYFILE|Z85 [--name N] --file ALLOWED   allow a key as admin, capture-worker, thumbnail-worker, worker or reader
           homepwner keys revoke KEY|NAME --file ALLOWED          remove a key
@@ -48,7 +48,8 @@ enum KeysCommand {
     static let initParser = OptionParser(
         command: "keys init",
         summary: "Makes a folder of keys for a suite: server.key/.key_secret (the services' pair), admin.key/.key_secret (your CLI's), "
-            + "worker.key/.key_secret (the workers'), allowed_keys allowing admin and worker, and metrics.token "
+            + "capture-worker.key/.key_secret and thumbnail-worker.key/.key_secret (one per worker kind, each allowed only its own queue), "
+            + "allowed_keys allowing those three, and metrics.token "
             + "(the scrape endpoints' bearer token); never overwrites.",
         usage: "homepwner keys init DIR [--owner UID[:GID]]",
         options: [ownerOption, OptionSpec(name: "json", help: "print JSON for scripts", isFlag: true)], allowsPositionals: true)
@@ -109,22 +110,28 @@ enum KeysCommand {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let server = try CurveKeyPair.generate()
             let admin = try CurveKeyPair.generate()
-            let worker = try CurveKeyPair.generate()
+            // A key per worker kind, each with the role that works only its own queue: a
+            // thumbnail worker's key, copied to another machine, cannot take or end captures.
+            let captureWorker = try CurveKeyPair.generate()
+            let thumbnailWorker = try CurveKeyPair.generate()
             // The services and the workers read their secrets (in a container, as its user); the
             // admin key is the caller's own.
             let serverFiles = try server.save(directory: directory, name: "server", secretOwner: owner)
             let adminFiles = try admin.save(directory: directory, name: "admin")
-            let workerFiles = try worker.save(directory: directory, name: "worker", secretOwner: owner)
+            let captureFiles = try captureWorker.save(directory: directory, name: "capture-worker", secretOwner: owner)
+            let thumbnailFiles = try thumbnailWorker.save(directory: directory, name: "thumbnail-worker", secretOwner: owner)
             // The scrape endpoints' token: the processes read it, and so does Prometheus.
             let tokenFile = (directory as NSString).appendingPathComponent("metrics.token")
             try BearerToken.generate().save(file: tokenFile, owner: owner)
             _ = try AllowedKeys.edit(file: allowed, create: true) { keys in
                 try keys.allow(AllowedKey(role: .admin, publicKey: admin.publicKey, name: "admin"))
-                try keys.allow(AllowedKey(role: .worker, publicKey: worker.publicKey, name: "worker"))
+                try keys.allow(AllowedKey(role: .captureWorker, publicKey: captureWorker.publicKey, name: "capture-worker"))
+                try keys.allow(AllowedKey(role: .thumbnailWorker, publicKey: thumbnailWorker.publicKey, name: "thumbnail-worker"))
             }
             if options.bool("json") {
                 print("{\"server_public_key\": \(jsonString(server.publicKey)), \"admin_public_key\": \(jsonString(admin.publicKey)), "
-                    + "\"worker_public_key\": \(jsonString(worker.publicKey)), \"allowed_keys\": \(jsonString(allowed)), "
+                    + "\"capture_worker_public_key\": \(jsonString(captureWorker.publicKey)), "
+                    + "\"thumbnail_worker_public_key\": \(jsonString(thumbnailWorker.publicKey)), \"allowed_keys\": \(jsonString(allowed)), "
                     + "\"metrics_token_file\": \(jsonString(tokenFile))}")
                 return
             }
@@ -132,14 +139,16 @@ enum KeysCommand {
             print("""
                 wrote \(serverFiles.secretFile)\(given) and \(serverFiles.publicFile) (the services' key pair)
                 wrote \(adminFiles.secretFile) and \(adminFiles.publicFile) (your admin key)
-                wrote \(workerFiles.secretFile)\(given) and \(workerFiles.publicFile) (the workers' key)
-                wrote \(allowed) (admin and worker allowed)
+                wrote \(captureFiles.secretFile)\(given) and \(captureFiles.publicFile) (capture workers' key)
+                wrote \(thumbnailFiles.secretFile)\(given) and \(thumbnailFiles.publicFile) (thumbnail workers' key)
+                wrote \(allowed) (admin, capture-worker and thumbnail-worker allowed)
                 wrote \(tokenFile)\(given) (the bearer token scrapes of /metrics present)
-                serve:   --server-secret-key \(serverFiles.secretFile) --allowed-keys \(allowed)
-                call:    --client-secret-key \(adminFiles.secretFile) --server-key \(serverFiles.publicFile)
-                workers: --client-secret-key \(workerFiles.secretFile) --server-key \(serverFiles.publicFile)
-                metrics: --metrics-token-file \(tokenFile) (scrape with 'Authorization: Bearer' and its text)
-                more:    homepwner keys gen NAME --dir \(directory), then homepwner keys allow ROLE \((directory as NSString).appendingPathComponent("NAME.key")) --file \(allowed)
+                serve:            --server-secret-key \(serverFiles.secretFile) --allowed-keys \(allowed)
+                call:             --client-secret-key \(adminFiles.secretFile) --server-key \(serverFiles.publicFile)
+                capture-worker:   --client-secret-key \(captureFiles.secretFile) --server-key \(serverFiles.publicFile)
+                thumbnail-worker: --client-secret-key \(thumbnailFiles.secretFile) --server-key \(serverFiles.publicFile)
+                metrics:          --metrics-token-file \(tokenFile) (scrape with 'Authorization: Bearer' and its text)
+                more:             homepwner keys gen NAME --dir \(directory), then homepwner keys allow ROLE \((directory as NSString).appendingPathComponent("NAME.key")) --file \(allowed)
                 """)
         }
     }

@@ -68,26 +68,32 @@ import Testing
         #expect(bad.stderr.contains("\(allowed):2: unknown role 'writer'"))
     }
 
-    @Test func initMakesServerAdminAndWorkerKeysAndAllowsAdminAndWorker() async throws {
+    /// A key per worker kind, each allowed only its kind's role (issue 27, defect 6): no key
+    /// `init` makes may work both queues.
+    @Test func initMakesServerAdminAndAKeyPerWorkerKindAndAllowsEachItsRole() async throws {
         let dir = try Self.folder() + "/suite"
         defer { try? FileManager.default.removeItem(atPath: (dir as NSString).deletingLastPathComponent) }
         let run = try await CLITests.homepwner(["keys", "init", dir, "--json"])
         #expect(run.status == 0, "\(run.stderr)")
         let server = try CurveKeyPair.load(secretFile: dir + "/server.key_secret")
         let admin = try CurveKeyPair.load(secretFile: dir + "/admin.key_secret")
-        let worker = try CurveKeyPair.load(secretFile: dir + "/worker.key_secret")
-        #expect(run.stdout.contains("\"worker_public_key\": \"\(worker.publicKey)\""), "\(run.stdout)")
+        let capture = try CurveKeyPair.load(secretFile: dir + "/capture-worker.key_secret")
+        let thumbnail = try CurveKeyPair.load(secretFile: dir + "/thumbnail-worker.key_secret")
+        #expect(run.stdout.contains("\"capture_worker_public_key\": \"\(capture.publicKey)\""), "\(run.stdout)")
+        #expect(run.stdout.contains("\"thumbnail_worker_public_key\": \"\(thumbnail.publicKey)\""), "\(run.stdout)")
         #expect(try AllowedKeys.load(file: dir + "/allowed_keys").entries == [
             AllowedKey(role: .admin, publicKey: admin.publicKey, name: "admin"),
-            AllowedKey(role: .worker, publicKey: worker.publicKey, name: "worker"),
+            AllowedKey(role: .captureWorker, publicKey: capture.publicKey, name: "capture-worker"),
+            AllowedKey(role: .thumbnailWorker, publicKey: thumbnail.publicKey, name: "thumbnail-worker"),
         ])
-        #expect(server.publicKey != admin.publicKey && server.publicKey != worker.publicKey)
+        #expect(Set([server.publicKey, admin.publicKey, capture.publicKey, thumbnail.publicKey]).count == 4)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/worker.key_secret"))
         // The scrape endpoints' bearer token: 64 hex digits, loadable as the processes load it.
         let token = try BearerToken.load(file: dir + "/metrics.token")
         #expect(token.bytes.count == 64 && token.bytes.allSatisfy { ("0"..."9").contains(Character(UnicodeScalar($0))) || ("a"..."f").contains(Character(UnicodeScalar($0))) })
         #expect(run.stdout.contains("\"metrics_token_file\": \"\(dir)/metrics.token\""), "\(run.stdout)")
         // Without --owner every file is the caller's.
-        for name in ["server.key_secret", "admin.key_secret", "worker.key_secret", "metrics.token"] {
+        for name in ["server.key_secret", "admin.key_secret", "capture-worker.key_secret", "thumbnail-worker.key_secret", "metrics.token"] {
             let attributes = try FileManager.default.attributesOfItem(atPath: dir + "/" + name)
             #expect(attributes[.ownerAccountID] as? Int == Int(geteuid()), "\(name)")
             #expect(attributes[.posixPermissions] as? Int == 0o600, "\(name)")
@@ -118,13 +124,16 @@ import Testing
         #expect(run.status == 0, "\(run.stderr)")
         #expect(run.stdout.contains("(owner \(uid):\(uid + 1))"), "\(run.stdout)")
         for (name, owner) in [
-            ("server.key_secret", uid), ("worker.key_secret", uid), ("metrics.token", uid), ("admin.key_secret", 0), ("server.key", 0),
+            ("server.key_secret", uid), ("capture-worker.key_secret", uid), ("thumbnail-worker.key_secret", uid),
+            ("metrics.token", uid), ("admin.key_secret", 0), ("server.key", 0),
         ] {
             let attributes = try FileManager.default.attributesOfItem(atPath: root + "/suite/" + name)
             #expect(attributes[.ownerAccountID] as? Int == owner, "\(name)")
             #expect(attributes[.groupOwnerAccountID] as? Int == (owner == 0 ? 0 : uid + 1), "\(name)")
         }
-        #expect(try FileManager.default.attributesOfItem(atPath: root + "/suite/worker.key_secret")[.posixPermissions] as? Int == 0o600)
+        for name in ["capture-worker.key_secret", "thumbnail-worker.key_secret"] {
+            #expect(try FileManager.default.attributesOfItem(atPath: root + "/suite/" + name)[.posixPermissions] as? Int == 0o600)
+        }
         let gen = try await CLITests.homepwner(["keys", "gen", "thumbs-2", "--dir", root + "/suite", "--owner", "\(uid)"])
         #expect(gen.status == 0, "\(gen.stderr)")
         let secret = try FileManager.default.attributesOfItem(atPath: root + "/suite/thumbs-2.key_secret")

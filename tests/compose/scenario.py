@@ -160,14 +160,15 @@ class Stack:
                 del self.env[key]
 
     def make_keys(self) -> None:
-        """The CURVE keys as the README has a user make them: server and worker secrets given to
+        """The CURVE keys as the README has a user make them: server and worker-kind secrets given to
         the image's user (10001), the admin key this user's."""
         self.keys = (self.work / f"keys-{self.project}").resolve()
         if self.keys.exists():
             shutil.rmtree(self.keys)
         made = run([self.homepwner, "keys", "init", str(self.keys), "--owner", "10001", "--json"])
         log(f"keys: {self.keys} ({json.loads(made.stdout)['server_public_key']} the servers' public key)")
-        for name, owner in (("server.key_secret", 10001), ("worker.key_secret", 10001), ("metrics.token", 10001),
+        for name, owner in (("server.key_secret", 10001), ("capture-worker.key_secret", 10001),
+                            ("thumbnail-worker.key_secret", 10001), ("metrics.token", 10001),
                             ("admin.key_secret", os.getuid())):
             info = (self.keys / name).stat()
             check(info.st_uid == owner and info.st_mode & 0o777 == 0o600, f"{name}: uid {info.st_uid}, mode {oct(info.st_mode)}")

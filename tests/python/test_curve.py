@@ -242,7 +242,7 @@ def test_an_allowed_keys_file_with_a_typo_leaves_the_service_degraded_until_fixe
             time.sleep(0.2)
         assert "SERVING" in result.stdout and "DEGRADED" not in result.stdout
         original = allowed_file.read_text()
-        allowed_file.write_text(original.replace("worker ", "wroker ", 1))
+        allowed_file.write_text(original.replace("capture-worker ", "wroker ", 1))
         deadline = time.monotonic() + 10
         while "DEGRADED" not in (result := check()).stdout:
             assert time.monotonic() < deadline, result.stdout + log_path.read_text()

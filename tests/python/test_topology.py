@@ -174,7 +174,7 @@ def test_the_consistency_check_catches_a_broken_compose_file(compose, reads):
         services["thumbnail-worker"]["secrets"] = ["server-key"]
 
     def secret_undefined(services):
-        services["capture-worker"]["secrets"] = ["worker-secret-key", "server-key", "admin-secret-key"]
+        services["capture-worker"]["secrets"] = ["capture-worker-secret-key", "server-key", "admin-secret-key"]
 
     cases = {
         "misspelt": (misspell, r"item-service: item-service does not read HOMEPWNER_ITEM_RCP"),
@@ -186,7 +186,7 @@ def test_the_consistency_check_catches_a_broken_compose_file(compose, reads):
         "a port nothing binds": (wrong_port, r"thumbnail-worker: HOMEPWNER_IMAGE_RPC=\S+: image-service binds HOMEPWNER_IMAGE_RPC on port 5552"),
         "the events port for RPC": (events_port, r"item-service: HOMEPWNER_IMAGE_RPC=\S+: image-service binds HOMEPWNER_IMAGE_RPC on port 5552"),
         "a host no service is": (unknown_host, r"capture-worker: HOMEPWNER_ITEM_RPC=tcp://items:5551: items binds HOMEPWNER_ITEM_RPC on port None"),
-        "a secret the worker is not given": (secret_not_given, r"thumbnail-worker: HOMEPWNER_CLIENT_SECRET_KEY=/run/secrets/worker-secret-key lies in none"),
+        "a secret the worker is not given": (secret_not_given, r"thumbnail-worker: HOMEPWNER_CLIENT_SECRET_KEY=/run/secrets/thumbnail-worker-secret-key lies in none"),
         "a secret nowhere defined": (secret_undefined, r"capture-worker: secret admin-secret-key is not defined"),
         "an executable not built": (lambda s: s["image-service"].update(command=["image-server"]), r"no executable Package.swift builds"),
         "a health check not built": (lambda s: s["image-service"]["healthcheck"].update(test=["CMD", "hp", "health"]), r"health check"),
