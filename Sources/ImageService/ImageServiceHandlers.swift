@@ -145,9 +145,10 @@ enum ImageServiceHandlers {
             response.ownerDeletedRecorded = request.ownerDeleted
             return response
         }
-        server.register(ImageServiceRPC.getRendition) { request, _ in
+        server.register(ImageServiceRPC.getRendition) { request, context in
             let (info, data) = try await store.rendition(
-                request.key, width: Int(request.width), height: Int(request.height), mode: request.mode)
+                request.key, width: Int(request.width), height: Int(request.height), mode: request.mode,
+                abandoned: { context.deadlinePassed })
             var response = GetRenditionResponse()
             response.info = info
             response.data = data

@@ -19,8 +19,13 @@ extension ImageStore {
     /// The image at `width` × `height` (FIT: inside the box, aspect kept, never enlarged; FILL:
     /// exactly the box, centre-cropped): a stored thumbnail of that size when there is one, else
     /// rendered by the `Thumbnailer` the thumbnail worker uses, and cached.
+    ///
+    /// `abandoned` says whether the caller has stopped waiting (its deadline passed): a render
+    /// that waited that long for its lane or slot is not started (DEADLINE_EXCEEDED), so work
+    /// no one will receive does not hold a core while others wait behind it.
     public func rendition(
-        _ key: String, width: Int, height: Int, mode: RenditionMode
+        _ key: String, width: Int, height: Int, mode: RenditionMode,
+        abandoned: @escaping @Sendable () -> Bool = { false }
     ) async throws -> (info: ImageInfo, data: [UInt8]) {
         for (name, value) in [("width", width), ("height", height)] where !(1...Self.maxRenditionEdge).contains(value) {
             throw ImageStoreError.invalid("\(name) must be in 1...\(Self.maxRenditionEdge) (got \(value))")
@@ -68,11 +73,19 @@ extension ImageStore {
         let checksum = stored.verification
         let hooks = hooks.current
         hooks.renditionWaits?(key)
+        let notStarted = { @Sendable () throws -> Void in
+            guard abandoned() else { return }
+            hooks.renditionAbandoned?(key)
+            throw ImageStoreError.deadlineExceeded(
+                "image \(key): the caller's deadline passed while the rendition waited for a render slot; nothing rendered")
+        }
         let data = try await readVerified(key: key, in: renderLanes) { () throws -> [UInt8] in
+            try notStarted()
             let render = { (source: UnsafeRawBufferPointer) throws -> [UInt8] in
                 // At most one decode per core: each can hold a large pixel buffer.
                 renders.wait()
                 defer { renders.signal() }
+                try notStarted()
                 hooks.rendering?(key)
                 do throws(JPEGError) {
                     return try thumbnailer.thumbnails(of: source, sizes: [size])[0].data

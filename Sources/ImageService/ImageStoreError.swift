@@ -21,12 +21,15 @@ public enum ImageStoreError: RPCStatusError, Equatable, CustomStringConvertible 
     case damaged(String)
     /// UNAVAILABLE: the disk failed; a retry later may succeed.
     case unavailable(String)
+    /// DEADLINE_EXCEEDED: the caller's deadline passed before the work started.
+    case deadlineExceeded(String)
 
     /// The message sent to the client.
     public var description: String {
         switch self {
         case .invalid(let m), .notFound(let m), .outOfRange(let m), .failedPrecondition(let m),
-             .alreadyExists(let m), .aborted(let m), .tooLarge(let m), .damaged(let m), .unavailable(let m): m
+             .alreadyExists(let m), .aborted(let m), .tooLarge(let m), .damaged(let m), .unavailable(let m),
+             .deadlineExceeded(let m): m
         }
     }
 
@@ -41,6 +44,7 @@ public enum ImageStoreError: RPCStatusError, Equatable, CustomStringConvertible 
         case .tooLarge: .resourceExhausted
         case .damaged: .dataLoss
         case .unavailable: .unavailable
+        case .deadlineExceeded: .deadlineExceeded
         }
     }
 

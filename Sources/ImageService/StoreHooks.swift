@@ -18,6 +18,9 @@ final class StoreHooks: Sendable {
         /// When a rendition holds its render slot, before it reads its source (on the thread
         /// that renders), with the image's key.
         var rendering: (@Sendable (String) -> Void)?
+        /// When a rendition is not started because its caller's deadline passed while it waited
+        /// for its turn, with the image's key.
+        var renditionAbandoned: (@Sendable (String) -> Void)?
         /// When a rendition's source file is open and its size checked, before its bytes are
         /// read (on the thread that reads them), with the image's key.
         var renditionSourceOpened: (@Sendable (String) -> Void)?

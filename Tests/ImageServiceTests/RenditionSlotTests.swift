@@ -57,6 +57,52 @@ import RPCTestSupport
         }
     }
 
+    /// A rendition whose caller's deadline passed while it waited for a render lane is not
+    /// rendered when its turn comes: under a pile of renditions, expired work no one receives
+    /// would hold the cores while live callers wait behind it.
+    @Test func aRenditionWhoseCallerGaveUpWhileItWaitedIsNotRendered() async throws {
+        let folder = try TemporaryFolder()
+        let host = try ImageServiceHostTests.start(folder)
+        defer { host.stop() }
+        let store = try #require(host.first(ImageStore.self))
+        let client = try ImageServiceHostTests.client(folder)
+        defer { client.close() }
+        let original = try await RealWorldJPEGTests.put(client, try Samples.jpeg(width: 640, height: 480))
+        _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
+
+        let decoding = Gate()
+        defer { decoding.open() }
+        let abandoned = Atomic<Int>(0)
+        store.hooks.set {
+            $0.rendering = { _ in decoding.pass() }
+            $0.renditionAbandoned = { _ in abandoned.add(1, ordering: .sequentiallyConsistent) }
+        }
+        let slots = ProcessInfo.processInfo.activeProcessorCount
+        let holding = (1...slots).map { index in
+            Tracked { try await Self.rendition(client, original.key, width: 100 + index) }
+        }
+        #expect(await eventually { decoding.count == slots })
+
+        // Four callers that give up after 300 ms, while every lane is held.
+        let short = CallOptions(timeoutMilliseconds: 300, retry: .none)
+        for index in 1...4 {
+            var request = GetRenditionRequest()
+            request.key = original.key
+            request.width = Int32(200 + index)
+            request.height = Int32(200 + index)
+            let error = await rpcError { try await client.call(ImageServiceRPC.getRendition, request, options: short) }
+            #expect(error?.code == .deadlineExceeded, "\(String(describing: error))")
+        }
+
+        decoding.open()
+        for rendition in holding { _ = try await rendition.value }
+        #expect(await eventually { abandoned.load(ordering: .sequentiallyConsistent) == 4 })
+        #expect(decoding.count == slots, "none of the four given up was rendered")
+        // The same size asked again by a caller who waits is rendered.
+        #expect(try await Self.rendition(client, original.key, width: 201).info?.width == 201)
+        #expect(decoding.count == slots + 1)
+    }
+
     /// GetRendition of `key` fitting a square of `width`.
     static func rendition(_ client: RPCClient, _ key: String, width: Int) async throws -> GetRenditionResponse {
         var request = GetRenditionRequest()
