@@ -125,6 +125,7 @@ extension CaptureJobHandler {
             let edited = try await slots.run(cost: weigher(bytes)) { Result { try work(bytes) } }.get()
             return Prepared(checksum: SHA256.checksum(bytes), edited: edited)
         case .file(let file):
+            try fitsTheBudget(file.size, source.name)
             let cost = weight(of: file.size, head: try file.read(at: 0, count: Self.headerBytes))
             return try await slots.run(cost: cost) {
                 Result { () throws -> Prepared in
@@ -134,12 +135,22 @@ extension CaptureJobHandler {
                 }
             }.get()
         case .stored(let info):
+            try fitsTheBudget(Int(info.sizeBytes), source.name)
             let cost = weight(of: Int(info.sizeBytes), head: try await read(info.key, count: Self.headerBytes))
             return try await slots.runReading(cost: cost) {
                 let bytes = try await read(info.key)
                 return Prepared(checksum: info.checksum, edited: try work(bytes))
             }
         }
+    }
+
+    /// A photo is read whole into memory to be checked and edited, so one larger than the whole
+    /// memory budget (a JPEG padded with gigabytes of metadata) would hold more than the budget
+    /// even running alone: refused for good, naming the limit, before a byte of it is read.
+    private func fitsTheBudget(_ size: Int, _ name: String) throws(RPCError) {
+        guard size > slots.budgetBytes else { return }
+        throw RPCError.failedPrecondition(
+            "\(name) is a JPEG of \(size) bytes, over this capture worker's memory budget of \(slots.budgetBytes) bytes (--memory-mb): a photo is read whole to be checked and edited; strip its metadata padding, or give the worker more memory")
     }
 
     /// What a JPEG of `size` bytes whose first bytes are `head` holds while it is decoded: its

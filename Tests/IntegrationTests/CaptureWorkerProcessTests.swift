@@ -103,6 +103,26 @@ import RPCTestSupport
         await Self.stop(worker)
     }
 
+    /// A photo bigger than the whole memory budget (a JPEG padded with metadata) would be read
+    /// whole to be edited, over the budget even alone: it fails for good naming the limit, and
+    /// the worker never holds it (issue 27, defect 14).
+    @Test func aLibraryPhotoPaddedPastTheMemoryBudgetFailsNamingTheLimitUnread() async throws {
+        let suite = try await CaptureSuite(startWorker: false)
+        defer { suite.stop() }
+        let padded = JPEGSplice.inserting(
+            JPEGSplice.metadata(totalBytes: 96 << 20), beforeFrameOf: try Fixtures.orientationPhoto("Landscape_1.jpg"))
+        try Data(padded).write(to: URL(fileURLWithPath: suite.library + "/trip/padded.jpg"))
+        let worker = try await Self.worker(suite, ["--memory-mb", "64"])
+        defer { if worker.process.isRunning { kill(worker.process.processIdentifier, SIGKILL) } }
+        let job = try await suite.capture { $0.source = .library; $0.sourcePath = "trip/padded.jpg" }
+        #expect(job.state == .dead && job.errorCode == StatusCode.failedPrecondition.rawValue, "\(job.state) \(job.error)")
+        #expect(job.error.contains("trip/padded.jpg is a JPEG of \(padded.count) bytes, over this capture worker's memory budget of \(64 << 20) bytes (--memory-mb)"), "\(job.error)")
+        #expect(try await suite.getItem().photoKeys.isEmpty)
+        let peak = ProcessMemory.of(pid: worker.process.processIdentifier).peakResidentBytes
+        #expect(peak > 0 && peak < 64 << 20, "capture-worker's peak resident memory: \(peak >> 20) MiB")
+        await Self.stop(worker)
+    }
+
     @Test func aJobRunningPastTheMaximumRunTimeIsStoppedAndFailedNamingTheLimit() async throws {
         let suite = try await CaptureSuite(startWorker: false)
         defer { suite.stop() }
