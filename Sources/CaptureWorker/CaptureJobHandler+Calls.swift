@@ -93,7 +93,10 @@ extension CaptureJobHandler {
         if data.count <= Self.maxPutBytes {
             var put = PutImageRequest()
             (put.key, put.ownerKey, put.kind, put.parentKey, put.contentType, put.data) = (key, owner, kind, parent, contentType, data)
-            _ = try await images.client.call(ImageServiceRPC.putImage, put, options: CallOptions(timeoutMilliseconds: 60_000))
+            let stored = try await images.client.call(ImageServiceRPC.putImage, put, options: CallOptions(timeoutMilliseconds: 60_000))
+            // A key stored already is answered with what is there: take it up only when it is
+            // these bytes.
+            try Self.sameContent(stored, as: SHA256.checksum(data), key: key)
             return
         }
         let begin = beginUpload(
@@ -164,6 +167,16 @@ extension CaptureJobHandler {
             throw RPCError.failedPrecondition(
                 "image \(begin.key) is stored already with owner \(info.ownerKey) and kind \(info.kind.rawValue), not as this capture's (owner \(begin.ownerKey), kind \(begin.kind.rawValue))")
         }
+        if !begin.checksum.isEmpty { try Self.sameContent(info, as: begin.checksum, key: begin.key) }
+    }
+
+    /// What is stored under one of the job's keys must be the bytes this attempt read: other
+    /// bytes there (an earlier attempt read a file that changed since, or a key that knows the
+    /// job's key naming stored something of its own first) are never attached as this capture.
+    static func sameContent(_ stored: ImageInfo, as checksum: String, key: String) throws(RPCError) {
+        guard stored.checksum != checksum else { return }
+        throw RPCError.failedPrecondition(
+            "image \(key), under this capture's own key, is stored already with other bytes (\(stored.checksum)) than this capture read (\(checksum)): an earlier attempt read a file that has changed since, or something else stored under the job's key; nothing of it is attached, capture again")
     }
 
     /// Attaches `image` to `item` (as read at the start of the attempt), adding it to

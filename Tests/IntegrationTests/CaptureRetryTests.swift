@@ -76,4 +76,34 @@ import RPCTestSupport
         #expect(try await suite.getItem().photoKeys == [theirs])
         #expect(try await suite.imagesOf(suite.item).map(\.key) == [theirs])
     }
+
+    /// Other bytes under the job's own key (an earlier attempt read a file that changed since,
+    /// or a key that can compute the job's key naming stored something first) are never
+    /// attached as the capture: the job fails naming both checksums, for a put and an upload.
+    @Test func otherBytesUnderTheJobsOwnKeyAreNeverTakenUp() async throws {
+        let suite = try await CaptureSuite(startWorker: false)
+        defer { suite.stop() }
+        let photo = try await suite.enqueue { $0.source = .library; $0.sourcePath = "trip/lamp.jpg" }
+        var put = PutImageRequest()
+        put.key = Self.originalKey(of: photo)
+        put.ownerKey = suite.item
+        put.data = try Fixtures.orientationPhoto("Portrait_1.jpg")
+        let planted = try await suite.images.call(ImageServiceRPC.putImage, put)
+
+        let movie = CaptureSamples.movie(count: 34 << 20, seed: 3)
+        try Data(movie).write(to: URL(fileURLWithPath: suite.library + "/movie.mp4"))
+        let film = try await suite.enqueue { $0.source = .library; $0.sourcePath = "movie.mp4"; $0.mediaType = .movie }
+        let other = try await suite.upload(CaptureSamples.movie(count: 34 << 20, seed: 4), key: Self.originalKey(of: film), owner: suite.item)
+
+        try suite.harness.start(.captureWorker)
+        let lamp = try Fixtures.orientationPhoto("Landscape_1.jpg")
+        for (job, stored, read) in [(photo, planted.checksum, SHA256.checksum(lamp)), (film, other.checksum, SHA256.checksum(movie))] {
+            let ended = try await suite.finished(job.jobId)
+            #expect(ended.state == .dead && ended.errorCode == StatusCode.failedPrecondition.rawValue, "\(ended.state) \(ended.error)")
+            #expect(ended.error.contains(
+                "image \(Self.originalKey(of: job)), under this capture's own key, is stored already with other bytes (\(stored)) than this capture read (\(read))"),
+                "\(ended.error)")
+        }
+        #expect(try await suite.getItem().photoKeys.isEmpty, "nothing attached as the capture")
+    }
 }
