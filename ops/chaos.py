@@ -496,6 +496,7 @@ class Chaos:
             for key in (job.original_key, job.edited_key):
                 if key and got is not None and key not in got.photo_keys and not (job.edited_key and key == job.original_key):
                     self.findings.append(f"capture job {job_id} DONE: {key} is not among item {item}'s photos")
+        self.check_thumbnail_jobs()
         fsck = self.suite.homepwner("fsck", "--json", "--grace", "0")
         try:
             self.fsck = json.loads(fsck.stdout)
@@ -504,6 +505,31 @@ class Chaos:
             return
         for finding in self.fsck["findings"]:
             self.findings.append(f"fsck: {finding['kind']} {finding['key']} {finding['item']}: {finding['detail']}")
+
+
+    def check_thumbnail_jobs(self) -> None:
+        """A DEAD thumbnail job of an image still stored (the same generation, a JPEG) is a
+        photo left without thumbnails: the kills must only delay a job, never end it."""
+        pb = self.pb
+        token = ""
+        self.dead_thumbnail_jobs = 0
+        while True:
+            page = self.get(self.images, JOBS + "ListJobs",
+                            pb.jobs.ListJobsRequest(queue="thumbnails", state=pb.jobs.DEAD, page_size=1000, page_token=token),
+                            pb.jobs.ListJobsResponse)
+            if page is None:
+                return
+            for job in page.jobs:
+                self.dead_thumbnail_jobs += 1
+                payload = pb.images.ThumbnailJob.FromString(job.payload)
+                info = self.get(self.images, IMAGES + "StatImage", pb.images.StatImageRequest(key=payload.image_key),
+                                pb.images.ImageInfo)
+                if info is not None and info.content_type == "image/jpeg":
+                    self.findings.append(f"thumbnail job {job.job_id} of image {payload.image_key}, still stored, is DEAD: "
+                                         f"{job.last_error}")
+            token = page.next_page_token
+            if not token:
+                return
 
 
 def main() -> int:
@@ -537,6 +563,7 @@ def main() -> int:
         "calls": chaos.calls, "items": len(chaos.item_states), "deleted_items": len(chaos.deleted),
         "photos": len(chaos.photos), "captures": len(chaos.captures),
         "capture_outcomes": getattr(chaos, "capture_outcomes", {}),
+        "dead_thumbnail_jobs": getattr(chaos, "dead_thumbnail_jobs", 0),
         "fsck": {k: v for k, v in getattr(chaos, "fsck", {}).items() if k != "findings"},
         "findings": chaos.findings, "folder": str(root) if args.keep or chaos.findings else "",
     }
@@ -548,7 +575,8 @@ def main() -> int:
         print(f"seed {seed}: {summary['steps']} steps, {acknowledged} calls acknowledged, {unknown} unknown, "
               f"{summary['kills']} kills {summary['kills_by_process']}, {summary['items']} items "
               f"({summary['deleted_items']} deleted), {summary['photos']} photos, {summary['captures']} captures "
-              f"{summary['capture_outcomes']}, fsck {summary['fsck']}")
+              f"{summary['capture_outcomes']}, {summary['dead_thumbnail_jobs']} thumbnail jobs DEAD, "
+              f"fsck {summary['fsck']}")
         for finding in chaos.findings:
             print("FINDING: " + finding)
         print("clean" if not chaos.findings else f"{len(chaos.findings)} findings; logs and data in {root}")
