@@ -179,17 +179,18 @@ extension LoadBenchmark {
             }
             if !messages.isEmpty { print("Non-OK answers, up to 3 messages each:\n\n" + messages.joined(separator: "\n") + "\n") }
             print("### RSS (MB) and open descriptors every \(LoadBenchmark.sampleSeconds) s\n")
-            print("| s | calls/s | " + LoadBenchmark.names.map { "\($0) RSS / fds" }.joined(separator: " | ") + " |")
-            print("|---|---|" + String(repeating: "---|", count: LoadBenchmark.names.count))
+            print("| s | calls/s | " + LoadBenchmark.names.map { "\($0) RSS / fds" }.joined(separator: " | ") + " | image cache MB |")
+            print("|---|---|" + String(repeating: "---|", count: LoadBenchmark.names.count + 1))
             var previous: Sample?
             for sample in soakSamples + [afterOverload] {
                 let rate = previous.map { Double(sample.calls - $0.calls) / Double(max(1, sample.seconds - $0.seconds)) } ?? 0
                 let label = sample.seconds == afterOverload.seconds ? "\(sample.seconds) (after overload)" : "\(sample.seconds)"
                 print("| \(label) | \(String(format: "%.0f", rate)) | " + LoadBenchmark.names.indices.map {
                     String(format: "%.1f / %d", Double(sample.resident[$0]) / 1_048_576, sample.descriptors[$0])
-                }.joined(separator: " | ") + " |")
+                }.joined(separator: " | ") + String(format: " | %.1f |", Double(sample.cacheBytes) / 1_048_576))
                 previous = sample
             }
+            print(String(format: "\nimage-service's cache budget (CacheStats): %.0f MB (the default: ⅛ of the machine's memory, at most 2 GiB)", Double(afterOverload.cacheBudget) / 1_048_576))
             print("\n### Flat after warm-up? (\(rule))\n")
             print("| process | RSS MB early | RSS MB late | ×  | fds early | fds late | × | flat |")
             print("|---|---|---|---|---|---|---|---|")
@@ -244,6 +245,7 @@ extension LoadBenchmark {
                         "processes": LoadBenchmark.names.indices.map {
                             ["name": LoadBenchmark.names[$0], "rss_bytes": sample.resident[$0], "fds": sample.descriptors[$0]]
                         },
+                        "image_cache_bytes": sample.cacheBytes, "image_cache_budget_bytes": sample.cacheBudget,
                     ] as [String: Any]
                 },
                 "rule": rule,

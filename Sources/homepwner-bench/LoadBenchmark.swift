@@ -24,6 +24,8 @@ enum LoadBenchmark {
         /// Per process, in `names` order.
         let resident: [Int]
         let descriptors: [Int]
+        /// image-service's cache (CacheStats), bytes and budget.
+        let cacheBytes: Int, cacheBudget: Int
     }
 
     static let names = ["item-service", "image-service", "capture-worker", "thumbnail-worker"]
@@ -71,12 +73,13 @@ enum LoadBenchmark {
         let recorder = LoadRecorder()
         let started = ContinuousClock.now
         let end = started + .milliseconds(Int(minutes * 60_000))
-        let sampler = Sampler(suite: suite, recorder: recorder, started: started)
-        sampler.sample()
+        let sampler = try Sampler(suite: suite, recorder: recorder, started: started, context: context)
+        defer { sampler.images.close() }
+        await sampler.sample()
         let sampling = Task.detached {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(sampleSeconds))
-                if !Task.isCancelled { sampler.sample() }
+                if !Task.isCancelled { await sampler.sample() }
             }
         }
         // The soak.
@@ -99,7 +102,7 @@ enum LoadBenchmark {
             try await Overload.run(suite: suite, context: context, payloads: payloads, seconds: overloadSeconds, recorder: overload)
         }
         sampling.cancel()
-        sampler.sample()
+        await sampler.sample()
         return Report(
             clients: clientCount, minutes: minutes, soakSeconds: soakSeconds, recorder: recorder, overload: overload,
             overloadSeconds: overloadSeconds, soakSamples: soakSamples, afterOverload: sampler.samples.withLock { $0.last! },
@@ -113,14 +116,17 @@ enum LoadBenchmark {
         let started: ContinuousClock.Instant
         let samples = Mutex<[Sample]>([])
         let crashed = Mutex<[String]>([])
+        let images: RPCClient
 
-        init(suite: Suite, recorder: LoadRecorder, started: ContinuousClock.Instant) {
+        init(suite: Suite, recorder: LoadRecorder, started: ContinuousClock.Instant, context: Context) throws {
+            images = try RPCClient(context: context, endpoint: suite.endpoints.imageRPC, configuration: .init(connectWaitMilliseconds: 10_000))
             self.suite = suite
             self.recorder = recorder
             self.started = started
         }
 
-        func sample() {
+        func sample() async {
+            let cache = try? await images.call(ImageServiceRPC.cacheStats, CacheStatsRequest(), options: .init(timeoutMilliseconds: 5_000))
             let seconds = Int((ContinuousClock.now - started).components.seconds)
             let pids = suite.processes.map(\.processIdentifier)
             for (name, process) in zip(names, suite.processes) where !process.isRunning {
@@ -130,7 +136,8 @@ enum LoadBenchmark {
             let value = Sample(
                 seconds: seconds, calls: recorder.completed.load(ordering: .relaxed),
                 resident: pids.map { Int(ProcessMemory.of(pid: $0).residentBytes) },
-                descriptors: pids.map { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\($0)/fd").count) ?? 0 })
+                descriptors: pids.map { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\($0)/fd").count) ?? 0 },
+                cacheBytes: Int(cache?.bytes ?? -1), cacheBudget: Int(cache?.budgetBytes ?? -1))
             samples.withLock { $0.append(value) }
         }
     }

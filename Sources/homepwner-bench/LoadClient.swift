@@ -6,7 +6,7 @@ import ZMQ
 
 /// The payloads every client of `homepwner-bench load` sends.
 struct LoadPayloads: Sendable {
-    /// Real JPEGs of Tests/Fixtures (129 to 352 KB).
+    /// Real JPEGs of Tests/Fixtures/exif-orientation (18 photos, 245 to 353 KB).
     let photos: [[UInt8]]
     /// A real JPEG followed by bytes after its end marker, 16 MiB in all (as a motion photo's
     /// video follows its JPEG): stored whole, rendered from its JPEG.
@@ -17,18 +17,13 @@ struct LoadPayloads: Sendable {
     static let largeBytes = 16 << 20
 
     static func load(repository: String) throws -> LoadPayloads {
-        let folders = ["Tests/Fixtures/exif-orientation", "Tests/Fixtures/pillow"]
-        // Not the pillow fixtures whose scans do not decode (renditions of them answer 9).
-        let wanted = Set(["hopper_bad_exif.jpg"])
+        // Not Pillow's fixtures: some have scans that do not decode (a rendition of them is 9).
+        let folder = repository + "/Tests/Fixtures/exif-orientation"
         var photos: [[UInt8]] = []
-        for folder in folders {
-            let path = repository + "/" + folder
-            for name in try FileManager.default.contentsOfDirectory(atPath: path).sorted()
-            where name.hasSuffix(".jpg") && (folder.hasSuffix("exif-orientation") || wanted.contains(name)) {
-                photos.append(Array(try Data(contentsOf: URL(fileURLWithPath: path + "/" + name))))
-            }
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder).sorted() where name.hasSuffix(".jpg") {
+            photos.append(Array(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))))
         }
-        guard let first = photos.first else { throw ThumbsBenchmark.Failure("no JPEG in \(folders)") }
+        guard let first = photos.first else { throw ThumbsBenchmark.Failure("no JPEG in \(folder)") }
         var large = first
         var generator = SystemRandomNumberGenerator()
         large.reserveCapacity(largeBytes)
