@@ -66,7 +66,9 @@ extension LoadBenchmark {
         let overload: LoadRecorder
         let overloadSeconds: Int
         let soakSamples: [Sample]
-        let afterOverload: Sample
+        /// Samples after the soak, each with what it follows.
+        let extraSamples: [(String, Sample)]
+        var lastSample: Sample { extraSamples.last?.1 ?? soakSamples.last! }
         let crashed: [String]
         let dataBytes: Int
 
@@ -84,20 +86,20 @@ extension LoadBenchmark {
         /// minute's (the first is warm-up); shorter, the last sample against the second.
         var rule: String {
             long
-                ? "mean of the samples of the last minute ≤ 1.1 × mean of those of the second minute (60–120 s)"
+                ? "mean of the samples of the last minute of the soak (its last 6) ≤ 1.1 × mean of those of the second minute (60, 70, … 110 s)"
                 : "run under 3 minutes, so no verdict on warm-up: the last sample ≤ 1.1 × the second sample (a verdict needs ≥ 3 min)"
         }
 
-        var long: Bool { (soakSamples.last?.seconds ?? 0) >= 180 }
+        var long: Bool { minutes >= 3 }
 
         var flatness: [Flatness] {
             let samples = soakSamples
             guard samples.count >= 2 else { return [] }
             let early: [Sample], late: [Sample]
             if long {
-                let last = samples.last!.seconds
-                early = samples.filter { $0.seconds > 60 && $0.seconds <= 120 }
-                late = samples.filter { $0.seconds > last - 60 }
+                let end = Int(minutes * 60)
+                early = samples.filter { $0.seconds >= 60 && $0.seconds < 120 }
+                late = samples.filter { $0.seconds >= end - 60 }
             } else {
                 early = [samples[1]]
                 late = [samples.last!]
@@ -182,15 +184,15 @@ extension LoadBenchmark {
             print("| s | calls/s | " + LoadBenchmark.names.map { "\($0) RSS / fds" }.joined(separator: " | ") + " | image cache MB |")
             print("|---|---|" + String(repeating: "---|", count: LoadBenchmark.names.count + 1))
             var previous: Sample?
-            for sample in soakSamples + [afterOverload] {
+            for (note, sample) in soakSamples.map({ ("", $0) }) + extraSamples {
                 let rate = previous.map { Double(sample.calls - $0.calls) / Double(max(1, sample.seconds - $0.seconds)) } ?? 0
-                let label = sample.seconds == afterOverload.seconds ? "\(sample.seconds) (after overload)" : "\(sample.seconds)"
+                let label = note.isEmpty ? "\(sample.seconds)" : "\(sample.seconds) (\(note))"
                 print("| \(label) | \(String(format: "%.0f", rate)) | " + LoadBenchmark.names.indices.map {
                     String(format: "%.1f / %d", Double(sample.resident[$0]) / 1_048_576, sample.descriptors[$0])
                 }.joined(separator: " | ") + String(format: " | %.1f |", Double(sample.cacheBytes) / 1_048_576))
                 previous = sample
             }
-            print(String(format: "\nimage-service's cache budget (CacheStats): %.0f MB (the default: ⅛ of the machine's memory, at most 2 GiB)", Double(afterOverload.cacheBudget) / 1_048_576))
+            print(String(format: "\nimage-service's cache budget (CacheStats): %.0f MB (the default: ⅛ of the machine's memory, at most 2 GiB)", Double(lastSample.cacheBudget) / 1_048_576))
             print("\n### Flat after warm-up? (\(rule))\n")
             print("| process | RSS MB early | RSS MB late | ×  | fds early | fds late | × | flat |")
             print("|---|---|---|---|---|---|---|---|")
@@ -239,8 +241,9 @@ extension LoadBenchmark {
                 "retry_after_honoured": soak.retryAfterHonoured, "overload_retry_after_honoured": burst.retryAfterHonoured,
                 "overload_other_answers": overloadOther,
                 "captures_done": soak.capturesDone, "captures_dead": soak.capturesDead, "data_bytes": dataBytes,
-                "samples": (soakSamples + [afterOverload]).map { sample in
+                "samples": (soakSamples.map { ("", $0) } + extraSamples).map { note, sample in
                     [
+                        "note": note,
                         "seconds": sample.seconds, "calls": sample.calls,
                         "processes": LoadBenchmark.names.indices.map {
                             ["name": LoadBenchmark.names[$0], "rss_bytes": sample.resident[$0], "fds": sample.descriptors[$0]]

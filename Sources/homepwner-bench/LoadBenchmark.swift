@@ -95,17 +95,29 @@ enum LoadBenchmark {
             try await group.waitForAll()
         }
         let soakSeconds = Double((ContinuousClock.now - started).components.seconds)
-        let soakSamples = sampler.samples.withLock { $0 }
+        sampling.cancel()
+        // The samples the verdict reads: those taken while the clients ran.
+        let soakSamples = sampler.samples.withLock { $0 }.filter { $0.seconds < Int(minutes * 60) }
+        var extra: [(String, Sample)] = []
+        await sampler.sample()
+        extra.append(("end of soak, clients' items deleted", sampler.samples.withLock { $0.last! }))
+        // What of image-service's RSS is live: its cache emptied, then malloc_trim (ImageCache.purge).
+        var purge = PurgeCacheRequest()
+        purge.level = .critical
+        _ = try? await sampler.images.call(ImageServiceRPC.purgeCache, purge, options: .init(timeoutMilliseconds: 10_000))
+        try? await Task.sleep(for: .seconds(1))
+        await sampler.sample()
+        extra.append(("after PurgeCache CRITICAL (image-service: cache emptied, malloc_trim)", sampler.samples.withLock { $0.last! }))
         // The burst.
         let overload = LoadRecorder()
         if overloadSeconds > 0 {
             try await Overload.run(suite: suite, context: context, payloads: payloads, seconds: overloadSeconds, recorder: overload)
+            await sampler.sample()
+            extra.append(("after overload", sampler.samples.withLock { $0.last! }))
         }
-        sampling.cancel()
-        await sampler.sample()
         return Report(
             clients: clientCount, minutes: minutes, soakSeconds: soakSeconds, recorder: recorder, overload: overload,
-            overloadSeconds: overloadSeconds, soakSamples: soakSamples, afterOverload: sampler.samples.withLock { $0.last! },
+            overloadSeconds: overloadSeconds, soakSamples: soakSamples, extraSamples: extra,
             crashed: sampler.crashed.withLock { $0 }, dataBytes: Suite.bytes(under: suite.folder + "/data"))
     }
 
