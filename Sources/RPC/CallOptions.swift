@@ -8,6 +8,11 @@ public struct CallOptions: Sendable {
     public var metadata: [String: String]
     /// When and how often to retry.
     public var retry: RetryPolicy
+    /// How much longer than `timeoutMilliseconds` an attempt waits for its reply, so that the
+    /// server's own DEADLINE_EXCEEDED can arrive (docs/protocol.md section 5); 0 = none, the
+    /// call then ends locally at its deadline. A reply that does not come within the grace
+    /// either is a server that did not answer at all.
+    public var replyGraceMilliseconds: UInt32 = 0
 
     /// Options with a 10 s timeout and the default retry policy.
     public init(

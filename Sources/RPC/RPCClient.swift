@@ -195,7 +195,7 @@ public final class RPCClient: Sendable {
             header.requestId = nextRequestID.add(1, ordering: .relaxed).oldValue
             header.timeoutMs = UInt32(clamping: deadline - now)
             let outcome = await attemptCall(
-                header: header, body: body, deadline: deadline,
+                header: header, body: body, deadline: deadline + Int64(options.replyGraceMilliseconds),
                 sendBy: min(deadline, now + Int64(configuration.connectWaitMilliseconds)))
             let error: RPCError
             var mayRetry: Bool

@@ -29,11 +29,14 @@ extension ThumbsBenchmark {
             client = try RPCClient(context: context, endpoint: rpc, configuration: .init(connectWaitMilliseconds: 10_000))
         }
 
-        static func launch(_ name: String, _ arguments: [String]) throws -> Process {
+        /// An executable of this build (beside homepwner-bench), its stdout discarded and its
+        /// stderr this process's, or `standardError` when given.
+        static func launch(_ name: String, _ arguments: [String], standardError: FileHandle? = nil) throws -> Process {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
             process.arguments = arguments
             process.standardOutput = FileHandle.nullDevice
+            if let standardError { process.standardError = standardError }
             try process.run()
             return process
         }
@@ -56,8 +59,10 @@ extension ThumbsBenchmark {
         }
 
         /// `launch`, then waits until the process answers Health/Check on `health`.
-        static func launchAnswering(_ name: String, _ arguments: [String], health: String, context: Context) async throws -> Process {
-            let process = try launch(name, arguments)
+        static func launchAnswering(
+            _ name: String, _ arguments: [String], health: String, context: Context, standardError: FileHandle? = nil
+        ) async throws -> Process {
+            let process = try launch(name, arguments, standardError: standardError)
             let probe = try RPCClient(context: context, endpoint: health, configuration: .init(connectWaitMilliseconds: 10_000))
             defer { probe.close() }
             _ = try await probe.call(HealthRPC.check, HealthCheckRequest(), options: .init(timeoutMilliseconds: 20_000))

@@ -19,6 +19,8 @@ case "thumbs":
     await ThumbsBenchmark.run(Array(arguments.dropFirst()))
 case "capture":
     await CaptureBenchmark.run(Array(arguments.dropFirst()))
+case "load":
+    await LoadBenchmark.run(Array(arguments.dropFirst()))
 case nil, "-h", "--help":
     print("""
         USAGE: homepwner-bench BENCHMARK [options]
@@ -43,6 +45,11 @@ case nil, "-h", "--help":
           capture a 12-megapixel photo captured with a square edit end to end (the three processes), one and
                  two workers, vs a bare C loop over libjpeg-turbo (ops/capture/prepare); options: --rounds N
                  (default 3), --captures N (a round, default 24)
+          load   a soak: the four executables as processes, --clients N (default 64) clients of mixed traffic
+                 (items, 16 MiB bodies, renditions, captures, thumbnail batches, Health) for --minutes M
+                 (default 10), then --overload-seconds S (default 30) of overload; p50/p99 per method, RSS and
+                 descriptors every 10 s; fails on a hang, a RESOURCE_EXHAUSTED without retry_after_ms, a process
+                 that ended, or RSS or descriptors that grew after warm-up; --json for JSON
         """)
 default:
     FileHandle.standardError.write(Data("homepwner-bench: unknown benchmark '\(arguments[0])' (see --help)\n".utf8))
