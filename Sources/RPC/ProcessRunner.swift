@@ -43,6 +43,7 @@ public enum ProcessRunner {
         makeComposition: (ParsedOptions, Context, Logger) throws -> ServiceComposition
     ) async -> Never {
         MallocTuning.forLargeMessages()
+        MallocTuning.startTrimming()
         let parser = OptionParser(
             command: command, summary: summary,
             options: options + [metricsOption(environment: metricsEnvironment), metricsTokenOption] + commonOptions)

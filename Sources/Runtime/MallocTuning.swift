@@ -1,3 +1,4 @@
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -42,6 +43,24 @@ public enum MallocTuning {
         #else
         return false
         #endif
+    }
+
+    /// How often a service hands freed heap back (`startTrimming`): the heap's free pages stay
+    /// for reuse between trims, so a burst of large messages costs no page faults, and RSS
+    /// follows what is in use rather than the heap's highest point (which otherwise only grows:
+    /// freed blocks between live ones are never returned by glibc on its own).
+    public static let trimIntervalSeconds = 30.0
+
+    /// Calls `releaseFreedMemory()` every `seconds` on a background queue until the returned
+    /// timer is cancelled (or for the life of the process).
+    @discardableResult
+    public static func startTrimming(every seconds: Double = trimIntervalSeconds) -> any DispatchSourceTimer {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "heap-trim", qos: .utility))
+        let interval = DispatchTimeInterval.milliseconds(max(1, Int(seconds * 1000)))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(max(1, Int(seconds * 100))))
+        timer.setEventHandler { releaseFreedMemory() }
+        timer.resume()
+        return timer
     }
 
     /// Returns every freed heap page to the operating system (`malloc_trim(0)`), so RSS falls.
