@@ -92,8 +92,10 @@ public final class Harness: Sendable {
         try composition.start()
         parts.withLock { $0[part] = composition }
         if let watch = composition.first(FaultWatch.self) {
-            watch.onFault { [weak self] reason in
-                guard let self else { return }
+            // `watch` weakly too: it keeps this closure, so a strong capture is a cycle that
+            // kept every stopped composition's FaultWatch (found by LeakSanitizer).
+            watch.onFault { [weak self, weak watch] reason in
+                guard let self, let watch else { return }
                 // Only this composition: the part may have been restarted since.
                 let current = parts.withLock { parts -> ServiceComposition? in
                     guard let running = parts[part], running.first(FaultWatch.self) === watch else { return nil }

@@ -6,8 +6,12 @@ import Runtime
 /// The ImageService methods: decode → store → reply, with events for stored and deleted images.
 enum ImageServiceHandlers {
     /// Publishes an `ImageEvent` for an image on `host`'s event socket.
+    /// It holds `host` weakly: the host's server keeps the handlers that keep this closure, and a
+    /// strong reference would make a cycle that kept the whole stopped composition (store,
+    /// server, queue) in memory (found by LeakSanitizer, `ops/test --sanitize address`).
     static func publisher(host: ServiceHost, clock: any WallClock) -> ImageStore.ImagePublish {
-        { topic, info in
+        { [weak host] topic, info in
+            guard let host else { return }
             var event = ImageEvent()
             event.key = info.key
             event.info = info

@@ -51,9 +51,13 @@ public enum ImageServiceHost {
             owner: store.writer, reader: store.reader, queues: [store.thumbnailQueue],
             completions: [ThumbnailQueue.name: { request in try await store.stageThumbnails(request, publish: publish) }],
             clock: SystemClock(), logger: logger,
-            publish: { [host] topic, event in host.publish(topic: topic, event) })
+            // Weakly, as the publisher: the host's server keeps `jobs` (its handlers), so a
+            // strong capture here is a cycle that outlives stop().
+            publish: { [weak host] topic, event in host?.publish(topic: topic, event) })
         jobs.register(on: host.server)
         host.server.addFigures { [cache] in await jobs.figures() + cache.figures() }
+        // The store keeps this closure and `jobs` keeps the store (its completions): close()
+        // clears it, ending that cycle.
         store.thumbnailJobsCommitted.withLock { $0 = { jobs.jobsReady(queue: ThumbnailQueue.name) } }
 
         let reaper = IntervalThread(

@@ -145,6 +145,8 @@ public final class ImageStore: Sendable {
         // read-only reader cannot.
         reader.close()
         writer.close()
+        // It keeps the thumbnail JobQueueService, which keeps this store: a cycle otherwise.
+        thumbnailJobsCommitted.withLock { $0 = nil }
     }
 
     // MARK: Queues
