@@ -78,7 +78,7 @@ extension CaptureJobHandler {
     func storeOriginal(_ source: Obtained, checksum: String, key: String, owner: String, contentType: String) async throws {
         switch source.content {
         case .bytes(let bytes):
-            try await put(bytes, key: key, owner: owner, kind: .original, parent: "", contentType: contentType)
+            try await put(bytes, checksum: checksum, key: key, owner: owner, kind: .original, parent: "", contentType: contentType)
         case .file(let file):
             let begin = beginUpload(key: key, owner: owner, kind: .original, parent: "", contentType: contentType, size: file.size, checksum: checksum)
             try await upload(begin, changed: file.changed) { chunk, send in try await file.forEachPiece(of: chunk, send) }
@@ -87,20 +87,22 @@ extension CaptureJobHandler {
         }
     }
 
-    /// Stores `data` under `key`: one PutImage (which answers the image an earlier attempt
-    /// stored under it), or a chunked upload for what is larger.
-    func put(_ data: [UInt8], key: String, owner: String, kind: ImageKind, parent: String, contentType: String) async throws {
+    /// Stores `data`, whose SHA-256 is `checksum`, under `key`: one PutImage (which answers the
+    /// image an earlier attempt stored under it), or a chunked upload for what is larger.
+    func put(
+        _ data: [UInt8], checksum: String, key: String, owner: String, kind: ImageKind, parent: String, contentType: String
+    ) async throws {
         if data.count <= Self.maxPutBytes {
             var put = PutImageRequest()
             (put.key, put.ownerKey, put.kind, put.parentKey, put.contentType, put.data) = (key, owner, kind, parent, contentType, data)
             let stored = try await images.client.call(ImageServiceRPC.putImage, put, options: CallOptions(timeoutMilliseconds: 60_000))
             // A key stored already is answered with what is there: take it up only when it is
             // these bytes.
-            try Self.sameContent(stored, as: SHA256.checksum(data), key: key)
+            try Self.sameContent(stored, as: checksum, key: key)
             return
         }
         let begin = beginUpload(
-            key: key, owner: owner, kind: kind, parent: parent, contentType: contentType, size: data.count, checksum: SHA256.checksum(data))
+            key: key, owner: owner, kind: kind, parent: parent, contentType: contentType, size: data.count, checksum: checksum)
         try await upload(begin, changed: nil) { chunk, send in
             for offset in stride(from: 0, to: data.count, by: chunk) { try await send(Array(data[offset..<min(data.count, offset + chunk)])) }
         }

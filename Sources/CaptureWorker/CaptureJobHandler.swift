@@ -146,9 +146,12 @@ public struct CaptureJobHandler: Sendable {
             (outcome.originalKey, outcome.duplicate) = (holder, holder != originalKey)
         }
         if let edited {
-            try await put(edited, key: own.edited, owner: item.key, kind: .edited, parent: outcome.originalKey, contentType: "image/jpeg")
+            let editedChecksum = SHA256.checksum(edited)
+            try await put(
+                edited, checksum: editedChecksum, key: own.edited, owner: item.key, kind: .edited, parent: outcome.originalKey,
+                contentType: "image/jpeg")
             outcome.editedKey = try await attachHolding(
-                own.edited, checksum: SHA256.checksum(edited), to: item, primary: request.makePrimary, deleting: true,
+                own.edited, checksum: editedChecksum, to: item, primary: request.makePrimary, deleting: true,
                 except: except, recording: &attached)
         }
         return outcome

@@ -37,6 +37,8 @@ enum UpCommand {
                 return ExitCode.usage
             }
             let logger = Logger(label: "homepwner-up", level: level)
+            // The whole suite in one process: its freed heap goes back as the services' does.
+            MallocTuning.startTrimming()
             let endpoints = ServiceEndpoints(
                 itemRPC: try options.string("item-rpc"), itemEvents: try options.string("item-events"),
                 imageRPC: try options.string("image-rpc"), imageEvents: try options.string("image-events"),

@@ -2,6 +2,7 @@ import Foundation
 import JPEG
 import Proto
 import RPC
+import Runtime
 import Synchronization
 import Testing
 @testable import ImageService
@@ -11,12 +12,9 @@ import RPCTestSupport
 /// socket, with the store's render slots held by renditions a test keeps in their decode.
 @Suite struct RenditionSlotTests {
     @Test func aPutAndAColdReadAreAnsweredWhile32RenditionsWaitForARenderSlot() async throws {
-        let folder = try TemporaryFolder()
-        let host = try ImageServiceHostTests.start(folder)
-        defer { host.stop() }
-        let store = try #require(host.first(ImageStore.self))
-        let client = try ImageServiceHostTests.client(folder)
-        defer { client.close() }
+        let served = try ServedStore()
+        defer { served.stop() }
+        let (store, client) = (served.store, served.client)
         let original = try await RealWorldJPEGTests.put(client, try Samples.jpeg(width: 640, height: 480))
         let large = try await RealWorldJPEGTests.put(client, Samples.mp4(2_000_000))
         _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
@@ -61,12 +59,9 @@ import RPCTestSupport
     /// rendered when its turn comes: under a pile of renditions, expired work no one receives
     /// would hold the cores while live callers wait behind it.
     @Test func aRenditionWhoseCallerGaveUpWhileItWaitedIsNotRendered() async throws {
-        let folder = try TemporaryFolder()
-        let host = try ImageServiceHostTests.start(folder)
-        defer { host.stop() }
-        let store = try #require(host.first(ImageStore.self))
-        let client = try ImageServiceHostTests.client(folder)
-        defer { client.close() }
+        let served = try ServedStore()
+        defer { served.stop() }
+        let (store, client) = (served.store, served.client)
         let original = try await RealWorldJPEGTests.put(client, try Samples.jpeg(width: 640, height: 480))
         _ = try await client.call(ImageServiceRPC.purgeCache, PurgeCacheRequest())
 
@@ -111,5 +106,25 @@ import RPCTestSupport
         request.height = Int32(width)
         return try await client.call(
             ImageServiceRPC.getRendition, request, options: CallOptions(timeoutMilliseconds: 120_000, retry: .none))
+    }
+}
+
+/// image-service over a real socket in a temporary folder, with its store at hand for hooks.
+struct ServedStore {
+    let folder: TemporaryFolder
+    let host: ServiceComposition
+    let store: ImageStore
+    let client: RPCClient
+
+    init() throws {
+        folder = try TemporaryFolder()
+        host = try ImageServiceHostTests.start(folder)
+        store = try #require(host.first(ImageStore.self))
+        client = try ImageServiceHostTests.client(folder)
+    }
+
+    func stop() {
+        client.close()
+        host.stop()
     }
 }

@@ -14,12 +14,9 @@ import Glibc
 /// process (a read through a memory map raised SIGBUS and killed image-service).
 @Suite struct RenditionSourceFaultTests {
     @Test func aSourceCutShortWhileItIsReadIsDataLossAndTheServiceGoesOnServing() async throws {
-        let folder = try TemporaryFolder()
-        let host = try ImageServiceHostTests.start(folder)
-        defer { host.stop() }
-        let store = try #require(host.first(ImageStore.self))
-        let client = try ImageServiceHostTests.client(folder)
-        defer { client.close() }
+        let served = try ServedStore()
+        defer { served.stop() }
+        let (folder, store, client) = (served.folder, served.store, served.client)
         let damaged = try await RealWorldJPEGTests.put(client, try Samples.jpeg(width: 1600, height: 1200))
         let soundData = try Samples.jpeg(width: 320, height: 240)
         let sound = try await RealWorldJPEGTests.put(client, soundData)
