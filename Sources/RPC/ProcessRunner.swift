@@ -43,7 +43,7 @@ public enum ProcessRunner {
         makeComposition: (ParsedOptions, Context, Logger) throws -> ServiceComposition
     ) async -> Never {
         MallocTuning.forLargeMessages()
-        MallocTuning.startTrimming()
+        MallocTuning.trimForTheProcess()
         let parser = OptionParser(
             command: command, summary: summary,
             options: options + [metricsOption(environment: metricsEnvironment), metricsTokenOption] + commonOptions)

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,23 +46,27 @@ public enum MallocTuning {
         #endif
     }
 
-    /// How often a service hands freed heap back (`startTrimming`): the heap's free pages stay
+    /// How often a service hands freed heap back (`trimForTheProcess`): the heap's free pages stay
     /// for reuse between trims, so a burst of large messages costs no page faults, and RSS
     /// follows what is in use rather than the heap's highest point (which otherwise only grows:
     /// freed blocks between live ones are never returned by glibc on its own).
     public static let trimIntervalSeconds = 30.0
 
-    /// Calls `releaseFreedMemory()` every `seconds` on a background queue until the returned
-    /// timer is cancelled (or for the life of the process).
-    @discardableResult
-    public static func startTrimming(every seconds: Double = trimIntervalSeconds) -> any DispatchSourceTimer {
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "heap-trim", qos: .utility))
-        let interval = DispatchTimeInterval.milliseconds(max(1, Int(seconds * 1000)))
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(max(1, Int(seconds * 100))))
-        timer.setEventHandler { releaseFreedMemory() }
-        timer.resume()
-        return timer
+    /// Calls `releaseFreedMemory()` every `seconds` on a background queue for as long as the
+    /// returned trimmer is kept (dropping it stops the timer: a dispatch timer no one holds is
+    /// freed at once and never fires, which is why a process keeps its own in `trimForTheProcess`).
+    public static func startTrimming(every seconds: Double = trimIntervalSeconds) -> HeapTrimmer {
+        HeapTrimmer(every: seconds)
     }
+
+    /// Starts the process's own trimmer, which runs for the life of the process; a second call
+    /// replaces it (with another interval). Services and `homepwner up` call it once at start.
+    public static func trimForTheProcess(every seconds: Double = trimIntervalSeconds) {
+        let trimmer = HeapTrimmer(every: seconds)
+        processTrimmer.withLock { $0 = trimmer }
+    }
+
+    private static let processTrimmer = Mutex<HeapTrimmer?>(nil)
 
     /// Returns every freed heap page to the operating system (`malloc_trim(0)`), so RSS falls.
     public static func releaseFreedMemory() {
@@ -72,4 +77,22 @@ public enum MallocTuning {
         }
         #endif
     }
+}
+
+/// A timer that hands freed heap back every so often (`MallocTuning.startTrimming`); it stops
+/// when released. Unchecked Sendable: its one stored timer is only cancelled, which libdispatch
+/// allows from any thread.
+public final class HeapTrimmer: @unchecked Sendable {
+    private let timer: any DispatchSourceTimer
+
+    init(every seconds: Double) {
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "heap-trim", qos: .utility))
+        let interval = DispatchTimeInterval.milliseconds(max(1, Int(seconds * 1000)))
+        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(max(1, Int(seconds * 100))))
+        timer.setEventHandler { MallocTuning.releaseFreedMemory() }
+        timer.resume()
+        self.timer = timer
+    }
+
+    deinit { timer.cancel() }
 }

@@ -38,7 +38,7 @@ enum UpCommand {
             }
             let logger = Logger(label: "homepwner-up", level: level)
             // The whole suite in one process: its freed heap goes back as the services' does.
-            MallocTuning.startTrimming()
+            MallocTuning.trimForTheProcess()
             let endpoints = ServiceEndpoints(
                 itemRPC: try options.string("item-rpc"), itemEvents: try options.string("item-events"),
                 imageRPC: try options.string("image-rpc"), imageEvents: try options.string("image-events"),

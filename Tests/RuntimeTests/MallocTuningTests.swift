@@ -3,7 +3,9 @@ import Testing
 import Runtime
 import TestSupport
 
-@Suite struct MallocTuningTests {
+/// Serialized: each test measures this process's RSS around frees, which another test's trimmer
+/// would disturb.
+@Suite(.serialized) struct MallocTuningTests {
     @Test(.enabled(if: !Sanitizer.any, "a sanitizer's allocator replaces glibc's malloc, whose mallopt settings this checks"))
     func glibcAcceptsTheSettings() {
         #if canImport(Glibc)
@@ -17,9 +19,25 @@ import TestSupport
     }
 
     /// Freed blocks below a live one are never handed back by glibc on its own under these
-    /// settings (the soak saw RSS creep up by one 16 MiB body at a time); the trimmer every
-    /// service starts hands them back.
+    /// settings (the soak saw RSS creep up by one 16 MiB body at a time); a trimmer hands them
+    /// back.
     @Test func theTrimmerHandsBackFreedHeapBelowALiveBlock() async throws {
+        let trimmer = try await Self.freedHeapFalls { MallocTuning.startTrimming(every: 0.1) }
+        withExtendedLifetime(trimmer) {}
+    }
+
+    /// What every service and `homepwner up` start: a trimmer no caller holds. (The first
+    /// version discarded the dispatch timer, which libdispatch then freed before it ever fired:
+    /// no service trimmed, and the soak's RSS kept its peaks.)
+    @Test func theProcessesTrimmerRunsThoughNoCallerKeepsIt() async throws {
+        try await Self.freedHeapFalls { MallocTuning.trimForTheProcess(every: 0.1) }
+        MallocTuning.trimForTheProcess()  // back to the services' interval for the other tests
+    }
+
+    /// Frees 96 MiB below a live block, checks glibc kept it, calls `start`, and expects RSS
+    /// to fall by half of it within 10 s; returns what `start` returned.
+    @discardableResult
+    static func freedHeapFalls<T>(after start: () -> T) async throws -> T? {
         #if canImport(Glibc)
         #expect(MallocTuning.forLargeMessages())
         var blocks: [UnsafeMutableRawPointer] = (0..<48).map { _ in
@@ -30,16 +48,18 @@ import TestSupport
         let pin = malloc(512 << 10)!  // above the blocks: their space is not the heap's free top
         memset(pin, 1, 512 << 10)
         defer { free(pin) }
-        let touched = Self.residentBytes()
+        let touched = residentBytes()
         for block in blocks { free(block) }
         blocks.removeAll()
         // glibc keeps them (96 MiB freed, under the 128 MiB trim threshold and not at the top).
-        let kept = Self.residentBytes()
+        let kept = residentBytes()
         #expect(kept > touched - (48 << 20), "freed without a trim: \(touched >> 20) → \(kept >> 20) MiB")
-        let timer = MallocTuning.startTrimming(every: 0.1)
-        defer { timer.cancel() }
-        #expect(try await eventually(within: 10) { Self.residentBytes() < kept - (48 << 20) },
-                "after the trimmer: \(Self.residentBytes() >> 20) MiB, \(kept >> 20) before")
+        let started = start()
+        #expect(try await eventually(within: 10) { residentBytes() < kept - (48 << 20) },
+                "after the trimmer: \(residentBytes() >> 20) MiB, \(kept >> 20) before")
+        return started
+        #else
+        return nil
         #endif
     }
 
