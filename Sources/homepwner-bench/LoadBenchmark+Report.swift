@@ -192,7 +192,7 @@ extension LoadBenchmark {
                 }.joined(separator: " | ") + String(format: " | %.1f |", Double(sample.cacheBytes) / 1_048_576))
                 previous = sample
             }
-            print(String(format: "\nimage-service's cache budget (CacheStats): %.0f MB (the default: ⅛ of the machine's memory, at most 2 GiB)", Double(lastSample.cacheBudget) / 1_048_576))
+            print(String(format: "\nimage-service's cache budget (CacheStats): %.0f MB (--cache-mb; 0 gives the service's default, ⅛ of the machine's memory up to 2 GiB)", Double(lastSample.cacheBudget) / 1_048_576))
             print("\n### Flat after warm-up? (\(rule))\n")
             print("| process | RSS MB early | RSS MB late | ×  | fds early | fds late | × | flat |")
             print("|---|---|---|---|---|---|---|---|")

@@ -47,7 +47,8 @@ case nil, "-h", "--help":
                  (default 3), --captures N (a round, default 24)
           load   a soak: the four executables as processes, --clients N (default 64) clients of mixed traffic
                  (items, 16 MiB bodies, renditions, captures, thumbnail batches, Health) for --minutes M
-                 (default 10), then --overload-seconds S (default 30) of overload; p50/p99 per method, RSS and
+                 (default 10), then --overload-seconds S (default 30) of overload, image-service's cache
+                 budget --cache-mb M (default 256; 0: the service's default); p50/p99 per method, RSS and
                  descriptors every 10 s; fails on a hang, a RESOURCE_EXHAUSTED without retry_after_ms, a process
                  that ended, or RSS or descriptors that grew after warm-up; --json for JSON
         """)
