@@ -233,7 +233,7 @@ extension ImageStore {
         key: String, in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
         do {
-            return try await onIO(in: pool, body)
+            return try await onIO(in: pool, reading: true, body)
         } catch {
             var indexed = true
             if (error as? BlobIOError)?.code == ENOENT, let found = try? await onReader({ try $0.get(key) != nil }) {
@@ -245,7 +245,8 @@ extension ImageStore {
 
     /// What a failed read tells its caller: damage is DATA_LOSS (and logged); a missing file
     /// is NOT_FOUND when its image was deleted meanwhile (`stillIndexed` is false), else
-    /// DATA_LOSS; anything else as it is.
+    /// DATA_LOSS; another file error (EIO) UNAVAILABLE, saying nothing changed; anything else
+    /// as it is.
     func readError(_ error: any Error, key: String, stillIndexed: () throws -> Bool) -> any Error {
         if let damage = error as? BlobDamage {
             logger.error("\(damage)")
@@ -256,6 +257,7 @@ extension ImageStore {
             if (try? stillIndexed()) == false { return ImageStoreError.notFound("key \(key): no such image (deleted)") }
             return ImageStoreError.damaged("image \(error.path.split(separator: "/").last ?? "") is damaged on disk: its blob file is missing")
         }
+        if let error = error as? BlobIOError { return Self.readFailure(error) }
         return error
     }
 

@@ -183,8 +183,11 @@ public final class ImageStore: Sendable {
         try reader.performHere { try $0.stored(key) }
     }
 
-    /// `body` on the next I/O lane, or on a lane of `pool` once one is free.
-    func onIO<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    /// `body` on the next I/O lane, or on a lane of `pool` once one is free. `reading`: `body`
+    /// only reads, so an I/O error it meets changed nothing (and is told so).
+    func onIO<T: Sendable>(
+        in pool: LanePool? = nil, reading: Bool = false, _ body: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         do {
             if let pool { return try await pool.run(body) }
             return try await withCheckedThrowingContinuation { continuation in
@@ -194,9 +197,17 @@ public final class ImageStore: Sendable {
             // A full disk is a limit the operator can act on, not a bug.
             throw DiskFull(reason: "the image store's disk: \(error)")
         } catch let error as BlobIOError where error.code == EIO {
-            // Nothing refers to what failed to be written; the disk is the operator's to look at.
+            // A read changed nothing; nothing refers to what failed to be written. Either way the
+            // disk is the operator's to look at.
+            if reading { throw Self.readFailure(error) }
             throw ImageStoreError.unavailable("the image store's disk failed (\(error)); nothing was stored, retry later")
         }
+    }
+
+    /// A read the disk failed (EIO, or another error than a missing file): it changed nothing,
+    /// and may pass later.
+    static func readFailure(_ error: BlobIOError) -> ImageStoreError {
+        .unavailable("the image store's disk failed reading (\(error)); nothing was changed, retry later")
     }
 
     // MARK: Put

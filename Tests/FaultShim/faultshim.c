@@ -1,5 +1,5 @@
-// Disk-fault injection for tests: an LD_PRELOAD library that makes chosen fsync, fdatasync and
-// write calls fail, by the path of the file they act on and by call count.
+// Disk-fault injection for tests: an LD_PRELOAD library that makes chosen fsync, fdatasync,
+// write and positioned read calls fail, by the path of the file they act on and by call count.
 //
 //   cc -shared -fPIC -O2 -o faultshim.so faultshim.c -ldl -lpthread
 //   HOMEPWNER_FAULTS_FILE=/tmp/rules LD_PRELOAD=./faultshim.so image-service ...
@@ -11,6 +11,8 @@
 //   CALL PATH-SUBSTRING ERRNO [after=N] [count=M]
 //
 //   CALL            fsync | fdatasync | sync (both) | write (write, pwrite, pwrite64, writev, pwritev)
+//                   | read (pread, pread64, preadv: the positioned reads blob and database reads use;
+//                   plain read is left alone, as the shim reads its own rules file with it)
 //   PATH-SUBSTRING  matched against the file the descriptor names (/proc/self/fd/N)
 //   ERRNO           EIO | ENOSPC | EDQUOT
 //   after=N         let the first N matching calls through (default 0)
@@ -31,7 +33,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum call { CALL_FSYNC = 1, CALL_FDATASYNC = 2, CALL_WRITE = 4 };
+enum call { CALL_FSYNC = 1, CALL_FDATASYNC = 2, CALL_WRITE = 4, CALL_READ = 8 };
 
 struct rule {
     int calls;        // a mask of enum call
@@ -63,6 +65,7 @@ static int parse_call(const char *name) {
     if (strcmp(name, "fdatasync") == 0) return CALL_FDATASYNC;
     if (strcmp(name, "sync") == 0) return CALL_FSYNC | CALL_FDATASYNC;
     if (strcmp(name, "write") == 0) return CALL_WRITE;
+    if (strcmp(name, "read") == 0) return CALL_READ;
     return 0;
 }
 
@@ -114,7 +117,7 @@ static void reload(void) {
 }
 
 static const char *call_name(int call) {
-    return call == CALL_FSYNC ? "fsync" : call == CALL_FDATASYNC ? "fdatasync" : "write";
+    return call == CALL_FSYNC ? "fsync" : call == CALL_FDATASYNC ? "fdatasync" : call == CALL_READ ? "read" : "write";
 }
 
 // The errno `call` on `fd` fails with, or 0 to let it through.
@@ -202,6 +205,27 @@ ssize_t writev(int fd, const struct iovec *vector, int count) {
 ssize_t pwritev(int fd, const struct iovec *vector, int count, off_t offset) {
     REAL(pwritev);
     int error = injected(CALL_WRITE, fd);
+    if (error) { errno = error; return -1; }
+    return real(fd, vector, count, offset);
+}
+
+ssize_t pread(int fd, void *buffer, size_t count, off_t offset) {
+    REAL(pread);
+    int error = injected(CALL_READ, fd);
+    if (error) { errno = error; return -1; }
+    return real(fd, buffer, count, offset);
+}
+
+ssize_t pread64(int fd, void *buffer, size_t count, off_t offset) {
+    REAL(pread64);
+    int error = injected(CALL_READ, fd);
+    if (error) { errno = error; return -1; }
+    return real(fd, buffer, count, offset);
+}
+
+ssize_t preadv(int fd, const struct iovec *vector, int count, off_t offset) {
+    REAL(preadv);
+    int error = injected(CALL_READ, fd);
     if (error) { errno = error; return -1; }
     return real(fd, vector, count, offset);
 }

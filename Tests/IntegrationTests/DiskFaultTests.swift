@@ -191,6 +191,40 @@ import ZMQ
         #expect(try await Self.get(client, key) == bytes)
     }
 
+    /// A blob the disk cannot read is not a write that failed: the answer says the read failed
+    /// and nothing changed (it said "nothing was stored"), and the image is whole once the disk
+    /// reads again, on the same process.
+    @Test func anUnreadableBlobIsUnavailableSayingNothingChangedAndReadsWholeOnceTheDiskReadsAgain() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rules = FaultShim.Rules(in: folder)
+        try rules.set([])
+        let service = try Service("image-service", folder: folder, rules: rules)
+        defer { service.stop() }
+        let client = try service.client()
+        defer { client.close() }
+        _ = try await client.call(HealthRPC.check, HealthCheckRequest(), options: patient)
+        let key = Self.key(), bytes = Self.movie(300_000, seed: 4)
+        _ = try await Self.put(client, bytes, key: key)
+        // Out of the cache, so the next read goes to the disk.
+        var purge = PurgeCacheRequest()
+        purge.level = .critical
+        _ = try await client.call(ImageServiceRPC.purgeCache, purge, options: patient)
+
+        try rules.set(["read /images/blobs/ EIO"])
+        var request = GetImageRequest()
+        request.key = key
+        let (code, message) = await Self.outcome { _ = try await client.call(ImageServiceRPC.getImage, request, options: Self.once) }
+        #expect(service.log.contains("faultshim: read"), "the fault did not happen:\n\(service.log)")
+        #expect(code == .unavailable, "\(String(describing: code)) \(message)")
+        #expect(message.contains("failed reading") && message.contains("nothing was changed"), "\(message)")
+        #expect(!message.contains("nothing was stored"), "\(message)")
+
+        try rules.set([])
+        #expect(try await Self.get(client, key) == bytes)
+        #expect(service.process.isRunning)
+    }
+
     @Test func aFailedFsyncOfTheImageIndexStopsTheServiceAndTheRestartHasEveryAcknowledgedImageWhole() async throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
