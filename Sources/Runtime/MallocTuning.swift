@@ -84,12 +84,19 @@ public enum MallocTuning {
 /// allows from any thread.
 public final class HeapTrimmer: @unchecked Sendable {
     private let timer: any DispatchSourceTimer
+    private static let fired = Atomic<Int>(0)
+
+    /// How many times any trimmer of this process has trimmed.
+    public static var firings: Int { fired.load(ordering: .relaxed) }
 
     init(every seconds: Double) {
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "heap-trim", qos: .utility))
         let interval = DispatchTimeInterval.milliseconds(max(1, Int(seconds * 1000)))
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(max(1, Int(seconds * 100))))
-        timer.setEventHandler { MallocTuning.releaseFreedMemory() }
+        timer.setEventHandler {
+            MallocTuning.releaseFreedMemory()
+            Self.fired.add(1, ordering: .relaxed)
+        }
         timer.resume()
         self.timer = timer
     }
