@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Locking
 
 /// Serial queues lent out one caller at a time: `run` waits for a free lane as a suspended
 /// task, never on a thread, and then runs its work there.
@@ -16,12 +16,12 @@ final class LanePool: Sendable {
     }
 
     private let queues: [DispatchQueue]
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(label: String, count: Int) {
         precondition(count > 0, "a lane pool needs a lane")
         queues = (0..<count).map { DispatchQueue(label: "\(label).\($0)") }
-        state = Mutex(State(free: Array(0..<count)))
+        state = Locked(State(free: Array(0..<count)))
     }
 
     /// Runs `work` on a lane no other work holds, once one is free.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Where a part reports a failure it must not run on after (a database commit whose outcome is
 /// not known because the disk failed under its fsync): the process stops, answering what is in
@@ -20,7 +20,7 @@ public final class FaultWatch: FailableLifecycleService {
         var handlers: [@Sendable (String) -> Void] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(logger: Logger) {
         self.logger = logger

@@ -4,7 +4,7 @@ import Foundation
 import JPEG
 import Proto
 import RPC
-import Synchronization
+import Locking
 import Testing
 import TestSupport
 @testable import ImageService
@@ -176,7 +176,7 @@ import RPCTestSupport
                 continuation.resume()
             }
         }
-        let done = Mutex(false)
+        let done = Locked(false)
         let put = Task {
             defer { done.withLock { $0 = true } }
             return try await store.put(JPEGFixtures.arithmetic, NewImage())

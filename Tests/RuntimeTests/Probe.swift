@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 @testable import Runtime
 
 /// Thrown when something a test waits for does not happen in time.
@@ -10,7 +10,7 @@ struct TimedOut: Error, CustomStringConvertible {
 /// Records what test services did, and lets a test wait for it.
 final class Probe: Sendable {
     /// The recorded events, in order.
-    private let recorded = Mutex<[String]>([])
+    private let recorded = Locked<[String]>([])
 
     /// Every event so far.
     var events: [String] { recorded.withLock { $0 } }
@@ -106,7 +106,7 @@ struct RecordingLifecycleService: LifecycleService {
 /// A one-shot latch that async code can wait on.
 final class Gate: Sendable {
     /// Whether the gate is open, and who is waiting for it.
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// Opens the gate, releasing every waiter.
     func open() {
