@@ -26,7 +26,7 @@ struct CameraCommand: Sendable {
     func run() async throws(RPCError) -> [UInt8] {
         let group = ProcessGroup()
         let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
+            await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
                 // Blocking (poll and waitpid): a thread of its own, not the task pool's.
                 Thread.detachNewThread { continuation.resume(returning: runBlocking(group)) }
             }

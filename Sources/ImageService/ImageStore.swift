@@ -187,7 +187,7 @@ public final class ImageStore: Sendable {
     func onIO<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
             if let pool { return try await pool.run(body) }
-            return try await withCheckedThrowingContinuation { continuation in
+            return try await withVisibleCheckedThrowingContinuation { continuation in
                 ioLanes.queue().async { continuation.resume(with: Result { try body() }) }
             }
         } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {

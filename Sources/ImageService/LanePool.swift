@@ -28,13 +28,13 @@ final class LanePool: Sendable {
     func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         let lane = await take()
         defer { give(lane) }
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withVisibleCheckedThrowingContinuation { continuation in
             queues[lane].async { continuation.resume(with: Result { try work() }) }
         }
     }
 
     private func take() async -> Int {
-        await withCheckedContinuation { continuation in
+        await withVisibleCheckedContinuation { continuation in
             let lane = state.withLock { state -> Int? in
                 if let lane = state.free.popLast() { return lane }
                 state.waiting.append(continuation)

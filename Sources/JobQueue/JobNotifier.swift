@@ -64,7 +64,7 @@ public final class JobNotifier: Sendable {
             state.withLock { _ = $0.waits.removeValue(forKey: id) }
         }
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
                     if case .ended = state.waits[id] { return true }
                     if state.generation != generation || Task.isCancelled { return true }

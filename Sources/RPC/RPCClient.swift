@@ -231,7 +231,7 @@ public final class RPCClient: Sendable {
         let id = header.requestId
         let message = Envelope.request(header, body)
         return await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
+            await withVisibleUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
                 let closing = shared.withLock { state -> Bool in
                     if state.closing { return true }
                     state.pending[id] = Pending(continuation: continuation, deadline: deadline)

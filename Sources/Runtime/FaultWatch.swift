@@ -62,7 +62,7 @@ public final class FaultWatch: FailableLifecycleService {
     /// ``ProcessFault`` at the first fault; nil once the task is cancelled (a graceful stop).
     public func failure() async -> (any Error)? {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
                     if state.fault != nil || Task.isCancelled { return true }
                     state.waiters.append(continuation)

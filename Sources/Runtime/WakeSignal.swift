@@ -51,7 +51,7 @@ public final class WakeSignal: Sendable {
         }
         defer { timer.cancel() }
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
                     if state.signalled || state.ended == wait || Task.isCancelled {
                         state.signalled = false

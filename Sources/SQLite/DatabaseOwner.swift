@@ -260,7 +260,7 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     /// Runs `body` on the owner's thread and returns its result once the transaction it ran in
     /// has committed; throws the owner's closed error before ``start()`` and once it is closing.
     public func perform<T: Sendable>(_ body: @escaping @Sendable (Store) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        try await withVisibleCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             submit(body) { continuation.resume(with: $0) }
         }
     }

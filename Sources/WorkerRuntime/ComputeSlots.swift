@@ -73,7 +73,7 @@ public final class ComputeSlots: Sendable {
             return state.nextID
         }
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            try await withVisibleCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let now = state.withLock { state -> Result<Void, any Error>? in
                     // Checked under the lock: a cancellation that came first is seen here, one
                     // that comes later finds the waiter in the line.

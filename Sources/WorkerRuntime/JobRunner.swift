@@ -298,7 +298,7 @@ public final class JobRunner: LifecycleService {
     /// job's lease for ever).
     private func result(of work: Task<[UInt8], any Error>, within milliseconds: Int) async -> Result<[UInt8], any Error>? {
         guard milliseconds > 0 else { return await work.result }
-        return await withCheckedContinuation { continuation in
+        return await withVisibleCheckedContinuation { continuation in
             let first = FirstResult(continuation)
             let timer = Task(executorPreference: threads) {
                 guard (try? await Task.sleep(for: .milliseconds(milliseconds))) != nil else { return }

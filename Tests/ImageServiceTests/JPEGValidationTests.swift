@@ -170,7 +170,7 @@ import RPCTestSupport
             for _ in 0..<slots { ImageStore.renders.wait() }
             held.signal()
         }
-        await withCheckedContinuation { continuation in
+        await withVisibleCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 held.wait()
                 continuation.resume()

@@ -136,7 +136,7 @@ final class Gate: Sendable {
     private let state = Locked<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
 
     func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in
                 if state.open { return true }
                 state.waiting.append(continuation)

@@ -120,7 +120,7 @@ final class Gate: Sendable {
 
     /// Returns once the gate is open (ignores cancellation).
     func wait() async {
-        await withCheckedContinuation { continuation in
+        await withVisibleCheckedContinuation { continuation in
             let isOpen = state.withLock { state in
                 if !state.open { state.waiters.append(continuation) }
                 return state.open
