@@ -26,7 +26,9 @@ final class Probe: Sendable {
     /// - Throws: ``TimedOut`` after `timeout`.
     func waitFor(_ expected: String..., timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
-        while !Set(expected).isSubset(of: Set(events)) {
+        // Checked inside the lock: a copy read outside it races, for TSan, with the next append
+        // in place once the copy is gone (the reference count that orders them is not seen).
+        while !recorded.withLock({ Set(expected).isSubset(of: Set($0)) }) {
             guard ContinuousClock.now < deadline else {
                 throw TimedOut(description: "waiting for \(expected); saw \(events)")
             }
