@@ -30,15 +30,18 @@ let package = Package(
         .target(name: "HomepwnerProtoC", dependencies: ["CProtobufC"], linkerSettings: [.linkedLibrary("protobuf-c")]),
 
         // One Swift wrapper per C library.
-        .target(name: "ZMQ", dependencies: ["CZMQ"], swiftSettings: swiftSettings),
-        .target(name: "SQLite", dependencies: ["CSQLite", "Runtime"], swiftSettings: swiftSettings),
+        .target(name: "ZMQ", dependencies: ["Locking", "CZMQ"], swiftSettings: swiftSettings),
+        .target(name: "SQLite", dependencies: ["Locking", "CSQLite", "Runtime"], swiftSettings: swiftSettings),
         .target(name: "JPEG", dependencies: ["CTurboJPEG"], swiftSettings: swiftSettings),
         // The wire format's varint, shared by Proto and the generator that writes Proto/Generated.
         .target(name: "ProtoWire", swiftSettings: swiftSettings),
         .target(name: "Proto", dependencies: ["CProtobufC", "HomepwnerProtoC", "ProtoWire"], swiftSettings: swiftSettings),
 
+        // Locked: Synchronization.Mutex's shape, which ThreadSanitizer sees under -D HOMEPWNER_TSAN
+        // (RELIABILITY.md, Sanitizers); below every module that locks.
+        .target(name: "Locking", swiftSettings: swiftSettings),
         // The runtime every process shares.
-        .target(name: "Runtime", swiftSettings: swiftSettings),
+        .target(name: "Runtime", dependencies: ["Locking"], swiftSettings: swiftSettings),
         // SHA-256 and XXH64; CDigest is the SHA-256 block function on the x86 SHA extensions,
         // which only Digest imports.
         .target(name: "CDigest"),
@@ -46,27 +49,27 @@ let package = Package(
         // A SIGBUS inside a read-only file map becomes a page of zeros and a recorded fault,
         // for ImageService's MappedFile only (a file cut short, a disk's read error).
         .target(name: "CMapGuard"),
-        .target(name: "RPC", dependencies: ["ZMQ", "Proto", "Runtime", "CurveAuth"], swiftSettings: swiftSettings),
+        .target(name: "RPC", dependencies: ["Locking", "ZMQ", "Proto", "Runtime", "CurveAuth"], swiftSettings: swiftSettings),
         // CURVE key files, the allowed keys with their roles, and the ZAP handler that checks
         // them (not "Security": that name is Apple's framework).
-        .target(name: "CurveAuth", dependencies: ["ZMQ", "Runtime"], swiftSettings: swiftSettings),
+        .target(name: "CurveAuth", dependencies: ["Locking", "ZMQ", "Runtime"], swiftSettings: swiftSettings),
         // What stored bytes are (a JPEG validated, HEIC, movie containers), for the image
         // service and the workers.
         .target(name: "Media", dependencies: ["JPEG", "Proto"], swiftSettings: swiftSettings),
 
         // Durable job queues in a host's own SQLite database, served as JobQueue over RPC.
-        .target(name: "JobQueue", dependencies: ["SQLite", "Proto", "RPC", "Runtime"], swiftSettings: swiftSettings),
+        .target(name: "JobQueue", dependencies: ["Locking", "SQLite", "Proto", "RPC", "Runtime"], swiftSettings: swiftSettings),
 
         // The services and workers as libraries.
-        .target(name: "ItemService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JobQueue", "Digest"], swiftSettings: swiftSettings),
-        .target(name: "ImageService", dependencies: ["RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue", "CMapGuard"], swiftSettings: swiftSettings),
-        .target(name: "WorkerRuntime", dependencies: ["RPC", "Proto", "Runtime"], swiftSettings: swiftSettings),
-        .target(name: "CaptureWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),
+        .target(name: "ItemService", dependencies: ["Locking", "RPC", "Proto", "Runtime", "SQLite", "JobQueue", "Digest"], swiftSettings: swiftSettings),
+        .target(name: "ImageService", dependencies: ["Locking", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue", "CMapGuard"], swiftSettings: swiftSettings),
+        .target(name: "WorkerRuntime", dependencies: ["Locking", "RPC", "Proto", "Runtime"], swiftSettings: swiftSettings),
+        .target(name: "CaptureWorker", dependencies: ["Locking", "RPC", "Proto", "Runtime", "JPEG", "Media", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),
         .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "WorkerRuntime"], swiftSettings: swiftSettings),
         .target(name: "Clients", dependencies: ["RPC", "Proto"], swiftSettings: swiftSettings),
         .target(
             name: "Harness",
-            dependencies: ["ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "Clients", "Runtime", "RPC"],
+            dependencies: ["Locking", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "Clients", "Runtime", "RPC"],
             swiftSettings: swiftSettings
         ),
 
@@ -84,7 +87,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "homepwner-bench",
-            dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "SQLite", "ItemService", "ImageService", "Harness", "Clients", "JPEG", "JobQueue", "CurveAuth"],
+            dependencies: ["Locking", "RPC", "ZMQ", "Proto", "Runtime", "SQLite", "ItemService", "ImageService", "Harness", "Clients", "JPEG", "JobQueue", "CurveAuth"],
             swiftSettings: swiftSettings),
         // Reads the protoc-c descriptors and writes Sources/Proto/Generated (ops/gen-proto).
         .executableTarget(name: "ProtoGenSwift", dependencies: ["CProtobufC", "HomepwnerProtoC", "ProtoWire"], swiftSettings: swiftSettings),
@@ -99,31 +102,31 @@ let package = Package(
 
         // Tests: one target per module, plus the integration tests on the harness; two small
         // libraries hold what several test targets share.
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .target(name: "TestSupport", dependencies: ["Locking"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .target(name: "RPCTestSupport", dependencies: ["RPC"], path: "Tests/RPCTestSupport", swiftSettings: swiftSettings),
-        .testTarget(name: "ZMQTests", dependencies: ["ZMQ"], swiftSettings: swiftSettings),
-        .testTarget(name: "CurveAuthTests", dependencies: ["CurveAuth", "ZMQ", "Runtime", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite"], swiftSettings: swiftSettings),
+        .testTarget(name: "ZMQTests", dependencies: ["Locking", "ZMQ"], swiftSettings: swiftSettings),
+        .testTarget(name: "CurveAuthTests", dependencies: ["Locking", "CurveAuth", "ZMQ", "Runtime", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "SQLiteTests", dependencies: ["Locking", "SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "MediaTests", dependencies: ["Media", "Proto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ProtoTests", dependencies: ["Proto", "ProtoWire", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CLISupportTests", dependencies: ["CLISupport", "Proto"], swiftSettings: swiftSettings),
-        .testTarget(name: "RuntimeTests", dependencies: ["Runtime", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "RuntimeTests", dependencies: ["Locking", "Runtime", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "RPCTests", dependencies: ["RPC", "ZMQ", "Proto", "Runtime", "TestSupport", "RPCTestSupport", "CurveAuth"], swiftSettings: swiftSettings),
+        .testTarget(name: "RPCTests", dependencies: ["Locking", "RPC", "ZMQ", "Proto", "Runtime", "TestSupport", "RPCTestSupport", "CurveAuth"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "JobQueueTests", dependencies: ["JobQueue", "WorkerRuntime", "SQLite", "Proto", "RPC", "Runtime", "ZMQ", "TestSupport", "RPCTestSupport"],
+            name: "JobQueueTests", dependencies: ["Locking", "JobQueue", "WorkerRuntime", "SQLite", "Proto", "RPC", "Runtime", "ZMQ", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ItemServiceTests", dependencies: ["ItemService", "JobQueue", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "TestSupport", "RPCTestSupport"],
+            name: "ItemServiceTests", dependencies: ["Locking", "ItemService", "JobQueue", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ImageServiceTests", dependencies: ["ImageService", "JobQueue", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],
+            name: "ImageServiceTests", dependencies: ["Locking", "ImageService", "JobQueue", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Harness", "Clients", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "WorkerRuntime", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth"],
+            dependencies: ["Locking", "Harness", "Clients", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "WorkerRuntime", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth"],
             swiftSettings: swiftSettings
         ),
     ]

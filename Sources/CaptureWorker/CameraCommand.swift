@@ -3,7 +3,7 @@ import Foundation
 import JPEG
 import RPC
 import Runtime
-import Synchronization
+import Locking
 
 /// Runs the configured camera command (`/bin/sh -c COMMAND`, in a process group of its own)
 /// and takes what it prints on stdout as the photo. A command that runs past its time limit is
@@ -20,13 +20,13 @@ struct CameraCommand: Sendable {
 
     /// Held while a command's pipes are made and it is spawned: close-on-exec is set apart from
     /// pipe(2) (Swift's Glibc has no pipe2), so no other command may start in between.
-    private static let spawning = Mutex(())
+    private static let spawning = Locked(())
 
     /// The photo, or the error that says what the command did instead.
     func run() async throws(RPCError) -> [UInt8] {
         let group = ProcessGroup()
         let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
+            await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
                 // Blocking (poll and waitpid): a thread of its own, not the task pool's.
                 Thread.detachNewThread { continuation.resume(returning: runBlocking(group)) }
             }
@@ -147,7 +147,7 @@ private final class ProcessGroup: Sendable {
         var ended = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The group is `pid`'s; killed at once when the task was cancelled before it started.
     func started(_ pid: pid_t) {
@@ -183,7 +183,7 @@ private final class ProcessGroup: Sendable {
 /// runner can wait with one.
 private final class ExitWaiter: Sendable {
     private let exited = DispatchSemaphore(value: 0)
-    private let result = Mutex<Int32?>(nil)
+    private let result = Locked<Int32?>(nil)
 
     init(pid: pid_t) {
         Thread.detachNewThread { [self] in

@@ -1,6 +1,6 @@
 import Foundation
 import Runtime
-import Synchronization
+import Locking
 
 /// The allowed keys a server consults, loaded from the allowed-keys file and kept current:
 /// `reloadIfChanged()` (run every second by `watcher()`) notices a replaced or edited file, and
@@ -44,11 +44,11 @@ public final class KeyTable: Sendable {
         public let sinceUnixMilliseconds: Int64
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
     /// Held while reading and parsing, so two reloads never swap in an older version last.
-    private let reloading = Mutex(())
+    private let reloading = Locked(())
     /// Called after a reload that took keys away.
-    private let revocationActions = Mutex<[@Sendable () -> Void]>([])
+    private let revocationActions = Locked<[@Sendable () -> Void]>([])
     /// How often an unresolved problem is logged again.
     let problemLogIntervalMilliseconds: Int64
 
@@ -65,7 +65,7 @@ public final class KeyTable: Sendable {
         for entry in implicitKeys { implicit[entry.publicKey] = entry }
         self.implicit = implicit
         let (keys, identity) = try Self.read(file)
-        state = Mutex(State(byKey: Self.index(keys), seen: identity))
+        state = Locked(State(byKey: Self.index(keys), seen: identity))
         logger.info("allowed keys loaded", ["file": file, "keys": String(keys.entries.count)])
     }
 

@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import Runtime
-import Synchronization
+import Locking
 import ZMQ
 
 /// The ZAP handler of one context: a thread with a REP socket bound at
@@ -25,9 +25,9 @@ public final class ZAPAuthenticator: LifecycleService {
         var refused = 0
     }
 
-    private let counts = Mutex(Counts())
+    private let counts = Locked(Counts())
     /// The running thread's wake-up and its end; nil until started and after stop.
-    private let running = Mutex<(wake: WakeUp, finished: DispatchSemaphore)?>(nil)
+    private let running = Locked<(wake: WakeUp, finished: DispatchSemaphore)?>(nil)
 
     /// A handler for `context` answering from `keys`; nothing runs before ``start()``.
     public init(context: Context, keys: KeyTable, logger: Logger, name: String = "zap") {
@@ -48,7 +48,7 @@ public final class ZAPAuthenticator: LifecycleService {
         let wake = try WakeUp()
         let finished = DispatchSemaphore(value: 0)
         let bound = DispatchSemaphore(value: 0)
-        let bindError = Mutex<(any Error)?>(nil)
+        let bindError = Locked<(any Error)?>(nil)
         let thread = Thread { [self] in
             defer { finished.signal() }
             let socket: Socket

@@ -5,7 +5,7 @@ import ImageService
 import ItemService
 import RPC
 import Runtime
-import Synchronization
+import Locking
 import ThumbnailWorker
 import ZMQ
 
@@ -38,8 +38,8 @@ public final class Harness: Sendable {
     public let context: Context
     private let logger: Logger
     private let ownsDataDirectory: Bool
-    private let parts = Mutex<[Part: ServiceComposition]>([:])
-    private let faults = Mutex<[String]>([])
+    private let parts = Locked<[Part: ServiceComposition]>([:])
+    private let faults = Locked<[String]>([])
     /// Ends `run()` at the first part stopped by a fault.
     private let stopped: FaultWatch
 

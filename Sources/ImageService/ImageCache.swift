@@ -1,5 +1,5 @@
 import Runtime
-import Synchronization
+import Locking
 
 /// What `CacheStats` reports.
 public struct CacheStatistics: Sendable, Equatable {
@@ -41,7 +41,7 @@ public final class ImageCache: Sendable {
 
     /// The configured budget in bytes.
     public let budgetBytes: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let trimAfterPurge: Bool
 
     /// A cache of at most `budgetBytes`; `trimAfterPurge` hands freed memory back to the OS (malloc_trim).

@@ -1,3 +1,4 @@
+import Locking
 import Synchronization
 
 /// Keys being stored or deleted: one put at a time per key, deletes after the puts they meet.
@@ -46,7 +47,7 @@ extension ImageStore {
     }
 
     private func waitForRelease(of key: String) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let waiting = claims.withLock { state -> Bool in
                 guard state.held[key] != nil else { return false }
                 state.waiters[key, default: []].append(continuation)

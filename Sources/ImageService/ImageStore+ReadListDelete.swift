@@ -1,7 +1,7 @@
 import Digest
 import Foundation
 import Proto
-import Synchronization
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -308,7 +308,7 @@ extension ImageStore {
         while true {
             await claimForDelete(keys)
             // Every key claimed so far, kept outside the closure so that a failure releases them all.
-            let held = Mutex(keys)
+            let held = Locked(keys)
             let outcome: (removed: [ImageInfo], busy: Set<String>)
             do {
                 outcome = try await onIndex { index in

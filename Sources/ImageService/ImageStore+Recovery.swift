@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// What the store's start does before it serves: finish the puts whose rename was lost, remove
 /// leftovers, quarantine blobs without a row, note rows without a blob.
@@ -29,7 +29,7 @@ extension ImageStore {
 
     /// Where the writer's thread leaves what reconciling found.
     final class RecoveryRecord: Sendable {
-        let report = Mutex(RecoveryReport())
+        let report = Locked(RecoveryReport())
     }
 
     static func reconcile(index: ImageIndex, blobs: BlobStore, now: Int64) throws -> RecoveryReport {

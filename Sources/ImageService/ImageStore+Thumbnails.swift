@@ -2,7 +2,7 @@ import Foundation
 import JobQueue
 import Media
 import Proto
-import Synchronization
+import Locking
 
 /// The image store's side of the `thumbnails` queue: storing what a worker completes a job
 /// with, and enqueueing batches (EnqueueThumbnails).
@@ -76,7 +76,7 @@ extension ImageStore {
             throw error
         }
 
-        let removed = Mutex<[ImageInfo]?>(nil)
+        let removed = Locked<[ImageInfo]?>(nil)
         let blobs = blobs, cache = cache, logger = logger
         return StagedCompletion(effect: { index, _, _ in
             // The image was deleted (and maybe stored again) while the thumbnails were written

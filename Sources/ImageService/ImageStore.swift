@@ -6,7 +6,7 @@ import Media
 import Proto
 import Runtime
 import SQLite
-import Synchronization
+import Locking
 
 /// Where images are stored: blob files under `blobs/`, their metadata in `images.db`, hot bytes in
 /// the cache.
@@ -27,7 +27,7 @@ public final class ImageStore: Sendable {
     /// `thumbnails` job queue, which `JobQueueService` serves through it.
     let writer: DatabaseOwner<ImageIndex>
     /// Called once a row that enqueued a thumbnail job has committed (wakes waiting Leases).
-    let thumbnailJobsCommitted = Mutex<(@Sendable () -> Void)?>(nil)
+    let thumbnailJobsCommitted = Locked<(@Sendable () -> Void)?>(nil)
     /// A second connection for lookups and lists (and the `thumbnails` queue's reads), so reads
     /// never queue behind a commit's fsync.
     let reader: DatabaseOwner<ImageIndex>
@@ -37,14 +37,14 @@ public final class ImageStore: Sendable {
     let digestLanes = Lanes(label: "homepwner.images.digest", count: 4)
     /// Renders (GetRendition's decodes), one per core, off the I/O lanes (see `LanePool`).
     let renderLanes = LanePool(label: "homepwner.images.render", count: ImageStore.renderSlots)
-    let uploads = Mutex<[String: Upload]>([:])
+    let uploads = Locked<[String: Upload]>([:])
     /// Set by `close()` while it holds the uploads lock (always taken first): uploads ending
     /// their call are then dropped.
-    let closing = Mutex(false)
+    let closing = Locked(false)
     /// Blobs read once from disk lately (see `admits`).
-    let recentReads = Mutex(RecentReads())
+    let recentReads = Locked(RecentReads())
     /// Keys being stored or deleted (see `claim(_:)`).
-    let claims = Mutex(KeyClaims())
+    let claims = Locked(KeyClaims())
     /// Test hooks (all nil in service).
     let hooks: StoreHooks
     /// What `start()` found, once it has run.
@@ -190,7 +190,7 @@ public final class ImageStore: Sendable {
     ) async throws -> T {
         do {
             if let pool { return try await pool.run(body) }
-            return try await withCheckedThrowingContinuation { continuation in
+            return try await withVisibleCheckedThrowingContinuation { continuation in
                 ioLanes.queue().async { continuation.resume(with: Result { try body() }) }
             }
         } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {
@@ -439,7 +439,7 @@ public final class ImageStore: Sendable {
             throw error
         }
         let committed = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<Void, any Error>>(.success(()))
+        let outcome = Locked<Result<Void, any Error>>(.success(()))
         writer.submit({ index in
             if let lost {
                 try index.replace(lost, with: image)

@@ -1,5 +1,5 @@
 /// A least-recently-used map from keys to byte arrays, counted in bytes; not thread-safe
-/// (`ImageCache` keeps it in a Mutex).
+/// (`ImageCache` keeps it in a `Locked`).
 ///
 /// An entry may carry the index row of the image whose whole bytes it holds; such entries can
 /// also be found by the image key alone (`image(_:)`), which is how a cached GetImage is served

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import Locking
 
 /// Serial queues lent out one caller at a time: `run` waits for a free lane as a suspended
 /// task, never on a thread, and then runs its work there.
@@ -16,25 +16,25 @@ final class LanePool: Sendable {
     }
 
     private let queues: [DispatchQueue]
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(label: String, count: Int) {
         precondition(count > 0, "a lane pool needs a lane")
         queues = (0..<count).map { DispatchQueue(label: "\(label).\($0)") }
-        state = Mutex(State(free: Array(0..<count)))
+        state = Locked(State(free: Array(0..<count)))
     }
 
     /// Runs `work` on a lane no other work holds, once one is free.
     func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         let lane = await take()
         defer { give(lane) }
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withVisibleCheckedThrowingContinuation { continuation in
             queues[lane].async { continuation.resume(with: Result { try work() }) }
         }
     }
 
     private func take() async -> Int {
-        await withCheckedContinuation { continuation in
+        await withVisibleCheckedContinuation { continuation in
             let lane = state.withLock { state -> Int? in
                 if let lane = state.free.popLast() { return lane }
                 state.waiting.append(continuation)

@@ -1,5 +1,6 @@
 import Dispatch
 import Runtime
+import Locking
 import Synchronization
 
 /// Serial queues used in turn, for work that blocks (disk I/O) or that blocked work waits for
@@ -41,7 +42,7 @@ extension Lanes {
     func alongside<Work: Sendable, Body>(
         _ work: @escaping @Sendable () throws -> Work, while body: () throws -> Body
     ) throws -> (Work, Body) {
-        let outcome = Mutex<Result<Work, any Error>?>(nil)
+        let outcome = Locked<Result<Work, any Error>?>(nil)
         let group = DispatchGroup()
         let writerCPU = CPUAffinity.current()
         queue().async(group: group) {

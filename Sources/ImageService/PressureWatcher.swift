@@ -1,6 +1,6 @@
 import Foundation
 import Runtime
-import Synchronization
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,7 +17,7 @@ public final class PressureWatcher: LifecycleService {
     private let triggerPath: String?
     private let logger: Logger
     private let thread: IntervalThread
-    private let finished = Mutex(true)
+    private let finished = Locked(true)
 
     /// - Parameters:
     ///   - triggerPath: the PSI file to arm a poll trigger on (nil: sample on the interval only).

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Points in the store's work where a test can stop it (to order it against another call) or
 /// make a step fail (to see what a failure leaves behind). Every hook is nil in the service.
@@ -29,7 +29,7 @@ final class StoreHooks: Sendable {
         var uploadStaged: (@Sendable (String) -> Void)?
     }
 
-    private let hooks = Mutex(Hooks())
+    private let hooks = Locked(Hooks())
 
     init() {}
 

@@ -3,7 +3,7 @@ import JobQueue
 import Proto
 import RPC
 import Runtime
-import Synchronization
+import Locking
 
 /// Delivers the delete cascade: runs the `cascade` queue's jobs in process, one at a time,
 /// earliest due first: `DeleteImagesForOwner` to the image service, retried with the queue's
@@ -40,7 +40,7 @@ public final class CascadeRunner: LifecycleService {
     /// The loop's own thread: `stop()` blocks until the loop returned, which it could not do on
     /// a thread of the shared pool that `stop()` holds.
     private let thread = WorkerThreads(name: "cascade", count: 1)
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let task = Locked<Task<Void, Never>?>(nil)
 
     /// A runner of the `cascade` jobs in `store`, delivering through `connection` (to the image
     /// service's endpoint); both start before it. It sleeps on the notifier of `service` (which

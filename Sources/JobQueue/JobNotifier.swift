@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Wakes every task waiting for a queue's jobs: ``signal()`` ends all the waits in progress.
 ///
@@ -21,7 +21,7 @@ public final class JobNotifier: Sendable {
         var waits: [UInt64: Wait] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A notifier nobody waits on.
     public init() {}
@@ -64,7 +64,7 @@ public final class JobNotifier: Sendable {
             state.withLock { _ = $0.waits.removeValue(forKey: id) }
         }
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
                     if case .ended = state.waits[id] { return true }
                     if state.generation != generation || Task.isCancelled { return true }

@@ -1,3 +1,4 @@
+import Locking
 import Proto
 import RPC
 import Runtime
@@ -84,7 +85,7 @@ extension JobQueueService {
             if queue.notifier.generation == generation && monotonicMilliseconds() >= waitEnd { return LeaseResponse() }
             if draining.load(ordering: .relaxed) { return LeaseResponse() }
             generation = queue.notifier.generation
-            let leased = try await withCheckedThrowingContinuation { continuation in
+            let leased = try await withVisibleCheckedThrowingContinuation { continuation in
                 leaseOnce(request, context) { continuation.resume(with: $0) }
             }
             if !leased.jobs.isEmpty { return Self.response(leased.jobs) }

@@ -1,3 +1,4 @@
+import Locking
 import RPC
 import SQLite
 
@@ -13,7 +14,7 @@ public protocol JobStoreReader: Sendable {
 extension JobStoreReader {
     /// ``read(_:then:)``, awaited.
     public func read<T: Sendable>(_ body: @escaping @Sendable (JobStore) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        try await withVisibleCheckedThrowingContinuation { continuation in
             read(body) { continuation.resume(with: $0) }
         }
     }
@@ -48,7 +49,7 @@ extension JobStoreOwner {
 
     /// ``write(durable:_:then:)``, awaited.
     public func write<T: Sendable>(durable: Bool = true, _ body: @escaping @Sendable (Host, JobStore) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        try await withVisibleCheckedThrowingContinuation { continuation in
             write(durable: durable, body) { continuation.resume(with: $0) }
         }
     }

@@ -1,6 +1,6 @@
 import Foundation
 import Runtime
-import Synchronization
+import Locking
 
 /// The queue's background work, on a thread of its own (an `IntervalThread`): every tick it
 /// ends expired leases (QUEUED again, or DEAD when out of attempts), prunes DONE and DEAD jobs
@@ -63,5 +63,5 @@ public final class JobSweeper<Owner: JobStoreOwner>: LifecycleService {
 
 /// A result handed from the owner's thread to the sweeper's.
 private final class ResultBox<T: Sendable>: Sendable {
-    let result = Mutex<Result<T, any Error>?>(nil)
+    let result = Locked<Result<T, any Error>?>(nil)
 }

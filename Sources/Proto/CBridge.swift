@@ -55,11 +55,14 @@ enum CBridge {
             if let fields = LargeBytes.deferredFields(deferring.deferred, in: UnsafeMutableRawPointer(c)) {
                 let base = UnsafeMutableRawPointer(c).assumingMemoryBound(to: ProtobufCMessage.self)
                 let size = protobuf_c_message_get_packed_size(base)
-                let packed = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                    count = size > 0 ? protobuf_c_message_pack(base, buffer.baseAddress!) : 0
+                // Not Array(unsafeUninitializedCapacity: 0), which writes the shared empty array
+                // (ZMQ's Frame.swift says why).
+                let packed = size == 0 ? [] : [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+                    count = protobuf_c_message_pack(base, buffer.baseAddress!)
                 }
                 let total = LargeBytes.splicedSize(packed, fields)
                 guard let target = allocate(total) else {
+                    guard total > 0 else { return [] }
                     return [UInt8](unsafeUninitializedCapacity: total) { buffer, count in
                         LargeBytes.splice(packed, fields, into: UnsafeMutableRawBufferPointer(buffer))
                         count = total

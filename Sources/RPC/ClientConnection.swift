@@ -1,5 +1,5 @@
 import Runtime
-import Synchronization
+import Locking
 import ZMQ
 
 /// A part's client of another process (item-service's of the image service): a service of its
@@ -12,7 +12,7 @@ public final class ClientConnection: LifecycleService {
     private let context: Context
     private let endpoint: String
     private let configuration: RPCClient.Configuration
-    private let opened = Mutex<RPCClient?>(nil)
+    private let opened = Locked<RPCClient?>(nil)
 
     /// A connection to `endpoint`, made by ``start()``.
     public init(name: String, context: Context, endpoint: String, configuration: RPCClient.Configuration = .init()) {

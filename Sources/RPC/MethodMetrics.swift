@@ -1,5 +1,5 @@
 import Proto
-import Synchronization
+import Locking
 
 /// Calls by method, status code and latency (Metrics/Stats, docs/protocol.md 8.1).
 ///
@@ -18,14 +18,14 @@ final class MethodMetrics: Sendable {
     /// Method paths by row; the last row ("") takes calls that named no method served here.
     let paths: [String]
     private let rows: [String: Int]
-    private let table: Mutex<[UInt64]>
+    private let table: Locked<[UInt64]>
 
     init(paths: [String]) {
         self.paths = paths.sorted() + [""]
         var rows: [String: Int] = [:]
         for (index, path) in self.paths.enumerated() { rows[path] = index }
         self.rows = rows
-        table = Mutex([UInt64](repeating: 0, count: self.paths.count * Self.stride))
+        table = Locked([UInt64](repeating: 0, count: self.paths.count * Self.stride))
     }
 
     /// The row of a method path (the "" row for one not served here).

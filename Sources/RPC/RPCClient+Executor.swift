@@ -1,3 +1,4 @@
+import Locking
 import Synchronization
 import ZMQ
 
@@ -21,7 +22,7 @@ final class IOThreadExecutor: TaskExecutor, Sendable {
         var stopped = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wakeUp: WakeUp
     /// The I/O thread's pthread_t, set when its loop starts.
     private let loopThread = Atomic<UInt>(0)

@@ -1,12 +1,12 @@
 import Foundation
 import Proto
 import Runtime
-import Synchronization
+import Locking
 import ZMQ
 
 /// The client's I/O thread: owns the DEALER socket and its monitor.
 extension RPCClient {
-    func runLoop(ready: DispatchSemaphore, startError: borrowing Mutex<(any Error)?>) {
+    func runLoop(ready: DispatchSemaphore, startError: borrowing Locked<(any Error)?>) {
         let socket: Socket
         let monitor: Socket
         do {

@@ -1,6 +1,7 @@
 import Foundation
 import Proto
 import Runtime
+import Locking
 import Synchronization
 import ZMQ
 
@@ -90,10 +91,10 @@ public final class RPCClient: Sendable {
     public let endpoint: String
     let configuration: Configuration
     let context: Context
-    let shared = Mutex(Shared())
+    let shared = Locked(Shared())
     let nextRequestID = Atomic<UInt64>(1)
     let wakeUp: WakeUp
-    private let finished = Mutex(false)
+    private let finished = Locked(false)
     let monitorEndpoint: String
     let ioExecutor: IOThreadExecutor
 
@@ -112,7 +113,7 @@ public final class RPCClient: Sendable {
         self.ioExecutor = IOThreadExecutor(wakeUp: wakeUp)
         self.monitorEndpoint = "inproc://rpc-client-monitor-\(UUID().uuidString)"
         let ready = DispatchSemaphore(value: 0)
-        let startError = Mutex<(any Error)?>(nil)
+        let startError = Locked<(any Error)?>(nil)
         let thread = Thread { [self] in
             runLoop(ready: ready, startError: startError)
             finished.withLock { $0 = true }
@@ -230,7 +231,7 @@ public final class RPCClient: Sendable {
         let id = header.requestId
         let message = Envelope.request(header, body)
         return await withTaskCancellationHandler {
-            await withUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
+            await withVisibleUnsafeContinuation { (continuation: UnsafeContinuation<Outcome, Never>) in
                 let closing = shared.withLock { state -> Bool in
                     if state.closing { return true }
                     state.pending[id] = Pending(continuation: continuation, deadline: deadline)

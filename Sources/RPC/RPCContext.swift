@@ -1,7 +1,7 @@
 import CurveAuth
 import Proto
 import Runtime
-import Synchronization
+import Locking
 
 /// What a handler knows about the call it serves.
 public struct RPCContext: Sendable {
@@ -73,7 +73,7 @@ public struct CallerKey: Sendable, Equatable {
 
 /// The `RPCContext.onUndelivered` closure of one call.
 final class UndeliveredHook: Sendable {
-    let body = Mutex<(@Sendable () -> Void)?>(nil)
+    let body = Locked<(@Sendable () -> Void)?>(nil)
 
     /// Runs the closure, if one was set, once.
     func fire() {

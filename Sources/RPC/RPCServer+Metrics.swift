@@ -1,7 +1,7 @@
 import Foundation
 import Proto
 import Runtime
-import Synchronization
+import Locking
 
 /// Metrics/Stats: what the server has seen by method, status and latency, its own counters,
 /// memory, and the figures the process's parts add (docs/protocol.md 8.1).
@@ -60,7 +60,7 @@ extension RPCServer {
     /// `processStats()` for a thread that may block (a scrape endpoint's own, never the task
     /// pool): waits for it up to `timeoutMilliseconds`, then answers without the parts' figures.
     public func processStatsWaiting(timeoutMilliseconds: Int = 5000) -> ProcessStatsResponse {
-        let result = Mutex<ProcessStatsResponse?>(nil)
+        let result = Locked<ProcessStatsResponse?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task(priority: Self.handlerPriority) {
             let stats = await processStats()

@@ -2,7 +2,7 @@ import CurveAuth
 import Foundation
 import Proto
 import Runtime
-import Synchronization
+import Locking
 import ZMQ
 
 /// Serves the methods of one process on a ZeroMQ ROUTER socket (docs/protocol.md).
@@ -160,11 +160,11 @@ public final class RPCServer: Sendable {
     let configuration: Configuration
     let context: Context
     let logger: Logger
-    let shared = Mutex(Shared())
+    let shared = Locked(Shared())
     let wakeUp: WakeUp
     let counters = Counters()
     let startedAt = monotonicMilliseconds()
-    private let finished = Mutex(false)
+    private let finished = Locked(false)
 
     /// A server bound nowhere yet; register methods, then `start()`.
     public init(context: Context, configuration: Configuration, logger: Logger) throws {
@@ -489,7 +489,7 @@ public final class RPCServer: Sendable {
     /// Health/Check runs inline: it must answer even when every pool thread is busy.
     private func registerHealth() {
         // Registration is over once the first check arrives, so the names are computed once.
-        let services = Mutex<[String]?>(nil)
+        let services = Locked<[String]?>(nil)
         registerInline(HealthRPC.check) { [weak self] request, _ in
             var response = HealthCheckResponse()
             guard let self else { return response }

@@ -1,7 +1,7 @@
 import CurveAuth
 import Foundation
 import Runtime
-import Synchronization
+import Locking
 import ZMQ
 
 /// A Prometheus scrape endpoint: plain HTTP on a ZeroMQ STREAM socket, no HTTP library.
@@ -40,7 +40,7 @@ public final class ScrapeEndpoint: LifecycleService {
         var startError: (any Error)?
     }
 
-    let shared = Mutex(Shared())
+    let shared = Locked(Shared())
     let wakeUp: WakeUp
     private let exited = DispatchSemaphore(value: 0)
 

@@ -1,7 +1,7 @@
 import CurveAuth
 import Foundation
 import Runtime
-import Synchronization
+import Locking
 import ZMQ
 
 /// A process's CURVE keys, kept with its ZeroMQ context (`install(on:)`) so that every RPC
@@ -241,7 +241,7 @@ final class ReloadOnHangUp: LifecycleService {
     let name = "allowed-keys-sighup"
     private let keys: KeyTable
     private let logger: Logger
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let task = Locked<Task<Void, Never>?>(nil)
 
     init(keys: KeyTable, logger: Logger) {
         self.keys = keys

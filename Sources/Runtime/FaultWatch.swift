@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// Where a part reports a failure it must not run on after (a database commit whose outcome is
 /// not known because the disk failed under its fsync): the process stops, answering what is in
@@ -20,7 +20,7 @@ public final class FaultWatch: FailableLifecycleService {
         var handlers: [@Sendable (String) -> Void] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(logger: Logger) {
         self.logger = logger
@@ -62,7 +62,7 @@ public final class FaultWatch: FailableLifecycleService {
     /// ``ProcessFault`` at the first fault; nil once the task is cancelled (a graceful stop).
     public func failure() async -> (any Error)? {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
                     if state.fault != nil || Task.isCancelled { return true }
                     state.waiters.append(continuation)

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,7 +14,7 @@ public final class IntervalThread: LifecycleService {
     private let intervalMilliseconds: Int32
     private let tick: @Sendable () -> Void
     /// The pipe whose write end `stop()` writes to; nil until `start()`.
-    private let wakePipe = Mutex<(read: Int32, write: Int32)?>(nil)
+    private let wakePipe = Locked<(read: Int32, write: Int32)?>(nil)
     private let finished = DispatchSemaphore(value: 0)
 
     /// A thread named `name` ticking every `intervalMilliseconds`; nothing runs before ``start(watching:)``.

@@ -1,11 +1,11 @@
-import Synchronization
+import Locking
 
 /// A thread-safe store of formatted log lines, for tests that assert on what was logged.
 ///
 /// Pass it to ``LogSink/collecting(_:)`` and read ``lines`` afterwards.
 public final class LogCollector: Sendable {
     /// The collected lines, guarded by a mutex.
-    private let storage = Mutex<[String]>([])
+    private let storage = Locked<[String]>([])
 
     /// Creates an empty collector.
     public init() {}

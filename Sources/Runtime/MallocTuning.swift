@@ -1,4 +1,5 @@
 import Dispatch
+import Locking
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -66,7 +67,7 @@ public enum MallocTuning {
         processTrimmer.withLock { $0 = trimmer }
     }
 
-    private static let processTrimmer = Mutex<HeapTrimmer?>(nil)
+    private static let processTrimmer = Locked<HeapTrimmer?>(nil)
 
     /// Returns every freed heap page to the operating system (`malloc_trim(0)`), so RSS falls.
     public static func releaseFreedMemory() {

@@ -1,15 +1,15 @@
-import Synchronization
+import Locking
 
 /// A wall clock that only moves when told to, for tests.
 public final class ManualClock: WallClock {
     /// The current time in milliseconds since the Unix epoch.
-    private let milliseconds: Mutex<Int64>
+    private let milliseconds: Locked<Int64>
 
     /// Creates a clock showing `milliseconds` since the Unix epoch.
     ///
     /// - Parameter milliseconds: The initial time; defaults to the epoch.
     public init(milliseconds: Int64 = 0) {
-        self.milliseconds = Mutex(milliseconds)
+        self.milliseconds = Locked(milliseconds)
     }
 
     /// The time the clock currently shows.

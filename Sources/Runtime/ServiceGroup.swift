@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import Locking
 
 /// Runs a process's services together and stops them together.
 ///
@@ -44,7 +44,7 @@ public final class ServiceGroup: Sendable {
     /// Ends the process; `exit` except in tests.
     private let forceExit: @Sendable (Int32) -> Void
     /// The lifecycle state.
-    private let state = Mutex(State.idle(shutdownRequested: false))
+    private let state = Locked(State.idle(shutdownRequested: false))
 
     /// Creates a group.
     ///

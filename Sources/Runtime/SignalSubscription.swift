@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 @preconcurrency import Dispatch
-import Synchronization
+import Locking
 
 /// Dispatch signal sources delivering the given signals to a handler until ``cancel()``.
 ///
@@ -12,10 +12,10 @@ import Synchronization
 /// is never missed.
 final class SignalSubscription: Sendable {
     /// Serializes installation so two subscriptions never race on a signal's disposition.
-    private static let installLock = Mutex(())
+    private static let installLock = Locked(())
 
     /// The live sources; emptied by ``cancel()``.
-    private let sources: Mutex<[any DispatchSourceSignal]>
+    private let sources: Locked<[any DispatchSourceSignal]>
 
     /// Starts delivering `signals` to `handler` on a private serial queue.
     ///
@@ -41,7 +41,7 @@ final class SignalSubscription: Sendable {
                 return source
             }
         }
-        sources = Mutex(created)
+        sources = Locked(created)
     }
 
     /// Stops delivery and releases the sources; idempotent.

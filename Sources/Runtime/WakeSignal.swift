@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Wakes a task that sleeps until there is work: ``signal()`` ends the current (or the next)
 /// ``wait(timeoutMilliseconds:)``, as do its timeout and the waiting task's cancellation.
@@ -17,7 +17,7 @@ public final class WakeSignal: Sendable {
         var waits: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// A signal nobody has waited for yet.
     public init() {}
@@ -51,7 +51,7 @@ public final class WakeSignal: Sendable {
         }
         defer { timer.cancel() }
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let now = state.withLock { state -> Bool in
                     if state.signalled || state.ended == wait || Task.isCancelled {
                         state.signalled = false

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import Locking
 
 /// Threads of a service's own, as a task executor: a `JobRunner`'s leasing loop, heartbeats and
 /// handlers run on them, and item-service's cascade loop, not on the shared pool.
@@ -19,7 +19,7 @@ public final class WorkerThreads: TaskExecutor, Sendable {
 
     private let name: String
     private let count: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let available = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 

@@ -1,5 +1,6 @@
 import Foundation
 import Runtime
+import Locking
 import Synchronization
 
 /// A store a ``DatabaseOwner`` runs jobs on: it opens one transaction for a batch of jobs
@@ -100,13 +101,13 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     public let name: String
     /// Whether jobs that queue up together share one transaction; a reader's owner runs each alone.
     public let groupCommit: Bool
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The open store, held by the thread while it runs jobs and by ``performHere(_:)``.
     private let connection = Connection()
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     /// A writer's log syncer, once open in WAL mode.
-    private let syncer = Mutex<LogSyncer?>(nil)
+    private let syncer = Locked<LogSyncer?>(nil)
     /// What a job or a submission answers before ``start()`` and once the owner is closing.
     private let closedError: any Error & Sendable
     private let open: @Sendable () throws -> Store
@@ -144,7 +145,7 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
         }
         precondition(idle, "\(name): start() called twice")
         let opened = DispatchSemaphore(value: 0)
-        let openError = Mutex<(any Error)?>(nil)
+        let openError = Locked<(any Error)?>(nil)
         let thread = Thread { [self] in
             let store: Store
             do {
@@ -259,7 +260,7 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
     /// Runs `body` on the owner's thread and returns its result once the transaction it ran in
     /// has committed; throws the owner's closed error before ``start()`` and once it is closing.
     public func perform<T: Sendable>(_ body: @escaping @Sendable (Store) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+        try await withVisibleCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             submit(body) { continuation.resume(with: $0) }
         }
     }

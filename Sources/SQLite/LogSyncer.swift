@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Locking
 import Synchronization
 
 /// Makes a writer's commits durable off its owner's thread when more jobs wait, so the owner
@@ -22,7 +23,7 @@ final class LogSyncer: Sendable {
 
     private let path: String
     private let name: String
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let synced = Atomic<Int>(0)

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// Bounds the CPU- and memory-heavy part of jobs, so a worker can run more jobs than it has
 /// cores, and bounds what they hold at once.
@@ -27,7 +27,7 @@ public final class ComputeSlots: Sendable {
         var nextID: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The number of slots.
     public let count: Int
     /// The most the running bodies' costs may add up to.
@@ -73,7 +73,7 @@ public final class ComputeSlots: Sendable {
             return state.nextID
         }
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            try await withVisibleCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let now = state.withLock { state -> Result<Void, any Error>? in
                     // Checked under the lock: a cancellation that came first is seen here, one
                     // that comes later finds the waiter in the line.

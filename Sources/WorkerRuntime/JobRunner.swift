@@ -2,7 +2,7 @@ import Foundation
 import Proto
 import RPC
 import Runtime
-import Synchronization
+import Locking
 
 /// What a job's handler throws when the job should not be completed: the message is kept in
 /// the job's history; `permanent` sends it to DEAD at once (a poison input), else it is retried
@@ -75,7 +75,7 @@ public final class JobRunner: LifecycleService {
     private let connection: ClientConnection
     let handler: Handler
     let logger: Logger
-    let state = Mutex(State())
+    let state = Locked(State())
     /// Signalled when a slot frees up or the runner stops.
     private let slotFreed = WakeSignal()
     /// Signalled when the last running job has ended.
@@ -298,7 +298,7 @@ public final class JobRunner: LifecycleService {
     /// job's lease for ever).
     private func result(of work: Task<[UInt8], any Error>, within milliseconds: Int) async -> Result<[UInt8], any Error>? {
         guard milliseconds > 0 else { return await work.result }
-        return await withCheckedContinuation { continuation in
+        return await withVisibleCheckedContinuation { continuation in
             let first = FirstResult(continuation)
             let timer = Task(executorPreference: threads) {
                 guard (try? await Task.sleep(for: .milliseconds(milliseconds))) != nil else { return }
@@ -366,10 +366,10 @@ extension JobRunner {
 
 /// A continuation resumed once, by whichever of its racers comes first.
 private final class FirstResult<Value: Sendable>: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+    private let continuation: Locked<CheckedContinuation<Value, Never>?>
 
     init(_ continuation: CheckedContinuation<Value, Never>) {
-        self.continuation = Mutex(continuation)
+        self.continuation = Locked(continuation)
     }
 
     func resume(_ value: Value) {

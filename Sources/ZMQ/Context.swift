@@ -1,5 +1,5 @@
 import CZMQ
-import Synchronization
+import Locking
 
 /// A libzmq context: the I/O threads and inproc namespace that sockets are created in.
 ///
@@ -9,7 +9,7 @@ import Synchronization
 public final class Context: Sendable {
     // libzmq documents contexts as thread safe, and the pointer itself never changes.
     nonisolated(unsafe) let handle: UnsafeMutableRawPointer
-    private let attached = Mutex<(any Sendable)?>(nil)
+    private let attached = Locked<(any Sendable)?>(nil)
 
     /// A value the layers above keep with the context for every socket made in it (the RPC
     /// layer's CURVE keys: one ZAP handler serves a context, so its keys belong to it too).

@@ -213,9 +213,15 @@ extension Socket {
                     userID = String(cString: value)
                 }
                 let size = zmq_msg_size(message)
-                if size < Frame.copyBelow {
+                if size == 0 {
+                    // Not Array(unsafeUninitializedCapacity: 0): that stores the count into the
+                    // shared empty-array singleton, a write ThreadSanitizer reports against every
+                    // thread reading an empty array (RELIABILITY.md, Sanitizers).
+                    frames.append(Frame([]))
+                    zmq_msg_close(message)
+                } else if size < Frame.copyBelow {
                     frames.append(Frame([UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-                        if size > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: zmq_msg_data(message), byteCount: size) }
+                        UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: zmq_msg_data(message), byteCount: size)
                         count = size
                     }))
                     zmq_msg_close(message)

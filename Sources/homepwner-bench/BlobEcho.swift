@@ -3,6 +3,7 @@ import ImageService
 import Proto
 import RPC
 import Runtime
+import Locking
 import Synchronization
 import ZMQ
 
@@ -16,10 +17,10 @@ final class BlobEcho: Sendable {
         let stopping = Atomic<Bool>(false)
         let finished = Atomic<Bool>(false)
         /// The blobs to answer with, in turn: the same bytes the service serves.
-        let blobs = Mutex<[[UInt8]]>([])
-        let endpoint = Mutex<String?>(nil)
+        let blobs = Locked<[[UInt8]]>([])
+        let endpoint = Locked<String?>(nil)
         /// Where the sink writes, and how many files it wrote.
-        let sink = Mutex<(folder: String, count: Int)>(("", 0))
+        let sink = Locked<(folder: String, count: Int)>(("", 0))
     }
 
     /// Requests whose last frame is larger are blobs to write.

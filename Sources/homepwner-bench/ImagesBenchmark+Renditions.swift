@@ -4,7 +4,7 @@ import JPEG
 import Proto
 import RPC
 import Runtime
-import Synchronization
+import Locking
 import ZMQ
 
 /// `homepwner-bench images --renditions [--rounds N] [--source-mb M] [--count N]`: the latency
@@ -72,7 +72,7 @@ extension ImagesBenchmark {
                     return monotonicSeconds()
                 }
             }
-            let ended = Mutex(0)
+            let ended = Locked(0)
             let watcher = Task {
                 for rendition in renditions { _ = try await rendition.value; ended.withLock { $0 += 1 } }
             }

@@ -4,7 +4,7 @@ import Proto
 import RPC
 import Runtime
 import SQLite
-import Synchronization
+import Locking
 import ZMQ
 
 /// `homepwner-bench items`: the item service (RPC → store thread → SQLite) next to the same
@@ -251,7 +251,7 @@ enum ItemsBenchmark {
 
         func serviceLists(seconds: Double) async throws -> Result {
             let client = client
-            let token = Mutex("")
+            let token = Locked("")
             return try await measureConcurrently("item service ListItems page 50, 1 in flight", seconds: seconds, inFlight: 1) {
                 var request = ListItemsRequest()
                 request.pageSize = 50

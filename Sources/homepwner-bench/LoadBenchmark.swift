@@ -3,7 +3,7 @@ import Foundation
 import Proto
 import RPC
 import Runtime
-import Synchronization
+import Locking
 import ZMQ
 
 /// `homepwner-bench load`: a soak. The four executables of this build as processes (ipc sockets
@@ -133,8 +133,8 @@ enum LoadBenchmark {
         let suite: Suite
         let recorder: LoadRecorder
         let started: ContinuousClock.Instant
-        let samples = Mutex<[Sample]>([])
-        let crashed = Mutex<[String]>([])
+        let samples = Locked<[Sample]>([])
+        let crashed = Locked<[String]>([])
         let images: RPCClient
 
         init(suite: Suite, recorder: LoadRecorder, started: ContinuousClock.Instant, context: Context) throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Proto
 import RPC
+import Locking
 import Synchronization
 
 /// Every call of `homepwner-bench load`: its latency and status per method, the calls no reply
@@ -23,7 +24,7 @@ final class LoadRecorder: Sendable {
         var capturesDead: [String] = []
     }
 
-    let state = Mutex(State())
+    let state = Locked(State())
     let completed = Atomic<Int>(0)
 
     /// A call that ended in `code` (nil: OK) after `milliseconds`.

@@ -3,6 +3,7 @@ import Foundation
 import Proto
 import RPC
 import Runtime
+import Locking
 import Synchronization
 import ZMQ
 
@@ -154,7 +155,7 @@ enum RPCBenchmark {
 
     /// Bare libzmq: a ROUTER thread echoing every message, a DEALER keeping `inFlight` outstanding.
     static func bareEcho(context: Context, frames: [[UInt8]], inFlight: Int, seconds: Double) throws -> Result {
-        let endpoint = Mutex<String?>(nil)
+        let endpoint = Locked<String?>(nil)
         let stop = Atomic<Bool>(false)
         let ready = DispatchSemaphore(value: 0)
         let done = DispatchSemaphore(value: 0)

@@ -2,7 +2,7 @@ import Foundation
 import JPEG
 import ZMQ
 import Runtime
-import Synchronization
+import Locking
 
 /// `homepwner-bench thumbs`: the `Thumbnailer` in this process next to a bare C loop over
 /// libjpeg-turbo doing the same decode-scale-resize-encode (ops/thumbs/thumbs.c) and Pillow in
@@ -102,7 +102,7 @@ enum ThumbsBenchmark {
     /// The Thumbnailer on `workers` threads, photo i on thread i % workers.
     static func thumbnailer(_ photos: [[UInt8]], workers: Int, sizes: [Int], quality: Int) throws -> Result {
         let thumbnailer = Thumbnailer(quality: quality), targets = sizes.map { Thumbnailer.Target(longestEdge: $0) }
-        let totals = Mutex((bytes: 0, failure: String?.none))
+        let totals = Locked((bytes: 0, failure: String?.none))
         let start = monotonicSeconds()
         DispatchQueue.concurrentPerform(iterations: workers) { worker in
             var bytes = 0

@@ -1,5 +1,6 @@
 import CurveAuth
 import Foundation
+import Locking
 import Runtime
 import Testing
 import ZMQ
@@ -39,7 +40,7 @@ struct Failure: Error, CustomStringConvertible {
 /// Runs `body` on a thread of its own (its sockets live and die there) and hands back what it
 /// returns or throws, without holding a thread of the shared pool meanwhile.
 func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+    try await withVisibleCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
         Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }

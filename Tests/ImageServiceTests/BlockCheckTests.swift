@@ -1,5 +1,6 @@
 import Digest
 import Foundation
+import Locking
 import SQLite
 import Testing
 @testable import ImageService
@@ -62,7 +63,7 @@ import Testing
     /// reads from the file into the reply's frame (here a buffer of the test's).
     static func getImage(_ store: ImageStore, _ key: String, offset: Int64 = 0, length: Int64 = 0) async throws -> [UInt8] {
         if let hit = store.cachedRead(key, offset: offset, length: length) { return Array(hit.bytes) }
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withVisibleCheckedThrowingContinuation { continuation in
             store.read(
                 key: key, offset: offset, length: length, accept: { _ in }, into: { _, count in BufferTarget(count: count) },
                 done: { result in continuation.resume(with: result.map { Array($0.bytes) }) })

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import Testing
 @testable import ImageService
 
@@ -56,7 +56,7 @@ import Testing
 
 /// A monitor whose level the test sets.
 final class FakeMonitor: MemoryPressureMonitor {
-    let level = Mutex(PressureLevel.normal)
+    let level = Locked(PressureLevel.normal)
     var source: String { "psi" }
     func read() -> PressureLevel? { level.withLock { $0 } }
     func set(_ value: PressureLevel) { level.withLock { $0 = value } }

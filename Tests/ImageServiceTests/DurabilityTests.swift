@@ -3,7 +3,7 @@ import Proto
 import RPC
 import Runtime
 import SQLite
-import Synchronization
+import Locking
 import Testing
 @testable import ImageService
 
@@ -13,7 +13,7 @@ import Testing
 @Suite struct DurabilityTests {
     /// The folders a store fsyncs, in order.
     final class SyncedFolders: Sendable {
-        let paths = Mutex<[String]>([])
+        let paths = Locked<[String]>([])
         var all: [String] { paths.withLock { $0 } }
         func clear() { paths.withLock { $0 = [] } }
     }
@@ -56,7 +56,7 @@ import Testing
     @Test func aPutWhoseFolderFsyncFailsAfterItsCommitStopsTheStoreAndKeepsRowAndBlob() async throws {
         let folder = try TemporaryFolder()
         let hooks = StoreHooks()
-        let faults = Mutex<[String]>([])
+        let faults = Locked<[String]>([])
         let store = try ImageStore(
             folder: folder.path + "/images", cache: ImageCache(budgetBytes: 1024), logger: testLogger, hooks: hooks,
             onFault: { reason in faults.withLock { $0.append(reason) } }

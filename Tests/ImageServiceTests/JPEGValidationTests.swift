@@ -4,7 +4,7 @@ import Foundation
 import JPEG
 import Proto
 import RPC
-import Synchronization
+import Locking
 import Testing
 import TestSupport
 @testable import ImageService
@@ -170,13 +170,13 @@ import RPCTestSupport
             for _ in 0..<slots { ImageStore.renders.wait() }
             held.signal()
         }
-        await withCheckedContinuation { continuation in
+        await withVisibleCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 held.wait()
                 continuation.resume()
             }
         }
-        let done = Mutex(false)
+        let done = Locked(false)
         let put = Task {
             defer { done.withLock { $0 = true } }
             return try await store.put(JPEGFixtures.arithmetic, NewImage())

@@ -1,5 +1,6 @@
 import Foundation
 import Harness
+import Locking
 import Testing
 import TestSupport
 
@@ -53,7 +54,7 @@ import TestSupport
 
     /// Reads a pipe to its end on a dedicated thread; what came so far is in `collected`.
     static func readOnThread(_ handle: FileHandle, into collected: Shared<Data> = Shared(Data())) async -> Data {
-        await withCheckedContinuation { continuation in
+        await withVisibleCheckedContinuation { continuation in
             Thread {
                 while case let chunk = handle.availableData, !chunk.isEmpty { collected.withLock { $0.append(chunk) } }
                 continuation.resume(returning: collected.value)

@@ -5,6 +5,7 @@ import JPEG
 import Proto
 import RPC
 import RPCTestSupport
+import Locking
 import Synchronization
 import Testing
 import TestSupport
@@ -88,7 +89,7 @@ import TestSupport
             var unexpected: [String] = []
         }
 
-        let outcomes = Mutex(Outcomes())
+        let outcomes = Locked(Outcomes())
         let stop = Atomic(false)
 
         /// Puts for `owner`, one after another, until `stop` is set.

@@ -3,7 +3,7 @@ import Foundation
 import ImageService
 import Proto
 import RPC
-import Synchronization
+import Locking
 import Testing
 import RPCTestSupport
 
@@ -12,8 +12,8 @@ import RPCTestSupport
 @Suite struct ImagePersistenceTests {
     /// What the writers and the killer share.
     final class Shared: Sendable {
-        let acknowledged = Mutex<[ImageInfo]>([])
-        let killed = Mutex(false)
+        let acknowledged = Locked<[ImageInfo]>([])
+        let killed = Locked(false)
     }
 
     static func launch(_ data: String) throws -> ExecutableTests.Launched {

@@ -2,7 +2,7 @@ import Foundation
 import JPEG
 import Proto
 import RPC
-import Synchronization
+import Locking
 import Testing
 import ThumbnailWorker
 import ZMQ
@@ -191,7 +191,7 @@ import ZMQ
 
     /// What the writers of the SIGKILL test share.
     final class Puts: Sendable {
-        let acknowledged = Mutex(0)
-        let killed = Mutex(false)
+        let acknowledged = Locked(0)
+        let killed = Locked(false)
     }
 }

@@ -4,7 +4,7 @@ import Proto
 import RPC
 import Runtime
 import SQLite
-import Synchronization
+import Locking
 import Testing
 
 /// The delete cascade against a small fake image service that records what it was asked.
@@ -12,7 +12,7 @@ import Testing
     /// Images per owner; DeleteImagesForOwner removes them and records the call, ListImages
     /// answers the keys in `owned`, StatImage the owners in `stat`.
     final class FakeImageService: Sendable {
-        let images: Mutex<[String: Int64]>
+        let images: Locked<[String: Int64]>
         let owned: [String: [String]]
         let stat: [String: String]
         /// Owners whose DeleteImagesForOwner answers INTERNAL.
@@ -23,15 +23,15 @@ import Testing
         /// DeleteImagesForOwner waits for `release` (at most 30 s) before it answers.
         let holds: Bool
         let release = WakeSignal()
-        let calls = Mutex<[String]>([])
-        let requests = Mutex<[DeleteImagesForOwnerRequest]>([])
-        let deleted = Mutex<[String: Int64]>([:])
+        let calls = Locked<[String]>([])
+        let requests = Locked<[DeleteImagesForOwnerRequest]>([])
+        let deleted = Locked<[String: Int64]>([:])
 
         init(
             images: [String: Int64], owned: [String: [String]] = [:], stat: [String: String] = [:], failing: Set<String> = [],
             older: Bool = false, holds: Bool = false
         ) {
-            self.images = Mutex(images)
+            self.images = Locked(images)
             self.owned = owned
             self.stat = stat
             self.failing = failing

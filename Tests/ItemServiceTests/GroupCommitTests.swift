@@ -1,7 +1,7 @@
 import Foundation
 import Proto
 import SQLite
-import Synchronization
+import Locking
 import Testing
 
 @testable import ItemService
@@ -25,7 +25,7 @@ import Testing
         }) { _ in }
         holding.wait()
         let done = DispatchSemaphore(value: 0)
-        let keys = Mutex<[String]>([])
+        let keys = Locked<[String]>([])
         for index in 0..<20 {
             queue.submit({ try $0.create(createRequest("Item \(index)"), now: 1).item.key }) { result in
                 if case .success(let key) = result { keys.withLock { $0.append(key) } }
@@ -45,7 +45,7 @@ import Testing
     /// `body` on the store's thread, waited for on this one.
     static func run<T: Sendable>(on queue: ItemStoreQueue, _ body: @escaping @Sendable (ItemStore) throws -> T) throws -> T {
         let finished = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<T, any Error>?>(nil)
+        let outcome = Locked<Result<T, any Error>?>(nil)
         queue.submit(body) { result in
             outcome.withLock { $0 = result }
             finished.signal()
@@ -65,7 +65,7 @@ import Testing
         let pages = try #require(try store.db.scalar("PRAGMA page_count")?.int64Value)
         try store.db.execute("PRAGMA max_page_count = \(pages + 8)")
 
-        let outcomes = Mutex<[String: Result<String, any Error>]>([:])
+        let outcomes = Locked<[String: Result<String, any Error>]>([:])
         func create(_ name: String) -> ItemStoreQueue.Job {
             ItemStoreQueue.job({ try $0.create(createRequest(name), now: 1).item.key }) { result in
                 outcomes.withLock { $0[name] = result }
@@ -114,7 +114,7 @@ import Testing
 
     /// Jobs that keep their outcome under a name.
     final class Outcomes: Sendable {
-        let results = Mutex<[String: Result<String, any Error>]>([:])
+        let results = Locked<[String: Result<String, any Error>]>([:])
 
         func job(_ name: String, _ body: @escaping @Sendable (ItemStore) throws -> String) -> ItemStoreQueue.Job {
             ItemStoreQueue.job(body) { result in self.results.withLock { $0[name] = result } }

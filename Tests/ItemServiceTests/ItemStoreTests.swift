@@ -1,7 +1,7 @@
 import Foundation
 import Proto
 import SQLite
-import Synchronization
+import Locking
 import Testing
 
 @testable import ItemService
@@ -185,7 +185,7 @@ import Testing
         try seed.close()
         let path = folder.path + "/items.db"
         // Each sync: the path, and whether the database was in place yet.
-        let syncs = Mutex<[(path: String, inPlace: Bool, size: Int)]>([])
+        let syncs = Locked<[(path: String, inPlace: Bool, size: Int)]>([])
         let counting = FileSync { synced in
             let size = (try? FileManager.default.attributesOfItem(atPath: synced)[.size] as? Int) ?? -1
             syncs.withLock { $0.append((synced, FileManager.default.fileExists(atPath: path), size)) }
@@ -213,7 +213,7 @@ import Testing
         let path = folder.path + "/items.db"
         struct Refused: Error {}
         for failing in [0, 1] {
-            let calls = Mutex(0)
+            let calls = Locked(0)
             let sync = FileSync { synced in
                 let call = calls.withLock { count in defer { count += 1 }; return count }
                 if call == failing { throw Refused() }

@@ -5,7 +5,7 @@ import RPC
 import RPCTestSupport
 import Runtime
 import SQLite
-import Synchronization
+import Locking
 import Testing
 import TestSupport
 import ZMQ
@@ -21,7 +21,7 @@ typealias TestOwner = DatabaseOwner<TestHost>
 
 /// The events a service published, in order.
 final class EventLog: Sendable {
-    private let events = Mutex<[(topic: String, event: JobEvent)]>([])
+    private let events = Locked<[(topic: String, event: JobEvent)]>([])
 
     func record(_ topic: String, _ event: JobEvent) { events.withLock { $0.append((topic, event)) } }
 
@@ -258,7 +258,7 @@ func failRequest(_ job: Job, permanent: Bool = false, giveBack: Bool = false, re
         // The writer's thread held by a write that waits (as a long commit or a slow disk would):
         // the reads must not queue behind it.
         let release = DispatchSemaphore(value: 0)
-        let entered = Mutex(false)
+        let entered = Locked(false)
         let held = Task { [owner = fixture.owner] in
             try await owner.perform { _ in
                 entered.withLock { $0 = true }

@@ -3,6 +3,7 @@ import Foundation
 import Proto
 import RPC
 import Runtime
+import Locking
 import Synchronization
 import Testing
 import TestSupport
@@ -75,7 +76,7 @@ import WorkerRuntime
         defer { fixture.stop() }
         let connection = try Self.connection(fixture)
         defer { connection.stop() }
-        let running = Mutex((now: 0, most: 0, runs: [String: Int]()))
+        let running = Locked((now: 0, most: 0, runs: [String: Int]()))
         let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(concurrency: 3), logger: testLogger) { job in
             running.withLock {
                 $0.now += 1
@@ -151,7 +152,7 @@ import WorkerRuntime
         defer { fixture.stop() }
         let connection = try Self.connection(fixture)
         defer { connection.stop() }
-        let gate = Mutex(false), started = Atomic<Bool>(false)
+        let gate = Locked(false), started = Atomic<Bool>(false)
         let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(concurrency: 1), logger: testLogger) { _ in
             started.store(true, ordering: .relaxed)
             while !gate.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
@@ -188,7 +189,7 @@ import WorkerRuntime
         // The handler stores through a service whose disk is full for its first two tries (a
         // capture's PutImage).
         let tries = Atomic<Int>(0)
-        let conditions = Mutex<[HealthCondition]>([])
+        let conditions = Locked<[HealthCondition]>([])
         let runner = JobRunner(name: "runner", connection: connection, configuration: Self.configuration(concurrency: 1), logger: testLogger) { _ in
             if tries.add(1, ordering: .relaxed).newValue <= 2 { throw RPCError.diskFull("the image store's disk is full (test)") }
             return Array("stored".utf8)

@@ -2,7 +2,7 @@ import Foundation
 @testable import JobQueue
 import Proto
 import SQLite
-import Synchronization
+import Locking
 import TestSupport
 
 /// A fresh temporary folder, removed by `remove()`.
@@ -137,14 +137,14 @@ func completeRequest(_ job: Job, result: String = "r") -> CompleteRequest {
 
 /// What closures recorded, in order.
 final class Recorded<T: Sendable>: Sendable {
-    private let values = Mutex<[T]>([])
+    private let values = Locked<[T]>([])
     func append(_ value: T) { values.withLock { $0.append(value) } }
     var all: [T] { values.withLock { $0 } }
 }
 
 /// A counter closures can bump.
 final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = Locked(0)
     func bump() { value.withLock { $0 += 1 } }
     var count: Int { value.withLock { $0 } }
 }

@@ -3,7 +3,7 @@ import Foundation
 import Proto
 import RPC
 import Runtime
-import Synchronization
+import Locking
 import Testing
 import RPCTestSupport
 
@@ -15,7 +15,7 @@ import RPCTestSupport
     /// the thread each call was handed over on.
     /// The threads calls were handed over on, by method.
     final class Threads: Sendable {
-        let seen = Mutex<[(method: String, thread: UInt)]>([])
+        let seen = Locked<[(method: String, thread: UInt)]>([])
         func record(_ method: String) { seen.withLock { $0.append((method, UInt(bitPattern: Int(pthread_self())))) } }
         var all: [(method: String, thread: UInt)] { seen.withLock { $0 } }
     }
@@ -57,7 +57,7 @@ import RPCTestSupport
         let unknown = Self.repeated([0x78, 0x00], bytes: 4 << 20)
         let empties = Self.repeated([0x12, 0x00], bytes: 4 << 20)
 
-        let done = Mutex(false)
+        let done = Locked(false)
         let health = Task { () -> (answered: Int, failed: [String]) in
             let client = try RPCClient(context: testContext, endpoint: endpoint)
             defer { client.close() }

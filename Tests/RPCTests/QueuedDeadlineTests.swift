@@ -3,7 +3,7 @@ import Foundation
 import Proto
 @testable import RPC
 import Runtime
-import Synchronization
+import Locking
 import Testing
 import RPCTestSupport
 
@@ -39,7 +39,7 @@ import RPCTestSupport
 /// A task executor that keeps the jobs it is given until `release()`, then runs them (and
 /// every later one) on a serial queue of its own.
 final class HeldExecutor: TaskExecutor {
-    private let state = Mutex<(released: Bool, jobs: [UnownedJob])>((false, []))
+    private let state = Locked<(released: Bool, jobs: [UnownedJob])>((false, []))
     private let queue = DispatchQueue(label: "held-executor")
 
     func enqueue(_ job: consuming ExecutorJob) {

@@ -1,7 +1,7 @@
 import Foundation
 import Proto
 import RPC
-import Synchronization
+import Locking
 import Runtime
 import Testing
 import ZMQ
@@ -143,8 +143,8 @@ import TestSupport
 
 /// A server started on its own thread after a delay.
 final class LateServer: Sendable {
-    private let server = Mutex<RPCServer?>(nil)
-    private let done = Mutex(false)
+    private let server = Locked<RPCServer?>(nil)
+    private let done = Locked(false)
 
     init(endpoint: String, afterMilliseconds: UInt32) {
         Thread { [self] in

@@ -2,7 +2,7 @@ import Foundation
 import Proto
 import RPC
 import Runtime
-import Synchronization
+import Locking
 import Testing
 import ZMQ
 import RPCTestSupport
@@ -100,7 +100,7 @@ import RPCTestSupport
             return condition
         }
         let full = condition("disk_full", "the disk is full"), second = condition("a_part", "a second part's")
-        let conditions = Mutex([full])
+        let conditions = Locked([full])
         server.addHealthConditions { conditions.withLock { $0 } }
         server.addHealthConditions { [second] }
         server.setCondition("events", "set by the server")

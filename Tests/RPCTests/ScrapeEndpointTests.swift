@@ -1,6 +1,7 @@
 import CurveAuth
 import Foundation
 @testable import RPC
+import Locking
 import Runtime
 import Synchronization
 import Testing
@@ -336,7 +337,7 @@ import Glibc
 
 /// Runs blocking socket work on a thread of its own, off the shared pool.
 func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { (done: CheckedContinuation<T, any Error>) in
+    try await withVisibleCheckedThrowingContinuation { (done: CheckedContinuation<T, any Error>) in
         Thread { done.resume(with: Result { try body() }) }.start()
     }
 }

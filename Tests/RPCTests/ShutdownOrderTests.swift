@@ -3,13 +3,13 @@ import Foundation
 import Proto
 import RPC
 import Runtime
-import Synchronization
+import Locking
 import Testing
 import RPCTestSupport
 
 /// A store that refuses once closed, as ImageStore does (9 FAILED_PRECONDITION).
 final class ClosingStore: Sendable {
-    private let open = Mutex(true)
+    private let open = Locked(true)
 
     func close() { open.withLock { $0 = false } }
 
@@ -58,7 +58,7 @@ struct ClosingStoreService: LifecycleService {
         try peer.send([[], requestHeader(Self.getPath, id: 1, timeout: 30_000), getItem("gate").serializedBytes()])
         try await gate.waitUntilWaiting(1)
 
-        let stopped = Mutex(false), draining = Mutex(false)
+        let stopped = Locked(false), draining = Locked(false)
         host.server.onDrain { draining.withLock { $0 = true } }
         Thread {
             composition.stop()
@@ -125,7 +125,7 @@ struct ClosingStoreService: LifecycleService {
         let peer = try RawPeer(.dealer, endpoint: host.rpcEndpoints[0])
         try peer.send([[], requestHeader(Self.getPath, id: 1, timeout: 30_000), []])
         try await gate.waitUntilWaiting(1)
-        let stopped = Mutex(false)
+        let stopped = Locked(false)
         Thread {
             host.stop()
             stopped.withLock { $0 = true }

@@ -2,12 +2,12 @@ import Foundation
 import Proto
 import RPC
 import Runtime
-import Synchronization
+import Locking
 import ZMQ
 
 /// Counts handler invocations across tasks.
 final class CallCounter: Sendable {
-    private let count = Mutex(0)
+    private let count = Locked(0)
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }
@@ -133,10 +133,10 @@ func healthy(_ endpoint: String) async throws -> Bool {
 /// Holds handlers until opened; they wait without a thread (and without seeing cancellation,
 /// like a handler stuck in a store).
 final class Gate: Sendable {
-    private let state = Mutex<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(open: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
 
     func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in
                 if state.open { return true }
                 state.waiting.append(continuation)

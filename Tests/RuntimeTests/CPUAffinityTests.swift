@@ -1,13 +1,13 @@
 import Dispatch
 import Foundation
 import Runtime
-import Synchronization
+import Locking
 import Testing
 
 @Suite struct CPUAffinityTests {
     /// Runs `body` on a thread of its own (affinity belongs to a thread) and returns its result.
     private func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T {
-        let result = Mutex<T?>(nil)
+        let result = Locked<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread {
             result.withLock { $0 = body() }

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 import Testing
 @testable import Runtime
 
@@ -28,7 +28,7 @@ struct LoggerTests {
 
     @Test func messagesBelowTheLevelAreDroppedWithoutEvaluatingThem() {
         let (logger, collector) = makeLogger(level: .warning)
-        let evaluations = Mutex(0)
+        let evaluations = Locked(0)
         func expensive(_ text: String) -> String {
             evaluations.withLock { $0 += 1 }
             return text

@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 @testable import Runtime
 
 /// Thrown when something a test waits for does not happen in time.
@@ -10,7 +10,7 @@ struct TimedOut: Error, CustomStringConvertible {
 /// Records what test services did, and lets a test wait for it.
 final class Probe: Sendable {
     /// The recorded events, in order.
-    private let recorded = Mutex<[String]>([])
+    private let recorded = Locked<[String]>([])
 
     /// Every event so far.
     var events: [String] { recorded.withLock { $0 } }
@@ -26,7 +26,9 @@ final class Probe: Sendable {
     /// - Throws: ``TimedOut`` after `timeout`.
     func waitFor(_ expected: String..., timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
-        while !Set(expected).isSubset(of: Set(events)) {
+        // Checked inside the lock: a copy read outside it races, for TSan, with the next append
+        // in place once the copy is gone (the reference count that orders them is not seen).
+        while !recorded.withLock({ Set(expected).isSubset(of: Set($0)) }) {
             guard ContinuousClock.now < deadline else {
                 throw TimedOut(description: "waiting for \(expected); saw \(events)")
             }
@@ -106,7 +108,7 @@ struct RecordingLifecycleService: LifecycleService {
 /// A one-shot latch that async code can wait on.
 final class Gate: Sendable {
     /// Whether the gate is open, and who is waiting for it.
-    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let state = Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     /// Opens the gate, releasing every waiter.
     func open() {
@@ -120,7 +122,7 @@ final class Gate: Sendable {
 
     /// Returns once the gate is open (ignores cancellation).
     func wait() async {
-        await withCheckedContinuation { continuation in
+        await withVisibleCheckedContinuation { continuation in
             let isOpen = state.withLock { state in
                 if !state.open { state.waiters.append(continuation) }
                 return state.open

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import Locking
 import Testing
 @testable import Runtime
 
@@ -58,7 +58,7 @@ struct SignalTests {
 
     @Test func secondSignalDuringShutdownForcesExitWithStatus130() async throws {
         let gate = Gate()
-        let exitStatuses = Mutex<[Int32]>([])
+        let exitStatuses = Locked<[Int32]>([])
         let group = ServiceGroup(
             services: [StubbornService(name: "stubborn", probe: probe, gate: gate)],
             logger: logger,

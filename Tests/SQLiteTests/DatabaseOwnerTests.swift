@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import SQLite
-import Synchronization
+import Locking
 import Testing
 
 /// A store of one table, whose writes go through `WriteTransactions` as the services' stores do.
@@ -35,7 +35,7 @@ private struct Closed: Error {}
 /// A `NumberStore` whose batch commits fail as a COMMIT whose fsync failed does, when asked.
 private final class FailingCommitStore: WriteTransactionsStore {
     let numbers: NumberStore
-    let failCommits = Mutex(false)
+    let failCommits = Locked(false)
     var db: Database { numbers.db }
     var transactions: WriteTransactions { numbers.transactions }
 
@@ -81,7 +81,7 @@ struct DatabaseOwnerTests {
         _ body: @escaping @Sendable (NumberStore, Int64) throws -> T
     ) -> [Int64: (result: Result<T, any Error>, syncs: Int)] {
         let release = DispatchSemaphore(value: 0), answered = DispatchGroup()
-        let results = Mutex<[Int64: (result: Result<T, any Error>, syncs: Int)]>([:])
+        let results = Locked<[Int64: (result: Result<T, any Error>, syncs: Int)]>([:])
         hold(owner, until: release, durable: holdDurable)
         for job in jobs {
             answered.enter()
@@ -235,7 +235,7 @@ struct DatabaseOwnerTests {
             try store.add(7)
         }) { _ in }
         inJob.wait()
-        let seen = Mutex<[Int64]?>(nil)
+        let seen = Locked<[Int64]?>(nil)
         let caller = Thread {
             let values = try? owner.performHere { try $0.all() }
             seen.withLock { $0 = values }
@@ -268,7 +268,7 @@ struct DatabaseOwnerTests {
         // The last connection to close checkpoints the WAL and removes it.
         #expect(!FileManager.default.fileExists(atPath: path + "-wal"), "the store was closed")
         #expect(throws: Closed.self) { try owner.performHere { _ in 1 } }
-        let refused = Mutex<Bool>(false)
+        let refused = Locked<Bool>(false)
         owner.submit({ _ in 1 }) { result in
             if case .failure(let error) = result { refused.withLock { $0 = error is Closed } }
         }
@@ -279,7 +279,7 @@ struct DatabaseOwnerTests {
     @Test("a commit whose outcome is unknown faults the owner: its callers hear so, every later job is refused without running, onFault hears once")
     func aCommitWhoseOutcomeIsUnknownFaultsTheOwner() async throws {
         let folder = try TemporaryDirectory()
-        let faults = Mutex<[String]>([])
+        let faults = Locked<[String]>([])
         let path = folder.path("n.db")
         let owner = DatabaseOwner(name: "numbers", closedError: Closed(), onFault: { reason in faults.withLock { $0.append(reason) } }) {
             try FailingCommitStore(path: path)
@@ -290,7 +290,7 @@ struct DatabaseOwnerTests {
         // A batch of three whose commit fails that way.
         try owner.performHere { $0.failCommits.withLock { $0 = true } }
         let release = DispatchSemaphore(value: 0), answered = DispatchGroup()
-        let results = Mutex<[Int64: any Error]>([:])
+        let results = Locked<[Int64: any Error]>([:])
         let holding = DispatchSemaphore(value: 0)
         owner.submit({ _ in holding.signal(); release.wait() }) { _ in }
         holding.wait()
@@ -307,7 +307,7 @@ struct DatabaseOwnerTests {
         #expect(faults.withLock { $0 } == ["fdatasync failed: Input/output error (errno 5)"])
         #expect(owner.faultReason == "fdatasync failed: Input/output error (errno 5)")
         // Nothing runs from now on: refused, not run (the body would record it).
-        let ran = Mutex(false)
+        let ran = Locked(false)
         do {
             try await owner.perform { _ in ran.withLock { $0 = true } }
             Issue.record("a job ran on a faulted owner")
@@ -322,7 +322,7 @@ struct DatabaseOwnerTests {
     @Test("a job alone whose COMMIT fails with an I/O error faults the owner too; a full disk only refuses, as DiskFull")
     func anIOErrorAtASingleCommitFaultsAndAFullDiskDoesNot() async throws {
         let folder = try TemporaryDirectory()
-        let faults = Mutex(0)
+        let faults = Locked(0)
         let path = folder.path("n.db")
         let owner = DatabaseOwner(name: "numbers", closedError: Closed(), onFault: { _ in faults.withLock { $0 += 1 } }) {
             try NumberStore(path: path)

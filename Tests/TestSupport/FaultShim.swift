@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// The disk-fault shim (`Tests/FaultShim/faultshim.c`), built once per test process with the C
 /// compiler beside the Swift toolchain, and the rules file a test writes to make a process's
@@ -9,7 +9,7 @@ public enum FaultShim {
     static let source = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("FaultShim/faultshim.c").path
 
-    private static let built = Mutex<Result<String, FaultShimError>?>(nil)
+    private static let built = Locked<Result<String, FaultShimError>?>(nil)
 
     /// The path of the built library (LD_PRELOAD); builds it the first time.
     public static func library() throws -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 
 /// Runs `body`, a synchronous stop that may wait for tasks (a service's calls in flight, a
 /// runner's jobs), on a thread of its own and waits for it without holding a thread of the
@@ -8,7 +9,7 @@ import Foundation
 /// blocks it, and two such stops could hold up every task of the process, the very ones the
 /// stops wait for, until their grace periods run out.
 public func offThePool(_ body: @escaping @Sendable () -> Void) async {
-    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+    await withVisibleCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
         Thread {
             body()
             done.resume()

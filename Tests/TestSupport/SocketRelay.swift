@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +16,7 @@ public final class SocketRelay: Sendable {
     private let listener: Int32
     private let control: (read: Int32, write: Int32)
     private let acknowledged = DispatchSemaphore(value: 0)
-    private let closed = Mutex(false)
+    private let closed = Locked(false)
     private let accepted = Atomic<Int>(0)
 
     /// Listens at `endpoint` and relays each connection to `target`; both are `ipc://` paths.

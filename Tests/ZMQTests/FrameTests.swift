@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 import Testing
 import ZMQ
 
@@ -26,7 +26,7 @@ import ZMQ
     // Frames own their messages: still readable after their socket is gone, on another thread.
     let copy = try #require(frames.last)
     let done = DispatchSemaphore(value: 0)
-    let seen = Mutex(-1)
+    let seen = Locked(-1)
     Thread {
         let value = copy.withUnsafeBytes { Int($0[1]) }
         seen.withLock { $0 = value }
