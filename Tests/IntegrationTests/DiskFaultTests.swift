@@ -117,8 +117,10 @@ import ZMQ
 
     static func key() -> String { UUID().uuidString.lowercased() }
 
-    @Test func aFullDiskUnderAPutIsResourceExhaustedLeavesNothingAndPassesOnceThereIsRoomAgain() async throws {
-        let folder = try Self.folder()
+    /// A fresh folder with an empty rules file and image-service on it (the fault shim loaded),
+    /// answering; `body` gets the service, its rules and a client, all closed after it.
+    static func withImageService(_ body: (Service, FaultShim.Rules, RPCClient) async throws -> Void) async throws {
+        let folder = try folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let rules = FaultShim.Rules(in: folder)
         try rules.set([])
@@ -126,103 +128,95 @@ import ZMQ
         defer { service.stop() }
         let client = try service.client()
         defer { client.close() }
-        let before = Self.movie(300_000, seed: 1), beforeKey = Self.key()
         _ = try await client.call(HealthRPC.check, HealthCheckRequest(), options: patient)
-        #expect(try await Self.put(client, before, key: beforeKey).sizeBytes == 300_000)
+        try await body(service, rules, client)
+    }
 
-        let images = folder + "/data/images"
-        for place in ["/images/tmp/", "images.db-wal"] {
-            // The blob's own bytes, then the index's log: each full in turn.
-            try rules.set(["write \(place) ENOSPC"])
-            let key = Self.key(), bytes = Self.movie(200_000, seed: 2)
-            let (code, message) = await Self.outcome { _ = try await Self.put(client, bytes, key: key) }
-            #expect(code == .resourceExhausted, "\(place): \(String(describing: code)) \(message)")
-            #expect(message.contains("disk is full"), "\(place): \(message)")
-            #expect(service.log.contains("faultshim: write"), "the fault did not happen:\n\(service.log)")
-            // Nothing half stored: no temporary file, no blob, no row.
-            #expect(Self.files(images + "/tmp").isEmpty, "\(Self.files(images + "/tmp"))")
-            #expect(!Self.files(images + "/blobs").contains { $0.hasSuffix(key) })
-            let (missing, _) = await Self.outcome { _ = try await Self.get(client, key) }
-            #expect(missing == .notFound)
-            // Room again: the same put passes, on the same process.
-            try rules.set([])
-            #expect(try await Self.put(client, bytes, key: key).checksum == SHA256.checksum(bytes))
-            #expect(try await Self.get(client, key) == bytes)
+    @Test func aFullDiskUnderAPutIsResourceExhaustedLeavesNothingAndPassesOnceThereIsRoomAgain() async throws {
+        try await Self.withImageService { service, rules, client in
+            let before = Self.movie(300_000, seed: 1), beforeKey = Self.key()
+            #expect(try await Self.put(client, before, key: beforeKey).sizeBytes == 300_000)
+
+            let images = service.folder + "/data/images"
+            for place in ["/images/tmp/", "images.db-wal"] {
+                // The blob's own bytes, then the index's log: each full in turn.
+                try rules.set(["write \(place) ENOSPC"])
+                let key = Self.key(), bytes = Self.movie(200_000, seed: 2)
+                let (code, message) = await Self.outcome { _ = try await Self.put(client, bytes, key: key) }
+                #expect(code == .resourceExhausted, "\(place): \(String(describing: code)) \(message)")
+                #expect(message.contains("disk is full"), "\(place): \(message)")
+                #expect(service.log.contains("faultshim: write"), "the fault did not happen:\n\(service.log)")
+                // Nothing half stored: no temporary file, no blob, no row.
+                #expect(Self.files(images + "/tmp").isEmpty, "\(Self.files(images + "/tmp"))")
+                #expect(!Self.files(images + "/blobs").contains { $0.hasSuffix(key) })
+                let (missing, _) = await Self.outcome { _ = try await Self.get(client, key) }
+                #expect(missing == .notFound)
+                // Room again: the same put passes, on the same process.
+                try rules.set([])
+                #expect(try await Self.put(client, bytes, key: key).checksum == SHA256.checksum(bytes))
+                #expect(try await Self.get(client, key) == bytes)
+            }
+            #expect(try await Self.get(client, beforeKey) == before)
+            #expect(service.process.isRunning)
         }
-        #expect(try await Self.get(client, beforeKey) == before)
-        #expect(service.process.isRunning)
     }
 
     @Test func aFullDiskUnderAChunkedUploadIsResourceExhaustedAndTheUploadResumesOnceThereIsRoom() async throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let rules = FaultShim.Rules(in: folder)
-        try rules.set([])
-        let service = try Service("image-service", folder: folder, rules: rules)
-        defer { service.stop() }
-        let client = try service.client()
-        defer { client.close() }
-        _ = try await client.call(HealthRPC.check, HealthCheckRequest(), options: patient)
-        let bytes = Self.movie(3 << 20, seed: 3), key = Self.key()
-        var begin = BeginUploadRequest()
-        begin.key = key
-        begin.totalSize = Int64(bytes.count)
-        begin.contentType = "video/mp4"
-        let upload = try await client.call(ImageServiceRPC.beginUpload, begin, options: Self.once)
-        func append(_ offset: Int) async throws -> AppendUploadResponse {
-            var request = AppendUploadRequest()
-            request.uploadId = upload.uploadId
-            request.offset = Int64(offset)
-            request.data = Array(bytes[offset..<min(bytes.count, offset + (1 << 20))])
-            return try await client.call(ImageServiceRPC.appendUpload, request, options: Self.once)
+        try await Self.withImageService { service, rules, client in
+            let bytes = Self.movie(3 << 20, seed: 3), key = Self.key()
+            var begin = BeginUploadRequest()
+            begin.key = key
+            begin.totalSize = Int64(bytes.count)
+            begin.contentType = "video/mp4"
+            let upload = try await client.call(ImageServiceRPC.beginUpload, begin, options: Self.once)
+            func append(_ offset: Int) async throws -> AppendUploadResponse {
+                var request = AppendUploadRequest()
+                request.uploadId = upload.uploadId
+                request.offset = Int64(offset)
+                request.data = Array(bytes[offset..<min(bytes.count, offset + (1 << 20))])
+                return try await client.call(ImageServiceRPC.appendUpload, request, options: Self.once)
+            }
+            #expect(try await append(0).receivedBytes == 1 << 20)
+            try rules.set(["write /images/uploads/ ENOSPC"])
+            let (code, message) = await Self.outcome { _ = try await append(1 << 20) }
+            #expect(code == .resourceExhausted, "\(String(describing: code)) \(message)")
+            #expect(message.contains("disk is full"), "\(message)")
+            try rules.set([])
+            // The upload goes on where it stood.
+            #expect(try await append(1 << 20).receivedBytes == 2 << 20)
+            #expect(try await append(2 << 20).receivedBytes == 3 << 20)
+            var commit = CommitUploadRequest()
+            commit.uploadId = upload.uploadId
+            #expect(try await client.call(ImageServiceRPC.commitUpload, commit, options: Self.once).checksum == SHA256.checksum(bytes))
+            #expect(try await Self.get(client, key) == bytes)
         }
-        #expect(try await append(0).receivedBytes == 1 << 20)
-        try rules.set(["write /images/uploads/ ENOSPC"])
-        let (code, message) = await Self.outcome { _ = try await append(1 << 20) }
-        #expect(code == .resourceExhausted, "\(String(describing: code)) \(message)")
-        #expect(message.contains("disk is full"), "\(message)")
-        try rules.set([])
-        // The upload goes on where it stood.
-        #expect(try await append(1 << 20).receivedBytes == 2 << 20)
-        #expect(try await append(2 << 20).receivedBytes == 3 << 20)
-        var commit = CommitUploadRequest()
-        commit.uploadId = upload.uploadId
-        #expect(try await client.call(ImageServiceRPC.commitUpload, commit, options: Self.once).checksum == SHA256.checksum(bytes))
-        #expect(try await Self.get(client, key) == bytes)
     }
 
     /// A blob the disk cannot read is not a write that failed: the answer says the read failed
     /// and nothing changed (it said "nothing was stored"), and the image is whole once the disk
     /// reads again, on the same process.
     @Test func anUnreadableBlobIsUnavailableSayingNothingChangedAndReadsWholeOnceTheDiskReadsAgain() async throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let rules = FaultShim.Rules(in: folder)
-        try rules.set([])
-        let service = try Service("image-service", folder: folder, rules: rules)
-        defer { service.stop() }
-        let client = try service.client()
-        defer { client.close() }
-        _ = try await client.call(HealthRPC.check, HealthCheckRequest(), options: patient)
-        let key = Self.key(), bytes = Self.movie(300_000, seed: 4)
-        _ = try await Self.put(client, bytes, key: key)
-        // Out of the cache, so the next read goes to the disk.
-        var purge = PurgeCacheRequest()
-        purge.level = .critical
-        _ = try await client.call(ImageServiceRPC.purgeCache, purge, options: patient)
+        try await Self.withImageService { service, rules, client in
+            let key = Self.key(), bytes = Self.movie(300_000, seed: 4)
+            _ = try await Self.put(client, bytes, key: key)
+            // Out of the cache, so the next read goes to the disk.
+            var purge = PurgeCacheRequest()
+            purge.level = .critical
+            _ = try await client.call(ImageServiceRPC.purgeCache, purge, options: patient)
 
-        try rules.set(["read /images/blobs/ EIO"])
-        var request = GetImageRequest()
-        request.key = key
-        let (code, message) = await Self.outcome { _ = try await client.call(ImageServiceRPC.getImage, request, options: Self.once) }
-        #expect(service.log.contains("faultshim: read"), "the fault did not happen:\n\(service.log)")
-        #expect(code == .unavailable, "\(String(describing: code)) \(message)")
-        #expect(message.contains("failed reading") && message.contains("nothing was changed"), "\(message)")
-        #expect(!message.contains("nothing was stored"), "\(message)")
+            try rules.set(["read /images/blobs/ EIO"])
+            var request = GetImageRequest()
+            request.key = key
+            let (code, message) = await Self.outcome { _ = try await client.call(ImageServiceRPC.getImage, request, options: Self.once) }
+            #expect(service.log.contains("faultshim: read"), "the fault did not happen:\n\(service.log)")
+            #expect(code == .unavailable, "\(String(describing: code)) \(message)")
+            #expect(message.contains("failed reading") && message.contains("nothing was changed"), "\(message)")
+            #expect(!message.contains("nothing was stored"), "\(message)")
 
-        try rules.set([])
-        #expect(try await Self.get(client, key) == bytes)
-        #expect(service.process.isRunning)
+            try rules.set([])
+            #expect(try await Self.get(client, key) == bytes)
+            #expect(service.process.isRunning)
+        }
     }
 
     @Test func aFailedFsyncOfTheImageIndexStopsTheServiceAndTheRestartHasEveryAcknowledgedImageWhole() async throws {
