@@ -233,7 +233,7 @@ extension ImageStore {
         key: String, in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
         do {
-            return try await onIO(in: pool, reading: true, body)
+            return try await onLane(in: pool, body)
         } catch {
             var indexed = true
             if (error as? BlobIOError)?.code == ENOENT, let found = try? await onReader({ try $0.get(key) != nil }) {

@@ -183,24 +183,26 @@ public final class ImageStore: Sendable {
         try reader.performHere { try $0.stored(key) }
     }
 
-    /// `body` on the next I/O lane, or on a lane of `pool` once one is free. `reading`: `body`
-    /// only reads, so an I/O error it meets changed nothing (and is told so).
-    func onIO<T: Sendable>(
-        in pool: LanePool? = nil, reading: Bool = false, _ body: @escaping @Sendable () throws -> T
-    ) async throws -> T {
+    /// `body`, a write, on the next I/O lane, or on a lane of `pool` once one is free; a full
+    /// disk and an I/O error are told as what they mean for the write. Reads go through
+    /// `readVerified`, whose `readError` tells theirs.
+    func onIO<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
-            if let pool { return try await pool.run(body) }
-            return try await withVisibleCheckedThrowingContinuation { continuation in
-                ioLanes.queue().async { continuation.resume(with: Result { try body() }) }
-            }
+            return try await onLane(in: pool, body)
         } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {
             // A full disk is a limit the operator can act on, not a bug.
             throw DiskFull(reason: "the image store's disk: \(error)")
         } catch let error as BlobIOError where error.code == EIO {
-            // A read changed nothing; nothing refers to what failed to be written. Either way the
-            // disk is the operator's to look at.
-            if reading { throw Self.readFailure(error) }
+            // Nothing refers to what failed to be written; the disk is the operator's to look at.
             throw ImageStoreError.unavailable("the image store's disk failed (\(error)); nothing was stored, retry later")
+        }
+    }
+
+    /// `body` on the next I/O lane, or on a lane of `pool` once one is free; its errors as they are.
+    func onLane<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        if let pool { return try await pool.run(body) }
+        return try await withVisibleCheckedThrowingContinuation { continuation in
+            ioLanes.queue().async { continuation.resume(with: Result { try body() }) }
         }
     }
 
