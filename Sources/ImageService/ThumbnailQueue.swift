@@ -5,7 +5,7 @@ import Proto
 /// for all its sizes, enqueued in the transaction that adds the image's row.
 public enum ThumbnailQueue {
     /// The queue's name on the wire.
-    public static let name = "thumbnails"
+    public static let name = JobQueueSpec.thumbnails.name
 
     /// The sizes (longest edge) made when none are asked for: a list icon, a grid tile and a
     /// detail view.

@@ -1,3 +1,4 @@
+import Capture
 import JobQueue
 import Proto
 import RPC
@@ -8,7 +9,7 @@ import Runtime
 /// it with. Capture workers lease its jobs from item-service over JobQueue.
 public enum CaptureQueue {
     /// The queue's name on the wire.
-    public static let name = "capture"
+    public static let name = JobQueueSpec.capture.name
 
     /// 5 attempts, 1 s doubling to 30 s, ±25 %: about 15 s of retries in all. A capture has a
     /// person waiting for it (`homepwner capture --wait`); what fails for good (a bad photo,

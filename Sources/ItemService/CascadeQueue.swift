@@ -7,7 +7,7 @@ import Proto
 /// JobQueue for admin (Stats, ListJobs, GetJob, RetryDead, PauseQueue).
 public enum CascadeQueue {
     /// The queue's name on the wire.
-    public static let name = "cascade"
+    public static let name = JobQueueSpec.cascade.name
 
     /// Attempts without end (`Int32.max`: one every 10 s for 680 years), 200 ms doubling to a
     /// 10 s cap, ±25 %: the outbox's cadence before it moved onto the job queue. A cascade

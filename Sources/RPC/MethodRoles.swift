@@ -57,14 +57,16 @@ extension Role {
     }
 
     /// Whether this role works jobs of `queue` (Lease, Extend, Complete, Fail): each worker kind
-    /// its own queue, the old shared worker key both; admin any.
+    /// the queues the protocol gives it (`JobQueueSpec.workedBy`), the old shared worker key
+    /// every worked queue; admin any; none the queues a service runs itself.
     public func works(queue: String) -> Bool {
+        let workedBy = JobQueueSpec.named(queue)?.workedBy
         switch self {
-        case .admin: true
-        case .reader: false
-        case .captureWorker: queue == "capture"
-        case .thumbnailWorker: queue == "thumbnails"
-        case .worker: queue == "capture" || queue == "thumbnails"
+        case .admin: return true
+        case .reader: return false
+        case .captureWorker: return workedBy == .captureWorker
+        case .thumbnailWorker: return workedBy == .thumbnailWorker
+        case .worker: return workedBy != nil
         }
     }
 }
@@ -84,7 +86,7 @@ extension RPCContext {
     public func checkWorks(queue: String) throws(RPCError) {
         guard let caller, !caller.role.works(queue: queue) else { return }
         let who = caller.name.map { "key \"\($0)\" (\(caller.role.rawValue))" } ?? "a \(caller.role.rawValue) key"
-        throw .permissionDenied(
-            "\(who) may not work jobs of queue \(queue): capture-worker keys work capture jobs, thumbnail-worker keys thumbnails jobs")
+        let kinds = JobQueueSpec.all.compactMap { spec in spec.worker.map { "\($0) keys work \(spec.name) jobs" } }
+        throw .permissionDenied("\(who) may not work jobs of queue \(queue): " + kinds.joined(separator: ", "))
     }
 }

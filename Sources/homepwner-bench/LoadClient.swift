@@ -252,7 +252,7 @@ struct LoadClient {
         case .getBatch:
             guard let batch = batches.first else { return await step(.getImage) }
             var request = GetBatchRequest()
-            request.queue = "thumbnails"
+            request.queue = JobQueueSpec.thumbnails.name
             request.batchId = batch
             if let answer = await imageCall(JobQueueRPC.getBatch, request), answer.pending == 0 {
                 batches.removeFirst()

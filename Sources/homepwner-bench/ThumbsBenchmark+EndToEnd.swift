@@ -84,7 +84,7 @@ extension ThumbsBenchmark {
             request.sizes = sizes.map { Int32($0) }
             let enqueued = try await client.call(ImageServiceRPC.enqueueThumbnails, request, options: .init(timeoutMilliseconds: 60_000))
             var get = GetBatchRequest()
-            get.queue = "thumbnails"
+            get.queue = JobQueueSpec.thumbnails.name
             get.batchId = enqueued.batchId
             var batch = try await client.call(JobQueueRPC.getBatch, get)
             while batch.pending > 0 {

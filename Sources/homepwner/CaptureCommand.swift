@@ -1,4 +1,5 @@
 import CLISupport
+import Capture
 import Foundation
 import Proto
 import RPC
@@ -113,7 +114,7 @@ enum CaptureCommand {
             return ItemCommand.usageError("capture", "\(error)")
         }
         let json = options.bool("json"), wait = options.bool("wait")
-        guard let stall = QueueStall(queue: "capture", options: options, command: "capture") else { return ExitCode.usage }
+        guard let stall = QueueStall(queue: JobQueueSpec.capture.name, options: options, command: "capture") else { return ExitCode.usage }
         return await CommonOptions.withClientExitCode(options, service: "item", command: "capture") { client, timeout in
             if let file {
                 if file.size <= CaptureSources.maxInlineBytes {
@@ -289,7 +290,7 @@ enum CaptureCommand {
         guard options.positionals.count == 1, let id = options.positionals.first else {
             return ItemCommand.usageError("capture status", "give one JOB id (as capture printed it)")
         }
-        guard let stall = QueueStall(queue: "capture", options: options, command: "capture status") else { return ExitCode.usage }
+        guard let stall = QueueStall(queue: JobQueueSpec.capture.name, options: options, command: "capture status") else { return ExitCode.usage }
         return await CommonOptions.withClientExitCode(options, service: "item", command: "capture status") { client, timeout in
             let job = options.bool("wait")
                 ? try await follow(id, client: client, timeout: timeout, quiet: options.bool("json"), stall: stall)

@@ -1,4 +1,5 @@
 import Clients
+import Proto
 import RPC
 import Runtime
 import ZMQ
@@ -23,12 +24,11 @@ enum CommonOptions {
         return UInt32(value)
     }
 
-    /// The endpoint option ("item" or "image") of the process that serves `queue`. A queue lives
-    /// with the service whose work it holds: "capture" and "cascade" on item-service, "thumbnails" on
-    /// image-service; any other name goes to image-service too, which answers NOT_FOUND naming
-    /// the queues it serves.
+    /// The endpoint option ("item" or "image") of the process that serves `queue`
+    /// (`JobQueueSpec.host`); a name the protocol does not have goes to image-service, which
+    /// answers NOT_FOUND naming the queues it serves.
     static func service(servingQueue queue: String) -> String {
-        queue == "capture" || queue == "cascade" ? "item" : "image"
+        (JobQueueSpec.named(queue)?.host ?? .image).rawValue
     }
 
     /// Connects to the endpoint in option `service` ("item" or "image") and runs `body` with

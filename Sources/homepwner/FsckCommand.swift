@@ -48,8 +48,6 @@ enum FsckCommand {
         }
     }
 
-    /// Which queue each service serves (CommonOptions.service(servingQueue:)).
-    static let queues: [(name: String, service: String)] = [("capture", "item"), ("cascade", "item"), ("thumbnails", "image")]
 
     static func run(_ arguments: [String]) async -> Int32 {
         guard let options = HomepwnerCLI.parse(parser, arguments) else { return HomepwnerCLI.exitCodeOverride }
@@ -296,8 +294,8 @@ enum FsckCommand {
         /// Jobs RUNNING past their lease and a sweep, DEAD jobs without a reason.
         mutating func jobs() async throws {
             let now = Int64(Date().timeIntervalSince1970 * 1000)
-            for queue in FsckCommand.queues {
-                let client = queue.service == "item" ? items : images
+            for queue in JobQueueSpec.all {
+                let client = queue.host == .item ? items : images
                 for job in try await QueueJobsCommand.jobs([.running], queue: queue.name, limit: .max, client: client, timeout: timeout)
                 where job.leaseExpiresAtMs + sweepMs < now {
                     findings.append(Finding(

@@ -7,7 +7,7 @@ import Runtime
 /// `homepwner queue stats|ls|dead|show|retry|pause|resume|purge|batch`: a job queue's admin
 /// (the JobQueue methods) on the process that serves the queue, for people and scripts (`--json`).
 enum QueueCommand {
-    static let defaultQueue = "thumbnails"
+    static let defaultQueue = JobQueueSpec.thumbnails.name
 
     static let subcommands: [(name: String, usage: String)] = [
         ("stats", "queue stats [QUEUE]   (ready, scheduled, leased, done, dead, oldest ready age, paused)"),

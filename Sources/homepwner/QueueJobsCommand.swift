@@ -148,10 +148,10 @@ enum QueueJobsCommand {
     /// The payload as its queue's message ("ThumbnailJob: image KEY, sizes 64, 256"), else its size.
     static func payload(of job: Job) -> String {
         guard !job.payload.isEmpty else { return "-" }
-        if job.queue == "thumbnails", let thumbnails = try? ThumbnailJob(serializedBytes: job.payload) {
+        if job.queue == JobQueueSpec.thumbnails.name, let thumbnails = try? ThumbnailJob(serializedBytes: job.payload) {
             return "ThumbnailJob: image \(thumbnails.imageKey), sizes \(thumbnails.sizes.map(String.init).joined(separator: ", "))"
         }
-        if job.queue == "cascade", let cascade = try? DeleteImagesForOwnerRequest(serializedBytes: job.payload) {
+        if job.queue == JobQueueSpec.cascade.name, let cascade = try? DeleteImagesForOwnerRequest(serializedBytes: job.payload) {
             return "DeleteImagesForOwner: owner \(cascade.ownerKey), \(cascade.attachedKeys.count) attached photo(s)"
         }
         return "\(job.payload.count) bytes"
@@ -161,7 +161,7 @@ enum QueueJobsCommand {
     /// the result's size.
     static func result(of job: Job) -> [[String]] {
         guard !job.result.isEmpty else { return [["result", "-"]] }
-        guard job.queue == "thumbnails", let result = try? ThumbnailResult(serializedBytes: job.result), !result.thumbnails.isEmpty
+        guard job.queue == JobQueueSpec.thumbnails.name, let result = try? ThumbnailResult(serializedBytes: job.result), !result.thumbnails.isEmpty
         else { return [["result", "\(job.result.count) bytes"]] }
         return result.thumbnails.enumerated().map { index, thumbnail in
             [index == 0 ? "result" : "",

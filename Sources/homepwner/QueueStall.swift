@@ -44,7 +44,7 @@ struct QueueStall {
 
     /// Why the queue's jobs may not be moving, from JobQueue/Stats.
     static func hint(queue: String, idle: Int, client: RPCClient, timeout: UInt32) async -> String {
-        let worker = queue == "capture" ? "capture-worker" : "thumbnail-worker"
+        let worker = JobQueueSpec.named(queue)?.worker ?? "worker"
         let waiting = "nothing finished in \(idle) s"
         var request = JobStatsRequest()
         request.queue = queue

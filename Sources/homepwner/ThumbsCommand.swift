@@ -37,11 +37,12 @@ enum ThumbsCommand {
         allowsPositionals: true)
 
     static func run(_ arguments: [String]) async -> Int32 {
-        await runSubcommand(of: "thumbs", overview: overview, names: ["batch", "status"], arguments) { subcommand, rest in
+        let thumbnails = JobQueueSpec.thumbnails.name
+        return await runSubcommand(of: "thumbs", overview: overview, names: ["batch", "status"], arguments) { subcommand, rest in
             switch subcommand {
             case "batch": await batch(rest)
             // The batch view of `queue batch`, on the thumbnails queue.
-            case "status": await QueueBatchCommand.run(rest.first == "thumbnails" ? rest : ["thumbnails"] + rest)
+            case "status": await QueueBatchCommand.run(rest.first == thumbnails ? rest : [thumbnails] + rest)
             default: nil
             }
         }
@@ -70,7 +71,7 @@ enum ThumbsCommand {
             request.sizes = parsed
         }
         let wait = !options.bool("no-wait")
-        guard let stall = QueueStall(queue: "thumbnails", options: options, command: "thumbs batch") else { return ExitCode.usage }
+        guard let stall = QueueStall(queue: JobQueueSpec.thumbnails.name, options: options, command: "thumbs batch") else { return ExitCode.usage }
         return await CommonOptions.withClientExitCode(options, service: "image", command: "thumbs batch") { client, timeout in
             // A sweep of a large library pages through it: give the enqueue time.
             let enqueued = try await client.call(
@@ -81,7 +82,7 @@ enum ThumbsCommand {
             }
             if !options.bool("json") { print(summary(enqueued)) }
             var get = GetBatchRequest()
-            get.queue = "thumbnails"
+            get.queue = JobQueueSpec.thumbnails.name
             get.batchId = enqueued.batchId
             let batch = try await QueueBatchCommand.watch(get, client: client, timeout: timeout, stall: stall)
             if options.bool("json") {

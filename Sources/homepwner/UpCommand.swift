@@ -1,3 +1,4 @@
+import Capture
 import Clients
 import Foundation
 import Harness
