@@ -60,29 +60,33 @@ let package = Package(
         // Durable job queues in a host's own SQLite database, served as JobQueue over RPC.
         .target(name: "JobQueue", dependencies: ["Locking", "SQLite", "Proto", "RPC", "Runtime"], swiftSettings: swiftSettings),
 
+        // Where capture finds photos (library, recent, camera) and their flags: what item-service
+        // and capture-worker must agree on.
+        .target(name: "Capture", dependencies: ["Runtime"], swiftSettings: swiftSettings),
+
         // The services and workers as libraries.
-        .target(name: "ItemService", dependencies: ["Locking", "RPC", "Proto", "Runtime", "SQLite", "JobQueue", "Digest"], swiftSettings: swiftSettings),
+        .target(name: "ItemService", dependencies: ["Capture", "Locking", "RPC", "Proto", "Runtime", "SQLite", "JobQueue", "Digest"], swiftSettings: swiftSettings),
         .target(name: "ImageService", dependencies: ["Locking", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue", "CMapGuard"], swiftSettings: swiftSettings),
         .target(name: "WorkerRuntime", dependencies: ["Locking", "RPC", "Proto", "Runtime"], swiftSettings: swiftSettings),
-        .target(name: "CaptureWorker", dependencies: ["Locking", "RPC", "Proto", "Runtime", "JPEG", "Media", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),
+        .target(name: "CaptureWorker", dependencies: ["Capture", "Locking", "RPC", "Proto", "Runtime", "JPEG", "Media", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),
         .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "WorkerRuntime"], swiftSettings: swiftSettings),
         .target(name: "Clients", dependencies: ["RPC", "Proto"], swiftSettings: swiftSettings),
         .target(
             name: "Harness",
-            dependencies: ["Locking", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "Clients", "Runtime", "RPC"],
+            dependencies: ["Capture", "Locking", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "Clients", "Runtime", "RPC"],
             swiftSettings: swiftSettings
         ),
 
         // Thin mains.
         .executableTarget(name: "item-service", dependencies: ["ItemService", "RPC", "Runtime"], swiftSettings: swiftSettings),
         .executableTarget(name: "image-service", dependencies: ["ImageService", "RPC", "Runtime"], swiftSettings: swiftSettings),
-        .executableTarget(name: "capture-worker", dependencies: ["CaptureWorker", "RPC", "Runtime"], swiftSettings: swiftSettings),
+        .executableTarget(name: "capture-worker", dependencies: ["Capture", "CaptureWorker", "RPC", "Runtime"], swiftSettings: swiftSettings),
         .executableTarget(name: "thumbnail-worker", dependencies: ["ThumbnailWorker", "RPC", "Runtime"], swiftSettings: swiftSettings),
         // What the CLI shows people (method names as typed, schemas), apart so tests reach it.
         .target(name: "CLISupport", dependencies: ["Proto"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "homepwner",
-            dependencies: ["Harness", "Clients", "CLISupport", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "CurveAuth"],
+            dependencies: ["Capture", "Harness", "Clients", "CLISupport", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "CurveAuth"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -126,7 +130,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Locking", "Harness", "Clients", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "WorkerRuntime", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth"],
+            dependencies: ["Capture", "Locking", "Harness", "Clients", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "WorkerRuntime", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import Runtime
 
 /// Where capture finds photos, read from the same flags and `HOMEPWNER_CAPTURE_*` variables by
 /// item-service (which answers ListSources and refuses a Capture from a source that is not

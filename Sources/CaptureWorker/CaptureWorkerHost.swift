@@ -1,3 +1,4 @@
+import Capture
 import JPEG
 import Proto
 import RPC
@@ -12,7 +13,8 @@ public enum CaptureWorkerHost {
     /// The flags of the capture-worker executable: the workers' own and the capture sources'
     /// (which item-service must be given the same).
     public static let options = WorkerConfiguration.options(
-        healthEnv: EnvironmentNames.captureWorkerHealth, healthDefault: Defaults.captureWorkerHealth) + CaptureSources.options + [
+        healthEnv: EnvironmentNames.captureWorkerHealth, healthDefault: Defaults.captureWorkerHealth,
+        memoryBytesPerJob: memoryBytesPerJob) + CaptureSources.options + [
         OptionSpec(name: "edit-background", env: EnvironmentNames.captureEditBackground, defaultValue: "ffffff",
                    help: "colour outside a circle edit (and around a zoom past the photo's edge), as RRGGBB", valueName: "RRGGBB"),
     ]
@@ -46,7 +48,7 @@ public enum CaptureWorkerHost {
         let runner = JobRunner(
             name: "capture-runner", connection: items,
             configuration: JobRunner.Configuration(
-                queue: "capture", workerID: WorkerConfiguration.workerID("capture-worker"),
+                queue: JobQueueSpec.capture.name, workerID: WorkerConfiguration.workerID("capture-worker"),
                 concurrency: configuration.concurrency + readAhead, leaseMilliseconds: configuration.leaseMilliseconds,
                 maxRunMilliseconds: configuration.maxJobMilliseconds),
             logger: logger, handler: handler.run)

@@ -1,3 +1,4 @@
+import Capture
 import CaptureWorker
 import Clients
 import Foundation

@@ -1,3 +1,4 @@
+import Capture
 import Proto
 import Runtime
 

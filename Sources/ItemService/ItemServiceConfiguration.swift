@@ -1,3 +1,4 @@
+import Capture
 import JobQueue
 import Runtime
 

@@ -25,17 +25,9 @@ public struct WorkerConfiguration: Sendable {
     /// 10 minutes) and a 4 GiB movie's upload at a few MB/s.
     public static let defaultMaxJobMilliseconds = 1_800_000
 
-    /// The memory budget of the thumbnail worker (a thumbnail's estimate: its decoded pixels
-    /// and a progressive JPEG's coefficients); a job over it runs by itself. By default
-    /// `defaultMemoryBytesPerJob` per job at once.
-    public var memoryBytes: Int { memoryBytes(perJob: Self.defaultMemoryBytesPerJob) }
-
-    /// The budget as given, else `perJob` per job at once (a worker whose jobs weigh more).
+    /// The memory budget as given, else `perJob` per job at once: each worker kind says what its
+    /// jobs weigh (`--memory-mb`).
     public func memoryBytes(perJob: Int) -> Int { memoryBytesGiven ?? concurrency * perJob }
-
-    /// The memory budget per job at once when none is given: an 18-megapixel progressive JPEG
-    /// decoded for a 1024 thumbnail holds about 70 MB, a baseline one about 17 MB.
-    public static let defaultMemoryBytesPerJob = 64 << 20
 
     /// A configuration.
     public init(
@@ -52,8 +44,9 @@ public struct WorkerConfiguration: Sendable {
         self.concurrency = concurrency
     }
 
-    /// The flags of a worker executable whose health endpoint has the given variable and default.
-    public static func options(healthEnv: String, healthDefault: String) -> [OptionSpec] {
+    /// The flags of a worker executable whose health endpoint has the given variable and default,
+    /// and whose jobs weigh `memoryBytesPerJob` each when `--memory-mb` is not given.
+    public static func options(healthEnv: String, healthDefault: String, memoryBytesPerJob: Int) -> [OptionSpec] {
         [
             OptionSpec(name: "rpc", env: healthEnv, defaultValue: healthDefault,
                        help: "Health endpoint to bind (ROUTER); tcp://127.0.0.1:0 picks a free port", valueName: "ENDPOINT"),
@@ -66,7 +59,7 @@ public struct WorkerConfiguration: Sendable {
             OptionSpec(name: "lease-ms", env: EnvironmentNames.workerLeaseMilliseconds, defaultValue: "0",
                        help: "the lease a job is taken with; 0 = the queue's (30000); heartbeats renew it", valueName: "MS"),
             OptionSpec(name: "memory-mb", env: EnvironmentNames.workerMemoryMegabytes, defaultValue: "0",
-                       help: "what the jobs worked on may hold at once, by their estimate (a job over it runs alone); 0 = 64 per job at once (capture: 160)",
+                       help: "what the jobs worked on may hold at once, by their estimate (a job over it runs alone); 0 = \(memoryBytesPerJob >> 20) per job at once",
                        valueName: "MB"),
             OptionSpec(name: "max-job-ms", env: EnvironmentNames.workerMaxJobMilliseconds, defaultValue: String(defaultMaxJobMilliseconds),
                        help: "the longest one job may run; past it, it is stopped and failed for good", valueName: "MS"),
@@ -86,7 +79,7 @@ public struct WorkerConfiguration: Sendable {
         }
         let memory = try options.int("memory-mb")
         guard (0...1_048_576).contains(memory) else {
-            throw OptionError.invalidValue(option: "--memory-mb", value: String(memory), reason: "must be 0 (64 per job at once) to 1048576")
+            throw OptionError.invalidValue(option: "--memory-mb", value: String(memory), reason: "must be 0 (so much per job at once) to 1048576")
         }
         let maxJob = try options.int("max-job-ms")
         guard (1000...86_400_000).contains(maxJob) else {

@@ -11,7 +11,12 @@ import ZMQ
 public enum ThumbnailWorkerHost {
     /// The flags of the thumbnail-worker executable.
     public static let options = WorkerConfiguration.options(
-        healthEnv: EnvironmentNames.thumbnailWorkerHealth, healthDefault: Defaults.thumbnailWorkerHealth)
+        healthEnv: EnvironmentNames.thumbnailWorkerHealth, healthDefault: Defaults.thumbnailWorkerHealth,
+        memoryBytesPerJob: memoryBytesPerJob)
+
+    /// The memory budget per job at once when `--memory-mb` is not given: an 18-megapixel
+    /// progressive JPEG decoded for a 1024 thumbnail holds about 70 MB, a baseline one about 17 MB.
+    public static let memoryBytesPerJob = 64 << 20
 
     /// The worker's parts, in start order: the image-service connection, the runner (as many
     /// jobs at once as `configuration.concurrency`) and the host answering Health/Check. The
@@ -21,12 +26,12 @@ public enum ThumbnailWorkerHost {
         let connection = ClientConnection(name: "image-service-connection", context: context, endpoint: configuration.imageServiceEndpoint)
         // `concurrency` thumbnails made at once within the memory budget, and `readAhead` more
         // jobs running: each reads its original while the others decode, then waits its turn.
-        let slots = ComputeSlots(count: configuration.concurrency, budgetBytes: configuration.memoryBytes)
+        let slots = ComputeSlots(count: configuration.concurrency, budgetBytes: configuration.memoryBytes(perJob: memoryBytesPerJob))
         let handler = ThumbnailJobHandler(connection: connection, slots: slots, weigher: workingBytes, maker: makeThumbnails)
         let runner = JobRunner(
             name: "thumbnail-runner", connection: connection,
             configuration: JobRunner.Configuration(
-                queue: "thumbnails", workerID: WorkerConfiguration.workerID("thumbnail-worker"),
+                queue: JobQueueSpec.thumbnails.name, workerID: WorkerConfiguration.workerID("thumbnail-worker"),
                 concurrency: configuration.concurrency + readAhead, leaseMilliseconds: configuration.leaseMilliseconds,
                 maxRunMilliseconds: configuration.maxJobMilliseconds),
             logger: logger, handler: handler.run)

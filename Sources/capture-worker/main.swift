@@ -1,3 +1,4 @@
+import Capture
 import CaptureWorker
 import RPC
 import Runtime

@@ -1,3 +1,4 @@
+import Capture
 import Digest
 import Foundation
 import Harness

@@ -5,16 +5,16 @@ import Testing
 @Suite struct WorkerConfigurationTests {
     static func parse(_ arguments: [String], environment: [String: String] = [:]) throws -> WorkerConfiguration {
         let parser = OptionParser(
-            command: "thumbnail-worker", summary: "s", options: WorkerConfiguration.options(healthEnv: "HEALTH", healthDefault: "tcp://127.0.0.1:0"))
+            command: "thumbnail-worker", summary: "s", options: WorkerConfiguration.options(healthEnv: "HEALTH", healthDefault: "tcp://127.0.0.1:0", memoryBytesPerJob: 64 << 20))
         return try WorkerConfiguration(try parser.parse(arguments, environment: environment))
     }
 
-    @Test func theMemoryBudgetIsSixtyFourMegabytesPerJobAtOnceUnlessGivenByFlagOrVariable() throws {
+    @Test func theMemoryBudgetIsSoMuchPerJobAtOnceUnlessGivenByFlagOrVariable() throws {
         let defaults = try Self.parse(["--concurrency", "3"])
-        #expect(defaults.concurrency == 3 && defaults.memoryBytes == 3 * 64 << 20)
-        #expect(try Self.parse(["--concurrency", "3", "--memory-mb", "500"]).memoryBytes == 500 << 20)
-        #expect(try Self.parse([], environment: ["HOMEPWNER_WORKER_MEMORY_MB": "96"]).memoryBytes == 96 << 20)
-        #expect(try Self.parse([]).memoryBytes == WorkerConfiguration.defaultConcurrency * 64 << 20)
+        #expect(defaults.concurrency == 3 && defaults.memoryBytes(perJob: 64 << 20) == 3 * 64 << 20)
+        #expect(try Self.parse(["--concurrency", "3", "--memory-mb", "500"]).memoryBytes(perJob: 64 << 20) == 500 << 20)
+        #expect(try Self.parse([], environment: ["HOMEPWNER_WORKER_MEMORY_MB": "96"]).memoryBytes(perJob: 64 << 20) == 96 << 20)
+        #expect(try Self.parse([]).memoryBytes(perJob: 64 << 20) == WorkerConfiguration.defaultConcurrency * 64 << 20)
     }
 
     @Test func outOfRangeValuesAreRefusedNamingTheFlagAndTheRange() throws {
