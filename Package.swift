@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "Capture", dependencies: ["Runtime"], swiftSettings: swiftSettings),
 
         // The services and workers as libraries.
-        .target(name: "ItemService", dependencies: ["Capture", "Locking", "RPC", "Proto", "Runtime", "SQLite", "JobQueue", "Digest"], swiftSettings: swiftSettings),
+        .target(name: "ItemService", dependencies: ["Capture", "Locking", "RPC", "Proto", "Runtime", "SQLite", "JobQueue", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),
         .target(name: "ImageService", dependencies: ["Locking", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue", "CMapGuard"], swiftSettings: swiftSettings),
         .target(name: "WorkerRuntime", dependencies: ["Locking", "RPC", "Proto", "Runtime"], swiftSettings: swiftSettings),
         .target(name: "CaptureWorker", dependencies: ["Capture", "Locking", "RPC", "Proto", "Runtime", "JPEG", "Media", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),
@@ -123,7 +123,7 @@ let package = Package(
             name: "JobQueueTests", dependencies: ["Locking", "JobQueue", "WorkerRuntime", "SQLite", "Proto", "RPC", "Runtime", "ZMQ", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "ItemServiceTests", dependencies: ["Locking", "ItemService", "JobQueue", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "TestSupport", "RPCTestSupport"],
+            name: "ItemServiceTests", dependencies: ["Locking", "ItemService", "JobQueue", "WorkerRuntime", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "TestSupport", "RPCTestSupport"],
             swiftSettings: swiftSettings),
         .testTarget(
             name: "ImageServiceTests", dependencies: ["Locking", "ImageService", "JobQueue", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "ZMQ", "Digest", "TestSupport", "RPCTestSupport"],

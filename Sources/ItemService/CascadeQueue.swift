@@ -18,10 +18,11 @@ public enum CascadeQueue {
     public static let retry = JobRetryPolicy(
         maxAttempts: .max, baseDelayMilliseconds: 200, factor: 2, maxDelayMilliseconds: 10_000, jitter: 0.25)
 
-    /// The queue with `retry` (tests pass a faster one). Leases of 60 s: the runner does not
-    /// extend them, and a delivery's calls (ListImages pages, DeleteImagesForOwner) have 10 s
-    /// deadlines each; a stopping runner gives its job back and a starting one takes back its
-    /// own leases at once, so only a delivery that hangs waits for the lease to expire. DONE
+    /// The queue with `retry` (tests pass a faster one). Leases of 60 s, which the runner
+    /// extends every 20 s while a delivery runs (a delivery's calls, ListImages pages and
+    /// DeleteImagesForOwner, have 10 s deadlines each); a stopping runner gives its job back and
+    /// a starting one takes back its own leases at once, so no delivery waits for its lease to
+    /// expire. DONE
     /// jobs kept 24 h by default (`JobRetention`): yesterday's deletes can be looked at.
     public static func configuration(retry: JobRetryPolicy = retry, retention: JobRetention = JobRetention()) -> JobQueueConfiguration {
         JobQueueConfiguration(name: name, retry: retry, defaultLeaseMilliseconds: 60_000, retention: retention)

@@ -58,7 +58,7 @@ public enum ItemServiceHost {
             publish: { [weak host] topic, event in host?.publish(topic: topic, event) })
         jobs.register(on: host.server)
         host.server.addFigures { await ItemServiceHost.figures(jobs, store) }
-        let cascade = CascadeRunner(
+        let cascade = CascadeRunner.make(
             store: store, service: jobs, configuration: queue, connection: images,
             logger: logger.with(["part": "cascade"]), clock: clock)
         ItemServiceHandlers.register(

@@ -54,12 +54,10 @@ extension JobRunner {
         request.jobId = job.jobId
         request.leaseId = job.leaseId
         request.result = result
-        // With an idempotency key the client sends a completion that was not heard again (4
-        // attempts); the service answers a repeat as the first was, storing nothing twice.
-        let options = CallOptions(timeoutMilliseconds: 30_000, idempotencyKey: Self.idempotencyKey(job, "complete"))
+        let key = Self.idempotencyKey(job, "complete")
         do {
-            _ = try await report(job) { [client] () async throws(RPCError) in
-                try await client.call(JobQueueRPC.complete, request, options: options)
+            _ = try await report(job) { [queue] () async throws(RPCError) in
+                try await queue.complete(request, idempotencyKey: key)
             }
             state.withLock { $0.completed += 1 }
         } catch where Task.isCancelled {
@@ -86,22 +84,32 @@ extension JobRunner {
     }
 
     func fail(_ job: Job, _ failure: JobFailure) async {
-        if await sendFail(job, failure.message, permanent: failure.permanent, retryAfter: failure.retryAfterMilliseconds) {
+        let failed = await sendFail(job, failure.message, permanent: failure.permanent, retryAfter: failure.retryAfterMilliseconds)
+        if failed != nil {
             state.withLock { $0.failed += 1 }
-            logger.info("job \(job.jobId) failed\(failure.permanent ? " permanently" : ""): \(failure.message)")
+            let line = "job \(job.jobId) failed\(failure.permanent ? " permanently" : ""): \(failure.message)"
+            if failure.logged { logger.debug(line) } else { logger.info(line) }
         }
+        guard failure.pausesRunner else { return }
+        // Until the job's next attempt: the next jobs would meet what it met. When the queue
+        // does not say when that is (or the Fail did not get through), the longest pause.
+        let longest = configuration.maxPauseMilliseconds
+        let pause = min(max(failed?.nextAttemptInMilliseconds ?? longest, 0), longest)
+        state.withLock { $0.pausedUntil = monotonicMilliseconds() + pause }
+        slotFreed.signal()
     }
 
     /// Returns a job unstarted (or stopped) to the queue at once.
     func handBack(_ job: Job) async {
-        _ = await sendFail(job, "handed back by \(configuration.workerID) (stopping)", giveBack: true)
+        await sendFail(job, "handed back by \(configuration.workerID) (stopping)", giveBack: true)
     }
 
-    /// Sends `Fail` for `job`; false (logged) when it did not get through: the job then
-    /// returns when its lease expires.
+    /// Sends `Fail` for `job`; nil (logged) when it did not get through: the job then returns
+    /// when its lease expires.
+    @discardableResult
     private func sendFail(
         _ job: Job, _ message: String, permanent: Bool = false, retryAfter: Int32 = 0, giveBack: Bool = false
-    ) async -> Bool {
+    ) async -> JobQueueFailed? {
         var request = FailRequest()
         request.queue = configuration.queue
         request.jobId = job.jobId
@@ -111,16 +119,14 @@ extension JobRunner {
         request.retryAfterMs = retryAfter
         request.giveBack = giveBack
         request.workerId = configuration.workerID
-        // Keyed: a Fail whose reply was lost is answered again, not refused as a stale lease.
-        let options = CallOptions(idempotencyKey: Self.idempotencyKey(job, "fail"))
+        let key = Self.idempotencyKey(job, "fail")
         do {
-            _ = try await report(job) { [client] () async throws(RPCError) in
-                try await client.call(JobQueueRPC.fail, request, options: options)
+            return try await report(job) { [queue] () async throws(RPCError) in
+                try await queue.fail(request, idempotencyKey: key)
             }
-            return true
         } catch {
             logger.warning("\(giveBack ? "handing back" : "failing") job \(job.jobId) failed (it returns when its lease expires): \(error)")
-            return false
+            return nil
         }
     }
 

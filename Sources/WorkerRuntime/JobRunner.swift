@@ -7,24 +7,36 @@ import Locking
 /// What a job's handler throws when the job should not be completed: the message is kept in
 /// the job's history; `permanent` sends it to DEAD at once (a poison input), else it is retried
 /// after the queue's backoff, or after `retryAfterMilliseconds` when given.
+///
+/// `pausesRunner`: the cause is not the job's (what it calls is down, say), and the next jobs
+/// would only meet it too: the runner leases nothing more until this job's next attempt is
+/// due (at most `Configuration.maxPauseMilliseconds`). `logged`: the handler logged the
+/// failure itself, at a cadence of its own; the runner's line is then at debug level.
 public struct JobFailure: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var permanent: Bool
     public var retryAfterMilliseconds: Int32
+    public var pausesRunner: Bool
+    public var logged: Bool
 
-    public init(_ message: String, permanent: Bool = false, retryAfterMilliseconds: Int32 = 0) {
+    public init(
+        _ message: String, permanent: Bool = false, retryAfterMilliseconds: Int32 = 0, pausesRunner: Bool = false, logged: Bool = false
+    ) {
         self.message = message
         self.permanent = permanent
         self.retryAfterMilliseconds = retryAfterMilliseconds
+        self.pausesRunner = pausesRunner
+        self.logged = logged
     }
 
     public var description: String { message }
 }
 
-/// Runs the jobs of one queue: leases as many as it has free slots (long poll), runs each in a
-/// task with its lease extended while it runs and until its result is reported (heartbeats),
-/// and completes or fails it, each call with an idempotency key of its own so a retry after a
-/// lost reply changes nothing more. A report the service cannot take now (busy, or its disk
+/// Runs the jobs of one queue, of another process over RPC or of its own (`JobQueueClient`):
+/// leases as many as it has free slots (long poll), runs each in a task with its lease
+/// extended while it runs and until its result is reported (heartbeats), and completes or
+/// fails it, each call with an idempotency key of its own so a retry after a lost reply
+/// changes nothing more. A failure may pause the leasing (`JobFailure.pausesRunner`). A report the service cannot take now (busy, or its disk
 /// full) is sent again for as long as the lease holds (`JobRunner+Report.swift`).
 ///
 /// `stop()` stops leasing, lets the running jobs finish within the drain period, then cancels
@@ -51,11 +63,14 @@ public final class JobRunner: LifecycleService {
         /// cancelled and not waited for, and the job fails for good (DEADLINE_EXCEEDED) naming
         /// the limit (`--max-job-ms`).
         public var maxRunMilliseconds: Int
+        /// The longest pause after a failure that pauses the runner (`JobFailure.pausesRunner`),
+        /// and the pause when the queue does not say when the job's next attempt is.
+        public var maxPauseMilliseconds: Int64
 
         public init(
             queue: String, workerID: String, concurrency: Int = ProcessInfo.processInfo.activeProcessorCount,
             leaseMilliseconds: Int32 = 0, waitMilliseconds: Int32 = 10_000, drainMilliseconds: Int = 10_000,
-            maxRunMilliseconds: Int = 0
+            maxRunMilliseconds: Int = 0, maxPauseMilliseconds: Int64 = 10_000
         ) {
             self.queue = queue
             self.workerID = workerID
@@ -64,6 +79,7 @@ public final class JobRunner: LifecycleService {
             self.waitMilliseconds = waitMilliseconds
             self.drainMilliseconds = drainMilliseconds
             self.maxRunMilliseconds = max(0, maxRunMilliseconds)
+            self.maxPauseMilliseconds = max(0, maxPauseMilliseconds)
         }
     }
 
@@ -72,12 +88,15 @@ public final class JobRunner: LifecycleService {
 
     public let name: String
     public let configuration: Configuration
-    private let connection: ClientConnection
+    /// The queue the jobs come from and are reported to.
+    let queue: any JobQueueClient
     let handler: Handler
+    /// Runs on the runner's threads before its first Lease (`init`).
+    private let atStart: @Sendable () async -> Void
     let logger: Logger
     let state = Locked(State())
     /// Signalled when a slot frees up or the runner stops.
-    private let slotFreed = WakeSignal()
+    let slotFreed = WakeSignal()
     /// Signalled when the last running job has ended.
     private let drained = DispatchSemaphore(value: 0)
     /// Where the loop, the heartbeats and the handlers run (`WorkerThreads`).
@@ -106,21 +125,34 @@ public final class JobRunner: LifecycleService {
         var diskFullRetries = 0
         var completed = 0
         var failed = 0
+        /// No Lease before this (monotonic milliseconds): a failure paused the runner
+        /// (`JobFailure.pausesRunner`); `.max` until that failure is recorded.
+        var pausedUntil: Int64 = 0
+    }
+
+    /// A runner of `configuration.queue` through `queue`, which its composition starts before
+    /// it; `atStart` runs before the first Lease (a host's tidying of its previous run's leases).
+    public init(
+        name: String, queue: any JobQueueClient, configuration: Configuration, logger: Logger,
+        atStart: @escaping @Sendable () async -> Void = {}, handler: @escaping Handler
+    ) {
+        self.name = name
+        self.queue = queue
+        self.configuration = configuration
+        self.logger = logger
+        self.atStart = atStart
+        self.handler = handler
+        // One per job slot, and one for the loop and the heartbeats.
+        threads = WorkerThreads(name: name, count: configuration.concurrency + 1)
     }
 
     /// A runner of `configuration.queue` through `connection` (to the service that owns the
     /// queue), which its composition starts before it.
-    public init(
+    public convenience init(
         name: String, connection: ClientConnection, configuration: Configuration, logger: Logger,
         handler: @escaping Handler
     ) {
-        self.name = name
-        self.connection = connection
-        self.configuration = configuration
-        self.logger = logger
-        self.handler = handler
-        // One per job slot, and one for the loop and the heartbeats.
-        threads = WorkerThreads(name: name, count: configuration.concurrency + 1)
+        self.init(name: name, queue: RPCJobQueueClient(connection), configuration: configuration, logger: logger, handler: handler)
     }
 
     /// Jobs completed and failed (handed back ones not counted) since start.
@@ -132,7 +164,10 @@ public final class JobRunner: LifecycleService {
     /// Starts leasing in a task.
     public func start() {
         threads.start()
-        let loop = Task(executorPreference: threads) { [self] in await leaseUntilStopped() }
+        let loop = Task(executorPreference: threads) { [self] in
+            await atStart()
+            await leaseUntilStopped()
+        }
         state.withLock { $0.loop = loop }
     }
 
@@ -170,8 +205,6 @@ public final class JobRunner: LifecycleService {
         done.wait()
     }
 
-    var client: RPCClient { connection.client }
-
     /// Slots free for new jobs: `concurrency` handlers at once, and at most as many more jobs
     /// again being reported (a slow Complete holds up the leasing, not the handlers).
     private var freeSlots: Int {
@@ -183,6 +216,12 @@ public final class JobRunner: LifecycleService {
 
     private var stopping: Bool { state.withLock { $0.stopping } }
 
+    /// How long the runner is still paused for (`JobFailure.pausesRunner`); 0 when it is not.
+    private var pauseLeft: Int64 {
+        let until = state.withLock { $0.pausedUntil }
+        return until == .max ? .max : max(0, until - monotonicMilliseconds())
+    }
+
     private func leaseUntilStopped() async {
         var failures = 0
         while !stopping {
@@ -191,16 +230,21 @@ public final class JobRunner: LifecycleService {
                 await slotFreed.wait(timeoutMilliseconds: 1000)
                 continue
             }
+            let pause = pauseLeft
+            guard pause == 0 else {
+                // Signalled when the pausing failure is recorded, and by `stop()`.
+                await slotFreed.wait(timeoutMilliseconds: min(pause, 1000))
+                continue
+            }
             var request = LeaseRequest()
             request.queue = configuration.queue
             request.workerId = configuration.workerID
             request.maxJobs = Int32(free)
             request.leaseMs = configuration.leaseMilliseconds
             request.waitMs = configuration.waitMilliseconds
-            let options = CallOptions(timeoutMilliseconds: UInt32(configuration.waitMilliseconds) + 10_000)
             let jobs: [Job]
             do {
-                jobs = try await client.call(JobQueueRPC.lease, request, options: options).jobs
+                jobs = try await queue.lease(request).jobs
                 failures = 0
             } catch {
                 guard !stopping else { break }
@@ -262,7 +306,10 @@ public final class JobRunner: LifecycleService {
         if outcome == nil { work.cancel() }
         let (cancelled, lost) = state.withLock { state in
             state.reporting.insert(job.jobId)
-            return (state.cancelled.contains(job.jobId), state.lost.contains(job.jobId))
+            let (cancelled, lost) = (state.cancelled.contains(job.jobId), state.lost.contains(job.jobId))
+            // Before its slot frees: no job is leased until this failure says how long to pause.
+            if !cancelled && !lost && Self.pausesRunner(outcome) { state.pausedUntil = .max }
+            return (cancelled, lost)
         }
         // Its slot is free: the next job is leased and runs while this one is reported.
         slotFreed.signal()
@@ -286,6 +333,12 @@ public final class JobRunner: LifecycleService {
         case .failure(let error)?:
             await fail(job, JobFailure("\(error)"))
         }
+    }
+
+    /// Whether `outcome` is a failure that pauses the runner.
+    private static func pausesRunner(_ outcome: Result<[UInt8], any Error>?) -> Bool {
+        guard case .failure(let error)? = outcome, let failure = error as? JobFailure else { return false }
+        return failure.pausesRunner
     }
 
     /// The lease's length as the service counts it (its clock, not ours), or as asked for.
@@ -329,7 +382,7 @@ public final class JobRunner: LifecycleService {
             extend.leaseMs = configuration.leaseMilliseconds
             let sent = monotonicMilliseconds()
             do {
-                _ = try await client.call(JobQueueRPC.extend, extend, options: CallOptions(timeoutMilliseconds: UInt32(length / 3)))
+                _ = try await queue.extend(extend, timeoutMilliseconds: length / 3)
                 state.withLock { $0.leaseHeldUntil[job.jobId] = sent + length }
             } catch where error.code == .failedPrecondition || error.code == .notFound {
                 logger.warning("job \(job.jobId) lost its lease (\(error.message)); stopping it")
