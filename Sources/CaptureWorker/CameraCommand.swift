@@ -22,16 +22,21 @@ struct CameraCommand: Sendable {
     /// pipe(2) (Swift's Glibc has no pipe2), so no other command may start in between.
     private static let spawning = Locked(())
 
-    /// The photo, or the error that says what the command did instead.
-    func run() async throws(RPCError) -> [UInt8] {
+    /// The photo, or the error that says what the command did instead. The command's pipes and
+    /// exit are waited for on a thread of `threads` (poll and waitpid block), not the task pool's.
+    func run(on threads: BlockingPool) async throws(RPCError) -> [UInt8] {
         let group = ProcessGroup()
-        let outcome = await withTaskCancellationHandler {
-            await withVisibleCheckedContinuation { (continuation: CheckedContinuation<Result<[UInt8], RPCError>, Never>) in
-                // Blocking (poll and waitpid): a thread of its own, not the task pool's.
-                Thread.detachNewThread { continuation.resume(returning: runBlocking(group)) }
+        let outcome: Result<[UInt8], RPCError>
+        do {
+            outcome = try await withTaskCancellationHandler {
+                try await threads.run { runBlocking(group) }
+            } onCancel: {
+                group.kill()
             }
-        } onCancel: {
-            group.kill()
+        } catch is CancellationError {
+            throw RPCError(.cancelled, "the camera command was not started: its capture was cancelled")
+        } catch {
+            throw .unavailable("the camera command was not started: \(error); the capture worker is stopping")
         }
         return try outcome.get()
     }
@@ -72,7 +77,7 @@ struct CameraCommand: Sendable {
             return .failure(.failedPrecondition("the camera command could not start: \(String(cString: strerror(spawned)))"))
         }
         let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
-        let exit = ExitWaiter(pid: pid)
+        var exit = ExitWaiter(pid: pid)
         group.started(pid)
         let (stdout, stderr, tooLarge) = read(output: output[0], errors: errors[0], until: deadline)
         // Its output closed, it may still run: its exit is waited for until the same deadline.
@@ -179,30 +184,34 @@ private final class ProcessGroup: Sendable {
     }
 }
 
-/// Waits for a child's exit on a thread of its own (waitpid has no time limit), so the command's
-/// runner can wait with one.
-private final class ExitWaiter: Sendable {
-    private let exited = DispatchSemaphore(value: 0)
-    private let result = Locked<Int32?>(nil)
+/// Waits for a child's exit until a deadline: waitpid(2) has no time limit, so it is asked
+/// without blocking (WNOHANG) every few milliseconds, on the command's own thread.
+private struct ExitWaiter {
+    let pid: pid_t
+    /// Its wait status, once `wait` said it exited.
+    private(set) var status: Int32 = 0
+    private var exited = false
 
     init(pid: pid_t) {
-        Thread.detachNewThread { [self] in
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-            result.withLock { $0 = status }
-            exited.signal()
-        }
+        self.pid = pid
     }
 
     /// Whether it exited before `deadline` (monotonic milliseconds); once true, true again.
-    func wait(untilMilliseconds deadline: Int64) -> Bool {
-        if result.withLock({ $0 }) != nil { return true }
-        let left = max(0, deadline - monotonicMilliseconds())
-        guard exited.wait(timeout: .now() + .milliseconds(Int(left))) == .success else { return false }
-        exited.signal()
+    mutating func wait(untilMilliseconds deadline: Int64) -> Bool {
+        while !exited {
+            var waited: Int32 = 0
+            let reaped = waitpid(pid, &waited, WNOHANG)
+            if reaped == pid || (reaped < 0 && errno == ECHILD) {
+                exited = true
+                status = waited
+            } else if reaped < 0 && errno == EINTR {
+                continue
+            } else if monotonicMilliseconds() >= deadline {
+                return false
+            } else {
+                usleep(5_000)
+            }
+        }
         return true
     }
-
-    /// Its wait status, once `wait` said it exited.
-    var status: Int32 { result.withLock { $0 } ?? 0 }
 }

@@ -49,15 +49,17 @@ public struct CaptureJobHandler: Sendable {
     let maxPixels: Int
 
     /// A handler talking to item-service through `items` and to image-service through
-    /// `images`, reading sources as `sources` says; decodes and edits run within `slots`.
+    /// `images`, reading sources as `sources` says, waiting for the camera command on
+    /// `threads`; decodes and edits run within `slots`.
     public init(
-        items: ClientConnection, images: ClientConnection, sources: CaptureSources, slots: ComputeSlots = ComputeSlots(count: .max),
+        items: ClientConnection, images: ClientConnection, sources: CaptureSources, threads: BlockingPool,
+        slots: ComputeSlots = ComputeSlots(count: .max),
         weigher: @escaping Weigher = { _ in 0 }, maxPixels: Int = 100_000_000, editor: @escaping Editor, decoder: @escaping Decoder
     ) {
         self.weigher = weigher
         self.items = items
         self.images = images
-        self.reader = CaptureSourceReader(sources: sources, maxBytes: Self.maxSourceBytes)
+        self.reader = CaptureSourceReader(sources: sources, maxBytes: Self.maxSourceBytes, threads: threads)
         self.slots = slots
         self.editor = editor
         self.decoder = decoder

@@ -12,6 +12,8 @@ struct CaptureSourceReader: Sendable {
     let sources: CaptureSources
     /// The largest file read.
     let maxBytes: Int
+    /// The threads the camera command is waited for on.
+    let threads: BlockingPool
     /// The most a camera command may print: a photo, not a stream.
     static let maxCameraBytes = 64 << 20
 
@@ -80,7 +82,7 @@ struct CaptureSourceReader: Sendable {
             throw .failedPrecondition("no camera is configured on this capture worker; start it with --camera COMMAND (HOMEPWNER_CAPTURE_CAMERA)")
         }
         let run = try await CameraCommand(
-            command: command, timeoutMilliseconds: sources.cameraTimeoutMilliseconds, maxBytes: min(maxBytes, Self.maxCameraBytes)).run()
+            command: command, timeoutMilliseconds: sources.cameraTimeoutMilliseconds, maxBytes: min(maxBytes, Self.maxCameraBytes)).run(on: threads)
         return (run, "camera")
     }
 

@@ -42,8 +42,10 @@ public enum CaptureWorkerHost {
         // `concurrency` decodes and edits at once within the budget, and `readAhead` more jobs
         // running: each obtains its photo or stores and attaches while the others edit.
         let slots = ComputeSlots(count: configuration.concurrency, budgetBytes: configuration.memoryBytes(perJob: memoryBytesPerJob))
+        // A camera command per job at most, each waited for on a thread of these.
+        let threads = BlockingPool(name: "capture-blocking", count: configuration.concurrency + readAhead)
         let handler = CaptureJobHandler(
-            items: items, images: images, sources: sources, slots: slots, weigher: workingBytes,
+            items: items, images: images, sources: sources, threads: threads, slots: slots, weigher: workingBytes,
             editor: { jpeg, edit in try Self.edit(jpeg, edit, background: background) }, decoder: decode)
         let runner = JobRunner(
             name: "capture-runner", connection: items,
@@ -56,7 +58,7 @@ public enum CaptureWorkerHost {
             name: "capture-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)
         host.server.addFigures { runner.figures() + slots.figures() }
         host.server.addHealthConditions { runner.healthConditions() }
-        return ServiceComposition([items, images, runner, host])
+        return ServiceComposition([items, images, threads, runner, host])
     }
 
     /// A whole decode, under the pixel limit: what a photo must pass to be stored.

@@ -39,6 +39,7 @@ public final class IntervalThread: LifecycleService {
         let wake = ends[0]
         wakePipe.withLock { $0 = (ends[0], ends[1]) }
         let thread = Thread { [self] in
+            nameThisThread(name)
             defer {
                 onExit()
                 finished.signal()

@@ -34,6 +34,7 @@ public final class WorkerThreads: TaskExecutor, Sendable {
         state.withLock { $0.started = true }
         for index in 0..<count {
             let thread = Thread { [self] in
+                nameThisThread("\(name).\(index)")
                 while let job = next() { job.runSynchronously(on: asUnownedTaskExecutor()) }
                 finished.signal()
             }

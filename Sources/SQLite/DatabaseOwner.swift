@@ -147,6 +147,7 @@ public final class DatabaseOwner<Store: GroupCommitStore>: LifecycleService {
         let opened = DispatchSemaphore(value: 0)
         let openError = Locked<(any Error)?>(nil)
         let thread = Thread { [self] in
+            nameThisThread(name)
             let store: Store
             do {
                 store = try open()

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Locking
+import Runtime
 import Synchronization
 
 /// Makes a writer's commits durable off its owner's thread when more jobs wait, so the owner
@@ -44,6 +45,7 @@ final class LogSyncer: Sendable {
 
     func start() {
         let thread = Thread { [self] in
+            nameThisThread(name)
             run()
             finished.signal()
         }

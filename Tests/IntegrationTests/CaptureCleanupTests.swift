@@ -74,8 +74,11 @@ import WorkerRuntime
             images.stop()
         }
         let decoding = Shared(false), deleted = DispatchSemaphore(value: 0)
+        let blocking = BlockingPool(name: "capture-test-blocking", count: 1)
+        blocking.start()
+        defer { blocking.stop() }
         let handler = CaptureJobHandler(
-            items: items, images: images, sources: suite.harness.captureSources,
+            items: items, images: images, sources: suite.harness.captureSources, threads: blocking,
             editor: { jpeg, edit in try CaptureWorkerHost.edit(jpeg, edit, background: .white) },
             decoder: { jpeg in
                 decoding.withLock { $0 = true }
