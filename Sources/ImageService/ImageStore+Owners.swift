@@ -37,6 +37,6 @@ extension ImageStore {
     func refuseDeletedOwner(_ ownerKey: String) async throws {
         guard !ownerKey.isEmpty else { return }
         let ownerKey = Self.canonicalOwner(ownerKey)
-        try await onReader { try $0.refuseDeletedOwner(ownerKey) }
+        try await indexRead { try $0.refuseDeletedOwner(ownerKey) }
     }
 }

@@ -20,7 +20,7 @@ extension ImageStore {
         guard let canonical = Self.canonicalKey(key) else {
             throw ImageStoreError.invalid("\(field) \"\(key)\" is not a UUID")
         }
-        guard let image = try await onReader({ try $0.stored(canonical) }) else {
+        guard let image = try await indexRead({ try $0.stored(canonical) }) else {
             throw ImageStoreError.notFound("\(field) \(canonical): no such image")
         }
         return image
@@ -42,7 +42,7 @@ extension ImageStore {
     /// Bytes of an image by its metadata (looks its content check up first).
     public func read(_ info: ImageInfo, offset: Int64 = 0, length: Int64 = 0) async throws -> [UInt8] {
         let key = info.key
-        guard let image = try await onReader({ try $0.stored(key) }) else {
+        guard let image = try await indexRead({ try $0.stored(key) }) else {
             throw ImageStoreError.notFound("key \(key): no such image")
         }
         return try await read(image, offset: offset, length: length)
@@ -86,13 +86,13 @@ extension ImageStore {
                 return
             }
             let result = Result { () throws -> Target in
-                guard let image = try self.lookUpNow(canonical) else {
+                guard let image = try self.indexReadHere(canonical) else {
                     throw ImageStoreError.notFound("key \(canonical): no such image")
                 }
                 try accept(image)
                 return try self.readNow(image, offset: offset, length: length) { target(image, $0) }
             }
-            done(result.mapError { self.readError($0, key: canonical) { try self.lookUpNow(canonical) != nil } })
+            done(result.mapError { self.readError($0, key: canonical) { try self.indexReadHere(canonical) != nil } })
         }
     }
 
@@ -222,7 +222,7 @@ extension ImageStore {
     /// the index queue next runs after it.
     func storeBlockChecks(_ checks: BlockChecks, of image: StoredImage) {
         let logger = logger
-        onIndexLater({ try $0.setBlockChecks(checks, of: image) }) { error in
+        indexWriteLater({ try $0.setBlockChecks(checks, of: image) }) { error in
             logger.warning("could not store the block checks of image \(image.info.key): \(error)")
         }
     }
@@ -236,7 +236,7 @@ extension ImageStore {
             return try await onLane(in: pool, body)
         } catch {
             var indexed = true
-            if (error as? BlobIOError)?.code == ENOENT, let found = try? await onReader({ try $0.get(key) != nil }) {
+            if (error as? BlobIOError)?.code == ENOENT, let found = try? await indexRead({ try $0.get(key) != nil }) {
                 indexed = found
             }
             throw readError(error, key: key) { [indexed] in indexed }
@@ -282,7 +282,7 @@ extension ImageStore {
             query.afterSequence = after
         }
         let finalQuery = query
-        let page = try await onReader { try $0.list(finalQuery) }
+        let page = try await indexRead { try $0.list(finalQuery) }
         return (page.images, page.more ? String(page.last) : "")
     }
 
@@ -304,14 +304,14 @@ extension ImageStore {
         alongside: (@Sendable (ImageIndex) throws -> Void)? = nil,
         _ find: @escaping @Sendable (ImageIndex) throws -> [ImageInfo]
     ) async throws -> [ImageInfo] {
-        var keys = Set(try await onReader { try find($0).map(\.key) })
+        var keys = Set(try await indexRead { try find($0).map(\.key) })
         while true {
             await claimForDelete(keys)
             // Every key claimed so far, kept outside the closure so that a failure releases them all.
             let held = Locked(keys)
             let outcome: (removed: [ImageInfo], busy: Set<String>)
             do {
-                outcome = try await onIndex { index in
+                outcome = try await indexWrite { index in
                     while true {
                         let attempt = try index.delete(claimed: held.withLock { $0 }, alongside: alongside, find)
                         if attempt.unclaimed.isEmpty { return (attempt.removed, []) }
@@ -341,7 +341,7 @@ extension ImageStore {
         let blobs = blobs, hook = hooks.current.beforeRemovingFiles
         // The rows are gone first: a crash before the unlink leaves a file without a row, which
         // start-up moves to quarantine/.
-        try await onIO {
+        try await onDisk {
             hook?(removed.map(\.key))
             for image in removed { blobs.remove(key: image.key) }
         }

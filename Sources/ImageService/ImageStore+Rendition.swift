@@ -46,7 +46,7 @@ extension ImageStore {
         let target = plan.size
 
         let parentKey = original.key
-        let children = try await onReader { try $0.children(of: parentKey) }
+        let children = try await indexRead { try $0.children(of: parentKey) }
         if let thumbnail = children.first(where: {
             $0.kind == .thumbnail && $0.contentType == "image/jpeg" && $0.orientation <= 1
                 && abs(Int($0.width) - target.width) <= 1 && abs(Int($0.height) - target.height) <= 1

@@ -98,7 +98,7 @@ extension ImageStore {
             if seen.insert(key).inserted { keys.append(key) }
         }
         let unique = keys
-        let found = try await onReader { index in try unique.map { try index.get($0) } }
+        let found = try await indexRead { index in try unique.map { try index.get($0) } }
         var missing: [String] = [], unfit: [String] = []
         for (key, row) in zip(keys, found) {
             guard let info = row else { missing.append(key); continue }

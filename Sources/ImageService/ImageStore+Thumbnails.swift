@@ -33,7 +33,7 @@ extension ImageStore {
         lookUp.queue = request.queue
         lookUp.jobId = request.jobId
         let get = lookUp
-        let job = try await onReader { try $0.jobs.job(get) }
+        let job = try await indexRead { try $0.jobs.job(get) }
         // Not running under this lease (a late worker, or a repeat of a completion): the
         // transaction refuses it or answers the repeat, and nothing is written for it.
         let untouched = StagedCompletion<ImageIndex>(effect: { _, _, result in result })
@@ -51,7 +51,7 @@ extension ImageStore {
         let nothingStored = ThumbnailResult().serializedBytes()
         let sizes = result.thumbnails.map { Int($0.size) }
         // The image and the thumbnails these replace, in one read.
-        let (found, replaced) = try await onReader { index -> (ImageInfo?, [ImageInfo]) in
+        let (found, replaced) = try await indexRead { index -> (ImageInfo?, [ImageInfo]) in
             guard try index.generation(of: parentKey) == generation, let parent = try index.get(parentKey) else { return (nil, []) }
             return (parent, try index.thumbnails(of: parentKey, sizes: sizes))
         }
@@ -150,7 +150,7 @@ extension ImageStore {
         _ made: [(Thumbnail, String)], of parent: ImageInfo, job: String
     ) async throws -> [(image: StoredImage, size: Int)] {
         let limits = limits, blobs = blobs
-        let media = try await onIO {
+        let media = try await onDisk {
             try made.map { thumbnail, _ in
                 let size = Int(thumbnail.size)
                 let what = "the thumbnail of size \(size) of job \(job)"
@@ -175,7 +175,7 @@ extension ImageStore {
             for (index, (thumbnail, key)) in made.enumerated() {
                 group.addTask { [self] in
                     do {
-                        return (index, .success(try await onIO { try self.writeTemporary(thumbnail.data, key: key) }))
+                        return (index, .success(try await onDisk { try self.writeTemporary(thumbnail.data, key: key) }))
                     } catch {
                         return (index, .failure(error))
                     }
@@ -188,7 +188,7 @@ extension ImageStore {
         let temporaries = written.compactMap { try? $0.get().path }
         do {
             let files = try written.map { try $0.get() }
-            try await onIO {
+            try await onDisk {
                 var renamed: [String] = []
                 do {
                     for ((_, key), file) in zip(made, files) {

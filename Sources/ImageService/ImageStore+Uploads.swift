@@ -181,13 +181,13 @@ extension ImageStore {
         }
         if !checksum.isEmpty { try Self.checkFormat(checksum, field: "checksum") }
         let new = try await validate(new)
-        if !new.key.isEmpty, try await onIndex({ try $0.get(new.key) }) != nil {
+        if !new.key.isEmpty, try await indexWrite({ try $0.get(new.key) }) != nil {
             throw ImageStoreError.alreadyExists("key \(new.key): an image with this key exists already")
         }
         let id = UUID().uuidString.lowercased()
         let path = blobs.uploadPath(id), blobs = blobs
         // Its entry durable before its row says it exists (start-up removes a file without a row).
-        let fd = try await onIO { () throws -> Int32 in
+        let fd = try await onDisk { () throws -> Int32 in
             let fd = try BlobStore.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC)
             do {
                 try blobs.syncFolder(blobs.uploadsFolder)
@@ -223,7 +223,7 @@ extension ImageStore {
         }
         let row = upload.row
         do {
-            try await onIndex { try $0.insertUpload(row) }
+            try await indexWrite { try $0.insertUpload(row) }
         } catch {
             uploads.withLock { _ = $0.removeValue(forKey: id) }
             upload.discard()
@@ -240,7 +240,7 @@ extension ImageStore {
         let expires = clock.nowMilliseconds() + limits.uploadExpiryMilliseconds
         do {
             let received = upload.received
-            try await onIndex { try $0.updateUpload(id, receivedBytes: received, expiresAtMs: expires) }
+            try await indexWrite { try $0.updateUpload(id, receivedBytes: received, expiresAtMs: expires) }
         } catch {
             releaseUpload(upload)
             throw error
@@ -275,7 +275,7 @@ extension ImageStore {
     private func forgetUploadRows(_ ids: [String]) {
         guard !ids.isEmpty else { return }
         let logger = logger
-        onIndexLater({ try $0.deleteUploads(ids) }) { error in
+        indexWriteLater({ try $0.deleteUploads(ids) }) { error in
             logger.warning("upload rows \(ids.joined(separator: ",")) not removed (start-up drops them): \(error)")
         }
     }
@@ -305,7 +305,7 @@ extension ImageStore {
             var staged = upload
             if staged.digestsStale { staged = try await catchUpDigests(staged) }
             let digestLanes = digestLanes
-            let next = try await onIO { [staged] () throws -> Upload in
+            let next = try await onDisk { [staged] () throws -> Upload in
                 // The digests of the chunk on a second core while this one writes it.
                 var ((hash, check), next) = try digestLanes.alongside({
                     var (hash, check) = (staged.hash, staged.check)
@@ -326,7 +326,7 @@ extension ImageStore {
             // Answered only once the bytes are fsynced and the row says so: nothing
             // acknowledged is lost by a crash.
             let received = next.received, expires = clock.nowMilliseconds() + limits.uploadExpiryMilliseconds
-            try await onIndex { try $0.updateUpload(id, receivedBytes: received, expiresAtMs: expires) }
+            try await indexWrite { try $0.updateUpload(id, receivedBytes: received, expiresAtMs: expires) }
             upload = next
         } catch {
             releaseUpload(upload)
@@ -373,7 +373,7 @@ extension ImageStore {
         }
         defer { release(chosenKey) }
         do {
-            exists = try await onIndex({ try $0.get(chosenKey) }) != nil
+            exists = try await indexWrite({ try $0.get(chosenKey) }) != nil
         } catch {
             releaseUpload(upload)
             throw error
@@ -388,7 +388,7 @@ extension ImageStore {
         let blobs = blobs, limits = limits, key = new.key, declared = new, committed = upload, staged = hooks.current.uploadStaged
         let media: SniffedMedia
         do {
-            media = try await onIO { () throws -> SniffedMedia in
+            media = try await onDisk { () throws -> SniffedMedia in
                 var upload = committed
                 defer {
                     Glibc.close(upload.fd)
@@ -430,7 +430,7 @@ extension ImageStore {
 
     /// `upload` with its digests covering the staged bytes (read through on an I/O lane).
     private func catchUpDigests(_ upload: Upload) async throws -> Upload {
-        try await onIO {
+        try await onDisk {
             var upload = upload
             try upload.catchUpDigests()
             return upload
@@ -450,7 +450,7 @@ extension ImageStore {
         }
         try result.get().discard()
         // Gone before the abort is answered, so a crash cannot bring it back.
-        try await onIndex { try $0.deleteUploads([id]) }
+        try await indexWrite { try $0.deleteUploads([id]) }
     }
 
     /// Drops uploads idle past their expiry; returns how many.

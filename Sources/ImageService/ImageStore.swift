@@ -149,7 +149,10 @@ public final class ImageStore: Sendable {
         thumbnailJobsCommitted.withLock { $0 = nil }
     }
 
-    // MARK: Queues
+    // MARK: Where work runs
+    // `index…`: images.db, on its owners' threads (`indexWrite` on the writer, `indexRead` on the
+    // reader, `indexReadHere` on the calling blocking thread). `onDisk`/`onLane`: blob file I/O on
+    // the I/O lanes or a lane pool (`onDisk` for writes, their errors told as a write's).
 
     /// After the commit of `info`'s row: wakes the Leases waiting for its thumbnail job.
     private func announceThumbnailJob(for info: ImageInfo) {
@@ -157,13 +160,13 @@ public final class ImageStore: Sendable {
     }
 
     /// Runs `body` with the writer connection on its thread.
-    func onIndex<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
+    func indexWrite<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
         try await writer.perform(body)
     }
 
     /// Runs `body` with the writer connection on its thread without waiting for it; `failure`
     /// gets its error.
-    func onIndexLater(
+    func indexWriteLater(
         _ body: @escaping @Sendable (ImageIndex) throws -> Void, failure: @escaping @Sendable (any Error) -> Void
     ) {
         writer.submit(body) { result in
@@ -172,21 +175,21 @@ public final class ImageStore: Sendable {
     }
 
     /// Runs a read-only lookup on the reader connection (sees every commit made before it starts).
-    func onReader<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
+    func indexRead<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
         try await reader.perform(body)
     }
 
     /// The row of `key` from the reader connection, on the calling thread (an I/O lane, which
     /// may wait briefly for the reader's batch in progress): for a path that should wake no
     /// other thread.
-    func lookUpNow(_ key: String) throws -> StoredImage? {
+    func indexReadHere(_ key: String) throws -> StoredImage? {
         try reader.performHere { try $0.stored(key) }
     }
 
     /// `body`, a write, on the next I/O lane, or on a lane of `pool` once one is free; a full
     /// disk and an I/O error are told as what they mean for the write. Reads go through
     /// `readVerified`, whose `readError` tells theirs.
-    func onIO<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    func onDisk<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
             return try await onLane(in: pool, body)
         } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {
@@ -245,8 +248,8 @@ public final class ImageStore: Sendable {
         let limits = limits, blobs = blobs
         // The row of the given key when its blob file is gone (see above).
         var lost: StoredImage?
-        if keyGiven, let existing = try await onIndex({ try $0.stored(requestedKey) }) {
-            if try await onIO({ blobs.exists(key: requestedKey) }) { return (existing.info, false) }
+        if keyGiven, let existing = try await indexWrite({ try $0.stored(requestedKey) }) {
+            if try await onDisk({ blobs.exists(key: requestedKey) }) { return (existing.info, false) }
             lost = existing
             // Whatever the cache still holds of it (the file went while the service ran) is
             // not what this key will name once the put is done.
@@ -255,7 +258,7 @@ public final class ImageStore: Sendable {
         let replacing = lost
         let ticket = cache.removalTicket()
         let beforeWriting = hooks.current.beforePutWrites
-        let (stored, restored) = try await onIO { () throws -> (StoredImage, Bool) in
+        let (stored, restored) = try await onDisk { () throws -> (StoredImage, Bool) in
             beforeWriting?(key)
             // Waited past its deadline (for the key's claim, behind other puts on the lanes):
             // its caller has its DEADLINE_EXCEEDED; writing now would only store what it may
@@ -367,7 +370,7 @@ public final class ImageStore: Sendable {
             guard let parentKey = Self.canonicalKey(new.parentKey) else {
                 throw ImageStoreError.invalid("parent_key \"\(new.parentKey)\" is not a UUID")
             }
-            guard let parent = try await onReader({ try $0.get(parentKey) }) else {
+            guard let parent = try await indexRead({ try $0.get(parentKey) }) else {
                 throw ImageStoreError.notFound("parent_key \(parentKey): no such image")
             }
             new.parentKey = parentKey
@@ -412,7 +415,7 @@ public final class ImageStore: Sendable {
     /// commit): concurrent puts share fsyncs instead of queueing one fsync each.
     func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) async throws {
         do {
-            try await onIndex { try $0.insert(info, contentCheck: contentCheck, blockChecks: blockChecks) }
+            try await indexWrite { try $0.insert(info, contentCheck: contentCheck, blockChecks: blockChecks) }
             announceThumbnailJob(for: info)
         } catch {
             // A row the disk may have kept names this blob: it stays (restart's recovery decides).

@@ -146,7 +146,7 @@ import Testing
         #expect(try await store.read(info, offset: Int64(Self.block) + 3, length: 10) == Array(data[(Self.block + 3)..<(Self.block + 13)]))
         // The read verified the whole file and stored what it computed (the index queue runs
         // this lookup after that write).
-        let backfilled = try await store.onIndex { try $0.stored(info.key) }
+        let backfilled = try await store.indexWrite { try $0.stored(info.key) }
         #expect(backfilled?.blockChecks == data.withUnsafeBytes { BlockChecks.of($0) })
 
         // From now on each range checks its own blocks.
@@ -169,7 +169,7 @@ import Testing
         // A range in the undamaged block: the whole file is verified first, and it is damaged.
         let damaged = await storeError { try await store.read(info, offset: 0, length: 10) }
         #expect(Self.isDataLoss(damaged, naming: "content checksum"), "\(String(describing: damaged))")
-        #expect(try await store.onIndex { try $0.stored(info.key) }?.blockChecks.isEmpty == true)
+        #expect(try await store.indexWrite { try $0.stored(info.key) }?.blockChecks.isEmpty == true)
     }
 
     @Test func blockChecksCoverEveryBlockAndSurviveTheIndexColumn() {

@@ -75,7 +75,7 @@ import Testing
         _ = try await store.deleteForOwner(Self.owner, ownerDeleted: true)
         let temporary = try store.blobs.writeTemporary(data, key: key)
         let placed = await storeError {
-            try await store.onIO { try store.placeAndIndex(temporary, StoredImage(info: info, contentCheck: "")) }
+            try await store.onDisk { try store.placeAndIndex(temporary, StoredImage(info: info, contentCheck: "")) }
         }
         #expect(Self.isRefusedForTheDeletedOwner(placed), "\(String(describing: placed))")
         #expect(try await store.list().images.isEmpty)
@@ -206,7 +206,7 @@ import Testing
         #expect(try await store.list(ownerKey: item).images.map(\.key) == [image.key])
         let refused = await storeError { try await store.put(try Samples.jpeg(), NewImage(ownerKey: retired)) }
         #expect(refused.map { if case .failedPrecondition = $0 { true } else { false } } == true, "\(String(describing: refused))")
-        let rows = try await store.onReader {
+        let rows = try await store.indexRead {
             try $0.db.query("SELECT owner_key, deleted_at_ms FROM deleted_owners").map { "\($0[0].stringValue ?? "") \($0[1].int64Value ?? 0)" }
         }
         #expect(Set(rows.map { String($0.split(separator: " ")[0]) }) == ["NOT-A-UUID", retired, twice] && rows.count == 3, "\(rows)")
