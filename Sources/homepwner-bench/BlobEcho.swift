@@ -25,7 +25,8 @@ final class BlobEcho: Sendable {
 
     /// Requests whose last frame is larger are blobs to write.
     static let sinkThreshold = 1024
-    /// A request whose last frame starts with this names a file to answer with.
+    /// A request whose last frame starts with this names a file to answer with (`read:PATH`),
+    /// or a range of one (`read:OFFSET+LENGTH@PATH`).
     static let readMarker = Array("read:".utf8)
 
     private let endpoint: String
@@ -134,17 +135,23 @@ final class BlobEcho: Sendable {
     }
 
     /// The file at `path` read into a frame of its size (open, fstat, read, close); nil when it cannot be read.
-    static func readFile(_ path: String) -> Frame? {
+    static func readFile(_ request: String) -> Frame? {
+        // `OFFSET+LENGTH@PATH`: that range, with one pread.
+        var path = request, offset = 0, length: Int?
+        if let at = request.firstIndex(of: "@"), let plus = request[..<at].firstIndex(of: "+"),
+            let from = Int(request[..<plus]), let count = Int(request[request.index(after: plus)..<at]) {
+            (path, offset, length) = (String(request[request.index(after: at)...]), from, count)
+        }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { return nil }
-        let frame = Frame(uninitializedCount: Int(info.st_size))
+        let frame = Frame(uninitializedCount: length ?? Int(info.st_size))
         let target = frame.unsafeMutableBytes
         var done = 0
         while done < target.count {
-            let n = read(fd, target.baseAddress! + done, target.count - done)
+            let n = pread(fd, target.baseAddress! + done, target.count - done, off_t(offset + done))
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else { return nil }
             done += n
@@ -159,8 +166,9 @@ final class BlobEcho: Sendable {
         fileprivate init(_ dealer: Socket) { self.dealer = dealer }
 
         /// The size of the file at `path`, read and sent by the server thread.
-        func read(_ path: String) throws -> Int {
-            _ = try dealer.send([[], [10, 1, 0x2f], BlobEcho.readMarker + Array(path.utf8)])
+        func read(_ path: String, range: (offset: Int, length: Int)? = nil) throws -> Int {
+            let named = range.map { "\($0.offset)+\($0.length)@\(path)" } ?? path
+            _ = try dealer.send([[], [10, 1, 0x2f], BlobEcho.readMarker + Array(named.utf8)])
             guard let reply = try dealer.receive(), reply.count == 3, reply[1] == [8, 1] else {
                 throw RPCError.internal("the reader could not read \(path)")
             }

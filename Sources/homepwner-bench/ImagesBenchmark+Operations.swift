@@ -192,6 +192,30 @@ extension ImagesBenchmark {
                 }
                 measures[reading, default: Measure()].add(Measure(bytes: bytes, seconds: monotonicSeconds() - start))
             }
+            // A range of a large blob: 1 MiB from its middle, block-aligned (a viewer's tile, a
+            // resumed download), against one pread of it; the whole file's pages dropped first.
+            let size = try FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int ?? 0
+            guard size >= 4 << 20 else { continue }
+            let range = (offset: size / 2 / (1 << 20) * (1 << 20), length: 1 << 20)
+            for step in 0..<2 {
+                let start: Double, bytes: Int, reading: String
+                if (i + step) % 2 == 0 {
+                    evict(raw)
+                    start = monotonicSeconds()
+                    bytes = try reader.read(raw, range: range)
+                    reading = what[13]
+                } else {
+                    evict(blobPath(blobsFolder, key))
+                    var request = GetImageRequest()
+                    request.key = key
+                    request.offset = Int64(range.offset)
+                    request.length = Int64(range.length)
+                    start = monotonicSeconds()
+                    bytes = try await client.call(ImageServiceRPC.getImage, request, options: .init(timeoutMilliseconds: 60_000)).data.count
+                    reading = what[14]
+                }
+                measures[reading, default: Measure()].add(Measure(bytes: bytes, seconds: monotonicSeconds() - start))
+            }
         }
         return measures
     }

@@ -30,13 +30,14 @@ enum ImagesBenchmark {
         "GetImage, cold (disk)", "bare ZeroMQ transfer", "GetImage, cached", "raw O_DIRECT write + fsync",
         "raw file write + fsync, 4 writers", "PutImage, 4 in flight", "GetImage, cached, on the client's thread",
         "bare ZeroMQ send + raw file write + fsync", "raw cold read + bare ZeroMQ transfer",
+        "raw cold pread of 1 MiB + bare ZeroMQ transfer", "GetImage of 1 MiB, cold (disk)",
     ]
     /// Rows of the report: (variant, baseline); the variant's MB/s and the ratio to the baseline.
     static let rows: [(String, String?)] = [
         (what[0], nil), (what[7], nil), (what[11], what[0]), (what[1], what[0]), (what[1], what[7]), (what[1], what[11]),
         (what[2], what[0]), (what[2], what[7]),
         (what[8], nil), (what[9], what[8]), (what[9], what[0]),
-        (what[3], nil), (what[12], what[3]), (what[4], what[3]), (what[4], what[12]), (what[5], nil), (what[6], what[5]), (what[10], what[5]),
+        (what[3], nil), (what[12], what[3]), (what[4], what[3]), (what[4], what[12]), (what[13], nil), (what[14], what[13]), (what[5], nil), (what[6], what[5]), (what[10], what[5]),
     ]
 
     static func run(_ arguments: [String]) async {
