@@ -14,11 +14,12 @@ public protocol LifecycleService: Service {
 }
 
 extension LifecycleService {
-    /// Starts, runs until the task is cancelled, then stops.
+    /// Starts, runs until the task is cancelled, then stops; start and stop run on a thread of
+    /// their own (``onThreadOfItsOwn(_:_:)``), so they never block a thread of the shared pool.
     public func run() async throws {
-        try start()
+        try await onThreadOfItsOwn(name) { try start() }
         await waitForCancellation()
-        stop()
+        await onThreadOfItsOwn(name) { stop() }
     }
 }
 
@@ -32,9 +33,9 @@ public protocol FailableLifecycleService: LifecycleService {
 extension FailableLifecycleService {
     /// Starts, runs until the task is cancelled or the service fails, then stops; throws the failure.
     public func run() async throws {
-        try start()
+        try await onThreadOfItsOwn(name) { try start() }
         let failed = await failure()
-        stop()
+        await onThreadOfItsOwn(name) { stop() }
         if let failed { throw failed }
     }
 }

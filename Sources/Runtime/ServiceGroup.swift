@@ -120,11 +120,12 @@ public final class ServiceGroup: Sendable {
                 started.append(Started(name: service.name, task: Task { try await service.run() }))
                 continue
             }
-            // Started here, in order, so a service finds those before it ready.
+            // Started here, in order, so a service finds those before it ready; on a thread of
+            // its own, as its stop, so neither holds a thread of the shared pool.
             do {
-                try lifecycle.start()
+                try await onThreadOfItsOwn(service.name) { try lifecycle.start() }
             } catch {
-                lifecycle.stop()  // releases what a half-done start holds
+                await onThreadOfItsOwn(service.name) { lifecycle.stop() }  // releases what a half-done start holds
                 logger.error("service failed", ["service": service.name, "error": "\(error)"])
                 firstError = error
                 beginShutdown()
@@ -133,11 +134,11 @@ public final class ServiceGroup: Sendable {
             started.append(Started(name: service.name, task: Task {
                 if let failable = lifecycle as? any FailableLifecycleService {
                     let failed = await failable.failure()
-                    lifecycle.stop()
+                    await onThreadOfItsOwn(lifecycle.name) { lifecycle.stop() }
                     if let failed { throw failed }
                 } else {
                     await waitForCancellation()
-                    lifecycle.stop()
+                    await onThreadOfItsOwn(lifecycle.name) { lifecycle.stop() }
                 }
             }))
         }

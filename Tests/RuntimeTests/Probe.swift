@@ -1,3 +1,4 @@
+import Foundation
 import Locking
 @testable import Runtime
 
@@ -25,6 +26,11 @@ final class Probe: Sendable {
     ///
     /// - Throws: ``TimedOut`` after `timeout`.
     func waitFor(_ expected: String..., timeout: Duration = .seconds(30)) async throws {
+        try await waitFor(expected, timeout: timeout)
+    }
+
+    /// ``waitFor(_:timeout:)`` for a list.
+    func waitFor(_ expected: [String], timeout: Duration = .seconds(30)) async throws {
         let deadline = ContinuousClock.now + timeout
         // Checked inside the lock: a copy read outside it races, for TSan, with the next append
         // in place once the copy is gone (the reference count that orders them is not seen).
@@ -201,5 +207,28 @@ func runGroup(
             gate?.open()
             throw TimedOut(description: "ServiceGroup.run() did not return")
         }
+    }
+}
+
+/// The calling thread's name as the kernel has it.
+func kernelThreadName() -> String {
+    ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .newlines)
+}
+
+/// Records on which thread it starts and stops; its `stop()` blocks until a task of the shared
+/// pool has run (as a stop that waits for a drain does), for at most 10 seconds.
+struct PoolNeedingLifecycleService: LifecycleService {
+    let name: String
+    let probe: Probe
+
+    func start() throws {
+        probe.record("\(name) started on \(kernelThreadName())")
+    }
+
+    func stop() {
+        let ran = DispatchSemaphore(value: 0)
+        Task.detached { ran.signal() }
+        let waited = ran.wait(timeout: .now() + 10) == .success ? "" : " after waiting 10 s for the pool"
+        probe.record("\(name) stopped on \(kernelThreadName())\(waited)")
     }
 }

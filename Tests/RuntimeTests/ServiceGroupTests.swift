@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Runtime
 
@@ -145,6 +146,34 @@ struct ServiceGroupTests {
         #expect(error as? Boom == .boom)
         #expect(probe.events == ["store started", "bad stopped", "store stopped"])
         #expect(collector.lines.contains { $0.contains("error test: service failed error=boom service=bad") })
+    }
+
+    @Test func startAndStopRunOnAThreadOfTheirOwnSoAStopWaitingForThePoolNeverStarvesIt() async throws {
+        // Twice as many services stopping at once as the shared pool has threads: a stop run on
+        // a thread of the pool would hold it while it waits for a task of the pool.
+        let names = (0..<2 * ProcessInfo.processInfo.activeProcessorCount).map { "pooled-\($0)" }
+        let group = ServiceGroup(
+            services: names.map { PoolNeedingLifecycleService(name: $0, probe: probe) }, logger: logger, signals: [])
+        let error = try await runGroup(group) {
+            try await probe.waitFor(names.map { "\($0) started on \($0)" })
+            group.triggerShutdown()
+        }
+        #expect(error == nil)
+        await withTaskGroup(of: Void.self) { tasks in
+            for name in names {
+                let service = PoolNeedingLifecycleService(name: "run-\(name)", probe: probe)
+                tasks.addTask {
+                    let running = Task { try await service.run() }
+                    try? await probe.waitFor("\(service.name) started on \(service.name)")
+                    running.cancel()
+                    _ = await running.result
+                }
+            }
+        }
+        for name in names {
+            #expect(probe.events.contains("\(name) stopped on \(name)"))
+            #expect(probe.events.contains("run-\(name) stopped on run-\(name)"))
+        }
     }
 
     @Test func emptyGroupReturnsImmediately() async throws {
