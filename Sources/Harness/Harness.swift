@@ -40,47 +40,89 @@ public final class Harness: Sendable {
     private let logger: Logger
     private let ownsDataDirectory: Bool
     private let parts = Locked<[Part: ServiceComposition]>([:])
+    /// What runs around the parts (`ProcessServices`), and which of it has started, by name.
+    private let process: ProcessServices
+    private let processStarted = Locked<Set<String>>([])
     private let faults = Locked<[String]>([])
     /// Ends `run()` at the first part stopped by a fault.
     private let stopped: FaultWatch
 
     /// A harness on ipc endpoints in a new temporary folder, which `shutdown()` removes.
+    ///
+    /// - Parameters:
+    ///   - security: The keys every part serves and calls with (nil: none), as each executable's.
+    ///   - metrics: A scrape endpoint serving the four parts' figures (nil: none).
     public convenience init(
-        logger: Logger = Logger(label: "harness", level: .warning), captureSources: CaptureSources = CaptureSources()
+        logger: Logger = Logger(label: "harness", level: .warning), captureSources: CaptureSources = CaptureSources(),
+        security: TransportSecurity? = nil, metrics: ProcessServices.Metrics? = nil
     ) throws {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("homepwner-\(UUID().uuidString.prefix(8).lowercased())").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try self.init(
             dataDirectory: folder + "/data", endpoints: .ipc(in: folder), logger: logger, ownsDataDirectory: true,
-            captureSources: captureSources)
+            captureSources: captureSources, security: security, metrics: metrics)
     }
 
     /// A harness on the given endpoints and data folder (kept on shutdown).
     public convenience init(
-        dataDirectory: String, endpoints: ServiceEndpoints, logger: Logger, captureSources: CaptureSources = CaptureSources()
+        dataDirectory: String, endpoints: ServiceEndpoints, logger: Logger, captureSources: CaptureSources = CaptureSources(),
+        security: TransportSecurity? = nil, metrics: ProcessServices.Metrics? = nil
     ) throws {
         try self.init(
             dataDirectory: dataDirectory, endpoints: endpoints, logger: logger, ownsDataDirectory: false,
-            captureSources: captureSources)
+            captureSources: captureSources, security: security, metrics: metrics)
     }
 
     private init(
-        dataDirectory: String, endpoints: ServiceEndpoints, logger: Logger, ownsDataDirectory: Bool, captureSources: CaptureSources
+        dataDirectory: String, endpoints: ServiceEndpoints, logger: Logger, ownsDataDirectory: Bool, captureSources: CaptureSources,
+        security: TransportSecurity?, metrics: ProcessServices.Metrics?
     ) throws {
         self.captureSources = captureSources
         self.dataDirectory = dataDirectory
         self.endpoints = endpoints
         self.logger = logger
         self.ownsDataDirectory = ownsDataDirectory
-        self.context = try Context(ioThreads: 1)
+        let context = try Context(ioThreads: 1)
+        self.context = context
         stopped = FaultWatch(logger: logger)
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        // Keys first: every socket the parts make is made with them.
+        security?.install(on: context)
+        let running = RunningHosts()
+        process = try ProcessServices(
+            name: "homepwner-up", security: security, metrics: metrics, context: context, logger: logger,
+            hosts: { running.harness.withLock { $0.value }?.runningHosts ?? [] })
+        running.harness.withLock { $0 = Weak(self) }
     }
 
-    /// Starts every part that is not running, in `Part.startOrder`.
+    /// The hosts of the running parts, in start order (a part restarted by a test is read where it runs now).
+    var runningHosts: [ServiceHost] { Part.startOrder.compactMap { host($0) } }
+
+    /// Starts what is not running: the process's services before the parts (ZAP handler, keys'
+    /// watcher), every part in `Part.startOrder`, then the scrape endpoint, as an executable does.
     public func start() throws {
+        try startProcessServices(process.first)
         for part in Part.startOrder where !isRunning(part) { try start(part) }
+        try startProcessServices(process.last)
+    }
+
+    /// The scrape endpoint serving the parts' figures, once started with `metrics`.
+    public var scrapeEndpoint: ScrapeEndpoint? { process.scrape }
+
+    /// Starts those of `services` not started yet, in order.
+    private func startProcessServices(_ services: [any LifecycleService]) throws {
+        for service in services where !processStarted.withLock({ $0.contains(service.name) }) {
+            try service.start()
+            processStarted.withLock { _ = $0.insert(service.name) }
+        }
+    }
+
+    /// Stops those of `services` started, the last first.
+    private func stopProcessServices(_ services: [any LifecycleService]) {
+        for service in services.reversed() where processStarted.withLock({ $0.remove(service.name) != nil }) {
+            service.stop()
+        }
     }
 
     /// Starts one part; throws when it is running already or cannot bind.
@@ -153,9 +195,12 @@ public final class Harness: Sendable {
         try HomepwnerClients(context: context, endpoints: endpoints, configuration: configuration)
     }
 
-    /// Stops every part (workers first, image-service last) and removes a temporary data folder.
+    /// Stops the scrape endpoint, every part (workers first, image-service last), then the keys'
+    /// services, and removes a temporary data folder.
     public func shutdown() {
+        stopProcessServices(process.last)
         for part in Part.startOrder.reversed() { stop(part) }
+        stopProcessServices(process.first)
         if ownsDataDirectory {
             try? FileManager.default.removeItem(atPath: (dataDirectory as NSString).deletingLastPathComponent)
         }
@@ -193,9 +238,14 @@ extension Harness: Service {
     /// Starts every part, serves until cancelled or a part stops after a storage fault, then
     /// stops them all; throws `ProcessFault` in the second case.
     public func run() async throws {
-        try start()
+        do {
+            try await onThreadOfItsOwn(name) { try self.start() }
+        } catch {
+            await onThreadOfItsOwn(name) { self.shutdown() }
+            throw error
+        }
         let failed = await stopped.failure()
-        shutdown()
+        await onThreadOfItsOwn(name) { self.shutdown() }
         if let failed { throw failed }
     }
 }
@@ -204,4 +254,15 @@ extension Harness: Service {
 public struct HarnessError: Error, CustomStringConvertible, Sendable {
     public let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// The harness whose hosts the scrape endpoint reads, held weakly: the endpoint belongs to it.
+private final class RunningHosts: Sendable {
+    let harness = Locked<Weak<Harness>>(Weak(nil))
+}
+
+private struct Weak<T: AnyObject & Sendable>: Sendable {
+    weak var value: T?
+
+    init(_ value: T?) { self.value = value }
 }

@@ -69,14 +69,12 @@ public enum ProcessRunner {
             // Keys first: every socket the composition makes is made with them.
             let security = try TransportSecurity.load(parsed, logger: logger)
             security?.install(on: context)
-            var services = (security?.services(context: context, logger: logger) ?? [])
-                + (try makeComposition(parsed, context, logger).services)
-            if let endpoint = parsed["metrics"], !endpoint.isEmpty {
-                let hosts = services.compactMap { $0 as? ServiceHost }
-                services.append(try ScrapeEndpoint(
-                    metricsOf: hosts, name: command, context: context, endpoint: endpoint, token: try metricsToken(parsed), logger: logger))
-            }
-            try await ServiceGroup(services: services, logger: logger).run()
+            let parts = try makeComposition(parsed, context, logger)
+            let hosts = parts.services.compactMap { $0 as? ServiceHost }
+            let process = try ProcessServices(
+                name: command, security: security, metrics: try ProcessServices.Metrics.from(parsed), context: context,
+                logger: logger, hosts: { hosts })
+            try await ServiceGroup(services: process.around(parts).services, logger: logger).run()
             logger.info("stopped cleanly")
             exit(0)
         } catch {

@@ -152,16 +152,3 @@ public struct ScrapeEndpointError: Error, CustomStringConvertible, Sendable {
 
     public var description: String { "scrape endpoint \(endpoint): \(reason)" }
 }
-
-extension ScrapeEndpoint {
-    /// An endpoint serving the Metrics/Stats of `hosts` (every part of one process: one host in
-    /// an executable, four in `homepwner up`) as Prometheus text, each labelled by process.
-    public convenience init(
-        metricsOf hosts: [ServiceHost], name: String, context: Context, endpoint: String, token: BearerToken?, logger: Logger
-    ) throws {
-        let servers = hosts.map(\.server)
-        try self.init(name: name, context: context, endpoint: endpoint, token: token, logger: logger) {
-            PrometheusText.render(servers.map { $0.processStatsWaiting() })
-        }
-    }
-}

@@ -46,27 +46,15 @@ enum UpCommand {
                 captureWorkerHealth: try options.string("capture-worker-rpc"),
                 thumbnailWorkerHealth: try options.string("thumbnail-worker-rpc"))
             let dataDirectory = try options.string("data-dir")
+            // With keys, every part serves CURVE and calls the others with the client key; the
+            // harness runs the ZAP handler and the scrape endpoint as the executables do.
             let harness = try Harness(
-                dataDirectory: dataDirectory, endpoints: endpoints, logger: logger, captureSources: try CaptureSources(options))
+                dataDirectory: dataDirectory, endpoints: endpoints, logger: logger, captureSources: try CaptureSources(options),
+                security: try TransportSecurity.load(options, logger: logger), metrics: try ProcessServices.Metrics.from(options))
             logger.notice("homepwner up: data in \(dataDirectory); Ctrl-C stops", [
                 "item": endpoints.itemRPC, "image": endpoints.imageRPC,
             ])
-            // With keys, every part serves CURVE and calls the others with the client key.
-            let security = try TransportSecurity.load(options, logger: logger)
-            security?.install(on: harness.context)
-            var services: [any Service] = (security?.services(context: harness.context, logger: logger) ?? []) + [harness]
-            let metrics = try options.string("metrics")
-            if !metrics.isEmpty {
-                // The four parts in one text, each labelled process="…"; a part restarted by a
-                // test is read where it runs now.
-                services.append(try ScrapeEndpoint(
-                    name: "homepwner-up", context: harness.context, endpoint: metrics, token: try ProcessRunner.metricsToken(options),
-                    logger: logger
-                ) {
-                    PrometheusText.render(Harness.Part.startOrder.compactMap { harness.host($0)?.server.processStatsWaiting() })
-                })
-            }
-            try await ServiceGroup(services: services, logger: logger).run()
+            try await ServiceGroup(services: [harness], logger: logger).run()
             return ExitCode.ok
         } catch {
             printError("homepwner up: \(error)")
