@@ -108,7 +108,7 @@ let package = Package(
         // libraries hold what several test targets share.
         .target(name: "TestSupport", dependencies: ["Locking"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
         .target(name: "RPCTestSupport", dependencies: ["RPC", "Locking"], path: "Tests/RPCTestSupport", swiftSettings: swiftSettings),
-        .testTarget(name: "ZMQTests", dependencies: ["Locking", "ZMQ"], swiftSettings: swiftSettings),
+        .testTarget(name: "ZMQTests", dependencies: ["Locking", "ZMQ", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CurveAuthTests", dependencies: ["Locking", "CurveAuth", "ZMQ", "Runtime", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["Locking", "SQLite"], swiftSettings: swiftSettings),
         .testTarget(name: "JPEGTests", dependencies: ["JPEG", "TestSupport"], swiftSettings: swiftSettings),

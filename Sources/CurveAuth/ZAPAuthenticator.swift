@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Runtime
 import Locking
@@ -26,8 +25,8 @@ public final class ZAPAuthenticator: LifecycleService {
     }
 
     private let counts = Locked(Counts())
-    /// The running thread's wake-up and its end; nil until started and after stop.
-    private let running = Locked<(wake: WakeUp, finished: DispatchSemaphore)?>(nil)
+    /// The thread of the latest ``start()``; nil before.
+    private let running = Locked<SocketLoop?>(nil)
 
     /// A handler for `context` answering from `keys`; nothing runs before ``start()``.
     public init(context: Context, keys: KeyTable, logger: Logger, name: String = "zap") {
@@ -45,69 +44,62 @@ public final class ZAPAuthenticator: LifecycleService {
     /// Starts the thread and returns once its socket is bound; throws when it cannot bind (e.g.
     /// another handler already serves this context: EADDRINUSE).
     public func start() throws {
-        let wake = try WakeUp()
-        let finished = DispatchSemaphore(value: 0)
-        let bound = DispatchSemaphore(value: 0)
-        let bindError = Locked<(any Error)?>(nil)
-        let thread = Thread { [self] in
-            defer { finished.signal() }
-            let socket: Socket
-            do {
-                socket = try Socket(context, .rep)
-                // A reply never waits long: libzmq reads it at once on its own thread.
-                try socket.setSendTimeout(1000)
-                try socket.bind(Self.endpoint)
-            } catch {
-                bindError.withLock { $0 = error }
-                bound.signal()
-                return
-            }
-            bound.signal()
-            serve(socket, wake: wake)
-            // zmq_close frees an inproc name later, on libzmq's reaper thread; unbinding frees it
-            // now, so a handler started right after this one stops can bind it.
-            try? socket.unbind(Self.endpoint)
-            socket.close()
-        }
-        thread.name = name
-        thread.start()
-        bound.wait()
-        if let error = bindError.withLock({ $0 }) {
-            finished.wait()
-            throw error
-        }
-        running.withLock { $0 = (wake, finished) }
+        let loop = try SocketLoop(name: name)
+        try loop.start { [self] poller in try Steps(self, poller) }
+        running.withLock { $0 = loop }
         logger.info("ZAP handler listening", ["endpoint": Self.endpoint, "keys": String(keys.count)])
     }
 
-    /// Wakes the thread and waits for it to close its socket; safe to call twice and before start.
+    /// Wakes the thread and waits for it to close its socket; safe to call twice, from several
+    /// threads and before start.
     public func stop() {
-        guard let (wake, finished) = running.withLock({ state in defer { state = nil }; return state }) else { return }
-        wake.signal()
-        finished.wait()
+        running.withLock { $0 }?.stop()
     }
 
-    /// Answers requests until woken or the context ends.
-    private func serve(_ socket: Socket, wake: WakeUp) {
-        let poller = Poller()
-        poller.add(socket, events: .in)
-        poller.add(fd: wake.fd, events: .in)
-        while true {
+    /// The handler's steps on its `SocketLoop`: the REP socket, answering until stopped or the
+    /// context ends.
+    private final class Steps: SocketLoopSteps {
+        let handler: ZAPAuthenticator
+        let socket: Socket
+        let socketIndex: Int
+
+        init(_ handler: ZAPAuthenticator, _ poller: Poller) throws {
+            self.handler = handler
+            socket = try Socket(handler.context, .rep)
+            // A reply never waits long: libzmq reads it at once on its own thread.
+            try socket.setSendTimeout(1000)
+            try socket.bind(ZAPAuthenticator.endpoint)
+            socketIndex = poller.add(socket, events: .in)
+        }
+
+        func pollTimeout() -> Int? { -1 }
+
+        func turn(_ polled: Poller?) -> Bool {
+            guard polled?.revents(socketIndex).contains(.in) ?? true else { return true }
             do {
-                _ = try poller.poll(timeoutMilliseconds: -1)
-                if poller.revents(1).contains(.in) { return }
-                guard poller.revents(0).contains(.in) else { continue }
                 while let request = try socket.receive(dontWait: true) {
-                    let (reply, outcome) = ZAPHandler.reply(to: request) { keys.role(ofUserID: $0) }
+                    let (reply, outcome) = ZAPHandler.reply(to: request) { handler.keys.role(ofUserID: $0) }
                     try socket.send(reply)
-                    record(outcome, request: request)
+                    handler.record(outcome, request: request)
                 }
+                return true
             } catch {
-                if let error = error as? ZMQError, error.isTerminated { return }
-                // Without the handler every handshake fails (with ZAP_ENFORCE_DOMAIN): say so loudly.
-                logger.critical("ZAP handler stopped; no client can connect until it restarts", ["error": "\(error)"])
-                return
+                pollFailed(error)
+                return false
             }
+        }
+
+        func pollFailed(_ error: any Error) {
+            if let error = error as? ZMQError, error.isTerminated { return }
+            // Without the handler every handshake fails (with ZAP_ENFORCE_DOMAIN): say so loudly.
+            handler.logger.critical("ZAP handler stopped; no client can connect until it restarts", ["error": "\(error)"])
+        }
+
+        func drain() {
+            // zmq_close frees an inproc name later, on libzmq's reaper thread; unbinding frees it
+            // now, so a handler started right after this one stops can bind it.
+            try? socket.unbind(ZAPAuthenticator.endpoint)
+            socket.close()
         }
     }
 

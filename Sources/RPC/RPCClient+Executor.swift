@@ -1,10 +1,5 @@
 import Locking
-import Synchronization
 import ZMQ
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The client's I/O thread as a task executor, for callers that make one call after another.
 ///
@@ -23,16 +18,14 @@ final class IOThreadExecutor: TaskExecutor, Sendable {
     }
 
     private let state = Locked(State())
-    private let wakeUp: WakeUp
-    /// The I/O thread's pthread_t, set when its loop starts.
-    private let loopThread = Atomic<UInt>(0)
+    private let loop: SocketLoop
 
-    init(wakeUp: WakeUp) {
-        self.wakeUp = wakeUp
+    init(loop: SocketLoop) {
+        self.loop = loop
     }
 
     /// True on the I/O thread.
-    var onLoopThread: Bool { loopThread.load(ordering: .relaxed) == UInt(bitPattern: Int(bitPattern: pthread_self())) }
+    var onLoopThread: Bool { loop.isLoopThread }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
@@ -44,13 +37,8 @@ final class IOThreadExecutor: TaskExecutor, Sendable {
         if !accepted {
             globalConcurrentExecutor.enqueue(job)
         } else if !onLoopThread {
-            wakeUp.signal()
+            loop.wake()
         }
-    }
-
-    /// Called by the I/O thread when its loop starts.
-    func loopStarted() {
-        loopThread.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .relaxed)
     }
 
     /// Whether jobs are waiting (the loop then polls without sleeping).

@@ -6,10 +6,28 @@ import ZMQ
 
 /// The client's I/O thread: owns the DEALER socket and its monitor.
 extension RPCClient {
-    func runLoop(ready: DispatchSemaphore, startError: borrowing Locked<(any Error)?>) {
+    /// The I/O thread's steps on its `SocketLoop`: sends what callers queued, resolves replies.
+    final class IOLoop: SocketLoopSteps {
+        let client: RPCClient
         let socket: Socket
         let monitor: Socket
-        do {
+        let socketIndex: Int
+        let monitorIndex: Int
+        /// Requests not yet accepted by the socket, oldest first.
+        var unsent: [Outgoing] = []
+        var lastScan: Int64 = 0
+        /// Sends wait for a completed handshake: a message handed to a pipe that is being torn
+        /// down is lost without a trace. inproc has no monitor events and no handshake to wait for.
+        var connected: Bool
+        /// Why the last handshake failed, for the message of a call that found no connection.
+        var handshakeTrouble: String?
+        let keyAdvice: String
+        /// As in the server: poll (a syscall) only after a pass that found nothing to do.
+        var busy = false
+
+        init(_ client: RPCClient, _ poller: Poller) throws {
+            self.client = client
+            let context = client.context, configuration = client.configuration
             socket = try Socket(context, .dealer)
             try TransportSecurity.of(context)?.secureClient(socket)
             try socket.setImmediate(true)
@@ -20,83 +38,61 @@ extension RPCClient {
                 ttl: configuration.heartbeatTimeout)
             try socket.setSendHighWaterMark(100_000)
             try socket.setReceiveHighWaterMark(100_000)
-            try socket.monitor(endpoint: monitorEndpoint, events: [
+            try socket.monitor(endpoint: client.monitorEndpoint, events: [
                 .handshakeSucceeded, .disconnected, .connected,
                 .handshakeFailedAuth, .handshakeFailedProtocol, .handshakeFailedNoDetail,
             ])
             monitor = try Socket(context, .pair)
-            try monitor.connect(monitorEndpoint)
-            try socket.connect(endpoint)
-        } catch {
-            startError.withLock { $0 = error }
-            ready.signal()
-            return
+            try monitor.connect(client.monitorEndpoint)
+            try socket.connect(client.endpoint)
+            socketIndex = poller.add(socket, events: .in)
+            monitorIndex = poller.add(monitor, events: .in)
+            connected = client.endpoint.hasPrefix("inproc://")
+            keyAdvice = TransportSecurity.of(context)?.client == nil
+                ? "the server may require CURVE keys (--client-secret-key and --server-key)"
+                : "check --server-key is the server's public key"
+            if connected { client.shared.withLock { $0.connected = true } }
         }
-        ready.signal()
-        ioExecutor.loopStarted()
-        defer { ioExecutor.stop() }
 
-        let poller = Poller()
-        let socketIndex = poller.add(socket, events: .in)
-        let monitorIndex = poller.add(monitor, events: .in)
-        let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
-        // Requests not yet accepted by the socket, oldest first; owned by this thread.
-        var unsent: [Outgoing] = []
-        var lastScan: Int64 = 0
-        // Sends wait for a completed handshake: a message handed to a pipe that is being torn
-        // down is lost without a trace. inproc has no monitor events and no handshake to wait for.
-        var connected = endpoint.hasPrefix("inproc://")
-        /// Why the last handshake failed, for the message of a call that found no connection.
-        var handshakeTrouble: String?
-        let keyAdvice = TransportSecurity.of(context)?.client == nil
-            ? "the server may require CURVE keys (--client-secret-key and --server-key)"
-            : "check --server-key is the server's public key"
-        if connected { shared.withLock { $0.connected = true } }
-        // As in the server: poll (a syscall) only after a pass that found nothing to do.
-        var busy = false
-        loop: while true {
-            var socketReadable = true
-            var monitorReadable = true
-            if !busy && ioExecutor.hasJobs { busy = true }
-            if !busy {
-                let idle = unsent.isEmpty && shared.withLock { $0.pending.isEmpty }
-                do {
-                    _ = try poller.poll(timeoutMilliseconds: unsent.isEmpty ? (idle ? 1000 : 10) : 5)
-                } catch {
-                    // ETERM: the context is shutting down; pending calls end as cancelled below.
-                    break loop
-                }
-                if poller.revents(wakeIndex).contains(.in) { wakeUp.drain() }
-                socketReadable = poller.revents(socketIndex).contains(.in)
-                monitorReadable = poller.revents(monitorIndex).contains(.in)
-            }
+        func pollTimeout() -> Int? {
+            if !busy && client.ioExecutor.hasJobs { busy = true }
+            if busy { return nil }
+            let idle = unsent.isEmpty && client.shared.withLock { $0.pending.isEmpty }
+            return unsent.isEmpty ? (idle ? 1000 : 10) : 5
+        }
 
-            if shared.withLock({ $0.closing }) { break loop }
+        // A failed poll is ETERM (the context is shutting down): pending calls end as cancelled in `drain`.
+
+        func turn(_ polled: Poller?) -> Bool {
+            let socketReadable = polled?.revents(socketIndex).contains(.in) ?? true
+            let monitorReadable = polled?.revents(monitorIndex).contains(.in) ?? true
+            let ioExecutor = client.ioExecutor, endpoint = client.endpoint
+            if client.shared.withLock({ $0.closing }) { return false }
             // Tasks running here (``executor``): each runs until it awaits its next call.
             let ranJobs = ioExecutor.runJobs()
-            let (closing, cancelled, queued) = shared.withLock { state -> (Bool, [UInt64], [Outgoing]) in
+            let (closing, cancelled, queued) = client.shared.withLock { state -> (Bool, [UInt64], [Outgoing]) in
                 defer {
                     state.cancelled.removeAll()
                     state.outbox.removeAll(keepingCapacity: true)
                 }
                 return (state.closing, state.cancelled, state.outbox)
             }
-            if closing { break loop }
+            if closing { return false }
             unsent.append(contentsOf: queued)
             if !cancelled.isEmpty {
                 let gone = Set(cancelled)
                 unsent.removeAll { gone.contains($0.id) }
-                for id in cancelled { resolve(id, .cancelled) }
+                for id in cancelled { client.resolve(id, .cancelled) }
             }
 
             // Replies first: they free the server's slots.
-            let replies = socketReadable ? receiveReplies(socket) : []
+            let replies = socketReadable ? client.receiveReplies(socket) : []
             if socketReadable {
-                resolve(replies)
+                client.resolve(replies)
                 // Tasks waiting here for these replies go on at once, and what they send next
                 // is sent in this pass.
                 if ioExecutor.runJobs() {
-                    unsent.append(contentsOf: shared.withLock { state -> [Outgoing] in
+                    unsent.append(contentsOf: client.shared.withLock { state -> [Outgoing] in
                         defer { state.outbox.removeAll(keepingCapacity: true) }
                         return state.outbox
                     })
@@ -113,18 +109,18 @@ extension RPCClient {
                     if event.event == .handshakeSucceeded {
                         handshakeTrouble = nil
                         connected = true
-                        shared.withLock { $0.connected = true }
+                        client.shared.withLock { $0.connected = true }
                     } else if event.event == .disconnected {
                         if !connected && handshakeTrouble == nil {
                             handshakeTrouble = "the server closed the connection during the handshake: \(keyAdvice)"
                         }
                         connected = false
-                        shared.withLock { $0.connected = false }
+                        client.shared.withLock { $0.connected = false }
                         // Replies the server sent before it closed are already in the socket,
                         // though the poll that brought this event may not have shown them yet
                         // (two channels): take them before failing what is still unanswered.
-                        resolve(receiveReplies(socket))
-                        failSent("connection to \(endpoint) was lost before the reply")
+                        client.resolve(client.receiveReplies(socket))
+                        client.failSent("connection to \(endpoint) was lost before the reply")
                     }
                 }
             }
@@ -136,7 +132,7 @@ extension RPCClient {
             }
             if sentCount > 0 {
                 let sent = unsent.prefix(sentCount)
-                shared.withLock { state in
+                client.shared.withLock { state in
                     for outgoing in sent { state.pending[outgoing.id]?.sent = true }
                 }
                 unsent.removeFirst(sentCount)
@@ -150,21 +146,27 @@ extension RPCClient {
                 let late = unsent.filter { $0.sendBy <= now }
                 if !late.isEmpty {
                     unsent.removeAll { $0.sendBy <= now }
-                    let why = "no connection to \(endpoint) within \(configuration.connectWaitMilliseconds) ms; "
+                    let why = "no connection to \(endpoint) within \(client.configuration.connectWaitMilliseconds) ms; "
                         + (handshakeTrouble ?? "is the service running?")
-                    for outgoing in late { resolve(outgoing.id, .notSent(why)) }
+                    for outgoing in late { client.resolve(outgoing.id, .notSent(why)) }
                 }
-                expire(now: now)
+                client.expire(now: now)
             }
+            return true
         }
-        let all = shared.withLock { state -> [Pending] in
-            defer { state.pending.removeAll() }
-            return Array(state.pending.values)
+
+        func drain() {
+            let all = client.shared.withLock { state -> [Pending] in
+                defer { state.pending.removeAll() }
+                return Array(state.pending.values)
+            }
+            for pending in all { pending.continuation.resume(returning: .cancelled) }
+            _ = try? socket.stopMonitor()
+            monitor.close()
+            socket.close()
+            // From now on the executor's jobs run on the global executor.
+            client.ioExecutor.stop()
         }
-        for pending in all { pending.continuation.resume(returning: .cancelled) }
-        _ = try? socket.stopMonitor()
-        monitor.close()
-        socket.close()
     }
 
     private func resolve(_ id: UInt64, _ outcome: Outcome) {

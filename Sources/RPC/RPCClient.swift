@@ -93,8 +93,8 @@ public final class RPCClient: Sendable {
     let context: Context
     let shared = Locked(Shared())
     let nextRequestID = Atomic<UInt64>(1)
-    let wakeUp: WakeUp
-    private let finished = Locked(false)
+    /// The I/O thread: owns the socket; `loop.wake()` brings it to the requests queued.
+    let loop: SocketLoop
     let monitorEndpoint: String
     let ioExecutor: IOThreadExecutor
 
@@ -109,20 +109,12 @@ public final class RPCClient: Sendable {
         self.context = context
         self.endpoint = endpoint
         self.configuration = configuration
-        self.wakeUp = try WakeUp()
-        self.ioExecutor = IOThreadExecutor(wakeUp: wakeUp)
+        self.loop = try SocketLoop(name: "rpc-client")
+        self.ioExecutor = IOThreadExecutor(loop: loop)
         self.monitorEndpoint = "inproc://rpc-client-monitor-\(UUID().uuidString)"
-        let ready = DispatchSemaphore(value: 0)
-        let startError = Locked<(any Error)?>(nil)
-        let thread = Thread { [self] in
-            runLoop(ready: ready, startError: startError)
-            finished.withLock { $0 = true }
-        }
-        thread.name = "rpc-client"
-        thread.stackSize = 1 << 20
-        thread.start()
-        ready.wait()
-        if let error = startError.withLock({ $0 }) {
+        do {
+            try loop.start { [self] poller in try IOLoop(self, poller) }
+        } catch {
             close()
             throw error
         }
@@ -135,13 +127,9 @@ public final class RPCClient: Sendable {
     /// Fails calls in flight with CANCELLED and stops the I/O thread (once the code running on
     /// it returns, when called there through ``executor``).
     public func close() {
-        let first = shared.withLock { state -> Bool in
-            defer { state.closing = true }
-            return !state.closing
-        }
-        if first { wakeUp.signal() }
-        if ioExecutor.onLoopThread { return }
-        while !finished.withLock({ $0 }) { usleep(1000) }
+        shared.withLock { $0.closing = true }
+        // Wakes the loop and, but on its own thread, waits for its end.
+        loop.stop()
     }
 
     /// Whether the socket has a live connection now (monitor events).
@@ -242,12 +230,12 @@ public final class RPCClient: Sendable {
                     continuation.resume(returning: .cancelled)
                 } else if !ioExecutor.onLoopThread {
                     // On the I/O thread (``executor``) the loop sends it before it next polls.
-                    wakeUp.signal()
+                    loop.wake()
                 }
             }
         } onCancel: {
             shared.withLock { $0.cancelled.append(id) }
-            wakeUp.signal()
+            loop.wake()
         }
     }
 }

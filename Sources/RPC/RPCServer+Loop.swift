@@ -100,13 +100,13 @@ extension RPCServer {
         }
     }
 
-    func runLoop(ready: DispatchSemaphore) {
-        let socket: Socket
+    /// Makes the ROUTER socket and binds it (and the PUB socket, with event endpoints): the I/O
+    /// thread's set-up.
+    func bindSockets() throws -> (socket: Socket, publisher: Socket?) {
+        let socket = try Socket(context, .router)
         var publisher: Socket?
-        let security = TransportSecurity.of(context)
         do {
-            socket = try Socket(context, .router)
-            try security?.secureServer(socket)
+            try TransportSecurity.of(context)?.secureServer(socket)
             try socket.setRouterMandatory(true)
             // The body frame may reach the limit; the header frame is tiny.
             try socket.setMaxMessageSize(Int64(configuration.maxMessageBytes) + 64 * 1024)
@@ -134,61 +134,74 @@ extension RPCServer {
             }
         } catch {
             publisher?.close()
-            shared.withLock { $0.startError = error }
-            ready.signal()
-            return
+            socket.close()
+            throw error
         }
-        ready.signal()
+        return (socket, publisher)
+    }
 
-        let poller = Poller()
-        let socketIndex = poller.add(socket, events: .in)
-        let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
-        let (methods, metrics) = shared.withLock { ($0.methods, $0.metrics!) }
-        let keys = security?.server?.keys
-        let state = LoopState(configuration, methods: methods, counters: counters, metrics: metrics, keys: keys)
-        var resubscription = Resubscription(endpoints: boundEventEndpoints)
-        if publisher != nil, let keys {
-            keys.onRevocation { [weak self] in
-                guard let self else { return }
-                shared.withLock { $0.resubscribeEvents = true }
-                wakeUp.signal()
+    /// The I/O thread's steps on its `SocketLoop`: reads requests, sends replies and events.
+    final class IOLoop: SocketLoopSteps {
+        let server: RPCServer
+        let socket: Socket
+        var publisher: Socket?
+        let socketIndex: Int
+        let state: LoopState
+        let keys: KeyTable?
+        var resubscription: Resubscription
+        /// The last turn found work: the next one goes round without zmq_poll (see `pollTimeout`).
+        var busy = false
+        /// `Shared.drained` was set (once: it is never cleared).
+        var drained = false
+
+        init(_ server: RPCServer, _ poller: Poller) throws {
+            self.server = server
+            (socket, publisher) = try server.bindSockets()
+            socketIndex = poller.add(socket, events: .in)
+            let (methods, metrics) = server.shared.withLock { ($0.methods, $0.metrics!) }
+            keys = TransportSecurity.of(server.context)?.server?.keys
+            state = LoopState(server.configuration, methods: methods, counters: server.counters, metrics: metrics, keys: keys)
+            resubscription = Resubscription(endpoints: server.boundEventEndpoints)
+            if publisher != nil, let keys {
+                keys.onRevocation { [weak server] in
+                    guard let server else { return }
+                    server.shared.withLock { $0.resubscribeEvents = true }
+                    server.loop.wake()
+                }
             }
         }
+
         // While requests or completions keep coming, go round without zmq_poll: each poll is a
         // syscall, and under load the next request is usually queued already. Only a pass
-        // that found nothing to do sleeps in poll (the wake-up pipe ends that sleep).
-        var busy = false
-        while true {
-            var socketReadable = true
-            if !busy {
-                do {
-                    let timeout = state.inFlight.isEmpty && !resubscription.pending ? 1000 : 10
-                    _ = try poller.poll(timeoutMilliseconds: timeout)
-                } catch {
-                    logger.error("poll failed; stopping", ["error": "\(error)"])
-                    break
-                }
-                if poller.revents(wakeIndex).contains(.in) { wakeUp.drain() }
-                socketReadable = poller.revents(socketIndex).contains(.in)
-            }
+        // that found nothing to do sleeps in poll (the loop's wake-up ends that sleep).
+        func pollTimeout() -> Int? {
+            busy ? nil : (state.inFlight.isEmpty && !resubscription.pending ? 1000 : 10)
+        }
+
+        func pollFailed(_ error: any Error) {
+            server.logger.error("poll failed; stopping", ["error": "\(error)"])
+        }
+
+        func turn(_ polled: Poller?) -> Bool {
+            let socketReadable = polled?.revents(socketIndex).contains(.in) ?? true
             // Read after the poll, which `stop()` and `drain()` wake: from the requests read
             // next on, a drain refuses them.
-            let (stopping, draining, abandoning) = shared.withLock { ($0.stopping, $0.draining, $0.abandoning && !$0.abandoned) }
-            if stopping { break }
+            let (draining, abandoning) = server.shared.withLock { ($0.draining, $0.abandoning && !$0.abandoned) }
             state.draining = draining
             if abandoning {
-                abandonCallers(socket, state)
-                shared.withLock { $0.abandoned = true }
+                server.abandonCallers(socket, state)
+                server.shared.withLock { $0.abandoned = true }
+                server.loop.notifyWaiters()
             }
-            if !configuration.eventEndpoints.isEmpty {
+            if !server.configuration.eventEndpoints.isEmpty {
                 // The events and the revocation flag are taken together: an event published after
                 // a revocation never leaves on the connections it closes.
-                let (events, resubscribe) = takeEvents()
-                if resubscribe { publisher = resubscription.begin(replacing: publisher, server: self) }
-                if resubscription.pending, let publisher { resubscription.rebind(publisher, server: self) }
+                let (events, resubscribe) = server.takeEvents()
+                if resubscribe { publisher = resubscription.begin(replacing: publisher, server: server) }
+                if resubscription.pending, let publisher { resubscription.rebind(publisher, server: server) }
                 if let publisher { for event in events { _ = try? publisher.send(event, dontWait: true) } }
             }
-            let completed = sendCompletions(socket, state)
+            let completed = server.sendCompletions(socket, state)
             var received = 0
             if socketReadable {
                 // Bounded batch so completions and deadlines get their turn under load.
@@ -200,34 +213,40 @@ extension RPCServer {
                             ? try socket.receiveFrames(dontWait: true).map { ($0, nil) }
                             : try socket.receiveFramesWithUserID(dontWait: true)
                     } catch {
-                        logger.warning("receive failed", ["error": "\(error)"])
+                        server.logger.warning("receive failed", ["error": "\(error)"])
                         break
                     }
                     guard let message else { break }
-                    handle(message.frames, userID: message.userID, socket, state)
+                    server.handle(message.frames, userID: message.userID, socket, state)
                     received += 1
                 }
             }
-            expireDeadlines(socket, state)
-            if state.draining && state.inFlight.isEmpty {
-                shared.withLock { $0.drained = true }
+            server.expireDeadlines(socket, state)
+            if state.draining && state.inFlight.isEmpty && !drained {
+                drained = true
+                server.shared.withLock { $0.drained = true }
+                server.loop.notifyWaiters()
             }
             busy = received > 0 || completed > 0
+            return true
         }
-        if let publisher {
-            for event in takeEvents().events { _ = try? publisher.send(event, dontWait: true) }
-            // The last events too get a second to reach the subscribers (see the socket's below).
-            try? publisher.setLinger(milliseconds: 1000)
-            publisher.close()
+
+        func drain() {
+            if let publisher {
+                for event in server.takeEvents().events { _ = try? publisher.send(event, dontWait: true) }
+                // The last events too get a second to reach the subscribers (see the socket's below).
+                try? publisher.setLinger(milliseconds: 1000)
+                publisher.close()
+            }
+            server.abandonCallers(socket, state)
+            // Linger 0 would drop with the socket the answers queued last, those of the calls the
+            // drain let finish (a waiting Lease answered empty, a Complete) and the abandoned ones'
+            // UNAVAILABLE: give them a second to leave (the context's end waits at most this long,
+            // and only for a peer that does not read them).
+            try? socket.setLinger(milliseconds: 1000)
+            socket.close()
+            server.logger.info("stopped", ["rpc": server.configuration.endpoints.joined(separator: ",")])
         }
-        abandonCallers(socket, state)
-        // Linger 0 would drop with the socket the answers queued last, those of the calls the
-        // drain let finish (a waiting Lease answered empty, a Complete) and the abandoned ones'
-        // UNAVAILABLE: give them a second to leave (the context's end waits at most this long,
-        // and only for a peer that does not read them).
-        try? socket.setLinger(milliseconds: 1000)
-        socket.close()
-        logger.info("stopped", ["rpc": configuration.endpoints.joined(separator: ",")])
     }
 
     /// Drops every event subscriber's connection when allowed keys are revoked, so each one
@@ -292,7 +311,7 @@ extension RPCServer {
     /// Answers UNAVAILABLE to every caller still waiting (the server stops, or its stop grace
     /// time passed, with calls in flight) and cancels their handlers; what those finish later,
     /// perhaps against a closed store, is sent nowhere.
-    private func abandonCallers(_ socket: Socket, _ state: LoopState) {
+    fileprivate func abandonCallers(_ socket: Socket, _ state: LoopState) {
         for (ticket, call) in state.inFlight {
             call.task?.cancel()
             guard !call.answered else { continue }
@@ -316,7 +335,7 @@ extension RPCServer {
 
     /// The queued events (PUB never blocks, and drops at its high-water mark), and whether keys
     /// were revoked since the last call.
-    private func takeEvents() -> (events: [[[UInt8]]], resubscribe: Bool) {
+    fileprivate func takeEvents() -> (events: [[[UInt8]]], resubscribe: Bool) {
         shared.withLock { state in
             defer {
                 state.events.removeAll(keepingCapacity: true)
@@ -343,7 +362,7 @@ extension RPCServer {
 
     /// Sends what the handlers finished (to nobody when the caller was answered already);
     /// returns how many completions it found.
-    private func sendCompletions(_ socket: Socket, _ state: LoopState) -> Int {
+    fileprivate func sendCompletions(_ socket: Socket, _ state: LoopState) -> Int {
         let completions = shared.withLock { state -> [Completion] in
             defer { state.replies.removeAll(keepingCapacity: true) }
             return state.replies
@@ -390,7 +409,7 @@ extension RPCServer {
 
     /// Answers DEADLINE_EXCEEDED for calls past their deadline and cancels their handlers, and
     /// to callers whose own deadline passed while they waited on a running idempotency key.
-    private func expireDeadlines(_ socket: Socket, _ state: LoopState) {
+    fileprivate func expireDeadlines(_ socket: Socket, _ state: LoopState) {
         let now = monotonicMilliseconds()
         guard now - state.lastDeadlineScan >= 5, !state.inFlight.isEmpty else { return }
         state.lastDeadlineScan = now

@@ -161,17 +161,17 @@ public final class RPCServer: Sendable {
     let context: Context
     let logger: Logger
     let shared = Locked(Shared())
-    let wakeUp: WakeUp
+    /// The I/O thread: owns the sockets; `loop.wake()` brings it to the replies and events queued.
+    let loop: SocketLoop
     let counters = Counters()
     let startedAt = monotonicMilliseconds()
-    private let finished = Locked(false)
 
     /// A server bound nowhere yet; register methods, then `start()`.
     public init(context: Context, configuration: Configuration, logger: Logger) throws {
         self.context = context
         self.configuration = configuration
         self.logger = logger
-        self.wakeUp = try WakeUp()
+        self.loop = try SocketLoop(name: "rpc-\(configuration.processName)")
         registerHealth()
         registerMetrics()
     }
@@ -383,7 +383,7 @@ public final class RPCServer: Sendable {
         shared.withLock { $0.events.append(frames) }
         // Inside a handler the I/O thread is woken by the handler's completion anyway, and
         // sends queued events before the reply: no wake-up of its own.
-        if wakeIOThread && !Self.insideHandler { wakeUp.signal() }
+        if wakeIOThread && !Self.insideHandler { loop.wake() }
     }
 
     /// True in the task of a pooled handler (set by the I/O loop).
@@ -394,7 +394,6 @@ public final class RPCServer: Sendable {
 
     /// Binds the endpoints on a new I/O thread; returns once bound, or throws why not.
     public func start() throws {
-        let ready = DispatchSemaphore(value: 0)
         // Before `started`: a refused start leaves nothing for stop() to wait for.
         try TransportSecurity.checkEndpoints(
             configuration.endpoints + configuration.eventEndpoints, process: configuration.processName,
@@ -404,15 +403,12 @@ public final class RPCServer: Sendable {
             state.started = true
             state.metrics = MethodMetrics(paths: Array(state.methods.keys))
         }
-        let thread = Thread { [self] in
-            runLoop(ready: ready)
-            finished.withLock { $0 = true }
+        do {
+            try loop.start { [self] poller in try IOLoop(self, poller) }
+        } catch {
+            shared.withLock { $0.startError = error }
+            throw error
         }
-        thread.name = "rpc-\(configuration.processName)"
-        thread.stackSize = 1 << 20
-        thread.start()
-        ready.wait()
-        if let error = shared.withLock({ $0.startError }) { throw error }
         let curve = TransportSecurity.of(context)?.server != nil
         logger.info("serving", ["rpc": boundEndpoints.joined(separator: ","), "security": curve ? "curve" : "none"])
     }
@@ -432,34 +428,26 @@ public final class RPCServer: Sendable {
             return (true, state.drainActions)
         }
         guard running else { return true }
-        wakeUp.signal()
+        loop.wake()
         for action in actions { action() }
-        let deadline = monotonicMilliseconds() + Int64(timeoutMilliseconds)
-        while !shared.withLock({ $0.drained }) {
-            if finished.withLock({ $0 }) { return false }
-            if monotonicMilliseconds() >= deadline {
-                // Their callers are answered now, before the stores close under the calls.
-                shared.withLock { $0.abandoning = true }
-                wakeUp.signal()
-                while !shared.withLock({ $0.abandoned }) && !finished.withLock({ $0 }) { usleep(1000) }
-                return false
-            }
-            usleep(1000)
-        }
-        return true
+        // The I/O thread notifies the loop's waiters when it sets `drained` and `abandoned`; a
+        // wait also ends when the loop does (a stop).
+        if loop.wait(timeoutMilliseconds: timeoutMilliseconds, until: { shared.withLock { $0.drained } }) { return true }
+        // Time is up (or the loop ended): their callers are answered now, before the stores
+        // close under the calls.
+        shared.withLock { $0.abandoning = true }
+        loop.wake()
+        _ = loop.wait(timeoutMilliseconds: nil) { shared.withLock { $0.abandoned } }
+        return false
     }
 
     /// Stops reading, answers the calls still in flight 14 UNAVAILABLE (their handlers are
     /// cancelled; they may have run), closes the socket and waits for the I/O thread to end.
+    /// Every caller, from any thread, returns once the I/O thread has ended; before `start()`
+    /// it makes a later start fail.
     public func stop() {
-        let wasRunning = shared.withLock { state -> Bool in
-            let running = state.started && !state.stopping
-            state.stopping = true
-            return running
-        }
-        guard wasRunning else { return }
-        wakeUp.signal()
-        while !finished.withLock({ $0 }) { usleep(1000) }
+        shared.withLock { $0.stopping = true }
+        loop.stop()
     }
 
     deinit {
@@ -483,7 +471,7 @@ public final class RPCServer: Sendable {
     /// Queues a finished handler's answer and wakes the I/O thread.
     func complete(_ ticket: UInt64, _ answer: Answer) {
         shared.withLock { $0.replies.append(Completion(ticket: ticket, answer: answer)) }
-        wakeUp.signal()
+        loop.wake()
     }
 
     /// Health/Check runs inline: it must answer even when every pool thread is busy.

@@ -36,70 +36,70 @@ extension ScrapeEndpoint {
         }
     }
 
-    func runLoop(ready: DispatchSemaphore) {
+    /// The endpoint's steps on its `SocketLoop`: the STREAM socket and its connections.
+    final class ScrapeLoop: SocketLoopSteps {
+        let endpoint: ScrapeEndpoint
         let socket: Socket
-        do {
-            socket = try Socket(context, .stream)
+        let socketIndex: Int
+        var connections = Connections()
+        var rendered: Rendered?
+
+        init(_ endpoint: ScrapeEndpoint, _ poller: Poller) throws {
+            self.endpoint = endpoint
+            socket = try Socket(endpoint.context, .stream)
             try socket.setStreamNotify(true)
             // A peer's unread chunks wait in libzmq; each connection reads at most 8 KiB anyway.
             try socket.setReceiveHighWaterMark(64)
             try socket.setSendHighWaterMark(64)
             do {
-                try socket.bind(endpoint)
+                try socket.bind(endpoint.endpoint)
             } catch {
-                throw ScrapeEndpointError(endpoint: endpoint, reason: "cannot bind (taken or invalid): \(error)")
+                throw ScrapeEndpointError(endpoint: endpoint.endpoint, reason: "cannot bind (taken or invalid): \(error)")
             }
-            let bound = endpoint.contains("*") || endpoint.hasSuffix(":0") ? try socket.lastEndpoint : endpoint
-            shared.withLock { $0.boundEndpoint = bound }
-        } catch {
-            shared.withLock { $0.startError = error }
-            ready.signal()
-            return
+            let bound = endpoint.endpoint.contains("*") || endpoint.endpoint.hasSuffix(":0") ? try socket.lastEndpoint : endpoint.endpoint
+            endpoint.shared.withLock { $0.boundEndpoint = bound }
+            socketIndex = poller.add(socket, events: .in)
         }
-        ready.signal()
 
-        let poller = Poller()
-        let socketIndex = poller.add(socket, events: .in)
-        let wakeIndex = poller.add(fd: wakeUp.fd, events: .in)
-        var connections = Connections()
-        var rendered: Rendered?
-        loop: while true {
+        /// Until the next connection's read deadline, or a minute; with none open, until woken.
+        func pollTimeout() -> Int? {
             let now = monotonicMilliseconds()
             let next = connections.open.values.lazy.map(\.deadline).min()
-            let timeout = next.map { Int(max(0, min($0 - now, 60_000))) } ?? -1
-            do {
-                _ = try poller.poll(timeoutMilliseconds: timeout)
-            } catch {
-                // The context was shut down (ETERM): nothing can be served any more.
-                logger.warning("metrics endpoint stopped serving", ["endpoint": endpoint, "error": "\(error)"])
-                break loop
-            }
-            if poller.revents(wakeIndex).contains(.in) {
-                wakeUp.drain()
-                if shared.withLock({ $0.stopping }) { break loop }
-            }
-            if poller.revents(socketIndex).contains(.in) {
+            return next.map { Int(max(0, min($0 - now, 60_000))) } ?? -1
+        }
+
+        func pollFailed(_ error: any Error) {
+            // The context was shut down (ETERM): nothing can be served any more.
+            endpoint.logger.warning("metrics endpoint stopped serving", ["endpoint": endpoint.endpoint, "error": "\(error)"])
+        }
+
+        func turn(_ polled: Poller?) -> Bool {
+            if polled?.revents(socketIndex).contains(.in) ?? true {
                 // A bounded batch per turn, so expiry and stop are looked at under a flood.
                 for _ in 0..<256 {
                     let message: [[UInt8]]?
                     do {
                         message = try socket.receive(dontWait: true)
                     } catch {
-                        logger.warning("metrics endpoint stopped serving", ["endpoint": endpoint, "error": "\(error)"])
-                        break loop
+                        pollFailed(error)
+                        return false
                     }
                     guard let message else { break }
                     guard message.count == 2 else { continue }
-                    handle(id: message[0], data: message[1], socket: socket, connections: &connections, rendered: &rendered)
+                    endpoint.handle(id: message[0], data: message[1], socket: socket, connections: &connections, rendered: &rendered)
                 }
             }
             let expiredAt = monotonicMilliseconds()
             for (id, connection) in connections.open where connection.deadline <= expiredAt {
-                respond(id: id, ScrapeHTTP.refusal(.requestTimeout), socket: socket, connections: &connections)
+                endpoint.respond(id: id, ScrapeHTTP.refusal(.requestTimeout), socket: socket, connections: &connections)
             }
+            return true
         }
-        for id in connections.open.keys { try? socket.closeStream(id) }
-        socket.close()
+
+        func drain() {
+            for id in connections.open.keys { try? socket.closeStream(id) }
+            socket.close()
+        }
     }
 
     /// One message of the STREAM socket: a connect or disconnect notice (empty data), or bytes.

@@ -41,8 +41,8 @@ public final class ScrapeEndpoint: LifecycleService {
     }
 
     let shared = Locked(Shared())
-    let wakeUp: WakeUp
-    private let exited = DispatchSemaphore(value: 0)
+    /// The thread that owns the socket.
+    let loop: SocketLoop
 
     /// An endpoint serving `body()` on `endpoint` (e.g. `tcp://0.0.0.0:9464`, `tcp://127.0.0.1:0`) once started.
     ///
@@ -74,7 +74,7 @@ public final class ScrapeEndpoint: LifecycleService {
         self.idleTimeoutMilliseconds = idleTimeoutMilliseconds
         self.maxConnections = maxConnections
         self.refreshMilliseconds = refreshMilliseconds
-        wakeUp = try WakeUp()
+        loop = try SocketLoop(name: "scrape-\(name)")
     }
 
     deinit {
@@ -95,19 +95,12 @@ public final class ScrapeEndpoint: LifecycleService {
             let error = ScrapeEndpointError(endpoint: endpoint, reason: refusal)
             logger.warning("cannot serve metrics", ["endpoint": endpoint, "error": error.reason])
             shared.withLock { $0.startError = error }
-            exited.signal()
             throw error
         }
-        let ready = DispatchSemaphore(value: 0)
-        let thread = Thread { [self] in
-            runLoop(ready: ready)
-            exited.signal()
-        }
-        thread.name = "scrape-\(name)"
-        thread.stackSize = 1 << 20
-        thread.start()
-        ready.wait()
-        if let error = shared.withLock({ $0.startError }) {
+        do {
+            try loop.start { [self] poller in try ScrapeLoop(self, poller) }
+        } catch {
+            shared.withLock { $0.startError = error }
             logger.warning("cannot serve metrics", ["endpoint": endpoint, "error": "\(error)"])
             throw error
         }
@@ -132,14 +125,8 @@ public final class ScrapeEndpoint: LifecycleService {
     /// Stops serving: closes the open connections and the socket and joins the thread; safe
     /// twice and before `start()`.
     public func stop() {
-        let wasStarted = shared.withLock { state -> Bool in
-            let started = state.started && !state.stopping
-            state.stopping = true
-            return started
-        }
-        guard wasStarted else { return }
-        wakeUp.signal()
-        exited.wait()
+        shared.withLock { $0.stopping = true }
+        loop.stop()
     }
 }
 

@@ -4,7 +4,6 @@ import Proto
 import RPC
 import Runtime
 import Locking
-import Synchronization
 import ZMQ
 
 /// Bare ZeroMQ: a ROUTER thread answering each small request with the same three frames a
@@ -14,11 +13,8 @@ import ZMQ
 /// with its bytes, read straight into the reply's frame, a get without the service (`Reader`).
 final class BlobEcho: Sendable {
     private final class Shared: Sendable {
-        let stopping = Atomic<Bool>(false)
-        let finished = Atomic<Bool>(false)
         /// The blobs to answer with, in turn: the same bytes the service serves.
         let blobs = Locked<[[UInt8]]>([])
-        let endpoint = Locked<String?>(nil)
         /// Where the sink writes, and how many files it wrote.
         let sink = Locked<(folder: String, count: Int)>(("", 0))
     }
@@ -34,54 +30,70 @@ final class BlobEcho: Sendable {
     /// The calling side's context (another process's, in a deployment).
     private let clientContext: Context
     private let shared = Shared()
+    private let loop: SocketLoop
 
     init(context: Context, clientContext: Context) throws {
         self.context = context
         self.clientContext = clientContext
+        loop = try SocketLoop(name: "blob-echo")
         let shared = shared
-        let ready = DispatchSemaphore(value: 0)
-        Thread {
-            defer { shared.finished.store(true, ordering: .relaxed) }
-            guard let router = try? Socket(context, .router), (try? router.bind("tcp://127.0.0.1:*")) != nil else {
-                ready.signal()
-                return
-            }
-            shared.endpoint.withLock { $0 = try? router.lastEndpoint }
-            ready.signal()
-            let poller = Poller()
-            poller.add(router, events: .in)
-            var next = 0
-            while !shared.stopping.load(ordering: .relaxed) {
-                guard (try? poller.poll(timeoutMilliseconds: 100)) ?? 0 > 0 else { continue }
-                while let message = try? router.receiveFrames(dontWait: true) {
-                    if let last = message.last, last.count > Self.sinkThreshold {
-                        let path = shared.sink.withLock { sink in
-                            defer { sink.count += 1 }
-                            return "\(sink.folder)/\(sink.count)"
-                        }
-                        let written = (try? last.withUnsafeBytes { try ImagesBenchmark.rawWrite($0, path: path) }) != nil
-                        _ = try? router.send([message[0].bytes, [], written ? [8, 1] : [8, 13]])
-                        continue
-                    }
-                    if let last = message.last, last.count > Self.readMarker.count, last.bytes.starts(with: Self.readMarker) {
-                        let path = String(decoding: last.bytes.dropFirst(Self.readMarker.count), as: UTF8.self)
-                        if let frame = Self.readFile(path) {
-                            _ = try? router.send([message[0].bytes, [], [8, 1]], body: frame)
-                        } else {
-                            _ = try? router.send([message[0].bytes, [], [8, 5]])
-                        }
-                        continue
-                    }
-                    let blob = shared.blobs.withLock { $0.isEmpty ? [] : $0[next % $0.count] }
-                    next += 1
-                    _ = try? router.send([message[0].bytes, [], [8, 1], blob])
-                }
-            }
-            router.close()
-        }.start()
-        ready.wait()
-        guard let bound = shared.endpoint.withLock({ $0 }) else { throw RPCError.unavailable("echo server did not bind") }
+        let bound = Locked<String?>(nil)
+        try loop.start { poller in
+            let steps = try Steps(context, shared, poller)
+            bound.withLock { $0 = steps.endpoint }
+            return steps
+        }
+        guard let bound = bound.withLock({ $0 }) else { throw RPCError.unavailable("echo server did not bind") }
         endpoint = bound
+    }
+
+    /// The ROUTER socket's thread: answers, writes or reads each request as it comes.
+    private final class Steps: SocketLoopSteps {
+        let router: Socket
+        let routerIndex: Int
+        let shared: Shared
+        let endpoint: String?
+        var next = 0
+
+        init(_ context: Context, _ shared: Shared, _ poller: Poller) throws {
+            router = try Socket(context, .router)
+            try router.bind("tcp://127.0.0.1:*")
+            endpoint = try? router.lastEndpoint
+            routerIndex = poller.add(router, events: .in)
+            self.shared = shared
+        }
+
+        func pollTimeout() -> Int? { -1 }
+
+        func turn(_ polled: Poller?) -> Bool {
+            guard polled?.revents(routerIndex).contains(.in) ?? true else { return true }
+            while let message = try? router.receiveFrames(dontWait: true) {
+                if let last = message.last, last.count > BlobEcho.sinkThreshold {
+                    let path = shared.sink.withLock { sink in
+                        defer { sink.count += 1 }
+                        return "\(sink.folder)/\(sink.count)"
+                    }
+                    let written = (try? last.withUnsafeBytes { try ImagesBenchmark.rawWrite($0, path: path) }) != nil
+                    _ = try? router.send([message[0].bytes, [], written ? [8, 1] : [8, 13]])
+                    continue
+                }
+                if let last = message.last, last.count > BlobEcho.readMarker.count, last.bytes.starts(with: BlobEcho.readMarker) {
+                    let path = String(decoding: last.bytes.dropFirst(BlobEcho.readMarker.count), as: UTF8.self)
+                    if let frame = BlobEcho.readFile(path) {
+                        _ = try? router.send([message[0].bytes, [], [8, 1]], body: frame)
+                    } else {
+                        _ = try? router.send([message[0].bytes, [], [8, 5]])
+                    }
+                    continue
+                }
+                let blob = shared.blobs.withLock { $0.isEmpty ? [] : $0[next % $0.count] }
+                next += 1
+                _ = try? router.send([message[0].bytes, [], [8, 1], blob])
+            }
+            return true
+        }
+
+        func drain() { router.close() }
     }
 
     /// MB/s of request/reply exchanges, one per blob of `blobs` in turn (the blobs GetImage
@@ -189,7 +201,6 @@ final class BlobEcho: Sendable {
     }
 
     func stop() {
-        shared.stopping.store(true, ordering: .relaxed)
-        while !shared.finished.load(ordering: .relaxed) { usleep(1000) }
+        loop.stop()
     }
 }

@@ -156,31 +156,13 @@ enum RPCBenchmark {
     /// Bare libzmq: a ROUTER thread echoing every message, a DEALER keeping `inFlight` outstanding.
     static func bareEcho(context: Context, frames: [[UInt8]], inFlight: Int, seconds: Double) throws -> Result {
         let endpoint = Locked<String?>(nil)
-        let stop = Atomic<Bool>(false)
-        let ready = DispatchSemaphore(value: 0)
-        let done = DispatchSemaphore(value: 0)
-        let echo = Thread {
-            defer { done.signal() }
-            guard let router = try? Socket(context, .router), (try? router.bind("tcp://127.0.0.1:*")) != nil else {
-                ready.signal()
-                return
-            }
-            endpoint.withLock { $0 = try? router.lastEndpoint }
-            ready.signal()
-            let poller = Poller()
-            poller.add(router, events: .in)
-            while !stop.load(ordering: .relaxed) {
-                guard (try? poller.poll(timeoutMilliseconds: 100)) ?? 0 > 0 else { continue }
-                while let message = try? router.receive(dontWait: true) { _ = try? router.send(message) }
-            }
-            router.close()
+        let echo = try SocketLoop(name: "bare-echo")
+        try echo.start { poller in
+            let steps = try EchoSteps(context, poller)
+            endpoint.withLock { $0 = steps.endpoint }
+            return steps
         }
-        echo.start()
-        ready.wait()
-        defer {
-            stop.store(true, ordering: .relaxed)
-            done.wait()
-        }
+        defer { echo.stop() }
         guard let address = endpoint.withLock({ $0 }) else { throw RPCError.unavailable("echo server did not bind") }
         let dealer = try Socket(context, .dealer)
         defer { dealer.close() }
@@ -214,6 +196,30 @@ enum RPCBenchmark {
         return Result(
             name: "bare libzmq ROUTER/DEALER echo", inFlight: inFlight, calls: latencies.count, seconds: elapsed,
             latencies: latencies.sorted())
+    }
+
+    /// The bare echo's thread: a ROUTER socket sending back every message it receives.
+    private final class EchoSteps: SocketLoopSteps {
+        let router: Socket
+        let routerIndex: Int
+        let endpoint: String?
+
+        init(_ context: Context, _ poller: Poller) throws {
+            router = try Socket(context, .router)
+            try router.bind("tcp://127.0.0.1:*")
+            endpoint = try? router.lastEndpoint
+            routerIndex = poller.add(router, events: .in)
+        }
+
+        func pollTimeout() -> Int? { -1 }
+
+        func turn(_ polled: Poller?) -> Bool {
+            guard polled?.revents(routerIndex).contains(.in) ?? true else { return true }
+            while let message = try? router.receive(dontWait: true) { _ = try? router.send(message) }
+            return true
+        }
+
+        func drain() { router.close() }
     }
 
     /// The round with the median throughput.
