@@ -61,12 +61,12 @@ extension ImageStore {
             return StagedCompletion(effect: { _, _, _ in nothingStored })
         }
         // Deletes first (they may wait), then the new keys (fresh UUIDs: they never wait).
-        await claimForDelete(Set(replaced.map(\.key)))
+        await claims.claimForDelete(Set(replaced.map(\.key)))
         let made = result.thumbnails.map { thumbnail in (thumbnail, Self.thumbnailKey(of: parentKey)) }
-        for (_, key) in made { try await claim(key) }
+        for (_, key) in made { try await claims.claim(key) }
         @Sendable func releaseAll() {
-            for (_, key) in made { release(key) }
-            for old in replaced { release(old.key) }
+            for (_, key) in made { claims.release(key) }
+            for old in replaced { claims.release(old.key) }
         }
         let stored: [(image: StoredImage, size: Int)]
         do {

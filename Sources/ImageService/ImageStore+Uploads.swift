@@ -366,12 +366,12 @@ extension ImageStore {
         let chosenKey = new.key
         let exists: Bool
         do {
-            try await claim(chosenKey)
+            try await claims.claim(chosenKey)
         } catch {
             releaseUpload(upload)  // ABORTED: the upload stays, so a retry of the commit can succeed
             throw error
         }
-        defer { release(chosenKey) }
+        defer { claims.release(chosenKey) }
         do {
             exists = try await indexWrite({ try $0.get(chosenKey) }) != nil
         } catch {

@@ -43,8 +43,8 @@ public final class ImageStore: Sendable {
     let closing = Locked(false)
     /// Blobs read once from disk lately (see `admits`).
     let recentReads = Locked(RecentReads())
-    /// Keys being stored or deleted (see `claim(_:)`).
-    let claims = Locked(KeyClaims())
+    /// Keys being stored or deleted (see `KeyClaims`).
+    let claims = KeyClaims()
     /// Test hooks (all nil in service).
     let hooks: StoreHooks
     /// What `start()` found, once it has run.
@@ -241,8 +241,8 @@ public final class ImageStore: Sendable {
         // Claim the key first, then look: every write of a key happens under its claim, so no
         // other put, commit or delete can slip in between the look and the rename. A key made
         // here is a fresh random UUID: nothing to look up.
-        try await claim(new.key)
-        defer { release(new.key) }
+        try await claims.claim(new.key)
+        defer { claims.release(new.key) }
         let requestedKey = new.key
         let key = new.key
         let limits = limits, blobs = blobs
