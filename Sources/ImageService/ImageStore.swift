@@ -22,19 +22,10 @@ public final class ImageStore: Sendable {
     let limits: ImageStoreLimits
     let clock: any WallClock
     let logger: Logger
-    /// The writer connection: opens, migrates and reconciles images.db when it starts; rows
-    /// that arrive while a commit runs share the next one (group commit). It also owns the
-    /// `thumbnails` job queue, which `JobQueueService` serves through it.
-    let writer: DatabaseOwner<ImageIndex>
+    /// Where its work runs: images.db's writer and reader, the I/O and digest lanes.
+    let work: StoreWork
     /// Called once a row that enqueued a thumbnail job has committed (wakes waiting Leases).
     let thumbnailJobsCommitted = Locked<(@Sendable () -> Void)?>(nil)
-    /// A second connection for lookups and lists (and the `thumbnails` queue's reads), so reads
-    /// never queue behind a commit's fsync.
-    let reader: DatabaseOwner<ImageIndex>
-    /// File I/O, which blocks (see `Lanes`).
-    let ioLanes = Lanes(label: "homepwner.images.io", count: 16)
-    /// Digests computed while the I/O lane writes; they never wait on anything.
-    let digestLanes = Lanes(label: "homepwner.images.digest", count: 4)
     /// Renders (GetRendition's decodes), one per core, off the I/O lanes (see `LanePool`).
     let renderLanes = LanePool(label: "homepwner.images.render", count: ImageStore.renderSlots)
     let uploads = Locked<[String: Upload]>([:])
@@ -87,7 +78,7 @@ public final class ImageStore: Sendable {
         self.thumbnailQueue = thumbnailQueue
         let path = folder + "/images.db", recoveryReport = recoveryReport, blobs = blobs
         let closed = ImageStoreError.failedPrecondition("the image store is closed (stopping)")
-        writer = DatabaseOwner(name: "image-index", closedError: closed, onFault: { onFault("images.db: \($0)") }) {
+        let writer = DatabaseOwner<ImageIndex>(name: "image-index", closedError: closed, onFault: { onFault("images.db: \($0)") }) {
             let index = try ImageIndex(path: path, thumbnailSizes: thumbnailSizes, thumbnailQueue: thumbnailQueue)
             do {
                 let report = try Self.reconcile(index: index, blobs: blobs, now: clock.nowMilliseconds())
@@ -98,9 +89,10 @@ public final class ImageStore: Sendable {
             }
             return index
         }
-        reader = DatabaseOwner(name: "image-reader", closedError: closed, groupCommit: false) {
+        let reader = DatabaseOwner<ImageIndex>(name: "image-reader", closedError: closed, groupCommit: false) {
             try ImageIndex(path: path, readOnly: true, thumbnailQueue: thumbnailQueue)
         }
+        work = StoreWork(writer: writer, reader: reader)
     }
 
     /// Opens the index (creating or migrating it), reconciles it with the files and opens the
@@ -149,64 +141,42 @@ public final class ImageStore: Sendable {
         thumbnailJobsCommitted.withLock { $0 = nil }
     }
 
-    // MARK: Where work runs
-    // `index…`: images.db, on its owners' threads (`indexWrite` on the writer, `indexRead` on the
-    // reader, `indexReadHere` on the calling blocking thread). `onDisk`/`onLane`: blob file I/O on
-    // the I/O lanes or a lane pool (`onDisk` for writes, their errors told as a write's).
+    // MARK: Where work runs (see `StoreWork`)
+
+    /// The writer connection of images.db (see `StoreWork.writer`).
+    var writer: DatabaseOwner<ImageIndex> { work.writer }
+    /// The reader connection of images.db (see `StoreWork.reader`).
+    var reader: DatabaseOwner<ImageIndex> { work.reader }
+    var ioLanes: Lanes { work.ioLanes }
+    var digestLanes: Lanes { work.digestLanes }
 
     /// After the commit of `info`'s row: wakes the Leases waiting for its thumbnail job.
     private func announceThumbnailJob(for info: ImageInfo) {
         if ThumbnailQueue.wants(info) { thumbnailJobsCommitted.withLock { $0 }?() }
     }
 
-    /// Runs `body` with the writer connection on its thread.
     func indexWrite<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
-        try await writer.perform(body)
+        try await work.indexWrite(body)
     }
 
-    /// Runs `body` with the writer connection on its thread without waiting for it; `failure`
-    /// gets its error.
     func indexWriteLater(
         _ body: @escaping @Sendable (ImageIndex) throws -> Void, failure: @escaping @Sendable (any Error) -> Void
     ) {
-        writer.submit(body) { result in
-            if case .failure(let error) = result { failure(error) }
-        }
+        work.indexWriteLater(body, failure: failure)
     }
 
-    /// Runs a read-only lookup on the reader connection (sees every commit made before it starts).
     func indexRead<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
-        try await reader.perform(body)
+        try await work.indexRead(body)
     }
 
-    /// The row of `key` from the reader connection, on the calling thread (an I/O lane, which
-    /// may wait briefly for the reader's batch in progress): for a path that should wake no
-    /// other thread.
-    func indexReadHere(_ key: String) throws -> StoredImage? {
-        try reader.performHere { try $0.stored(key) }
-    }
+    func indexReadHere(_ key: String) throws -> StoredImage? { try work.indexReadHere(key) }
 
-    /// `body`, a write, on the next I/O lane, or on a lane of `pool` once one is free; a full
-    /// disk and an I/O error are told as what they mean for the write. Reads go through
-    /// `readVerified`, whose `readError` tells theirs.
     func onDisk<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-        do {
-            return try await onLane(in: pool, body)
-        } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {
-            // A full disk is a limit the operator can act on, not a bug.
-            throw DiskFull(reason: "the image store's disk: \(error)")
-        } catch let error as BlobIOError where error.code == EIO {
-            // Nothing refers to what failed to be written; the disk is the operator's to look at.
-            throw ImageStoreError.unavailable("the image store's disk failed (\(error)); nothing was stored, retry later")
-        }
+        try await work.onDisk(in: pool, body)
     }
 
-    /// `body` on the next I/O lane, or on a lane of `pool` once one is free; its errors as they are.
     func onLane<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-        if let pool { return try await pool.run(body) }
-        return try await withVisibleCheckedThrowingContinuation { continuation in
-            ioLanes.queue().async { continuation.resume(with: Result { try body() }) }
-        }
+        try await work.onLane(in: pool, body)
     }
 
     /// A read the disk failed (EIO, or another error than a missing file): it changed nothing,
