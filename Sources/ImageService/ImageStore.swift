@@ -28,10 +28,8 @@ public final class ImageStore: Sendable {
     let thumbnailJobsCommitted = Locked<(@Sendable () -> Void)?>(nil)
     /// Renders (GetRendition's decodes), one per core, off the I/O lanes (see `LanePool`).
     let renderLanes = LanePool(label: "homepwner.images.render", count: ImageStore.renderSlots)
-    let uploads = Locked<[String: Upload]>([:])
-    /// Set by `close()` while it holds the uploads lock (always taken first): uploads ending
-    /// their call are then dropped.
-    let closing = Locked(false)
+    /// The chunked uploads open now (see `Uploads`).
+    let uploads: Uploads
     /// Blobs read once from disk lately (see `admits`).
     let recentReads = Locked(RecentReads())
     /// Keys being stored or deleted (see `KeyClaims`).
@@ -93,6 +91,7 @@ public final class ImageStore: Sendable {
             try ImageIndex(path: path, readOnly: true, thumbnailQueue: thumbnailQueue)
         }
         work = StoreWork(writer: writer, reader: reader)
+        uploads = Uploads(work: work, blobs: blobs, claims: claims, limits: limits, clock: clock, logger: logger, hooks: hooks)
     }
 
     /// Opens the index (creating or migrating it), reconciles it with the files and opens the
@@ -106,7 +105,7 @@ public final class ImageStore: Sendable {
             throw error
         }
         let report = recovery
-        loadUploads(report.openUploads)
+        uploads.load(report.openUploads)
         pruneQuarantine()
         if report.truncatedUploads + report.droppedUploads > 0 {
             logger.info(
@@ -122,14 +121,8 @@ public final class ImageStore: Sendable {
     /// Closes open uploads (kept on disk with their rows, to be resumed), waits for the work on the lanes and closes both connections, joining
     /// their threads. Safe to call twice, and without `start()`.
     public func close() {
-        // Idle uploads go now; one with a call in flight is dropped when that call ends, so its
-        // file descriptor is never closed under a running write (and reused by another file).
-        let idle = uploads.withLock { uploads in
-            closing.withLock { $0 = true }
-            let ids = uploads.values.filter { !$0.busy }.map(\.id)
-            return ids.compactMap { uploads.removeValue(forKey: $0) }
-        }
-        for upload in idle { upload.closeFiles() }
+        // Idle uploads go now, the others when their call ends.
+        uploads.close()
         // The lanes' work may still commit a row (and read its digests): it ends first.
         ioLanes.drain()
         digestLanes.drain()
@@ -363,6 +356,11 @@ public final class ImageStore: Sendable {
     }
 
     func makeInfo(_ new: NewImage, media: SniffedMedia, size: Int64, checksum: String) -> ImageInfo {
+        Self.makeInfo(new, media: media, size: size, checksum: checksum, createdAtMs: clock.nowMilliseconds())
+    }
+
+    /// The row of a new image: what was declared, what the bytes are, and when it was made.
+    static func makeInfo(_ new: NewImage, media: SniffedMedia, size: Int64, checksum: String, createdAtMs: Int64) -> ImageInfo {
         var info = ImageInfo()
         info.key = new.key
         info.ownerKey = new.ownerKey
@@ -375,7 +373,7 @@ public final class ImageStore: Sendable {
         info.height = Int32(clamping: media.height)
         info.orientation = Int32(media.orientation)
         info.checksum = checksum
-        info.createdAtMs = clock.nowMilliseconds()
+        info.createdAtMs = createdAtMs
         return info
     }
 
