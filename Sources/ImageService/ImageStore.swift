@@ -24,8 +24,6 @@ public final class ImageStore: Sendable {
     let logger: Logger
     /// Where its work runs: images.db's writer and reader, the I/O and digest lanes.
     let work: StoreWork
-    /// Called once a row that enqueued a thumbnail job has committed (wakes waiting Leases).
-    let thumbnailJobsCommitted = Locked<(@Sendable () -> Void)?>(nil)
     /// Renders (GetRendition's decodes), one per core, off the I/O lanes (see `LanePool`).
     let renderLanes = LanePool(label: "homepwner.images.render", count: ImageStore.renderSlots)
     /// The chunked uploads open now (see `Uploads`).
@@ -38,10 +36,8 @@ public final class ImageStore: Sendable {
     let hooks: StoreHooks
     /// What `start()` found, once it has run.
     let recoveryReport = RecoveryRecord()
-    /// The sizes each stored JPEG gets a thumbnail job for, and EnqueueThumbnails' default.
-    let defaultThumbnailSizes: [Int]
-    /// The `thumbnails` queue in images.db, with the retention of `limits`.
-    public let thumbnailQueue: JobQueueConfiguration
+    /// The `thumbnails` job queue's side in the store (see `Thumbnails`).
+    let thumbnails: Thumbnails
 
     /// A store in `folder` (its folders are made now); `start()` opens (or creates) the index,
     /// removes leftovers of interrupted writes and reconciles the index with the files.
@@ -66,14 +62,12 @@ public final class ImageStore: Sendable {
         onFault: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.hooks = hooks
-        defaultThumbnailSizes = thumbnailSizes
         blobs = try BlobStore(root: folder, hooks: hooks)
         self.cache = cache
         self.limits = limits
         self.clock = clock
         self.logger = logger
         let thumbnailQueue = ThumbnailQueue.configuration(retention: limits.jobRetention)
-        self.thumbnailQueue = thumbnailQueue
         let path = folder + "/images.db", recoveryReport = recoveryReport, blobs = blobs
         let closed = ImageStoreError.failedPrecondition("the image store is closed (stopping)")
         let writer = DatabaseOwner<ImageIndex>(name: "image-index", closedError: closed, onFault: { onFault("images.db: \($0)") }) {
@@ -91,6 +85,9 @@ public final class ImageStore: Sendable {
             try ImageIndex(path: path, readOnly: true, thumbnailQueue: thumbnailQueue)
         }
         work = StoreWork(writer: writer, reader: reader)
+        thumbnails = Thumbnails(
+            defaultSizes: thumbnailSizes, queue: thumbnailQueue, work: work, blobs: blobs, cache: cache, claims: claims,
+            limits: limits, clock: clock, logger: logger)
         uploads = Uploads(work: work, blobs: blobs, claims: claims, limits: limits, clock: clock, logger: logger, hooks: hooks)
     }
 
@@ -131,7 +128,7 @@ public final class ImageStore: Sendable {
         reader.close()
         writer.close()
         // It keeps the thumbnail JobQueueService, which keeps this store: a cycle otherwise.
-        thumbnailJobsCommitted.withLock { $0 = nil }
+        thumbnails.tellCommittedJobs(to: nil)
     }
 
     // MARK: Where work runs (see `StoreWork`)
@@ -142,11 +139,6 @@ public final class ImageStore: Sendable {
     var reader: DatabaseOwner<ImageIndex> { work.reader }
     var ioLanes: Lanes { work.ioLanes }
     var digestLanes: Lanes { work.digestLanes }
-
-    /// After the commit of `info`'s row: wakes the Leases waiting for its thumbnail job.
-    private func announceThumbnailJob(for info: ImageInfo) {
-        if ThumbnailQueue.wants(info) { thumbnailJobsCommitted.withLock { $0 }?() }
-    }
 
     func indexWrite<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
         try await work.indexWrite(body)
@@ -280,6 +272,13 @@ public final class ImageStore: Sendable {
     /// digest lane computes its digests; returns the file's path and the digests. On failure
     /// nothing is left.
     func writeTemporary(_ data: some BlobBytes, key: String) throws -> (path: String, digests: Digests) {
+        try Self.writeTemporary(data, key: key, blobs: blobs, digestLanes: digestLanes)
+    }
+
+    /// `writeTemporary(_:key:)` with the blob store and digest lanes given (for `Thumbnails`).
+    static func writeTemporary(
+        _ data: some BlobBytes, key: String, blobs: BlobStore, digestLanes: Lanes
+    ) throws -> (path: String, digests: Digests) {
         // The digests (SHA-256 ~2 GB/s on the SHA extensions, ~340 MB/s without; XXH64
         // ~22 GB/s, once whole and once per block) run on a second core while this one
         // writes and fsyncs.
@@ -384,7 +383,7 @@ public final class ImageStore: Sendable {
     func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) async throws {
         do {
             try await indexWrite { try $0.insert(info, contentCheck: contentCheck, blockChecks: blockChecks) }
-            announceThumbnailJob(for: info)
+            thumbnails.announceJob(for: info)
         } catch {
             // A row the disk may have kept names this blob: it stays (restart's recovery decides).
             if !(error is CommitOutcomeUnknown) { blobs.remove(key: info.key) }
@@ -434,7 +433,7 @@ public final class ImageStore: Sendable {
             throw error
         }
         hooks.current.afterPutCommitted?(info.key)
-        announceThumbnailJob(for: info)
+        thumbnails.announceJob(for: info)
         if case .failure(let error) = synced {
             // The row is committed, but the rename may not survive a power loss, and an fsync
             // that failed is not retried and trusted: the service stops (as for the log's
