@@ -131,7 +131,9 @@ public final class ImageStore: Sendable {
         thumbnails.tellCommittedJobs(to: nil)
     }
 
-    // MARK: Where work runs (see `StoreWork`)
+    // MARK: Where work runs
+    // The verbs of `StoreWork` (see there), forwarded, for the store's own extensions; its
+    // pieces (`Uploads`, `Thumbnails`) are given the `StoreWork` itself.
 
     /// The writer connection of images.db (see `StoreWork.writer`).
     var writer: DatabaseOwner<ImageIndex> { work.writer }
