@@ -22,7 +22,7 @@ import Testing
         let deletion = Tracked { try await store.delete(key) }
         #expect(await eventually { gate.arrived })
         let put = Tracked { try await store.put(new, NewImage(key: key)) }
-        #expect(await eventually { store.claimWaiters(key) == 1 || put.hasEnded })
+        #expect(await eventually { store.claims.waiters(key) == 1 || put.hasEnded })
         let acknowledgedDuringTheDelete = put.hasEnded
         gate.open()
 
@@ -55,7 +55,7 @@ import Testing
         // The thumbnail's key (removed by the cascade, not named in the call) stored again.
         let new = Samples.mp4(9000)
         let put = Tracked { try await store.put(new, NewImage(ownerKey: "item-2", key: thumbnail.key)) }
-        #expect(await eventually { store.claimWaiters(thumbnail.key) == 1 || put.hasEnded })
+        #expect(await eventually { store.claims.waiters(thumbnail.key) == 1 || put.hasEnded })
         let acknowledgedDuringTheDelete = put.hasEnded
         gate.open()
 
@@ -80,7 +80,7 @@ import Testing
         let put = Tracked { try await store.put(Samples.mp4(4000), NewImage(key: key)) }
         #expect(await eventually { gate.arrived })
         let deletion = Tracked { try await store.delete(key) }
-        #expect(await eventually { store.claimWaiters(key) == 1 || deletion.hasEnded })
+        #expect(await eventually { store.claims.waiters(key) == 1 || deletion.hasEnded })
         let deletedDuringThePut = deletion.hasEnded
         gate.open()
 
@@ -165,7 +165,7 @@ import Testing
         let put = Tracked {
             try await store.put(Samples.mp4(7000), NewImage(key: key), abandoned: { ContinuousClock.now > deadline })
         }
-        #expect(await eventually { store.claimWaiters(key) == 1 })
+        #expect(await eventually { store.claims.waiters(key) == 1 })
         // The deadline passes while the put waits for the delete's claim.
         try await Task.sleep(until: deadline + .milliseconds(50))
         gate.open()

@@ -58,7 +58,7 @@ public enum ImageServiceHost {
         host.server.addFigures { [cache] in await jobs.figures() + cache.figures() }
         // The store keeps this closure and `jobs` keeps the store (its completions): close()
         // clears it, ending that cycle.
-        store.thumbnailJobsCommitted.withLock { $0 = { jobs.jobsReady(queue: ThumbnailQueue.name) } }
+        store.thumbnails.tellCommittedJobs(to: { jobs.jobsReady(queue: ThumbnailQueue.name) })
 
         let reaper = IntervalThread(
             name: "image-upload-reaper", intervalMilliseconds: Int32(clamping: max(1000, configuration.uploadExpirySeconds * 250))

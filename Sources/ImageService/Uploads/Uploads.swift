@@ -1,193 +1,67 @@
 import Digest
 import Dispatch
 import Foundation
+import Locking
 import Media
 import Proto
-import Synchronization
+import Runtime
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A chunked upload in progress: its staging file in `uploads/`, the running checksums, and
-/// (in images.db, `UploadRow`) what survives a restart.
-struct Upload: Sendable {
-    let id: String
-    var new: NewImage
-    let totalSize: Int64
-    let checksum: String
-    let path: String
-    let fd: Int32
-    /// Whose share of the open uploads it counts against (`RPCContext.peer`); empty for one
-    /// loaded back at start until it is resumed.
-    var peer: [UInt8] = []
-    /// The staging file opened again with O_DIRECT, where the file system allows it: whole
-    /// 4 KiB blocks go around the page cache; -1 when not in use.
-    var directFD: Int32 = -1
-    /// Direct I/O was refused by a write: the rest goes through the page cache (the descriptor
-    /// stays open until `discard`, so a failed append never leaves a stale copy of it).
-    var directRefused = false
-    /// Received bytes after the last whole block written direct (under 4 KiB; on disk at commit).
-    var pending: [UInt8] = []
-    var received: Int64 = 0
-    var hash = SHA256()
-    var check = XXHash64()
-    var expiresAtMs: Int64
-    /// An Append or Commit is running; a second one waits its turn by retrying.
-    var busy = false
-    /// `hash` and `check` do not cover the received bytes yet: the upload was loaded back at
-    /// start, and its staged bytes are read through once before the next Append or Commit.
-    var digestsStale = false
+/// Chunked uploads (BeginUpload, AppendUpload, CommitUpload, AbortUpload): the uploads open
+/// now, their staging files in `uploads/` and their rows in images.db, and the share of them
+/// each client may hold. The store holds one and forwards its upload calls to it.
+final class Uploads: Sendable {
+    /// The uploads open now, by id.
+    private let open = Locked<[String: Upload]>([:])
+    /// Set by `close()` while it holds the `open` lock (always taken first): uploads ending
+    /// their call are then dropped.
+    private let closing = Locked(false)
+    private let work: StoreWork
+    private let blobs: BlobStore
+    /// An upload's key is claimed while it commits, as a put's is.
+    private let claims: KeyClaims
+    private let limits: ImageStoreLimits
+    private let clock: any WallClock
+    private let logger: Logger
+    private let hooks: StoreHooks
 
-    /// Closes and removes the staging file (its row is removed by the caller).
-    func discard() {
-        closeFiles()
-        unlink(path)
+    init(
+        work: StoreWork, blobs: BlobStore, claims: KeyClaims, limits: ImageStoreLimits, clock: any WallClock, logger: Logger,
+        hooks: StoreHooks
+    ) {
+        self.work = work
+        self.blobs = blobs
+        self.claims = claims
+        self.limits = limits
+        self.clock = clock
+        self.logger = logger
+        self.hooks = hooks
     }
 
-    /// Closes the staging file and keeps it, for a start to resume.
-    func closeFiles() {
-        close(fd)
-        if directFD >= 0 { close(directFD) }
-    }
-
-    /// What images.db keeps of it.
-    var row: UploadRow {
-        UploadRow(
-            id: id, new: new, totalSize: totalSize, checksum: checksum, receivedBytes: received, expiresAtMs: expiresAtMs)
-    }
-
-    /// Opens the staging file of `row` again (after a restart): direct I/O as a new upload of
-    /// its size would use, the tail after the last whole block read back into `pending`.
-    static func reopen(_ row: UploadRow, path: String) throws -> Upload {
-        let fd = try BlobStore.open(path, O_RDWR | O_CLOEXEC)
-        var upload = Upload(
-            id: row.id, new: row.new, totalSize: row.totalSize, checksum: row.checksum, path: path, fd: fd,
-            received: row.receivedBytes, expiresAtMs: row.expiresAtMs, digestsStale: row.receivedBytes > 0)
-        if row.totalSize >= Int64(BlobStore.directWriteThreshold), let flag = BlobStore.directFlag {
-            upload.directFD = Glibc.open(path, O_WRONLY | O_CLOEXEC | flag)
-            if upload.directFD >= 0 {
-                let tail = Int(row.receivedBytes) & (BlobStore.directBlock - 1)
-                do {
-                    upload.pending = try readStaged(fd, path: path, offset: row.receivedBytes - Int64(tail), count: tail)
-                } catch {
-                    upload.closeFiles()
-                    throw error
-                }
-            }
-        }
-        return upload
-    }
-
-    /// Reads the staged bytes through once, so `hash` and `check` cover them (see `digestsStale`).
-    mutating func catchUpDigests() throws {
-        guard digestsStale else { return }
-        var (hash, check) = (SHA256(), XXHash64())
-        let piece = 1 << 20
-        var offset: Int64 = 0
-        // The whole file: a pending tail read back at start is on disk too.
-        while offset < received {
-            let count = Int(min(Int64(piece), received - offset))
-            let bytes = try Self.readStaged(fd, path: path, offset: offset, count: count)
-            bytes.withUnsafeBytes { hash.update($0); check.update($0) }
-            offset += Int64(count)
-        }
-        (self.hash, self.check, digestsStale) = (hash, check, false)
-    }
-
-    /// Makes every received byte durable before the Append is answered: the pending tail is
-    /// written through the page cache as well (and stays pending, so the next direct write
-    /// starts on a block), then the file is fsynced.
-    func makeDurable() throws {
-        if !pending.isEmpty {
-            try pending.withUnsafeBytes { try writeBuffered($0, at: received - Int64(pending.count)) }
-        }
-        try BlobStore.check(fdatasync(fd), "fdatasync", path)
-    }
-
-    static func readStaged(_ fd: Int32, path: String, offset: Int64, count: Int) throws -> [UInt8] {
-        try [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            try BlobStore.readAll(fd, UnsafeMutableRawBufferPointer(buffer), offset: offset, path: path)
-            initialized = count
-        }
-    }
-
-    /// Writes `data`, which follows the bytes received so far, to the staging file: whole
-    /// blocks with direct I/O (through an aligned buffer), the rest kept in `pending`; or all
-    /// of it through the page cache when direct I/O is not in use or is refused.
-    mutating func stage(_ data: UnsafeRawBufferPointer) throws {
-        if directFD >= 0 && !directRefused {
-            let start = received - Int64(pending.count)  // where `pending` begins: block-aligned
-            let whole = (pending.count + data.count) & ~(BlobStore.directBlock - 1)
-            if whole > 0 {
-                do {
-                    try pending.withUnsafeBytes { head in
-                        try BlobStore.writeDirect(directFD, head, data, count: whole, at: start, path: path)
-                    }
-                } catch let error as BlobIOError where error.code == EINVAL {
-                    // Direct I/O refused after all: from now on through the page cache, which
-                    // writes `pending` and `data` again from `start`.
-                    directRefused = true
-                    try stage(data)
-                    return
-                }
-                // `whole` covers all of `pending` (it is under one block): what is left is the
-                // end of `data`.
-                pending = [UInt8](UnsafeRawBufferPointer(rebasing: data[(whole - pending.count)...]))
-            } else {
-                pending += data
-            }
-            received += Int64(data.count)
-            return
-        }
-        // Through the page cache (after any pending bytes, which go first).
-        try flushPending()
-        try writeBuffered(data, at: received)
-        received += Int64(data.count)
-    }
-
-    /// Puts the pending bytes on disk (before the staged file is read or fsynced).
-    mutating func flushPending() throws {
-        guard !pending.isEmpty else { return }
-        let bytes = pending
-        pending = []
-        try bytes.withUnsafeBytes { try writeBuffered($0, at: received - Int64(bytes.count)) }
-    }
-
-    private func writeBuffered(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        try BlobStore.pwriteAll(fd, bytes, offset: offset, path: path)
-    }
-}
-
-/// What BeginUpload answers.
-public struct UploadTicket: Sendable, Equatable {
-    /// Names the upload in Append/Commit/Abort.
-    public var uploadID: String
-    /// When it expires unless used again (each call extends it).
-    public var expiresAtMs: Int64
-    /// The largest AppendUpload chunk.
-    public var maxChunkBytes: Int
-    /// The bytes durably received so far: 0 for a new upload; where a resumed one continues.
-    public var receivedBytes: Int64 = 0
-}
-
-extension ImageStore {
     /// Opens an upload of `totalSize` bytes for `peer` (counted against its share,
-    /// `ImageStoreLimits.maxOpenUploads`); `checksum` ("sha256:<hex>", optional) is checked at commit.
-    public func beginUpload(_ new: NewImage, totalSize: Int64, checksum: String, peer: [UInt8] = []) async throws -> UploadTicket {
-        expireUploads()
+    /// `ImageStoreLimits.maxOpenUploads`); `checksum` ("sha256:<hex>", optional) is checked at
+    /// commit. `validate` checks the new image's key, kind, parent and owner (the store's checks
+    /// of a put).
+    func begin(
+        _ new: NewImage, totalSize: Int64, checksum: String, peer: [UInt8],
+        validate: (NewImage) async throws -> NewImage
+    ) async throws -> UploadTicket {
+        expire()
         guard totalSize > 0 else { throw ImageStoreError.invalid("total_size must be > 0 (got \(totalSize))") }
         guard totalSize <= limits.maxUploadBytes else {
             throw ImageStoreError.tooLarge("total_size \(totalSize) is over the upload limit of \(limits.maxUploadBytes) bytes")
         }
         if !checksum.isEmpty { try Self.checkFormat(checksum, field: "checksum") }
         let new = try await validate(new)
-        if !new.key.isEmpty, try await indexWrite({ try $0.get(new.key) }) != nil {
+        if !new.key.isEmpty, try await work.indexWrite({ try $0.get(new.key) }) != nil {
             throw ImageStoreError.alreadyExists("key \(new.key): an image with this key exists already")
         }
         let id = UUID().uuidString.lowercased()
         let path = blobs.uploadPath(id), blobs = blobs
         // Its entry durable before its row says it exists (start-up removes a file without a row).
-        let fd = try await onDisk { () throws -> Int32 in
+        let fd = try await work.onDisk { () throws -> Int32 in
             let fd = try BlobStore.open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC)
             do {
                 try blobs.syncFolder(blobs.uploadsFolder)
@@ -206,7 +80,7 @@ extension ImageStore {
             upload.directFD = Glibc.open(path, O_WRONLY | O_CLOEXEC | flag)
         }
         let (perPeer, total) = (limits.maxOpenUploads, limits.maxOpenUploadsTotal)
-        let refusal = uploads.withLock { uploads -> String? in
+        let refusal = open.withLock { uploads -> String? in
             guard uploads.count < total else {
                 return "\(uploads.count) uploads are open in all, the most this service keeps (\(total)); retry once some have ended"
             }
@@ -223,9 +97,9 @@ extension ImageStore {
         }
         let row = upload.row
         do {
-            try await indexWrite { try $0.insertUpload(row) }
+            try await work.indexWrite { try $0.insertUpload(row) }
         } catch {
-            uploads.withLock { _ = $0.removeValue(forKey: id) }
+            open.withLock { _ = $0.removeValue(forKey: id) }
             upload.discard()
             throw error
         }
@@ -234,13 +108,13 @@ extension ImageStore {
 
     /// Resumes the open upload `id` (after a restart of this service or of the client): the
     /// same id, the bytes durably received so far, and a fresh expiry.
-    public func resumeUpload(_ id: String) async throws -> UploadTicket {
-        expireUploads()
+    func resume(_ id: String) async throws -> UploadTicket {
+        expire()
         let upload = try claimUpload(id)
         let expires = clock.nowMilliseconds() + limits.uploadExpiryMilliseconds
         do {
             let received = upload.received
-            try await indexWrite { try $0.updateUpload(id, receivedBytes: received, expiresAtMs: expires) }
+            try await work.indexWrite { try $0.updateUpload(id, receivedBytes: received, expiresAtMs: expires) }
         } catch {
             releaseUpload(upload)
             throw error
@@ -252,7 +126,7 @@ extension ImageStore {
 
     /// Puts the uploads start-up loaded back (`RecoveryReport.openUploads`) into the table;
     /// one whose staging file cannot be opened again is dropped with its row.
-    func loadUploads(_ rows: [UploadRow]) {
+    func load(_ rows: [UploadRow]) {
         var lost: [String] = []
         var loaded: [Upload] = []
         for row in rows {
@@ -264,7 +138,7 @@ extension ImageStore {
                 lost.append(row.id)
             }
         }
-        uploads.withLock { uploads in
+        open.withLock { uploads in
             for upload in loaded { uploads[upload.id] = upload }
         }
         forgetUploadRows(lost)
@@ -275,14 +149,14 @@ extension ImageStore {
     private func forgetUploadRows(_ ids: [String]) {
         guard !ids.isEmpty else { return }
         let logger = logger
-        indexWriteLater({ try $0.deleteUploads(ids) }) { error in
+        work.indexWriteLater({ try $0.deleteUploads(ids) }) { error in
             logger.warning("upload rows \(ids.joined(separator: ",")) not removed (start-up drops them): \(error)")
         }
     }
 
     /// Appends `data` at `offset`, which must equal the bytes received so far; returns the new total.
-    public func appendUpload(_ id: String, offset: Int64, data: some BlobBytes) async throws -> Int64 {
-        expireUploads()
+    func append(_ id: String, offset: Int64, data: some BlobBytes) async throws -> Int64 {
+        expire()
         guard data.count > 0 else { throw ImageStoreError.invalid("data is empty") }
         guard offset >= 0 else { throw ImageStoreError.invalid("offset must be ≥ 0 (got \(offset))") }
         guard data.count <= limits.maxChunkBytes else {
@@ -304,8 +178,8 @@ extension ImageStore {
             }
             var staged = upload
             if staged.digestsStale { staged = try await catchUpDigests(staged) }
-            let digestLanes = digestLanes
-            let next = try await onDisk { [staged] () throws -> Upload in
+            let digestLanes = work.digestLanes
+            let next = try await work.onDisk { [staged] () throws -> Upload in
                 // The digests of the chunk on a second core while this one writes it.
                 var ((hash, check), next) = try digestLanes.alongside({
                     var (hash, check) = (staged.hash, staged.check)
@@ -326,7 +200,7 @@ extension ImageStore {
             // Answered only once the bytes are fsynced and the row says so: nothing
             // acknowledged is lost by a crash.
             let received = next.received, expires = clock.nowMilliseconds() + limits.uploadExpiryMilliseconds
-            try await indexWrite { try $0.updateUpload(id, receivedBytes: received, expiresAtMs: expires) }
+            try await work.indexWrite { try $0.updateUpload(id, receivedBytes: received, expiresAtMs: expires) }
             upload = next
         } catch {
             releaseUpload(upload)
@@ -336,9 +210,11 @@ extension ImageStore {
         return upload.received
     }
 
-    /// Verifies size, checksum and media of a complete upload and stores it as an image.
-    public func commitUpload(_ id: String, checksum: String) async throws -> ImageInfo {
-        expireUploads()
+    /// Verifies size, checksum and media of a complete upload and stores it as an image: its
+    /// blob renamed into place here, its row added by `index` (the store's insert of a put's
+    /// row), under the claim of its key.
+    func commit(_ id: String, checksum: String, index: (ImageInfo, _ contentCheck: String) async throws -> Void) async throws -> ImageInfo {
+        expire()
         if !checksum.isEmpty { try Self.checkFormat(checksum, field: "checksum") }
         var upload = try claimUpload(id)
         guard upload.received == upload.totalSize else {
@@ -366,14 +242,14 @@ extension ImageStore {
         let chosenKey = new.key
         let exists: Bool
         do {
-            try await claim(chosenKey)
+            try await claims.claim(chosenKey)
         } catch {
             releaseUpload(upload)  // ABORTED: the upload stays, so a retry of the commit can succeed
             throw error
         }
-        defer { release(chosenKey) }
+        defer { claims.release(chosenKey) }
         do {
-            exists = try await indexWrite({ try $0.get(chosenKey) }) != nil
+            exists = try await work.indexWrite({ try $0.get(chosenKey) }) != nil
         } catch {
             releaseUpload(upload)
             throw error
@@ -384,11 +260,11 @@ extension ImageStore {
             throw ImageStoreError.alreadyExists("key \(chosenKey): an image with this key was stored during the upload; the upload is discarded")
         }
         // From here the upload ends either as an image or discarded: nothing partial stays.
-        uploads.withLock { _ = $0.removeValue(forKey: id) }
+        open.withLock { _ = $0.removeValue(forKey: id) }
         let blobs = blobs, limits = limits, key = new.key, declared = new, committed = upload, staged = hooks.current.uploadStaged
         let media: SniffedMedia
         do {
-            media = try await onDisk { () throws -> SniffedMedia in
+            media = try await work.onDisk { () throws -> SniffedMedia in
                 var upload = committed
                 defer {
                     Glibc.close(upload.fd)
@@ -397,7 +273,7 @@ extension ImageStore {
                 try upload.flushPending()
                 staged?(upload.path)
                 let media = try Self.sniff(upload, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
-                try Self.check(media, against: declared)
+                try ImageStore.check(media, against: declared)
                 try BlobStore.check(fsync(upload.fd), "fsync", upload.path)
                 // Renamed and its folder fsynced before the row is added, not beside it as a
                 // put's (`placeAndIndex`): the staging file is named by upload, not by key, so
@@ -415,22 +291,22 @@ extension ImageStore {
         }
         // The staging file is gone (renamed): the row goes too, whatever the insert does.
         forgetUploadRows([id])
-        let info = makeInfo(new, media: media, size: upload.totalSize, checksum: actual)
-        try await insert(info, contentCheck: upload.check.checksum())
+        let info = ImageStore.makeInfo(new, media: media, size: upload.totalSize, checksum: actual, createdAtMs: clock.nowMilliseconds())
+        try await index(info, upload.check.checksum())
         if let note = media.extraneousNote(key: key) { logger.info(note) }
         return info
     }
 
     /// Removes a claimed upload from the table and deletes its staged bytes.
     private func drop(_ upload: Upload) {
-        uploads.withLock { _ = $0.removeValue(forKey: upload.id) }
+        open.withLock { _ = $0.removeValue(forKey: upload.id) }
         upload.discard()
         forgetUploadRows([upload.id])
     }
 
     /// `upload` with its digests covering the staged bytes (read through on an I/O lane).
     private func catchUpDigests(_ upload: Upload) async throws -> Upload {
-        try await onDisk {
+        try await work.onDisk {
             var upload = upload
             try upload.catchUpDigests()
             return upload
@@ -438,8 +314,8 @@ extension ImageStore {
     }
 
     /// Drops an upload and its staged bytes.
-    public func abortUpload(_ id: String) async throws {
-        let result: Result<Upload, ImageStoreError> = uploads.withLock { uploads in
+    func abort(_ id: String) async throws {
+        let result: Result<Upload, ImageStoreError> = open.withLock { uploads in
             guard let upload = uploads[id] else {
                 return .failure(.notFound("upload_id \(id): no such upload (committed, aborted or expired)"))
             }
@@ -450,14 +326,14 @@ extension ImageStore {
         }
         try result.get().discard()
         // Gone before the abort is answered, so a crash cannot bring it back.
-        try await indexWrite { try $0.deleteUploads([id]) }
+        try await work.indexWrite { try $0.deleteUploads([id]) }
     }
 
     /// Drops uploads idle past their expiry; returns how many.
     @discardableResult
-    public func expireUploads() -> Int {
+    func expire() -> Int {
         let now = clock.nowMilliseconds()
-        let expired = uploads.withLock { uploads in
+        let expired = open.withLock { uploads in
             let ids = uploads.values.filter { !$0.busy && $0.expiresAtMs <= now }.map(\.id)
             return ids.compactMap { uploads.removeValue(forKey: $0) }
         }
@@ -470,10 +346,22 @@ extension ImageStore {
     }
 
     /// Uploads in progress.
-    public var openUploads: Int { uploads.withLock { $0.count } }
+    var count: Int { open.withLock { $0.count } }
+
+    /// Closes the idle uploads now (kept on disk with their rows, to be resumed); one with a
+    /// call in flight is closed when that call ends, so its file descriptor is never closed
+    /// under a running write (and reused by another file).
+    func close() {
+        let idle = open.withLock { uploads in
+            closing.withLock { $0 = true }
+            let ids = uploads.values.filter { !$0.busy }.map(\.id)
+            return ids.compactMap { uploads.removeValue(forKey: $0) }
+        }
+        for upload in idle { upload.closeFiles() }
+    }
 
     private func claimUpload(_ id: String) throws -> Upload {
-        let result: Result<Upload, ImageStoreError> = uploads.withLock { uploads in
+        let result: Result<Upload, ImageStoreError> = open.withLock { uploads in
             guard var upload = uploads[id] else {
                 return .failure(.notFound("upload_id \"\(id)\": no such upload (committed, aborted or expired)"))
             }
@@ -494,7 +382,7 @@ extension ImageStore {
         upload.busy = false
         upload.expiresAtMs = expiresAtMs ?? clock.nowMilliseconds() + limits.uploadExpiryMilliseconds
         let stored = upload
-        let dropped = uploads.withLock { uploads -> Upload? in
+        let dropped = open.withLock { uploads -> Upload? in
             guard uploads[stored.id] != nil else { return nil }
             if closing.withLock({ $0 }) { return uploads.removeValue(forKey: stored.id) }
             uploads[stored.id] = stored
@@ -515,11 +403,11 @@ extension ImageStore {
     /// place, through a read-only map of the staged file (never read into memory whole).
     private static func sniff(_ upload: Upload, maxPixels: Int, maxDecodeBytes: Int64) throws -> SniffedMedia {
         let head = try readStaged(upload, offset: 0, count: Int(min(upload.totalSize, Int64(MediaSniffer.headBytes))))
-        guard head.starts(with: [0xFF, 0xD8, 0xFF]) else { return try classify(head, maxPixels: maxPixels) }
+        guard head.starts(with: [0xFF, 0xD8, 0xFF]) else { return try ImageStore.classify(head, maxPixels: maxPixels) }
         let map = try MappedFile(fd: upload.fd, count: Int(upload.totalSize), path: upload.path)
         do {
             return try map.readBack { bytes in
-                try classifyJPEG(bytes, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes)
+                try ImageStore.classifyJPEG(bytes, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes)
             }
         } catch let error as BlobIOError where error.code == EIO {
             // The bytes received are not all on disk any more: refused, never stored as sent.

@@ -3,15 +3,60 @@ import JobQueue
 import Media
 import Proto
 import Locking
+import Runtime
 
 /// The image store's side of the `thumbnails` queue: storing what a worker completes a job
-/// with, and enqueueing batches (EnqueueThumbnails).
-extension ImageStore {
+/// with, enqueueing batches (EnqueueThumbnails, `Thumbnails+Batches`), and waking the Leases
+/// that wait once a commit enqueued jobs. The store holds one and forwards to it.
+final class Thumbnails: Sendable {
+    /// The sizes each stored JPEG gets a thumbnail job for, and EnqueueThumbnails' default.
+    let defaultSizes: [Int]
+    /// The `thumbnails` queue in images.db, with the retention of the store's limits.
+    let queue: JobQueueConfiguration
+    /// Called once a row that enqueued a thumbnail job has committed (wakes waiting Leases).
+    private let jobsCommitted = Locked<(@Sendable () -> Void)?>(nil)
+    let work: StoreWork
+    let blobs: BlobStore
+    let cache: ImageCache
+    /// Thumbnails are stored under claimed keys, and the ones they replace deleted under theirs.
+    let claims: KeyClaims
+    let limits: ImageStoreLimits
+    let clock: any WallClock
+    let logger: Logger
+
+    init(
+        defaultSizes: [Int], queue: JobQueueConfiguration, work: StoreWork, blobs: BlobStore, cache: ImageCache,
+        claims: KeyClaims, limits: ImageStoreLimits, clock: any WallClock, logger: Logger
+    ) {
+        self.defaultSizes = defaultSizes
+        self.queue = queue
+        self.work = work
+        self.blobs = blobs
+        self.cache = cache
+        self.claims = claims
+        self.limits = limits
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Sets what a commit that enqueued thumbnail jobs calls (the job service's wake-up of
+    /// its Leases); nil lets it go (the store's `close()`: it keeps the store, a cycle otherwise).
+    func tellCommittedJobs(to wake: (@Sendable () -> Void)?) {
+        jobsCommitted.withLock { $0 = wake }
+    }
+
+    /// After a commit that enqueued thumbnail jobs: wakes the Leases waiting for them.
+    func jobsWereCommitted() {
+        jobsCommitted.withLock { $0 }?()
+    }
+
+    /// After the commit of `info`'s row: wakes the Leases waiting for its thumbnail job.
+    func announceJob(for info: ImageInfo) {
+        if ThumbnailQueue.wants(info) { jobsWereCommitted() }
+    }
+
     /// A thumbnail a worker sends may be at most this large (a 1024-pixel JPEG is ~200 KB).
     static let maxThumbnailBytes = 16 << 20
-
-    /// Publishes an image event (`image.stored`, `image.deleted`).
-    public typealias ImagePublish = @Sendable (_ topic: String, _ info: ImageInfo) -> Void
 
     /// The staging of a `thumbnails` job's completion (see `StagedCompletion`).
     ///
@@ -28,12 +73,12 @@ extension ImageStore {
     ///
     /// A crash after the files and before the commit leaves files without rows, which the next
     /// start quarantines (never deletes), as for any put cut short.
-    func stageThumbnails(_ request: CompleteRequest, publish: @escaping ImagePublish) async throws -> StagedCompletion<ImageIndex> {
+    func stage(_ request: CompleteRequest, publish: @escaping ImageStore.ImagePublish) async throws -> StagedCompletion<ImageIndex> {
         var lookUp = GetJobRequest()
         lookUp.queue = request.queue
         lookUp.jobId = request.jobId
         let get = lookUp
-        let job = try await indexRead { try $0.jobs.job(get) }
+        let job = try await work.indexRead { try $0.jobs.job(get) }
         // Not running under this lease (a late worker, or a repeat of a completion): the
         // transaction refuses it or answers the repeat, and nothing is written for it.
         let untouched = StagedCompletion<ImageIndex>(effect: { _, _, result in result })
@@ -51,7 +96,7 @@ extension ImageStore {
         let nothingStored = ThumbnailResult().serializedBytes()
         let sizes = result.thumbnails.map { Int($0.size) }
         // The image and the thumbnails these replace, in one read.
-        let (found, replaced) = try await indexRead { index -> (ImageInfo?, [ImageInfo]) in
+        let (found, replaced) = try await work.indexRead { index -> (ImageInfo?, [ImageInfo]) in
             guard try index.generation(of: parentKey) == generation, let parent = try index.get(parentKey) else { return (nil, []) }
             return (parent, try index.thumbnails(of: parentKey, sizes: sizes))
         }
@@ -61,12 +106,12 @@ extension ImageStore {
             return StagedCompletion(effect: { _, _, _ in nothingStored })
         }
         // Deletes first (they may wait), then the new keys (fresh UUIDs: they never wait).
-        await claimForDelete(Set(replaced.map(\.key)))
+        await claims.claimForDelete(Set(replaced.map(\.key)))
         let made = result.thumbnails.map { thumbnail in (thumbnail, Self.thumbnailKey(of: parentKey)) }
-        for (_, key) in made { try await claim(key) }
+        for (_, key) in made { try await claims.claim(key) }
         @Sendable func releaseAll() {
-            for (_, key) in made { release(key) }
-            for old in replaced { release(old.key) }
+            for (_, key) in made { claims.release(key) }
+            for old in replaced { claims.release(old.key) }
         }
         let stored: [(image: StoredImage, size: Int)]
         do {
@@ -115,7 +160,7 @@ extension ImageStore {
                 publish(EventTopic.imageDeleted, old)
             }
             for (image, _) in stored {
-                if let data = made.first(where: { $0.1 == image.info.key })?.0.data, data.count <= Self.cacheOnPutBytes {
+                if let data = made.first(where: { $0.1 == image.info.key })?.0.data, data.count <= ImageStore.cacheOnPutBytes {
                     cache.insert(image.cacheKey, data, image: image, ticket: cache.removalTicket())
                 }
                 logger.debug("thumbnail \(image.info.key) of image \(parentKey) stored (\(image.info.width)×\(image.info.height))")
@@ -150,14 +195,14 @@ extension ImageStore {
         _ made: [(Thumbnail, String)], of parent: ImageInfo, job: String
     ) async throws -> [(image: StoredImage, size: Int)] {
         let limits = limits, blobs = blobs
-        let media = try await onDisk {
+        let media = try await work.onDisk {
             try made.map { thumbnail, _ in
                 let size = Int(thumbnail.size)
                 let what = "the thumbnail of size \(size) of job \(job)"
                 let media: SniffedMedia
                 do {
                     media = try thumbnail.data.withUnsafeBytes { buffer in
-                        try Self.classifyJPEG(buffer, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
+                        try ImageStore.classifyJPEG(buffer, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
                     }
                 } catch {
                     throw ImageStoreError.invalid("\(what) is not a whole JPEG: \(error)")
@@ -171,24 +216,26 @@ extension ImageStore {
                 return media
             }
         }
-        let written = await withTaskGroup(of: (Int, Result<(path: String, digests: Digests), any Error>).self) { group in
+        let written = await withTaskGroup(of: (Int, Result<(path: String, digests: ImageStore.Digests), any Error>).self) { group in
             for (index, (thumbnail, key)) in made.enumerated() {
-                group.addTask { [self] in
+                group.addTask { [work, blobs] in
                     do {
-                        return (index, .success(try await onDisk { try self.writeTemporary(thumbnail.data, key: key) }))
+                        return (index, .success(try await work.onDisk {
+                            try ImageStore.writeTemporary(thumbnail.data, key: key, blobs: blobs, digestLanes: work.digestLanes)
+                        }))
                     } catch {
                         return (index, .failure(error))
                     }
                 }
             }
-            var results = [Result<(path: String, digests: Digests), any Error>?](repeating: nil, count: made.count)
+            var results = [Result<(path: String, digests: ImageStore.Digests), any Error>?](repeating: nil, count: made.count)
             for await (index, result) in group { results[index] = result }
             return results.map { $0! }
         }
         let temporaries = written.compactMap { try? $0.get().path }
         do {
             let files = try written.map { try $0.get() }
-            try await onDisk {
+            try await work.onDisk {
                 var renamed: [String] = []
                 do {
                     for ((_, key), file) in zip(made, files) {
@@ -206,7 +253,9 @@ extension ImageStore {
                 let new = NewImage(ownerKey: parent.ownerKey, kind: .thumbnail, parentKey: parent.key, key: key)
                 return (
                     StoredImage(
-                        info: makeInfo(new, media: media, size: Int64(thumbnail.data.count), checksum: file.digests.checksum),
+                        info: ImageStore.makeInfo(
+                            new, media: media, size: Int64(thumbnail.data.count), checksum: file.digests.checksum,
+                            createdAtMs: clock.nowMilliseconds()),
                         contentCheck: file.digests.check, blockChecks: file.digests.blocks),
                     Int(thumbnail.size))
             }

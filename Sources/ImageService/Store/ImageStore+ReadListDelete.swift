@@ -306,7 +306,7 @@ extension ImageStore {
     ) async throws -> [ImageInfo] {
         var keys = Set(try await indexRead { try find($0).map(\.key) })
         while true {
-            await claimForDelete(keys)
+            await claims.claimForDelete(keys)
             // Every key claimed so far, kept outside the closure so that a failure releases them all.
             let held = Locked(keys)
             let outcome: (removed: [ImageInfo], busy: Set<String>)
@@ -317,21 +317,21 @@ extension ImageStore {
                         if attempt.unclaimed.isEmpty { return (attempt.removed, []) }
                         // Rows added since the look (a thumbnail just stored): claimed here when
                         // free; otherwise waited for with the rest, in key order.
-                        guard self.tryClaimForDelete(attempt.unclaimed) else { return ([], attempt.unclaimed) }
+                        guard self.claims.tryClaimForDelete(attempt.unclaimed) else { return ([], attempt.unclaimed) }
                         held.withLock { $0.formUnion(attempt.unclaimed) }
                     }
                 }
             } catch {
-                for key in held.withLock({ $0 }) { release(key) }
+                for key in held.withLock({ $0 }) { claims.release(key) }
                 throw error
             }
             let claimed = held.withLock { $0 }
             if outcome.busy.isEmpty {
-                defer { for key in claimed { release(key) } }
+                defer { for key in claimed { claims.release(key) } }
                 try await removeFiles(outcome.removed)
                 return outcome.removed
             }
-            for key in claimed { release(key) }
+            for key in claimed { claims.release(key) }
             keys = claimed.union(outcome.busy)
         }
     }

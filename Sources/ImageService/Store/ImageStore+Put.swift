@@ -1,222 +1,14 @@
 import Digest
 import Dispatch
 import Foundation
-import JobQueue
+import Locking
 import Media
 import Proto
-import Runtime
 import SQLite
-import Locking
 
-/// Where images are stored: blob files under `blobs/`, their metadata in `images.db`, hot bytes in
-/// the cache.
-///
-/// Every method is async and never blocks the caller's thread: each SQLite connection (the
-/// writer, with group commit, and a reader) has its owner (`DatabaseOwner`), and file I/O runs
-/// on lanes of its own (`Lanes`). Nothing is opened before `start()`; `close()` waits for the
-/// lanes' work and joins the owners' threads.
-public final class ImageStore: Sendable {
-    let blobs: BlobStore
-    /// The memory cache over blob and rendition bytes.
-    public let cache: ImageCache
-    let limits: ImageStoreLimits
-    let clock: any WallClock
-    let logger: Logger
-    /// The writer connection: opens, migrates and reconciles images.db when it starts; rows
-    /// that arrive while a commit runs share the next one (group commit). It also owns the
-    /// `thumbnails` job queue, which `JobQueueService` serves through it.
-    let writer: DatabaseOwner<ImageIndex>
-    /// Called once a row that enqueued a thumbnail job has committed (wakes waiting Leases).
-    let thumbnailJobsCommitted = Locked<(@Sendable () -> Void)?>(nil)
-    /// A second connection for lookups and lists (and the `thumbnails` queue's reads), so reads
-    /// never queue behind a commit's fsync.
-    let reader: DatabaseOwner<ImageIndex>
-    /// File I/O, which blocks (see `Lanes`).
-    let ioLanes = Lanes(label: "homepwner.images.io", count: 16)
-    /// Digests computed while the I/O lane writes; they never wait on anything.
-    let digestLanes = Lanes(label: "homepwner.images.digest", count: 4)
-    /// Renders (GetRendition's decodes), one per core, off the I/O lanes (see `LanePool`).
-    let renderLanes = LanePool(label: "homepwner.images.render", count: ImageStore.renderSlots)
-    let uploads = Locked<[String: Upload]>([:])
-    /// Set by `close()` while it holds the uploads lock (always taken first): uploads ending
-    /// their call are then dropped.
-    let closing = Locked(false)
-    /// Blobs read once from disk lately (see `admits`).
-    let recentReads = Locked(RecentReads())
-    /// Keys being stored or deleted (see `claim(_:)`).
-    let claims = Locked(KeyClaims())
-    /// Test hooks (all nil in service).
-    let hooks: StoreHooks
-    /// What `start()` found, once it has run.
-    let recoveryReport = RecoveryRecord()
-    /// The sizes each stored JPEG gets a thumbnail job for, and EnqueueThumbnails' default.
-    let defaultThumbnailSizes: [Int]
-    /// The `thumbnails` queue in images.db, with the retention of `limits`.
-    public let thumbnailQueue: JobQueueConfiguration
-
-    /// A store in `folder` (its folders are made now); `start()` opens (or creates) the index,
-    /// removes leftovers of interrupted writes and reconciles the index with the files.
-    ///
-    /// - Parameter thumbnailSizes: The sizes each stored JPEG original or edit gets a thumbnail
-    ///   job for, in the transaction that stores it; empty for none.
-    /// - Parameter onFault: Told when a write's outcome is left unknown by the disk (an fsync
-    ///   that failed after a commit): the process should stop (`FaultWatch`).
-    public convenience init(
-        folder: String, cache: ImageCache, limits: ImageStoreLimits = .init(), clock: any WallClock = SystemClock(),
-        logger: Logger, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes, onFault: @escaping @Sendable (String) -> Void = { _ in }
-    ) throws {
-        try self.init(
-            folder: folder, cache: cache, limits: limits, clock: clock, logger: logger, hooks: StoreHooks(),
-            thumbnailSizes: thumbnailSizes, onFault: onFault)
-    }
-
-    /// `init(folder:cache:limits:clock:logger:)` with test hooks in place from the start.
-    init(
-        folder: String, cache: ImageCache, limits: ImageStoreLimits = .init(), clock: any WallClock = SystemClock(),
-        logger: Logger, hooks: StoreHooks, thumbnailSizes: [Int] = ThumbnailQueue.defaultSizes,
-        onFault: @escaping @Sendable (String) -> Void = { _ in }
-    ) throws {
-        self.hooks = hooks
-        defaultThumbnailSizes = thumbnailSizes
-        blobs = try BlobStore(root: folder, hooks: hooks)
-        self.cache = cache
-        self.limits = limits
-        self.clock = clock
-        self.logger = logger
-        let thumbnailQueue = ThumbnailQueue.configuration(retention: limits.jobRetention)
-        self.thumbnailQueue = thumbnailQueue
-        let path = folder + "/images.db", recoveryReport = recoveryReport, blobs = blobs
-        let closed = ImageStoreError.failedPrecondition("the image store is closed (stopping)")
-        writer = DatabaseOwner(name: "image-index", closedError: closed, onFault: { onFault("images.db: \($0)") }) {
-            let index = try ImageIndex(path: path, thumbnailSizes: thumbnailSizes, thumbnailQueue: thumbnailQueue)
-            do {
-                let report = try Self.reconcile(index: index, blobs: blobs, now: clock.nowMilliseconds())
-                recoveryReport.report.withLock { $0 = report }
-            } catch {
-                try? index.close()
-                throw error
-            }
-            return index
-        }
-        reader = DatabaseOwner(name: "image-reader", closedError: closed, groupCommit: false) {
-            try ImageIndex(path: path, readOnly: true, thumbnailQueue: thumbnailQueue)
-        }
-    }
-
-    /// Opens the index (creating or migrating it), reconciles it with the files and opens the
-    /// reader beside it; throws what opening threw, with nothing left open. Call once.
-    public func start() throws {
-        try writer.start()
-        do {
-            try reader.start()
-        } catch {
-            writer.close()
-            throw error
-        }
-        let report = recovery
-        loadUploads(report.openUploads)
-        pruneQuarantine()
-        if report.truncatedUploads + report.droppedUploads > 0 {
-            logger.info(
-                "open uploads recovered: \(report.openUploads.count) resumable, \(report.truncatedUploads) cut back to their acknowledged bytes, \(report.droppedUploads) dropped (expired, or their staging file was gone)")
-        }
-        if report.finishedPuts + report.leftovers + report.quarantined + report.missingFiles.count > 0 {
-            logger.warning(
-                "image store recovered: \(report.finishedPuts) committed puts renamed into place, \(report.leftovers) interrupted writes removed, \(report.quarantined) blobs without an index row moved to \(report.quarantineFolder.isEmpty ? "quarantine" : report.quarantineFolder) (not deleted: with an images.db restored from an older copy they are the newer photos; put them back under blobs/ with an index that lists them, or remove the folder), \(report.missingFiles.count) indexed images without a file",
-                ["missing": report.missingFiles.prefix(10).joined(separator: ",")])
-        }
-    }
-
-    /// Closes open uploads (kept on disk with their rows, to be resumed), waits for the work on the lanes and closes both connections, joining
-    /// their threads. Safe to call twice, and without `start()`.
-    public func close() {
-        // Idle uploads go now; one with a call in flight is dropped when that call ends, so its
-        // file descriptor is never closed under a running write (and reused by another file).
-        let idle = uploads.withLock { uploads in
-            closing.withLock { $0 = true }
-            let ids = uploads.values.filter { !$0.busy }.map(\.id)
-            return ids.compactMap { uploads.removeValue(forKey: $0) }
-        }
-        for upload in idle { upload.closeFiles() }
-        // The lanes' work may still commit a row (and read its digests): it ends first.
-        ioLanes.drain()
-        digestLanes.drain()
-        // The writer last: the last connection to close checkpoints the WAL, which the
-        // read-only reader cannot.
-        reader.close()
-        writer.close()
-        // It keeps the thumbnail JobQueueService, which keeps this store: a cycle otherwise.
-        thumbnailJobsCommitted.withLock { $0 = nil }
-    }
-
-    // MARK: Where work runs
-    // `index…`: images.db, on its owners' threads (`indexWrite` on the writer, `indexRead` on the
-    // reader, `indexReadHere` on the calling blocking thread). `onDisk`/`onLane`: blob file I/O on
-    // the I/O lanes or a lane pool (`onDisk` for writes, their errors told as a write's).
-
-    /// After the commit of `info`'s row: wakes the Leases waiting for its thumbnail job.
-    private func announceThumbnailJob(for info: ImageInfo) {
-        if ThumbnailQueue.wants(info) { thumbnailJobsCommitted.withLock { $0 }?() }
-    }
-
-    /// Runs `body` with the writer connection on its thread.
-    func indexWrite<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
-        try await writer.perform(body)
-    }
-
-    /// Runs `body` with the writer connection on its thread without waiting for it; `failure`
-    /// gets its error.
-    func indexWriteLater(
-        _ body: @escaping @Sendable (ImageIndex) throws -> Void, failure: @escaping @Sendable (any Error) -> Void
-    ) {
-        writer.submit(body) { result in
-            if case .failure(let error) = result { failure(error) }
-        }
-    }
-
-    /// Runs a read-only lookup on the reader connection (sees every commit made before it starts).
-    func indexRead<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
-        try await reader.perform(body)
-    }
-
-    /// The row of `key` from the reader connection, on the calling thread (an I/O lane, which
-    /// may wait briefly for the reader's batch in progress): for a path that should wake no
-    /// other thread.
-    func indexReadHere(_ key: String) throws -> StoredImage? {
-        try reader.performHere { try $0.stored(key) }
-    }
-
-    /// `body`, a write, on the next I/O lane, or on a lane of `pool` once one is free; a full
-    /// disk and an I/O error are told as what they mean for the write. Reads go through
-    /// `readVerified`, whose `readError` tells theirs.
-    func onDisk<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-        do {
-            return try await onLane(in: pool, body)
-        } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {
-            // A full disk is a limit the operator can act on, not a bug.
-            throw DiskFull(reason: "the image store's disk: \(error)")
-        } catch let error as BlobIOError where error.code == EIO {
-            // Nothing refers to what failed to be written; the disk is the operator's to look at.
-            throw ImageStoreError.unavailable("the image store's disk failed (\(error)); nothing was stored, retry later")
-        }
-    }
-
-    /// `body` on the next I/O lane, or on a lane of `pool` once one is free; its errors as they are.
-    func onLane<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
-        if let pool { return try await pool.run(body) }
-        return try await withVisibleCheckedThrowingContinuation { continuation in
-            ioLanes.queue().async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-
-    /// A read the disk failed (EIO, or another error than a missing file): it changed nothing,
-    /// and may pass later.
-    static func readFailure(_ error: BlobIOError) -> ImageStoreError {
-        .unavailable("the image store's disk failed reading (\(error)); nothing was changed, retry later")
-    }
-
-    // MARK: Put
-
+/// PutImage: a new image's checks, its bytes written with their digests, and its blob and
+/// row made durable together (what uploads and thumbnails store through as well).
+extension ImageStore {
     /// Stores `data` as a new image and returns its metadata; with a client key that exists,
     /// returns the existing image and `created` false. On disk before it returns.
     ///
@@ -241,8 +33,8 @@ public final class ImageStore: Sendable {
         // Claim the key first, then look: every write of a key happens under its claim, so no
         // other put, commit or delete can slip in between the look and the rename. A key made
         // here is a fresh random UUID: nothing to look up.
-        try await claim(new.key)
-        defer { release(new.key) }
+        try await claims.claim(new.key)
+        defer { claims.release(new.key) }
         let requestedKey = new.key
         let key = new.key
         let limits = limits, blobs = blobs
@@ -317,6 +109,13 @@ public final class ImageStore: Sendable {
     /// digest lane computes its digests; returns the file's path and the digests. On failure
     /// nothing is left.
     func writeTemporary(_ data: some BlobBytes, key: String) throws -> (path: String, digests: Digests) {
+        try Self.writeTemporary(data, key: key, blobs: blobs, digestLanes: digestLanes)
+    }
+
+    /// `writeTemporary(_:key:)` with the blob store and digest lanes given (for `Thumbnails`).
+    static func writeTemporary(
+        _ data: some BlobBytes, key: String, blobs: BlobStore, digestLanes: Lanes
+    ) throws -> (path: String, digests: Digests) {
         // The digests (SHA-256 ~2 GB/s on the SHA extensions, ~340 MB/s without; XXH64
         // ~22 GB/s, once whole and once per block) run on a second core while this one
         // writes and fsyncs.
@@ -393,6 +192,11 @@ public final class ImageStore: Sendable {
     }
 
     func makeInfo(_ new: NewImage, media: SniffedMedia, size: Int64, checksum: String) -> ImageInfo {
+        Self.makeInfo(new, media: media, size: size, checksum: checksum, createdAtMs: clock.nowMilliseconds())
+    }
+
+    /// The row of a new image: what was declared, what the bytes are, and when it was made.
+    static func makeInfo(_ new: NewImage, media: SniffedMedia, size: Int64, checksum: String, createdAtMs: Int64) -> ImageInfo {
         var info = ImageInfo()
         info.key = new.key
         info.ownerKey = new.ownerKey
@@ -405,7 +209,7 @@ public final class ImageStore: Sendable {
         info.height = Int32(clamping: media.height)
         info.orientation = Int32(media.orientation)
         info.checksum = checksum
-        info.createdAtMs = clock.nowMilliseconds()
+        info.createdAtMs = createdAtMs
         return info
     }
 
@@ -416,7 +220,7 @@ public final class ImageStore: Sendable {
     func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) async throws {
         do {
             try await indexWrite { try $0.insert(info, contentCheck: contentCheck, blockChecks: blockChecks) }
-            announceThumbnailJob(for: info)
+            thumbnails.announceJob(for: info)
         } catch {
             // A row the disk may have kept names this blob: it stays (restart's recovery decides).
             if !(error is CommitOutcomeUnknown) { blobs.remove(key: info.key) }
@@ -466,7 +270,7 @@ public final class ImageStore: Sendable {
             throw error
         }
         hooks.current.afterPutCommitted?(info.key)
-        announceThumbnailJob(for: info)
+        thumbnails.announceJob(for: info)
         if case .failure(let error) = synced {
             // The row is committed, but the rename may not survive a power loss, and an fsync
             // that failed is not retried and trusted: the service stops (as for the log's
@@ -476,38 +280,5 @@ public final class ImageStore: Sendable {
             writer.fault(reason)
             throw CommitOutcomeUnknown(reason: reason)
         }
-    }
-
-    /// The lower-case canonical form of a UUID, or nil.
-    public static func canonicalKey(_ text: String) -> String? {
-        guard text.utf8.count == 36 else { return nil }
-        // The usual case, a key as this service wrote it: checked without Foundation.
-        if isCanonical(text) { return text }
-        guard let uuid = UUID(uuidString: text) else { return nil }
-        return uuid.uuidString.lowercased()
-    }
-
-    /// An owner key as it is stored and matched: a UUID (an item key, which a client may send
-    /// in upper case) in its canonical lower-case form, so that every spelling of it is one
-    /// owner for AttachPhoto's check, ListImages, DeleteImagesForOwner and the record of a
-    /// deleted owner; any other text as sent.
-    public static func canonicalOwner(_ ownerKey: String) -> String {
-        canonicalKey(ownerKey) ?? ownerKey
-    }
-
-    /// Whether `text` is a UUID in lower-case hex with hyphens at 8, 13, 18 and 23.
-    static func isCanonical(_ text: String) -> Bool {
-        var index = 0
-        for byte in text.utf8 {
-            switch index {
-            case 8, 13, 18, 23:
-                guard byte == UInt8(ascii: "-") else { return false }
-            default:
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-                else { return false }
-            }
-            index += 1
-        }
-        return index == 36
     }
 }

@@ -2,15 +2,15 @@ import Proto
 
 /// EnqueueThumbnails: a batch of `thumbnails` jobs for given images, for all, or for those
 /// missing a size (the "create missing thumbnails" sweep).
-extension ImageStore {
+extension Thumbnails {
     /// Images looked at per write: each page is one query and one transaction, so puts keep
     /// committing between pages of a sweep over a large library.
     static let thumbnailBatchPage = 500
 
     /// Enqueues one job per image (for all `sizes`, or with `missing_only` for the sizes it
     /// lacks), as one batch; answers what it did.
-    func enqueueThumbnails(_ request: EnqueueThumbnailsRequest) async throws -> EnqueueThumbnailsResponse {
-        let sizes = try Self.batchSizes(request.sizes, defaults: defaultThumbnailSizes)
+    func enqueue(_ request: EnqueueThumbnailsRequest) async throws -> EnqueueThumbnailsResponse {
+        let sizes = try Self.batchSizes(request.sizes, defaults: defaultSizes)
         guard request.all != !request.keys.isEmpty else {
             throw ImageStoreError.invalid(
                 request.all ? "give keys or all, not both (all is set and \(request.keys.count) keys are given)"
@@ -26,7 +26,7 @@ extension ImageStore {
             if let pageKeys, pageKeys.isEmpty { break }
             let startAfter = keys == nil ? after : 0
             let now = clock.nowMilliseconds()
-            let (page, last, batchID) = try await writer.perform { [batch] index in
+            let (page, last, batchID) = try await work.indexWrite { [batch] index in
                 try index.write { () throws -> (EnqueueThumbnailsResponse, Int64?, String?) in
                     let sources = try index.thumbnailSources(
                         after: startAfter, limit: Self.thumbnailBatchPage, keys: pageKeys, sizes: sizes)
@@ -53,7 +53,7 @@ extension ImageStore {
             response.enqueued += page.enqueued
             response.alreadyPending += page.alreadyPending
             response.alreadyDone += page.alreadyDone
-            if page.enqueued > 0 { thumbnailJobsCommitted.withLock { $0 }?() }
+            if page.enqueued > 0 { jobsWereCommitted() }
             if keys != nil {
                 offset += Self.thumbnailBatchPage
             } else {
@@ -94,11 +94,11 @@ extension ImageStore {
         var keys: [String] = []
         var seen = Set<String>()
         for text in given {
-            guard let key = Self.canonicalKey(text) else { throw ImageStoreError.invalid("keys: \"\(text)\" is not a UUID") }
+            guard let key = ImageStore.canonicalKey(text) else { throw ImageStoreError.invalid("keys: \"\(text)\" is not a UUID") }
             if seen.insert(key).inserted { keys.append(key) }
         }
         let unique = keys
-        let found = try await indexRead { index in try unique.map { try index.get($0) } }
+        let found = try await work.indexRead { index in try unique.map { try index.get($0) } }
         var missing: [String] = [], unfit: [String] = []
         for (key, row) in zip(keys, found) {
             guard let info = row else { missing.append(key); continue }
