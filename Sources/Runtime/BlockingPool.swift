@@ -105,6 +105,55 @@ public final class BlockingPool: LifecycleService {
         }
     }
 
+    /// Hands `work` to a thread once one is free and returns at once. For a caller that is not
+    /// a task (a socket's I/O thread handing over a read), and for work that must run whatever
+    /// becomes of the task that wanted it (it is never cancelled). When the pool is not running,
+    /// or stops before a thread took `work` up, `work` never runs and `refused` is told why
+    /// (``Stopped``), on the calling or the stopping thread.
+    public func submit(_ work: @escaping @Sendable () -> Void, refused: @escaping @Sendable (any Error) -> Void) {
+        let accepted = state.withLock { state -> Bool in
+            guard state.threads > 0, !state.stopping else { return false }
+            state.nextID += 1
+            state.waiting.append(Work(id: state.nextID, body: work, refuse: refused))
+            return true
+        }
+        if accepted { available.signal() } else { refused(Stopped(pool: name)) }
+    }
+
+    /// Runs `work` on one of the threads while `body` runs on the calling thread, and returns
+    /// both results once both have finished: `work` is waited for even when `body` throws (it
+    /// may read memory that `body`'s caller frees). Throws `body`'s error first, then `work`'s.
+    /// `work` must never wait for the caller, nor for anything the caller holds.
+    ///
+    /// `work` keeps off the calling thread's CPU (`CPUAffinity`): woken next to its waker, it
+    /// would hold that CPU for a whole time slice before `body` could start, while the other idled.
+    public func alongside<Result: Sendable, Body>(
+        _ work: @escaping @Sendable () throws -> Result, while body: () throws -> Body
+    ) throws -> (Result, Body) {
+        let outcome = Locked<Swift.Result<Result, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let callerCPU = CPUAffinity.current()
+        submit({
+            let affinity = CPUAffinity.avoiding(callerCPU)
+            defer { affinity.restore() }
+            let result = Swift.Result { try work() }
+            outcome.withLock { $0 = result }
+            finished.signal()
+        }, refused: { error in
+            outcome.withLock { $0 = .failure(error) }
+            finished.signal()
+        })
+        let done: Body
+        do {
+            done = try body()
+        } catch {
+            finished.wait()
+            throw error
+        }
+        finished.wait()
+        return (try outcome.withLock { $0! }.get(), done)
+    }
+
     /// Lets the work running finish, refuses the work waiting (``Stopped``), and returns once
     /// every thread has ended. Safe to call twice and before ``start()``. Blocks its thread:
     /// call it from a service's stop, not from a task of the shared pool that the work waits on.

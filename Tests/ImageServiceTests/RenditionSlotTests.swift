@@ -91,7 +91,7 @@ import RPCTestSupport
 
         decoding.open()
         for rendition in holding { _ = try await rendition.value }
-        #expect(await eventually { abandoned.load(ordering: .sequentiallyConsistent) == 4 })
+        #expect(await eventually { abandoned.load(ordering: .sequentiallyConsistent) == 4 }, "abandoned \(abandoned.load(ordering: .sequentiallyConsistent)) times")
         #expect(decoding.count == slots, "none of the four given up was rendered")
         // The same size asked again by a caller who waits is rendered.
         #expect(try await Self.rendition(client, original.key, width: 201).info?.width == 201)

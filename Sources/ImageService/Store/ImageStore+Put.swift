@@ -2,6 +2,7 @@ import Digest
 import Dispatch
 import Foundation
 import Locking
+import Runtime
 import Media
 import Proto
 import SQLite
@@ -109,19 +110,19 @@ extension ImageStore {
     /// digest lane computes its digests; returns the file's path and the digests. On failure
     /// nothing is left.
     func writeTemporary(_ data: some BlobBytes, key: String) throws -> (path: String, digests: Digests) {
-        try Self.writeTemporary(data, key: key, blobs: blobs, digestLanes: digestLanes)
+        try Self.writeTemporary(data, key: key, blobs: blobs, digests: digests)
     }
 
     /// `writeTemporary(_:key:)` with the blob store and digest lanes given (for `Thumbnails`).
     static func writeTemporary(
-        _ data: some BlobBytes, key: String, blobs: BlobStore, digestLanes: Lanes
+        _ data: some BlobBytes, key: String, blobs: BlobStore, digests: BlockingPool
     ) throws -> (path: String, digests: Digests) {
         // The digests (SHA-256 ~2 GB/s on the SHA extensions, ~340 MB/s without; XXH64
         // ~22 GB/s, once whole and once per block) run on a second core while this one
         // writes and fsyncs.
         var temporary: String?
         do {
-            let (digests, _) = try digestLanes.alongside({
+            let (digests, _) = try digests.alongside({
                 try data.withBlobBytes { buffer in
                     var sha = SHA256(), xxh = XXHash64()
                     sha.update(buffer)

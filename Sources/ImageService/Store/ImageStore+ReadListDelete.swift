@@ -2,6 +2,7 @@ import Digest
 import Foundation
 import Proto
 import Locking
+import Runtime
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -80,7 +81,7 @@ extension ImageStore {
         into target: @escaping @Sendable (StoredImage, Int) -> Target,
         done: @escaping @Sendable (Result<Target, any Error>) -> Void
     ) {
-        ioLanes.queue().async {
+        work.disk.submit({
             guard let canonical = Self.canonicalKey(key) else {
                 done(.failure(ImageStoreError.invalid("key \"\(key)\" is not a UUID")))
                 return
@@ -93,7 +94,7 @@ extension ImageStore {
                 return try self.readNow(image, offset: offset, length: length) { target(image, $0) }
             }
             done(result.mapError { self.readError($0, key: canonical) { try self.indexReadHere(canonical) != nil } })
-        }
+        }, refused: { _ in done(.failure(ImageStoreError.failedPrecondition("the image store is closed (stopping)"))) })
     }
 
     /// The read of `read(key:offset:length:accept:into:done:)` on the calling thread (an I/O
@@ -230,7 +231,7 @@ extension ImageStore {
     /// `body` (a read) on an I/O lane, or a lane of `pool`, with its failure told as
     /// `readError` tells it.
     func readVerified<T: Sendable>(
-        key: String, in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T
+        key: String, in pool: BlockingPool? = nil, _ body: @escaping @Sendable () throws -> T
     ) async throws -> T {
         do {
             return try await onLane(in: pool, body)

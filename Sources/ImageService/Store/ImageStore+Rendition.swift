@@ -79,25 +79,34 @@ extension ImageStore {
             throw ImageStoreError.deadlineExceeded(
                 "image \(key): the caller's deadline passed while the rendition waited for a render slot; nothing rendered")
         }
-        let data = try await readVerified(key: key, in: renderLanes) { () throws -> [UInt8] in
-            try notStarted()
-            let render = { (source: UnsafeRawBufferPointer) throws -> [UInt8] in
-                // At most one decode per core: each can hold a large pixel buffer.
-                renders.wait()
-                defer { renders.signal() }
+        // A task cancelled while it waits for a render thread (its caller's deadline passed:
+        // the server cancels it) never starts: the same outcome as `notStarted`.
+        let data: [UInt8]
+        do {
+            data = try await readVerified(key: key, in: renderThreads) { () throws -> [UInt8] in
                 try notStarted()
-                hooks.rendering?(key)
-                do throws(JPEGError) {
-                    return try thumbnailer.thumbnails(of: source, sizes: [size])[0].data
-                } catch {
-                    throw ImageStoreError.failedPrecondition(
-                        "image \(key) cannot be rendered: its JPEG does not decode (\(error.message))")
+                let render = { (source: UnsafeRawBufferPointer) throws -> [UInt8] in
+                    // At most one decode per core: each can hold a large pixel buffer.
+                    renders.wait()
+                    defer { renders.signal() }
+                    try notStarted()
+                    hooks.rendering?(key)
+                    do throws(JPEGError) {
+                        return try thumbnailer.thumbnails(of: source, sizes: [size])[0].data
+                    } catch {
+                        throw ImageStoreError.failedPrecondition(
+                            "image \(key) cannot be rendered: its JPEG does not decode (\(error.message))")
+                    }
                 }
+                let source = try cachedSource ?? blobs.readWhole(key: key, size: sizeBytes, checksum: checksum) {
+                    hooks.renditionSourceOpened?(key)
+                }
+                return try source.withUnsafeBytes(render)
             }
-            let source = try cachedSource ?? blobs.readWhole(key: key, size: sizeBytes, checksum: checksum) {
-                hooks.renditionSourceOpened?(key)
-            }
-            return try source.withUnsafeBytes(render)
+        } catch is CancellationError {
+            hooks.renditionAbandoned?(key)
+            throw ImageStoreError.deadlineExceeded(
+                "image \(key): the caller's deadline passed while the rendition waited for a render slot; nothing rendered")
         }
         cache.insert(cacheKey, data)
         return (Self.renditionInfo(original, target, data), data)

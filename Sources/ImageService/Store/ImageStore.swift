@@ -25,7 +25,7 @@ public final class ImageStore: Sendable {
     /// Where its work runs: images.db's writer and reader, the I/O and digest lanes.
     let work: StoreWork
     /// Renders (GetRendition's decodes), one per core, off the I/O lanes (see `LanePool`).
-    let renderLanes = LanePool(label: "homepwner.images.render", count: ImageStore.renderSlots)
+    let renderThreads = BlockingPool(name: "images-render", count: ImageStore.renderSlots)
     /// The chunked uploads open now (see `Uploads`).
     let uploads: Uploads
     /// Blobs read once from disk lately (see `admits`).
@@ -94,6 +94,9 @@ public final class ImageStore: Sendable {
     /// Opens the index (creating or migrating it), reconciles it with the files and opens the
     /// reader beside it; throws what opening threw, with nothing left open. Call once.
     public func start() throws {
+        work.disk.start()
+        work.digests.start()
+        renderThreads.start()
         try writer.start()
         do {
             try reader.start()
@@ -120,9 +123,10 @@ public final class ImageStore: Sendable {
     public func close() {
         // Idle uploads go now, the others when their call ends.
         uploads.close()
-        // The lanes' work may still commit a row (and read its digests): it ends first.
-        ioLanes.drain()
-        digestLanes.drain()
+        // The disk threads' work may still commit a row (and read its digests): it ends first.
+        renderThreads.stop()
+        work.disk.stop()
+        work.digests.stop()
         // The writer last: the last connection to close checkpoints the WAL, which the
         // read-only reader cannot.
         reader.close()
@@ -139,8 +143,7 @@ public final class ImageStore: Sendable {
     var writer: DatabaseOwner<ImageIndex> { work.writer }
     /// The reader connection of images.db (see `StoreWork.reader`).
     var reader: DatabaseOwner<ImageIndex> { work.reader }
-    var ioLanes: Lanes { work.ioLanes }
-    var digestLanes: Lanes { work.digestLanes }
+    var digests: BlockingPool { work.digests }
 
     func indexWrite<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
         try await work.indexWrite(body)
@@ -158,11 +161,11 @@ public final class ImageStore: Sendable {
 
     func indexReadHere(_ key: String) throws -> StoredImage? { try work.indexReadHere(key) }
 
-    func onDisk<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    func onDisk<T: Sendable>(in pool: BlockingPool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await work.onDisk(in: pool, body)
     }
 
-    func onLane<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    func onLane<T: Sendable>(in pool: BlockingPool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await work.onLane(in: pool, body)
     }
 

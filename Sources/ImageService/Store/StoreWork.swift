@@ -1,14 +1,15 @@
 import Dispatch
 import Foundation
 import Locking
+import Runtime
 import SQLite
 
 /// Where the image store's work runs, shared by the store and its pieces (`Uploads`,
-/// `Thumbnails`): images.db on its owners' threads, blob file I/O on the I/O lanes.
+/// `Thumbnails`): images.db on its owners' threads, blob file I/O on the disk threads.
 ///
 /// `index…`: images.db (`indexWrite` on the writer, `indexRead` on the reader, `indexReadHere`
-/// on the calling blocking thread). `onDisk`/`onLane`: blob file I/O on the I/O lanes or a lane
-/// pool (`onDisk` for writes, their errors told as a write's).
+/// on the calling blocking thread). `onDisk`/`onLane`: blob file I/O on the disk threads or on
+/// another `BlockingPool` (`onDisk` for writes, their errors told as a write's).
 struct StoreWork: Sendable {
     /// The writer connection: opens, migrates and reconciles images.db when it starts; rows
     /// that arrive while a commit runs share the next one (group commit). It also owns the
@@ -17,10 +18,12 @@ struct StoreWork: Sendable {
     /// A second connection for lookups and lists (and the `thumbnails` queue's reads), so reads
     /// never queue behind a commit's fsync.
     let reader: DatabaseOwner<ImageIndex>
-    /// File I/O, which blocks (see `Lanes`).
-    let ioLanes = Lanes(label: "homepwner.images.io", count: 16)
-    /// Digests computed while the I/O lane writes; they never wait on anything.
-    let digestLanes = Lanes(label: "homepwner.images.digest", count: 4)
+    /// Blob file I/O, which blocks: its own threads, so a put waiting for its fsync holds none
+    /// of the shared pool's (one per core).
+    let disk = BlockingPool(name: "images-io", count: 16)
+    /// Digests computed while a disk thread writes (`BlockingPool.alongside`); they never wait
+    /// on anything, so no cycle can form with the writes waiting for them.
+    let digests = BlockingPool(name: "images-digest", count: 4)
 
     /// Runs `body` with the writer connection on its thread.
     func indexWrite<T: Sendable>(_ body: @escaping @Sendable (ImageIndex) throws -> T) async throws -> T {
@@ -49,10 +52,10 @@ struct StoreWork: Sendable {
         try reader.performHere { try $0.stored(key) }
     }
 
-    /// `body`, a write, on the next I/O lane, or on a lane of `pool` once one is free; a full
+    /// `body`, a write, on a disk thread, or on a thread of `pool` once one is free; a full
     /// disk and an I/O error are told as what they mean for the write. Reads go through
     /// `readVerified`, whose `readError` tells theirs.
-    func onDisk<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    func onDisk<T: Sendable>(in pool: BlockingPool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         do {
             return try await onLane(in: pool, body)
         } catch let error as BlobIOError where error.code == ENOSPC || error.code == EDQUOT {
@@ -64,11 +67,16 @@ struct StoreWork: Sendable {
         }
     }
 
-    /// `body` on the next I/O lane, or on a lane of `pool` once one is free; its errors as they are.
-    func onLane<T: Sendable>(in pool: LanePool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    /// `body` on a disk thread, or on a thread of `pool` once one is free; its errors as they
+    /// are. On the disk threads `body` runs even when the task is cancelled meanwhile (a delete's
+    /// removal of its files after the commit must happen); on `pool` (renders) a task cancelled
+    /// while it waits gets `CancellationError` and `body` never runs.
+    func onLane<T: Sendable>(in pool: BlockingPool? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         if let pool { return try await pool.run(body) }
         return try await withVisibleCheckedThrowingContinuation { continuation in
-            ioLanes.queue().async { continuation.resume(with: Result { try body() }) }
+            disk.submit({ continuation.resume(with: Result { try body() }) }, refused: { _ in
+                continuation.resume(throwing: ImageStoreError.failedPrecondition("the image store is closed (stopping)"))
+            })
         }
     }
 }

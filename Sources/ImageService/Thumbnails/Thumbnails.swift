@@ -221,7 +221,7 @@ final class Thumbnails: Sendable {
                 group.addTask { [work, blobs] in
                     do {
                         return (index, .success(try await work.onDisk {
-                            try ImageStore.writeTemporary(thumbnail.data, key: key, blobs: blobs, digestLanes: work.digestLanes)
+                            try ImageStore.writeTemporary(thumbnail.data, key: key, blobs: blobs, digests: work.digests)
                         }))
                     } catch {
                         return (index, .failure(error))

@@ -178,10 +178,10 @@ final class Uploads: Sendable {
             }
             var staged = upload
             if staged.digestsStale { staged = try await catchUpDigests(staged) }
-            let digestLanes = work.digestLanes
+            let digests = work.digests
             let next = try await work.onDisk { [staged] () throws -> Upload in
                 // The digests of the chunk on a second core while this one writes it.
-                var ((hash, check), next) = try digestLanes.alongside({
+                var ((hash, check), next) = try digests.alongside({
                     var (hash, check) = (staged.hash, staged.check)
                     try data.withBlobBytes { buffer in
                         hash.update(buffer)
