@@ -91,4 +91,43 @@ import TestSupport
         await #expect(throws: BlockingPool.Stopped.self) { try await running.run { 3 } }
         running.stop()  // twice: nothing more
     }
+
+    @Test func submittedWorkRunsEvenWhenNoTaskWaitsAndIsRefusedOnceThePoolStops() async throws {
+        let pool = BlockingPool(name: "pool-submit", count: 1)
+        let ran = Shared([String]()), refusals = Shared([String]())
+        // Before start: refused at once, never run.
+        pool.submit({ ran.withLock { $0.append("early") } }, refused: { error in refusals.withLock { $0.append("early: \(error)") } })
+        #expect(refusals.withLock { $0 } == ["early: the pool-submit threads are stopped"])
+        pool.start()
+        let release = DispatchSemaphore(value: 0)
+        pool.submit({ release.wait(); ran.withLock { $0.append("first") } }, refused: { _ in refusals.withLock { $0.append("first") } })
+        // Waits behind the first: the stop refuses it, with the reason.
+        pool.submit({ ran.withLock { $0.append("second") } }, refused: { _ in refusals.withLock { $0.append("second") } })
+        let stopped = Task.detached { pool.stop() }
+        try await Task.sleep(for: .milliseconds(50))
+        release.signal()
+        await stopped.value
+        #expect(ran.withLock { $0 } == ["first"])
+        #expect(refusals.withLock { $0 }.suffix(1) == ["second"])
+    }
+
+    @Test func alongsideRunsWorkOnAPoolThreadWhileTheBodyRunsAndWaitsForItEvenWhenTheBodyThrows() async throws {
+        let pool = BlockingPool(name: "pool-along", count: 1)
+        pool.start()
+        defer { pool.stop() }
+        let (worker, body) = try pool.alongside({
+            try String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+        }, while: { try String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8) })
+        #expect(worker.hasPrefix("pool-along.") && !body.hasPrefix("pool-along."), "\(worker) beside \(body)")
+        struct BodyFailed: Error {}
+        let finished = Shared(false)
+        #expect(throws: BodyFailed.self) {
+            _ = try pool.alongside({
+                Thread.sleep(forTimeInterval: 0.05)
+                finished.withLock { $0 = true }
+            }, while: { throw BodyFailed() })
+        }
+        // The body's error came back only once the work was done (it may use what the caller frees).
+        #expect(finished.withLock { $0 })
+    }
 }
