@@ -165,7 +165,7 @@ import ZMQ
                 _ = try await client.call(ItemServiceRPC.createItem, createItem("lamp"), options: Self.once)
                 Issue.record("a non-admin created an item")
             } catch {
-                let failure = error as? RPCError
+                let failure: RPCError? = error
                 #expect(failure?.code == .permissionDenied)
                 #expect(failure?.message.contains("/homepwner.v1.ItemService/CreateItem needs admin") == true, "\(failure?.message ?? "")")
             }

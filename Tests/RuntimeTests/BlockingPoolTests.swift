@@ -99,12 +99,17 @@ import TestSupport
         pool.submit({ ran.withLock { $0.append("early") } }, refused: { error in refusals.withLock { $0.append("early: \(error)") } })
         #expect(refusals.withLock { $0 } == ["early: the pool-submit threads are stopped"])
         pool.start()
-        let release = DispatchSemaphore(value: 0)
-        pool.submit({ release.wait(); ran.withLock { $0.append("first") } }, refused: { _ in refusals.withLock { $0.append("first") } })
+        let release = DispatchSemaphore(value: 0), running = Shared(false)
+        pool.submit({
+            running.withLock { $0 = true }
+            release.wait()
+            ran.withLock { $0.append("first") }
+        }, refused: { _ in refusals.withLock { $0.append("first") } })
         // Waits behind the first: the stop refuses it, with the reason.
         pool.submit({ ran.withLock { $0.append("second") } }, refused: { _ in refusals.withLock { $0.append("second") } })
+        #expect(try await eventually(within: 10) { running.withLock { $0 } })
         let stopped = Task.detached { pool.stop() }
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(try await eventually(within: 10) { refusals.withLock { $0 }.contains("second") })
         release.signal()
         await stopped.value
         #expect(ran.withLock { $0 } == ["first"])
