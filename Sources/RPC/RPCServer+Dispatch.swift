@@ -112,9 +112,12 @@ extension RPCServer {
                 code: code, message: message, retryAfter: retryAfter), call.tag, state)
             return .settled
         }
-        // Health/Check (inline) still answers while stopping: it says NOT_SERVING.
-        if state.draining && !call.method.isInline {
-            return refuse(.unavailable, "\(configuration.processName) is stopping and takes no new calls; retry later")
+        func refuse(_ refusal: AdmissionLimits.Refusal) -> Admission {
+            if refusal.busy { counters.rejectedBusy.bump() }
+            return refuse(refusal.code, refusal.message, retryAfter: refusal.retryAfterMilliseconds)
+        }
+        if let refusal = state.limits.stopping(draining: state.draining, inline: call.method.isInline) {
+            return refuse(refusal)
         }
         var idempotencyKey: String?
         var waiting = false
@@ -137,41 +140,18 @@ extension RPCServer {
             }
             idempotencyKey = key
         }
-
-        let calls = state.inFlight.count + state.idempotency.waiterCount
-        guard calls < configuration.maxInFlight else {
-            counters.rejectedBusy.bump()
-            return refuse(.resourceExhausted, "server busy: \(configuration.maxInFlight) calls in flight", retryAfter: 50)
+        let peer = state.load(of: call.peer)
+        let load = AdmissionLimits.Load(
+            calls: state.inFlight.count + state.idempotency.waiterCount, bytes: state.inFlightBytes,
+            peerCalls: peer.calls, peerBytes: peer.bytes)
+        if let refusal = state.limits.capacity(load, requestBytes: call.body.count, waiting: waiting) {
+            return refuse(refusal)
         }
         if waiting, let key = idempotencyKey {
             // Answered when the running call finishes, or at this call's own deadline.
             counters.replayed.bump()
             state.idempotency.wait(key: key, .init(identity: call.identity, requestID: call.header.requestId, deadline: call.deadline, tag: call.tag))
             return .settled
-        }
-        let bytes = call.body.count
-        guard state.inFlightBytes == 0 || state.inFlightBytes + bytes <= configuration.maxInFlightBytes else {
-            counters.rejectedBusy.bump()
-            return refuse(
-                .resourceExhausted,
-                "server busy: \(state.inFlightBytes) bytes of requests in flight; this one (\(bytes) bytes) would pass the limit of \(configuration.maxInFlightBytes)",
-                retryAfter: 50)
-        }
-        // One peer may not take what the others need: its own share of calls and bytes.
-        let peer = state.load(of: call.peer)
-        guard peer.calls < configuration.maxInFlightPerPeer else {
-            counters.rejectedBusy.bump()
-            return refuse(
-                .resourceExhausted,
-                "this client has \(peer.calls) calls in flight, the most one peer may have (\(configuration.maxInFlightPerPeer) of \(configuration.maxInFlight)); retry once some have finished",
-                retryAfter: 50)
-        }
-        guard peer.bytes == 0 || peer.bytes + bytes <= configuration.maxInFlightBytesPerPeer else {
-            counters.rejectedBusy.bump()
-            return refuse(
-                .resourceExhausted,
-                "this client has \(peer.bytes) bytes of requests in flight; this one (\(bytes) bytes) would pass one peer's limit of \(configuration.maxInFlightBytesPerPeer)",
-                retryAfter: 50)
         }
         if let key = idempotencyKey { state.idempotency.claim(key: key) }
         return .run(idempotencyKey: idempotencyKey)

@@ -37,6 +37,8 @@ extension RPCServer {
         var lastDeadlineScan: Int64 = 0
         /// Set once the loop has seen `Shared.draining`: new calls are refused from then on.
         var draining = false
+        /// The in-flight limits `admit` checks (AdmissionLimits.swift).
+        let limits: AdmissionLimits
         // Registration ends at start(), so the table is read without a lock from here on.
         let methods: [String: Method]
         let counters: Counters
@@ -52,6 +54,7 @@ extension RPCServer {
             self.methods = methods
             self.counters = counters
             self.metrics = metrics
+            limits = AdmissionLimits(configuration)
             idempotency = IdempotencyCache(
                 capacity: configuration.idempotencyCapacity,
                 timeToLiveMilliseconds: configuration.idempotencyTimeToLiveMilliseconds,
