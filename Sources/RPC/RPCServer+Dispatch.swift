@@ -99,9 +99,12 @@ extension RPCServer {
             tag: CallTag(row: state.metrics.row(of: header.method), arrived: arrived, requestBytes: body.count))
     }
 
-    /// Decides whether a parsed call runs: refuses it while draining or when the calls or
-    /// bytes in flight are at their limit, replays a finished call with its idempotency key,
-    /// and queues a retry behind the running one.
+    /// Decides whether a parsed call runs, its layers in this order:
+    /// 1. `AdmissionLimits.stopping`: while draining only inline calls (Health/Check) are taken;
+    /// 2. `IdempotencyGate`: a mutating call's key is checked and looked up, and a finished call's
+    ///    answer replayed (it costs nothing, so the limits do not apply to it);
+    /// 3. `AdmissionLimits.capacity`: calls, bytes, the peer's calls and bytes (a waiter only calls);
+    /// 4. only then the call waits on the running call with its key, or claims its key and runs.
     ///
     /// Parse, then admit, then claim: a call refused here holds nothing, so its retry with the
     /// same idempotency key runs (a key claimed before a busy refusal stayed "running" with no
@@ -119,42 +122,39 @@ extension RPCServer {
         if let refusal = state.limits.stopping(draining: state.draining, inline: call.method.isInline) {
             return refuse(refusal)
         }
-        var idempotencyKey: String?
-        var waiting = false
-        if call.method.mutating && !call.header.idempotencyKey.isEmpty {
-            let keyBytes = call.header.idempotencyKey.utf8.count
-            guard keyBytes <= configuration.maxIdempotencyKeyBytes else {
-                return refuse(.invalidArgument, "idempotency_key is \(keyBytes) bytes; at most \(configuration.maxIdempotencyKeyBytes) are accepted (a UUID is 36)")
-            }
-            let key = call.header.method + "\u{0}" + call.header.idempotencyKey
-            switch state.idempotency.lookup(key: key, now: call.arrived) {
-            case let .done(outcome):
-                // A stored answer costs nothing to send: no admission needed.
-                counters.replayed.bump()
-                send(socket, to: call.identity, requestID: call.header.requestId, Answer(replaying: outcome), call.tag, state)
-                return .settled
-            case .running:
-                waiting = true
-            case .absent:
-                break
-            }
-            idempotencyKey = key
+        let key = state.gate.decide(
+            method: call.header.method, idempotencyKey: call.header.idempotencyKey, mutating: call.method.mutating,
+            now: call.arrived, in: &state.idempotency)
+        switch key {
+        case .refuse(let message):
+            return refuse(.invalidArgument, message)
+        case .replay(let outcome):
+            // A stored answer costs nothing to send: no admission needed.
+            counters.replayed.bump()
+            send(socket, to: call.identity, requestID: call.header.requestId, Answer(replaying: outcome), call.tag, state)
+            return .settled
+        case .none, .wait, .claim:
+            break
         }
         let peer = state.load(of: call.peer)
         let load = AdmissionLimits.Load(
             calls: state.inFlight.count + state.idempotency.waiterCount, bytes: state.inFlightBytes,
             peerCalls: peer.calls, peerBytes: peer.bytes)
-        if let refusal = state.limits.capacity(load, requestBytes: call.body.count, waiting: waiting) {
+        if let refusal = state.limits.capacity(load, requestBytes: call.body.count, waiting: key.waits) {
             return refuse(refusal)
         }
-        if waiting, let key = idempotencyKey {
+        switch key {
+        case .wait(let key):
             // Answered when the running call finishes, or at this call's own deadline.
             counters.replayed.bump()
             state.idempotency.wait(key: key, .init(identity: call.identity, requestID: call.header.requestId, deadline: call.deadline, tag: call.tag))
             return .settled
+        case .claim(let key):
+            state.idempotency.claim(key: key)
+            return .run(idempotencyKey: key)
+        case .none, .refuse, .replay:
+            return .run(idempotencyKey: nil)
         }
-        if let key = idempotencyKey { state.idempotency.claim(key: key) }
-        return .run(idempotencyKey: idempotencyKey)
     }
 
     /// Starts an admitted call where its method runs: on this thread (inline), handed to a

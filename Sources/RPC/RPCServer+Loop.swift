@@ -39,6 +39,8 @@ extension RPCServer {
         var draining = false
         /// The in-flight limits `admit` checks (AdmissionLimits.swift).
         let limits: AdmissionLimits
+        /// What a call's idempotency key makes of it, over `idempotency` (IdempotencyGate.swift).
+        let gate: IdempotencyGate
         // Registration ends at start(), so the table is read without a lock from here on.
         let methods: [String: Method]
         let counters: Counters
@@ -55,6 +57,7 @@ extension RPCServer {
             self.counters = counters
             self.metrics = metrics
             limits = AdmissionLimits(configuration)
+            gate = IdempotencyGate(maxKeyBytes: configuration.maxIdempotencyKeyBytes)
             idempotency = IdempotencyCache(
                 capacity: configuration.idempotencyCapacity,
                 timeToLiveMilliseconds: configuration.idempotencyTimeToLiveMilliseconds,
