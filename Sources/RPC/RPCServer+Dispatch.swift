@@ -37,27 +37,25 @@ extension RPCServer {
     func handle(_ frames: [Frame], userID: String?, _ socket: Socket, _ state: LoopState) {
         counters.received.bump()
         let arrived = monotonicNanoseconds()
-        var caller: CallerKey?
-        if let keys = state.keys {
-            // ZAP admitted the key at the handshake; this catches one revoked since. An unknown
-            // key learns nothing, not even that the server is here.
-            guard let userID, let allowed = keys.entry(ofUserID: userID) else {
-                counters.unauthenticated.bump()
-                logger.debug("dropped a message from a key that is not allowed", ["key": userID ?? "none"])
-                return
-            }
-            caller = CallerKey(role: allowed.role, name: allowed.name, publicKey: userID)
+        // Authentication, then parse, then the role's check, then admission: an unknown key is
+        // answered nothing, and a call refused at any step holds nothing.
+        let caller: CallerKey?
+        switch RoleCheck.sender(userID: userID, keys: state.keys) {
+        case .open:
+            caller = nil
+        case .caller(let key):
+            caller = key
+        case .unknown:
+            // ZAP admitted the key at the handshake; this catches one revoked since.
+            counters.unauthenticated.bump()
+            logger.debug("dropped a message from a key that is not allowed", ["key": userID ?? "none"])
+            return
         }
         guard var call = parse(frames, userID: userID, socket, state, arrived: arrived) else { return }
         call.caller = caller
-        if let caller, !caller.role.mayCall(call.method.callers) {
+        if let caller, let denial = RoleCheck.denial(of: caller, path: call.method.path, callers: call.method.callers) {
             counters.permissionDenied.bump()
-            let name = caller.name.map { "'\($0)' " } ?? ""
-            send(socket, to: call.identity, requestID: call.header.requestId, Answer(
-                code: .permissionDenied,
-                message: "key \(name)has the \(caller.role.rawValue) role; \(call.method.path) "
-                    + (call.method.callers.isEmpty ? "needs admin" : "may be called by " + MethodRoles.describe(call.method.callers))
-                    + " (an admin can change it: homepwner keys allow ROLE KEY --file ALLOWED)"), call.tag, state)
+            send(socket, to: call.identity, requestID: call.header.requestId, Answer(code: .permissionDenied, message: denial), call.tag, state)
             return
         }
         guard case .run(let idempotencyKey) = admit(call, socket, state) else { return }
