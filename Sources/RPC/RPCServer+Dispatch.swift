@@ -90,10 +90,9 @@ extension RPCServer {
             return nil
         }
         let now = monotonicMilliseconds()
-        let timeout = header.timeoutMs == 0 ? configuration.defaultTimeoutMilliseconds : header.timeoutMs
         return Incoming(
             identity: identity, peer: userID.map { Array($0.utf8) } ?? identity[0], header: header, method: method, body: body,
-            arrived: now, deadline: now + Int64(timeout),
+            arrived: now, deadline: state.deadlines.deadline(arrivedAt: now, timeoutMilliseconds: header.timeoutMs),
             tag: CallTag(row: state.metrics.row(of: header.method), arrived: arrived, requestBytes: body.count))
     }
 
@@ -213,7 +212,7 @@ extension RPCServer {
         // Queued behind other work past its deadline: the caller was told DEADLINE_EXCEEDED,
         // and the handler must not apply a change nobody waits for.
         if Task.isCancelled || context.deadlinePassed {
-            complete(ticket, Answer(code: .deadlineExceeded, message: "deadline of \(context.method) passed before it started"))
+            complete(ticket, CallDeadlines.beforeStart(context.method))
             return
         }
         switch dispatch {
