@@ -37,27 +37,25 @@ extension RPCServer {
     func handle(_ frames: [Frame], userID: String?, _ socket: Socket, _ state: LoopState) {
         counters.received.bump()
         let arrived = monotonicNanoseconds()
-        var caller: CallerKey?
-        if let keys = state.keys {
-            // ZAP admitted the key at the handshake; this catches one revoked since. An unknown
-            // key learns nothing, not even that the server is here.
-            guard let userID, let allowed = keys.entry(ofUserID: userID) else {
-                counters.unauthenticated.bump()
-                logger.debug("dropped a message from a key that is not allowed", ["key": userID ?? "none"])
-                return
-            }
-            caller = CallerKey(role: allowed.role, name: allowed.name, publicKey: userID)
+        // Authentication, then parse, then the role's check, then admission: an unknown key is
+        // answered nothing, and a call refused at any step holds nothing.
+        let caller: CallerKey?
+        switch RoleCheck.sender(userID: userID, keys: state.keys) {
+        case .open:
+            caller = nil
+        case .caller(let key):
+            caller = key
+        case .unknown:
+            // ZAP admitted the key at the handshake; this catches one revoked since.
+            counters.unauthenticated.bump()
+            logger.debug("dropped a message from a key that is not allowed", ["key": userID ?? "none"])
+            return
         }
         guard var call = parse(frames, userID: userID, socket, state, arrived: arrived) else { return }
         call.caller = caller
-        if let caller, !caller.role.mayCall(call.method.callers) {
+        if let caller, let denial = RoleCheck.denial(of: caller, path: call.method.path, callers: call.method.callers) {
             counters.permissionDenied.bump()
-            let name = caller.name.map { "'\($0)' " } ?? ""
-            send(socket, to: call.identity, requestID: call.header.requestId, Answer(
-                code: .permissionDenied,
-                message: "key \(name)has the \(caller.role.rawValue) role; \(call.method.path) "
-                    + (call.method.callers.isEmpty ? "needs admin" : "may be called by " + MethodRoles.describe(call.method.callers))
-                    + " (an admin can change it: homepwner keys allow ROLE KEY --file ALLOWED)"), call.tag, state)
+            send(socket, to: call.identity, requestID: call.header.requestId, Answer(code: .permissionDenied, message: denial), call.tag, state)
             return
         }
         guard case .run(let idempotencyKey) = admit(call, socket, state) else { return }
@@ -92,16 +90,18 @@ extension RPCServer {
             return nil
         }
         let now = monotonicMilliseconds()
-        let timeout = header.timeoutMs == 0 ? configuration.defaultTimeoutMilliseconds : header.timeoutMs
         return Incoming(
             identity: identity, peer: userID.map { Array($0.utf8) } ?? identity[0], header: header, method: method, body: body,
-            arrived: now, deadline: now + Int64(timeout),
+            arrived: now, deadline: state.deadlines.deadline(arrivedAt: now, timeoutMilliseconds: header.timeoutMs),
             tag: CallTag(row: state.metrics.row(of: header.method), arrived: arrived, requestBytes: body.count))
     }
 
-    /// Decides whether a parsed call runs: refuses it while draining or when the calls or
-    /// bytes in flight are at their limit, replays a finished call with its idempotency key,
-    /// and queues a retry behind the running one.
+    /// Decides whether a parsed call runs, its layers in this order:
+    /// 1. `AdmissionLimits.stopping`: while draining only inline calls (Health/Check) are taken;
+    /// 2. `IdempotencyGate`: a mutating call's key is checked and looked up, and a finished call's
+    ///    answer replayed (it costs nothing, so the limits do not apply to it);
+    /// 3. `AdmissionLimits.capacity`: calls, bytes, the peer's calls and bytes (a waiter only calls);
+    /// 4. only then the call waits on the running call with its key, or claims its key and runs.
     ///
     /// Parse, then admit, then claim: a call refused here holds nothing, so its retry with the
     /// same idempotency key runs (a key claimed before a busy refusal stayed "running" with no
@@ -112,69 +112,46 @@ extension RPCServer {
                 code: code, message: message, retryAfter: retryAfter), call.tag, state)
             return .settled
         }
-        // Health/Check (inline) still answers while stopping: it says NOT_SERVING.
-        if state.draining && !call.method.isInline {
-            return refuse(.unavailable, "\(configuration.processName) is stopping and takes no new calls; retry later")
+        func refuse(_ refusal: AdmissionLimits.Refusal) -> Admission {
+            if refusal.busy { counters.rejectedBusy.bump() }
+            return refuse(refusal.code, refusal.message, retryAfter: refusal.retryAfterMilliseconds)
         }
-        var idempotencyKey: String?
-        var waiting = false
-        if call.method.mutating && !call.header.idempotencyKey.isEmpty {
-            let keyBytes = call.header.idempotencyKey.utf8.count
-            guard keyBytes <= configuration.maxIdempotencyKeyBytes else {
-                return refuse(.invalidArgument, "idempotency_key is \(keyBytes) bytes; at most \(configuration.maxIdempotencyKeyBytes) are accepted (a UUID is 36)")
-            }
-            let key = call.header.method + "\u{0}" + call.header.idempotencyKey
-            switch state.idempotency.lookup(key: key, now: call.arrived) {
-            case let .done(outcome):
-                // A stored answer costs nothing to send: no admission needed.
-                counters.replayed.bump()
-                send(socket, to: call.identity, requestID: call.header.requestId, Answer(replaying: outcome), call.tag, state)
-                return .settled
-            case .running:
-                waiting = true
-            case .absent:
-                break
-            }
-            idempotencyKey = key
+        if let refusal = state.limits.stopping(draining: state.draining, inline: call.method.isInline) {
+            return refuse(refusal)
         }
-
-        let calls = state.inFlight.count + state.idempotency.waiterCount
-        guard calls < configuration.maxInFlight else {
-            counters.rejectedBusy.bump()
-            return refuse(.resourceExhausted, "server busy: \(configuration.maxInFlight) calls in flight", retryAfter: 50)
+        let key = state.gate.decide(
+            method: call.header.method, idempotencyKey: call.header.idempotencyKey, mutating: call.method.mutating,
+            now: call.arrived, in: &state.idempotency)
+        switch key {
+        case .refuse(let message):
+            return refuse(.invalidArgument, message)
+        case .replay(let outcome):
+            // A stored answer costs nothing to send: no admission needed.
+            counters.replayed.bump()
+            send(socket, to: call.identity, requestID: call.header.requestId, Answer(replaying: outcome), call.tag, state)
+            return .settled
+        case .none, .wait, .claim:
+            break
         }
-        if waiting, let key = idempotencyKey {
+        let peer = state.load(of: call.peer)
+        let load = AdmissionLimits.Load(
+            calls: state.inFlight.count + state.idempotency.waiterCount, bytes: state.inFlightBytes,
+            peerCalls: peer.calls, peerBytes: peer.bytes)
+        if let refusal = state.limits.capacity(load, requestBytes: call.body.count, waiting: key.waits) {
+            return refuse(refusal)
+        }
+        switch key {
+        case .wait(let key):
             // Answered when the running call finishes, or at this call's own deadline.
             counters.replayed.bump()
             state.idempotency.wait(key: key, .init(identity: call.identity, requestID: call.header.requestId, deadline: call.deadline, tag: call.tag))
             return .settled
+        case .claim(let key):
+            state.idempotency.claim(key: key)
+            return .run(idempotencyKey: key)
+        case .none, .refuse, .replay:
+            return .run(idempotencyKey: nil)
         }
-        let bytes = call.body.count
-        guard state.inFlightBytes == 0 || state.inFlightBytes + bytes <= configuration.maxInFlightBytes else {
-            counters.rejectedBusy.bump()
-            return refuse(
-                .resourceExhausted,
-                "server busy: \(state.inFlightBytes) bytes of requests in flight; this one (\(bytes) bytes) would pass the limit of \(configuration.maxInFlightBytes)",
-                retryAfter: 50)
-        }
-        // One peer may not take what the others need: its own share of calls and bytes.
-        let peer = state.load(of: call.peer)
-        guard peer.calls < configuration.maxInFlightPerPeer else {
-            counters.rejectedBusy.bump()
-            return refuse(
-                .resourceExhausted,
-                "this client has \(peer.calls) calls in flight, the most one peer may have (\(configuration.maxInFlightPerPeer) of \(configuration.maxInFlight)); retry once some have finished",
-                retryAfter: 50)
-        }
-        guard peer.bytes == 0 || peer.bytes + bytes <= configuration.maxInFlightBytesPerPeer else {
-            counters.rejectedBusy.bump()
-            return refuse(
-                .resourceExhausted,
-                "this client has \(peer.bytes) bytes of requests in flight; this one (\(bytes) bytes) would pass one peer's limit of \(configuration.maxInFlightBytesPerPeer)",
-                retryAfter: 50)
-        }
-        if let key = idempotencyKey { state.idempotency.claim(key: key) }
-        return .run(idempotencyKey: idempotencyKey)
     }
 
     /// Starts an admitted call where its method runs: on this thread (inline), handed to a
@@ -235,7 +212,7 @@ extension RPCServer {
         // Queued behind other work past its deadline: the caller was told DEADLINE_EXCEEDED,
         // and the handler must not apply a change nobody waits for.
         if Task.isCancelled || context.deadlinePassed {
-            complete(ticket, Answer(code: .deadlineExceeded, message: "deadline of \(context.method) passed before it started"))
+            complete(ticket, CallDeadlines.beforeStart(context.method))
             return
         }
         switch dispatch {

@@ -37,6 +37,12 @@ extension RPCServer {
         var lastDeadlineScan: Int64 = 0
         /// Set once the loop has seen `Shared.draining`: new calls are refused from then on.
         var draining = false
+        /// The in-flight limits `admit` checks (AdmissionLimits.swift).
+        let limits: AdmissionLimits
+        /// What a call's idempotency key makes of it, over `idempotency` (IdempotencyGate.swift).
+        let gate: IdempotencyGate
+        /// Calls' deadlines: set at parse, scanned by the loop (CallDeadlines.swift).
+        let deadlines: CallDeadlines
         // Registration ends at start(), so the table is read without a lock from here on.
         let methods: [String: Method]
         let counters: Counters
@@ -52,6 +58,9 @@ extension RPCServer {
             self.methods = methods
             self.counters = counters
             self.metrics = metrics
+            limits = AdmissionLimits(configuration)
+            gate = IdempotencyGate(maxKeyBytes: configuration.maxIdempotencyKeyBytes)
+            deadlines = CallDeadlines(defaultTimeoutMilliseconds: configuration.defaultTimeoutMilliseconds)
             idempotency = IdempotencyCache(
                 capacity: configuration.idempotencyCapacity,
                 timeToLiveMilliseconds: configuration.idempotencyTimeToLiveMilliseconds,
@@ -396,11 +405,10 @@ extension RPCServer {
             call.undelivered?.fire()
             return
         }
-        if call.deadline < now {
+        if CallDeadlines.passed(call.deadline, now: now) {
             // The client is about to be told DEADLINE_EXCEEDED by the deadline scan: tell it now.
             counters.deadlineExceeded.bump()
-            send(socket, to: call.identity, requestID: call.requestID, Answer(
-                code: .deadlineExceeded, message: "deadline passed while serving \(call.method)"), call.tag, state)
+            send(socket, to: call.identity, requestID: call.requestID, CallDeadlines.whileServing(call.method), call.tag, state)
             call.undelivered?.fire()
             return
         }
@@ -411,23 +419,19 @@ extension RPCServer {
     /// to callers whose own deadline passed while they waited on a running idempotency key.
     fileprivate func expireDeadlines(_ socket: Socket, _ state: LoopState) {
         let now = monotonicMilliseconds()
-        guard now - state.lastDeadlineScan >= 5, !state.inFlight.isEmpty else { return }
+        guard CallDeadlines.scanDue(now: now, lastScan: state.lastDeadlineScan), !state.inFlight.isEmpty else { return }
         state.lastDeadlineScan = now
-        for (ticket, call) in state.inFlight where call.deadline < now && !call.answered {
+        for (ticket, call) in state.inFlight where CallDeadlines.passed(call.deadline, now: now) && !call.answered {
             call.task?.cancel()
             // The entry stays until the handler ends, so an idempotent retry waits for the real
             // outcome (up to its own deadline); only the caller is answered now.
             state.markAnswered(ticket)
             counters.deadlineExceeded.bump()
-            send(socket, to: call.identity, requestID: call.requestID, Answer(
-                code: .deadlineExceeded, message: "deadline of \(call.method) passed before it finished"), call.tag, state)
+            send(socket, to: call.identity, requestID: call.requestID, CallDeadlines.beforeFinish(call.method), call.tag, state)
         }
         for (key, waiter) in state.idempotency.expireWaiters(now: now) {
             counters.deadlineExceeded.bump()
-            send(socket, to: waiter.identity, requestID: waiter.requestID, Answer(
-                code: .deadlineExceeded,
-                message: "deadline of \(Self.method(ofKey: key)) passed while waiting for the first call with this idempotency key, which is still running"),
-                waiter.tag, state)
+            send(socket, to: waiter.identity, requestID: waiter.requestID, CallDeadlines.whileWaiting(Self.method(ofKey: key)), waiter.tag, state)
         }
     }
 
