@@ -106,8 +106,8 @@ let package = Package(
 
         // Tests: one target per module, plus the integration tests on the harness; two small
         // libraries hold what several test targets share.
-        .target(name: "TestSupport", dependencies: ["Locking"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
-        .target(name: "RPCTestSupport", dependencies: ["RPC", "Locking"], path: "Tests/RPCTestSupport", swiftSettings: swiftSettings),
+        .target(name: "TestSupport", dependencies: ["Locking", "Runtime"], path: "Tests/TestSupport", swiftSettings: swiftSettings),
+        .target(name: "RPCTestSupport", dependencies: ["RPC", "Runtime"], path: "Tests/RPCTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "ZMQTests", dependencies: ["Locking", "ZMQ", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "CurveAuthTests", dependencies: ["Locking", "CurveAuth", "ZMQ", "Runtime", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["Locking", "SQLite"], swiftSettings: swiftSettings),

@@ -9,23 +9,23 @@ import Locking
 /// per core, while the work they wait for may need it.
 public func onThreadOfItsOwn<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withVisibleCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-        let thread = Thread {
-            nameThisThread(name)
-            continuation.resume(with: Result { try body() })
-        }
-        thread.name = name
-        thread.start()
+        startThread(name) { continuation.resume(with: Result { try body() }) }
     }
 }
 
 /// ``onThreadOfItsOwn(_:_:)`` for a body that cannot throw.
 public func onThreadOfItsOwn<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
     await withVisibleCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-        let thread = Thread {
-            nameThisThread(name)
-            continuation.resume(returning: body())
-        }
-        thread.name = name
-        thread.start()
+        startThread(name) { continuation.resume(returning: body()) }
     }
+}
+
+/// A new thread named `name` (for the kernel too) that runs `body` and ends.
+private func startThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
+    let thread = Thread {
+        nameThisThread(name)
+        body()
+    }
+    thread.name = name
+    thread.start()
 }

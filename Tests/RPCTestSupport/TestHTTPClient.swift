@@ -2,13 +2,11 @@
 import Glibc
 #endif
 import Foundation
-import Locking
+import Runtime
 
 /// Runs blocking socket work on a thread of its own, off the shared pool.
 public func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withVisibleCheckedThrowingContinuation { (done: CheckedContinuation<T, any Error>) in
-        Thread { done.resume(with: Result { try body() }) }.start()
-    }
+    try await onThreadOfItsOwn("test-io", body)
 }
 
 /// A blocking TCP client on loopback, every read bounded by a receive timeout.

@@ -1,5 +1,5 @@
 import Foundation
-import Locking
+import Runtime
 
 /// Runs `body`, a synchronous stop that may wait for tasks (a service's calls in flight, a
 /// runner's jobs), on a thread of its own and waits for it without holding a thread of the
@@ -9,10 +9,5 @@ import Locking
 /// blocks it, and two such stops could hold up every task of the process, the very ones the
 /// stops wait for, until their grace periods run out.
 public func offThePool(_ body: @escaping @Sendable () -> Void) async {
-    await withVisibleCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-        Thread {
-            body()
-            done.resume()
-        }.start()
-    }
+    await onThreadOfItsOwn("off-the-pool", body)
 }

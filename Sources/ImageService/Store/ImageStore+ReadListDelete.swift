@@ -94,7 +94,7 @@ extension ImageStore {
                 return try self.readNow(image, offset: offset, length: length) { target(image, $0) }
             }
             done(result.mapError { self.readError($0, key: canonical) { try self.indexReadHere(canonical) != nil } })
-        }, refused: { _ in done(.failure(ImageStoreError.failedPrecondition("the image store is closed (stopping)"))) })
+        }, refused: { _ in done(.failure(ImageStoreError.closed)) })
     }
 
     /// The read of `read(key:offset:length:accept:into:done:)` on the calling thread (an I/O

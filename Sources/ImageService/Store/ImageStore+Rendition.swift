@@ -73,11 +73,14 @@ extension ImageStore {
         let checksum = stored.verification
         let hooks = hooks.current
         hooks.renditionWaits?(key)
-        let notStarted = { @Sendable () throws -> Void in
-            guard abandoned() else { return }
+        // What a rendition its caller gave up on before it started answers (and tells the hook).
+        let givenUp = { @Sendable () -> ImageStoreError in
             hooks.renditionAbandoned?(key)
-            throw ImageStoreError.deadlineExceeded(
+            return .deadlineExceeded(
                 "image \(key): the caller's deadline passed while the rendition waited for a render slot; nothing rendered")
+        }
+        let notStarted = { @Sendable () throws -> Void in
+            if abandoned() { throw givenUp() }
         }
         // A task cancelled while it waits for a render thread (its caller's deadline passed:
         // the server cancels it) never starts: the same outcome as `notStarted`.
@@ -104,9 +107,7 @@ extension ImageStore {
                 return try source.withUnsafeBytes(render)
             }
         } catch is CancellationError {
-            hooks.renditionAbandoned?(key)
-            throw ImageStoreError.deadlineExceeded(
-                "image \(key): the caller's deadline passed while the rendition waited for a render slot; nothing rendered")
+            throw givenUp()
         }
         cache.insert(cacheKey, data)
         return (Self.renditionInfo(original, target, data), data)

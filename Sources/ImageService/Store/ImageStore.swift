@@ -69,8 +69,7 @@ public final class ImageStore: Sendable {
         self.logger = logger
         let thumbnailQueue = ThumbnailQueue.configuration(retention: limits.jobRetention)
         let path = folder + "/images.db", recoveryReport = recoveryReport, blobs = blobs
-        let closed = ImageStoreError.failedPrecondition("the image store is closed (stopping)")
-        let writer = DatabaseOwner<ImageIndex>(name: "image-index", closedError: closed, onFault: { onFault("images.db: \($0)") }) {
+        let writer = DatabaseOwner<ImageIndex>(name: "image-index", closedError: ImageStoreError.closed, onFault: { onFault("images.db: \($0)") }) {
             let index = try ImageIndex(path: path, thumbnailSizes: thumbnailSizes, thumbnailQueue: thumbnailQueue)
             do {
                 let report = try Self.reconcile(index: index, blobs: blobs, now: clock.nowMilliseconds())
@@ -81,7 +80,7 @@ public final class ImageStore: Sendable {
             }
             return index
         }
-        let reader = DatabaseOwner<ImageIndex>(name: "image-reader", closedError: closed, groupCommit: false) {
+        let reader = DatabaseOwner<ImageIndex>(name: "image-reader", closedError: ImageStoreError.closed, groupCommit: false) {
             try ImageIndex(path: path, readOnly: true, thumbnailQueue: thumbnailQueue)
         }
         work = StoreWork(writer: writer, reader: reader)

@@ -3,6 +3,9 @@ import RPC
 
 /// Why a store operation was refused; a call it ends is answered the status code its case names.
 public enum ImageStoreError: RPCStatusError, Equatable, CustomStringConvertible {
+    /// What work handed to a closed (stopping) store is answered.
+    static let closed = ImageStoreError.failedPrecondition("the image store is closed (stopping)")
+
     /// INVALID_ARGUMENT.
     case invalid(String)
     /// NOT_FOUND.

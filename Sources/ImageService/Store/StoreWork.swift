@@ -75,7 +75,7 @@ struct StoreWork: Sendable {
         if let pool { return try await pool.run(body) }
         return try await withVisibleCheckedThrowingContinuation { continuation in
             disk.submit({ continuation.resume(with: Result { try body() }) }, refused: { _ in
-                continuation.resume(throwing: ImageStoreError.failedPrecondition("the image store is closed (stopping)"))
+                continuation.resume(throwing: ImageStoreError.closed)
             })
         }
     }
