@@ -16,8 +16,8 @@ extension RPCClient {
         /// Requests not yet accepted by the socket, oldest first.
         var unsent: [Outgoing] = []
         var lastScan: Int64 = 0
-        /// Sends wait for a completed handshake: a message handed to a pipe that is being torn
-        /// down is lost without a trace. inproc has no monitor events and no handshake to wait for.
+        /// Sends wait for a completed handshake: a message handed to a connection that is not up
+        /// would wait in the socket for one. inproc has no monitor events and no handshake to wait for.
         var connected: Bool
         /// Why the last handshake failed, for the message of a call that found no connection.
         var handshakeTrouble: String?
@@ -30,7 +30,11 @@ extension RPCClient {
             let context = client.context, configuration = client.configuration
             socket = try Socket(context, .dealer)
             try TransportSecurity.of(context)?.secureClient(socket)
-            try socket.setImmediate(true)
+            // Not ZMQ_IMMEDIATE: with it, libzmq 4.3 ends the pipe of a dropped connection at once
+            // (`socket_base_t::hiccuped`) and discards the replies that reached the socket but were
+            // not read yet, such as a stopping server's last answers. Requests are held here
+            // instead until a handshake succeeds (`connected`), and what a dropped connection
+            // still queued is discarded by `reconnect()`.
             try socket.setMaxMessageSize(Int64(configuration.maxMessageBytes) + 64 * 1024)
             try socket.setReconnectInterval(configuration.reconnectMilliseconds.first, max: configuration.reconnectMilliseconds.max)
             try socket.setHeartbeat(
@@ -121,6 +125,7 @@ extension RPCClient {
                         // (two channels): take them before failing what is still unanswered.
                         client.resolve(client.receiveReplies(socket))
                         client.failSent("connection to \(endpoint) was lost before the reply")
+                        reconnect()
                     }
                 }
             }
@@ -153,6 +158,16 @@ extension RPCClient {
                 client.expire(now: now)
             }
             return true
+        }
+
+        /// Starts a new connection in place of the dropped one, after its replies were read:
+        /// requests the old one still queued are discarded with it rather than sent once the
+        /// server is back, after their calls were failed as lost (they may have run, but never
+        /// later than that).
+        private func reconnect() {
+            // Only a context being ended fails these (ETERM), and the loop ends with it.
+            try? socket.disconnect(client.endpoint)
+            try? socket.connect(client.endpoint)
         }
 
         func drain() {
