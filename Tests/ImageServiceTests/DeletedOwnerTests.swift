@@ -75,7 +75,8 @@ import Testing
         _ = try await store.deleteForOwner(Self.owner, ownerDeleted: true)
         let temporary = try store.blobs.writeTemporary(data, key: key)
         let placed = await storeError {
-            try await store.onDisk { try store.placeAndIndex(temporary, StoredImage(info: info, contentCheck: "")) }
+            try await store.onDisk { try store.blobs.rename(temporary: temporary, key: key) }
+            try await store.indexPlaced(StoredImage(info: info, contentCheck: ""))
         }
         #expect(Self.isRefusedForTheDeletedOwner(placed), "\(String(describing: placed))")
         #expect(try await store.list().images.isEmpty)

@@ -19,7 +19,7 @@ struct BlobIOError: Error, CustomStringConvertible {
 ///
 /// A write goes to `tmp/`, is fsynced, renamed into place and its folder fsynced, so a blob
 /// is either whole on disk or absent (a put commits its index row while that folder fsync
-/// runs; see `ImageStore.placeAndIndex`). Every folder is fsynced into its parent when it is
+/// runs; see `ImageStore.indexPlaced`). Every folder is fsynced into its parent when it is
 /// made, before anything is written into it. Every method blocks: callers run them on their
 /// own threads.
 final class BlobStore: Sendable {

@@ -51,7 +51,7 @@ extension ImageStore {
         let replacing = lost
         let ticket = cache.removalTicket()
         let beforeWriting = hooks.current.beforePutWrites
-        let (stored, restored) = try await onDisk { () throws -> (StoredImage, Bool) in
+        let (stored, restored, note) = try await onDisk { () throws -> (StoredImage, Bool, String?) in
             beforeWriting?(key)
             // Waited past its deadline (for the key's claim, behind other puts on the lanes):
             // its caller has its DEADLINE_EXCEEDED; writing now would only store what it may
@@ -68,15 +68,21 @@ extension ImageStore {
                     unlink(temporary)
                     throw error
                 }
-                return (replacing, true)
+                return (replacing, true, nil)
             }
             let stored = StoredImage(
                 info: self.makeInfo(new, media: media, size: Int64(data.count), checksum: digests.checksum),
                 contentCheck: digests.check, blockChecks: digests.blocks)
-            try self.placeAndIndex(temporary, stored, replacing: replacing)
-            if let note = media.extraneousNote(key: key) { self.logger.info(note) }
-            return (stored, false)
+            do {
+                try blobs.rename(temporary: temporary, key: key)
+            } catch {
+                unlink(temporary)
+                throw error
+            }
+            return (stored, false, media.extraneousNote(key: key))
         }
+        if !restored { try await indexPlaced(stored, replacing: replacing) }
+        if let note { logger.info(note) }
         if let replacing {
             if restored {
                 logger.warning(
@@ -229,50 +235,40 @@ extension ImageStore {
         }
     }
 
-    /// Renames a fsynced temporary file into place as `image.info.key` and adds its row,
-    /// durably, on the calling (I/O) thread.
-    ///
-    /// The folder's fsync (which makes the rename durable) and the row's commit run at the same
-    /// time. A crash after the commit and before the rename reached the disk leaves the row and
-    /// the whole temporary file: start-up finishes the rename (`finishInterruptedPuts`). On
-    /// failure neither the row nor the blob (nor the temporary file) is left.
+    /// Adds the row of a blob just renamed into place (`BlobStore.rename`), durably: the
+    /// folder's fsync (which makes the rename durable) runs on a disk thread while the writer
+    /// commits the row. A crash after the commit and before the rename reached the disk leaves
+    /// the row and the whole temporary file: start-up finishes the rename
+    /// (`finishInterruptedPuts`). When the row is known not to be committed, the blob is
+    /// removed. Neither step is cancelled with the calling task: once the rename is done, both
+    /// must end.
     ///
     /// - Parameter lost: A row of the same key whose blob file is gone: removed in the
-    ///   transaction that adds this one. Should the folder fsync then
-    ///   fail, neither row stays.
-    func placeAndIndex(_ temporary: String, _ image: StoredImage, replacing lost: StoredImage? = nil) throws {
-        let info = image.info
-        do {
-            try blobs.rename(temporary: temporary, key: info.key)
-        } catch {
-            unlink(temporary)
-            throw error
-        }
-        let committed = DispatchSemaphore(value: 0)
-        let outcome = Locked<Result<Void, any Error>>(.success(()))
-        writer.submit({ index in
-            if let lost {
-                try index.replace(lost, with: image)
-            } else {
-                try index.insert(info, contentCheck: image.contentCheck, blockChecks: image.blockChecks)
+    ///   transaction that adds this one. Should the folder fsync then fail, neither row stays.
+    func indexPlaced(_ image: StoredImage, replacing lost: StoredImage? = nil) async throws {
+        let info = image.info, blobs = blobs
+        async let synced = Self.outcome { try await self.onLane { try blobs.syncFolder(of: info.key) } }
+        let commit = await Self.outcome {
+            try await self.indexWrite { index in
+                if let lost {
+                    try index.replace(lost, with: image)
+                } else {
+                    try index.insert(info, contentCheck: image.contentCheck, blockChecks: image.blockChecks)
+                }
             }
-        }) { result in
-            outcome.withLock { $0 = result }
-            committed.signal()
         }
-        let synced = Result { try blobs.syncFolder(of: info.key) }
-        committed.wait()
-        let commit = outcome.withLock { $0 }
+        let folderSynced = await synced
         if case .failure(let error) = commit {
             // Known not to be committed: nothing names the blob. Unknown (the disk failed under
             // the commit): the row may be there after the restart's recovery, so the blob stays;
             // without the row recovery quarantines it. Never a row without its bytes.
-            if !(error is CommitOutcomeUnknown) { blobs.remove(key: info.key) }
+            if !(error is CommitOutcomeUnknown) { try? await onLane { blobs.remove(key: info.key) } }
             throw error
         }
-        hooks.current.afterPutCommitted?(info.key)
+        // On a disk thread: a test's hook may block until it lets the put go on.
+        if let committed = hooks.current.afterPutCommitted { _ = try? await onLane { committed(info.key) } }
         thumbnails.announceJob(for: info)
-        if case .failure(let error) = synced {
+        if case .failure(let error) = folderSynced {
             // The row is committed, but the rename may not survive a power loss, and an fsync
             // that failed is not retried and trusted: the service stops (as for the log's
             // fsync), the blob and the row stay, and recovery at the restart finds the file or
@@ -280,6 +276,15 @@ extension ImageStore {
             let reason = "fsync of the folder of blob \(info.key) failed after its row was committed: \(error)"
             writer.fault(reason)
             throw CommitOutcomeUnknown(reason: reason)
+        }
+    }
+
+    /// `body`'s result or error, as a value (for steps whose errors are weighed together).
+    static func outcome<T: Sendable>(_ body: () async throws -> T) async -> Result<T, any Error> {
+        do {
+            return .success(try await body())
+        } catch {
+            return .failure(error)
         }
     }
 }

@@ -6,7 +6,7 @@ import Locking
 extension ImageStore {
     /// What start-up found.
     struct RecoveryReport: Sendable {
-        /// Puts whose row was committed while their rename had not reached the disk yet (see `placeAndIndex`).
+        /// Puts whose row was committed while their rename had not reached the disk yet (see `indexPlaced`).
         var finishedPuts = 0
         /// Interrupted writes and uploads removed from `tmp/`.
         var leftovers = 0

@@ -276,7 +276,7 @@ final class Uploads: Sendable {
                 try ImageStore.check(media, against: declared)
                 try BlobStore.check(fsync(upload.fd), "fsync", upload.path)
                 // Renamed and its folder fsynced before the row is added, not beside it as a
-                // put's (`placeAndIndex`): the staging file is named by upload, not by key, so
+                // put's (`indexPlaced`): the staging file is named by upload, not by key, so
                 // start-up could not finish an interrupted rename of it.
                 try blobs.publish(temporary: upload.path, key: key)
                 return media
