@@ -171,3 +171,17 @@ public final class BlockingPool: LifecycleService {
         for _ in 0..<threads { finished.wait() }
     }
 }
+
+/// The pool as a task executor: tasks created with `Task(executorPreference: pool)` (or code in
+/// `withTaskExecutorPreference(pool)`) run on its threads, not on the shared pool. For a part
+/// whose tasks compute or block between their awaits (a worker's handlers and heartbeats).
+/// Before ``BlockingPool/start()`` and once it stops, jobs go to the global executor: a task is
+/// never dropped, it only runs elsewhere.
+extension BlockingPool: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        submit({ [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }, refused: { _ in
+            globalConcurrentExecutor.enqueue(job)
+        })
+    }
+}

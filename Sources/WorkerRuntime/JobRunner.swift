@@ -99,8 +99,8 @@ public final class JobRunner: LifecycleService {
     let slotFreed = WakeSignal()
     /// Signalled when the last running job has ended.
     private let drained = DispatchSemaphore(value: 0)
-    /// Where the loop, the heartbeats and the handlers run (`WorkerThreads`).
-    let threads: WorkerThreads
+    /// Where the loop, the heartbeats and the handlers run (a `BlockingPool` as their executor).
+    let threads: BlockingPool
 
     struct State {
         var stopping = false
@@ -143,7 +143,7 @@ public final class JobRunner: LifecycleService {
         self.atStart = atStart
         self.handler = handler
         // One per job slot, and one for the loop and the heartbeats.
-        threads = WorkerThreads(name: name, count: configuration.concurrency + 1)
+        threads = BlockingPool(name: name, count: configuration.concurrency + 1)
     }
 
     /// A runner of `configuration.queue` through `connection` (to the service that owns the

@@ -86,7 +86,7 @@ import WorkerRuntime
                 try CaptureWorkerHost.decode(jpeg)
             })
         // On threads of its own: the decode blocks one.
-        let threads = WorkerThreads(name: "capture-test", count: 2)
+        let threads = BlockingPool(name: "capture-test", count: 2)
         threads.start()
         defer { threads.stop() }
         let run = Task(executorPreference: threads) { try await handler.run(job) }

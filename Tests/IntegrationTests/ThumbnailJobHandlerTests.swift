@@ -96,8 +96,8 @@ import ZMQ
 
     /// The makers below block their threads until told: threads of their own, not the shared
     /// pool (one thread per core). Started once, for the whole run.
-    static let threads: WorkerThreads = {
-        let threads = WorkerThreads(name: "handler-test", count: 8)
+    static let threads: BlockingPool = {
+        let threads = BlockingPool(name: "handler-test", count: 8)
         threads.start()
         return threads
     }()

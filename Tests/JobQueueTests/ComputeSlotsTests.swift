@@ -9,8 +9,8 @@ import WorkerRuntime
 @Suite struct ComputeSlotsTests {
     /// The bodies block their threads (CPU work stands in): threads of their own, not the
     /// shared pool, which has one thread per core. Started once, for the whole run.
-    static let threads: WorkerThreads = {
-        let threads = WorkerThreads(name: "slots-test", count: 16)
+    static let threads: BlockingPool = {
+        let threads = BlockingPool(name: "slots-test", count: 16)
         threads.start()
         return threads
     }()

@@ -75,7 +75,10 @@ import RPCTestSupport
         defer { server.stop() }
         let peer = try RawPeer(.dealer, endpoint: server.boundEndpoints[0])
         let body = createItem("gate: stuck in a store").serializedBytes()
-        try peer.send([[], requestHeader(Self.createPath, id: 1, timeout: 200, key: "k-1"), body])
+        // Long enough for its handler to start on a loaded machine (a call whose task starts
+        // past its deadline is refused before it runs, and leaves no running key to wait on).
+        try peer.send([[], requestHeader(Self.createPath, id: 1, timeout: 2000, key: "k-1"), body])
+        #expect(try await eventually { gate.waitingCount == 1 })
         let (first, _) = try #require(try await peer.receiveHeader())
         #expect(first.requestId == 1 && first.code == StatusCode.deadlineExceeded.rawValue)
 

@@ -146,6 +146,9 @@ final class Gate: Sendable {
         }
     }
 
+    /// How many wait now.
+    var waitingCount: Int { state.withLock { $0.waiting.count } }
+
     func open() {
         let waiting = state.withLock { state in
             state.open = true
