@@ -66,8 +66,8 @@ extension RPCServer {
     /// returns nil for) what does not parse or names no method served here.
     private func parse(_ frames: [Frame], userID: String?, _ socket: Socket, _ state: LoopState, arrived: Int64) -> Incoming? {
         // Counted under the "" row until the header names a method served here.
-        let unnamed = CallTag(
-            row: state.metrics.row(of: ""), arrived: arrived, requestBytes: frames.dropFirst().reduce(0) { $0 + $1.count })
+        let unnamed = state.metrics.tag(
+            method: "", arrived: arrived, requestBytes: frames.dropFirst().reduce(0) { $0 + $1.count })
         let identity: [[UInt8]], header: RequestHeader, body: Frame
         switch RequestFrames.read(frames) {
         case .dropped:
@@ -93,7 +93,7 @@ extension RPCServer {
         return Incoming(
             identity: identity, peer: userID.map { Array($0.utf8) } ?? identity[0], header: header, method: method, body: body,
             arrived: now, deadline: state.deadlines.deadline(arrivedAt: now, timeoutMilliseconds: header.timeoutMs),
-            tag: CallTag(row: state.metrics.row(of: header.method), arrived: arrived, requestBytes: body.count))
+            tag: state.metrics.tag(method: header.method, arrived: arrived, requestBytes: body.count))
     }
 
     /// Decides whether a parsed call runs, its layers in this order:

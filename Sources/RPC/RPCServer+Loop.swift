@@ -46,12 +46,12 @@ extension RPCServer {
         // Registration ends at start(), so the table is read without a lock from here on.
         let methods: [String: Method]
         let counters: Counters
-        let metrics: MethodMetrics
+        let metrics: CallMetrics
         /// The allowed keys each message's User-Id is checked against (nil: no CURVE).
         let keys: KeyTable?
 
         init(
-            _ configuration: Configuration, methods: [String: Method], counters: Counters, metrics: MethodMetrics,
+            _ configuration: Configuration, methods: [String: Method], counters: Counters, metrics: CallMetrics,
             keys: KeyTable?
         ) {
             self.keys = keys
@@ -442,7 +442,7 @@ extension RPCServer {
     func send(
         _ socket: Socket, to identity: [[UInt8]], requestID: UInt64, _ answer: Answer, _ tag: CallTag, _ state: LoopState
     ) -> Bool {
-        record(answer, tag, state)
+        state.metrics.answered(answer.code, replyBytes: answer.body.count, tag)
         let message = Envelope.reply(
             to: identity, requestID: requestID, code: answer.code, message: answer.message,
             retryAfterMilliseconds: answer.retryAfter, reason: answer.reason, body: answer.body)

@@ -80,23 +80,6 @@ extension RPCServer {
             await self?.processStats() ?? ProcessStatsResponse()
         }
     }
-
-    /// Counts one answer and, at debug level, logs it: one line per request.
-    func record(_ answer: Answer, _ tag: CallTag, _ state: LoopState) {
-        guard tag.row >= 0 else { return }
-        let elapsed = max(0, monotonicNanoseconds() - tag.arrived)
-        state.metrics.record(
-            row: tag.row, code: answer.code, microseconds: UInt64(elapsed / 1000),
-            requestBytes: tag.requestBytes, replyBytes: answer.body.count)
-        if logger.level <= .debug {
-            let method = state.metrics.paths[tag.row]
-            logger.debug("request", [
-                "method": method.isEmpty ? "-" : method, "code": answer.code.description,
-                "elapsed_ms": String(format: "%.3f", Double(elapsed) / 1e6),
-                "request_bytes": String(tag.requestBytes), "reply_bytes": String(answer.body.count),
-            ])
-        }
-    }
 }
 
 extension Figure {

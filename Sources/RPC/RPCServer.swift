@@ -144,7 +144,7 @@ public final class RPCServer: Sendable {
         /// Run when a drain begins (`onDrain`).
         var drainActions: [@Sendable () -> Void] = []
         /// Calls by method, made at `start()` once the methods are known.
-        var metrics: MethodMetrics?
+        var metrics: CallMetrics?
         /// What the process's parts add to Metrics/Stats (`addFigures`).
         var figureSources: [@Sendable () async -> [Figure]] = []
         /// What the process's parts add to the conditions (`addHealthConditions`).
@@ -401,7 +401,7 @@ public final class RPCServer: Sendable {
         try shared.withLock { state in
             guard !state.started else { throw RPCError.failedPrecondition("server already started") }
             state.started = true
-            state.metrics = MethodMetrics(paths: Array(state.methods.keys))
+            state.metrics = CallMetrics(paths: Array(state.methods.keys), logger: logger)
         }
         do {
             try loop.start { [self] poller in try IOLoop(self, poller) }
