@@ -124,8 +124,10 @@ extension RPCClient {
                         // though the poll that brought this event may not have shown them yet
                         // (two channels): take them before failing what is still unanswered.
                         client.resolve(client.receiveReplies(socket))
-                        client.failSent("connection to \(endpoint) was lost before the reply")
-                        reconnect()
+                        let lost = client.failSent("connection to \(endpoint) was lost before the reply")
+                        // Only then can the socket hold a request of the old connection; a
+                        // handshake refused over and over is left to libzmq's reconnect backoff.
+                        if lost > 0 { reconnect() }
                     }
                 }
             }
@@ -165,7 +167,8 @@ extension RPCClient {
         /// server is back, after their calls were failed as lost (they may have run, but never
         /// later than that).
         private func reconnect() {
-            // Only a context being ended fails these (ETERM), and the loop ends with it.
+            // Only a context being ended fails these (ETERM), and the loop ends with it. Never
+            // two connections: libzmq ignores a DEALER's connect to an endpoint it still holds.
             try? socket.disconnect(client.endpoint)
             try? socket.connect(client.endpoint)
         }
@@ -217,12 +220,15 @@ extension RPCClient {
             retryAfterMilliseconds: header.retryAfterMs, reason: header.reason, bodyFrame: frames[2])))
     }
 
-    private func failSent(_ why: String) {
+    /// Fails the calls sent and not answered yet; how many there were.
+    @discardableResult
+    private func failSent(_ why: String) -> Int {
         let lost = shared.withLock { state -> [Pending] in
             let ids = state.pending.filter { $0.value.sent }.map(\.key)
             return ids.compactMap { state.pending.removeValue(forKey: $0) }
         }
         for pending in lost { pending.continuation.resume(returning: .lost(why)) }
+        return lost.count
     }
 
     private func expire(now: Int64) {

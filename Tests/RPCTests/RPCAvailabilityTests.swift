@@ -137,13 +137,7 @@ import TestSupport
         var request = GetItemRequest()
         request.key = "lamp"
         async let answer = client.call(ItemServiceRPC.getItem, request, options: .init(timeoutMilliseconds: 30_000, retry: .none))
-        var frames: [[UInt8]]?
-        let end = ContinuousClock.now + .seconds(20)
-        while frames == nil && ContinuousClock.now < end {
-            frames = try server.receive(dontWait: true)
-            if frames == nil { try await Task.sleep(for: .milliseconds(2)) }
-        }
-        let received = try #require(frames)
+        let received = try #require(try await Self.nextRequest(server))
         let header = try RequestHeader(serializedBytes: received[2])
         // The client's I/O thread, held: it reads nothing until the server is gone.
         let held = Shared(false), release = Shared(false)
@@ -166,6 +160,53 @@ import TestSupport
         release.withLock { $0 = true }
         await holder.value
         #expect(try await answer.name == "Lamp")
+    }
+
+    /// After a call lost with its connection, the client connects again (to drop what the old
+    /// connection may still hold): its next calls reach the server that comes back, all over one
+    /// connection. Over tcp too, whose endpoint libzmq resolves.
+    @Test(arguments: ["ipc", "tcp"])
+    func aCallLostWithItsConnectionLeavesOneConnectionThatServesTheNextCalls(_ transport: String) async throws {
+        let first = try Socket(testContext, .router)
+        try first.bind(transport == "ipc" ? uniqueEndpoint("ipc") : "tcp://127.0.0.1:*")
+        let endpoint = try first.lastEndpoint
+        let client = try RPCClient(context: testContext, endpoint: endpoint, configuration: .init(connectWaitMilliseconds: 20_000))
+        defer { client.close() }
+        var asked = GetItemRequest()
+        asked.key = "lamp"
+        let request = asked, once = CallOptions(timeoutMilliseconds: 30_000, retry: .none)
+        async let lost = rpcError { try await client.call(ItemServiceRPC.getItem, request, options: once) }
+        _ = try #require(try await Self.nextRequest(first))
+        try first.setLinger(milliseconds: 0)
+        first.close()
+        #expect(await lost?.code == .unavailable)
+
+        let second = try Socket(testContext, .router)
+        defer { second.close() }
+        try second.bind(endpoint)
+        var peers = Set<[UInt8]>()
+        for index in 1...4 {
+            async let answer = client.call(ItemServiceRPC.getItem, request, options: once)
+            let frames = try #require(try await Self.nextRequest(second))
+            peers.insert(frames[0])
+            var reply = ResponseHeader()
+            reply.requestId = try RequestHeader(serializedBytes: frames[2]).requestId
+            var item = Item()
+            item.key = "lamp-\(index)"
+            _ = try second.send([frames[0], [], reply.serializedBytes(), item.serializedBytes()])
+            #expect(try await answer.key == "lamp-\(index)")
+        }
+        #expect(peers.count == 1, "\(peers.count) connections")
+    }
+
+    /// The next request a raw server receives (20 s at most).
+    static func nextRequest(_ server: Socket) async throws -> [[UInt8]]? {
+        let end = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < end {
+            if let frames = try server.receive(dontWait: true) { return frames }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        return nil
     }
 
     /// Retries after the call was sent are RetrySafetyTests'.
