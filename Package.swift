@@ -49,6 +49,9 @@ let package = Package(
         // A SIGBUS inside a read-only file map becomes a page of zeros and a recorded fault,
         // for ImageService's MappedFile only (a file cut short, a disk's read error).
         .target(name: "CMapGuard"),
+        // pidfd_open(2), for CaptureWorker's CameraCommand only: waiting for a child's exit
+        // with a time limit, without polling.
+        .target(name: "CPidFD"),
         .target(name: "RPC", dependencies: ["Locking", "ZMQ", "Proto", "Runtime", "CurveAuth"], swiftSettings: swiftSettings),
         // CURVE key files, the allowed keys with their roles, and the ZAP handler that checks
         // them (not "Security": that name is Apple's framework).
@@ -68,7 +71,7 @@ let package = Package(
         .target(name: "ItemService", dependencies: ["Capture", "Locking", "RPC", "Proto", "Runtime", "SQLite", "JobQueue", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),
         .target(name: "ImageService", dependencies: ["Locking", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue", "CMapGuard"], swiftSettings: swiftSettings),
         .target(name: "WorkerRuntime", dependencies: ["Locking", "RPC", "Proto", "Runtime"], swiftSettings: swiftSettings),
-        .target(name: "CaptureWorker", dependencies: ["Capture", "Locking", "RPC", "Proto", "Runtime", "JPEG", "Media", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),
+        .target(name: "CaptureWorker", dependencies: ["Capture", "Locking", "RPC", "Proto", "Runtime", "JPEG", "Media", "Digest", "WorkerRuntime", "CPidFD"], swiftSettings: swiftSettings),
         .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "WorkerRuntime"], swiftSettings: swiftSettings),
         .target(name: "Clients", dependencies: ["RPC", "Proto"], swiftSettings: swiftSettings),
         .target(

@@ -1,3 +1,4 @@
+import CPidFD
 import Dispatch
 import Foundation
 import JPEG
@@ -184,16 +185,26 @@ private final class ProcessGroup: Sendable {
     }
 }
 
-/// Waits for a child's exit until a deadline: waitpid(2) has no time limit, so it is asked
-/// without blocking (WNOHANG) every few milliseconds, on the command's own thread.
-private struct ExitWaiter {
+/// Waits for a child's exit until a deadline: waitpid(2) has no time limit, so the wait sleeps
+/// in poll(2) on the child's pidfd (readable once it has exited) and then reaps it without
+/// blocking (WNOHANG). On a kernel without pidfds (before 5.3) it asks every few milliseconds
+/// instead. On the command's own thread.
+private struct ExitWaiter: ~Copyable {
     let pid: pid_t
     /// Its wait status, once `wait` said it exited.
     private(set) var status: Int32 = 0
     private var exited = false
+    /// -1 when the kernel has no pidfds.
+    private let pidfd: Int32
 
     init(pid: pid_t) {
         self.pid = pid
+        pidfd = hp_pidfd_open(pid)
+        if pidfd >= 0 { _ = fcntl(pidfd, F_SETFD, FD_CLOEXEC) }
+    }
+
+    deinit {
+        if pidfd >= 0 { close(pidfd) }
     }
 
     /// Whether it exited before `deadline` (monotonic milliseconds); once true, true again.
@@ -204,10 +215,14 @@ private struct ExitWaiter {
             if reaped == pid || (reaped < 0 && errno == ECHILD) {
                 exited = true
                 status = waited
-            } else if reaped < 0 && errno == EINTR {
                 continue
-            } else if monotonicMilliseconds() >= deadline {
-                return false
+            }
+            if reaped < 0 && errno == EINTR { continue }
+            let left = deadline - monotonicMilliseconds()
+            if left <= 0 { return false }
+            if pidfd >= 0 {
+                var exit = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+                _ = poll(&exit, 1, Int32(clamping: left))
             } else {
                 usleep(5_000)
             }
