@@ -10,7 +10,7 @@ import Runtime
 /// Called on the I/O thread only; ``snapshot()`` from any thread.
 final class CallMetrics: Sendable {
     /// The table by method, code and latency.
-    let methods: MethodMetrics
+    private let methods: MethodMetrics
     private let logger: Logger
 
     /// Rows for these method paths, and one ("") for requests that named none served here.

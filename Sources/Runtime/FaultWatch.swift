@@ -41,7 +41,7 @@ public final class FaultWatch: FailableLifecycleService {
         logger.critical("storage fault: stopping, so that recovery at the next start decides what was stored", ["error": reason])
         for waiter in waiters { waiter.resume() }
         // Off the reporting thread, which may be one the handler's stopping joins.
-        for handler in handlers { Self.run(handler, reason) }
+        for handler in handlers { startThreadOfItsOwn("fault-stop") { handler(reason) } }
     }
 
     /// The first fault reported, if any.
@@ -53,12 +53,7 @@ public final class FaultWatch: FailableLifecycleService {
             if state.fault == nil { state.handlers.append(handler) }
             return state.fault
         }
-        if let fault { Self.run(handler, fault) }
-    }
-
-    /// `handler` on a thread of its own (`onThreadOfItsOwn`): it stops parts, which joins threads.
-    private static func run(_ handler: @escaping @Sendable (String) -> Void, _ reason: String) {
-        Task.detached { await onThreadOfItsOwn("fault-stop") { handler(reason) } }
+        if let fault { startThreadOfItsOwn("fault-stop") { handler(fault) } }
     }
 
     public func start() throws {}

@@ -9,19 +9,21 @@ import Locking
 /// per core, while the work they wait for may need it.
 public func onThreadOfItsOwn<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withVisibleCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-        startThread(name) { continuation.resume(with: Result { try body() }) }
+        startThreadOfItsOwn(name) { continuation.resume(with: Result { try body() }) }
     }
 }
 
 /// ``onThreadOfItsOwn(_:_:)`` for a body that cannot throw.
 public func onThreadOfItsOwn<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {
     await withVisibleCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-        startThread(name) { continuation.resume(returning: body()) }
+        startThreadOfItsOwn(name) { continuation.resume(returning: body()) }
     }
 }
 
-/// A new thread named `name` (for the kernel too) that runs `body` and ends.
-private func startThread(_ name: String, _ body: @escaping @Sendable () -> Void) {
+/// A new thread named `name` (for the kernel too) that runs `body` and ends, waited for by
+/// nobody: for work that must not run on the thread that asks for it, which its end may join
+/// (a storage fault's handlers stop the parts).
+public func startThreadOfItsOwn(_ name: String, _ body: @escaping @Sendable () -> Void) {
     let thread = Thread {
         nameThisThread(name)
         body()

@@ -60,25 +60,19 @@ extension ImageStore {
             let media = try Self.classify(data, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
             try Self.check(media, against: new)
             let (temporary, digests) = try self.writeTemporary(data, key: key)
-            if let replacing, replacing.info.sizeBytes == Int64(data.count), replacing.info.checksum == digests.checksum {
-                // The bytes the row was stored with: its blob again, the row as it is.
-                do {
-                    try blobs.publish(temporary: temporary, key: key)
-                } catch {
-                    unlink(temporary)
-                    throw error
-                }
-                return (replacing, true, nil)
-            }
-            let stored = StoredImage(
-                info: self.makeInfo(new, media: media, size: Int64(data.count), checksum: digests.checksum),
-                contentCheck: digests.check, blockChecks: digests.blocks)
+            // The bytes a lost row was stored with: its blob again (durable here, as the row is
+            // kept as it is), else a new blob whose folder fsync runs beside its row's commit.
+            let restoring = replacing.map { $0.info.sizeBytes == Int64(data.count) && $0.info.checksum == digests.checksum } ?? false
             do {
-                try blobs.rename(temporary: temporary, key: key)
+                if restoring { try blobs.publish(temporary: temporary, key: key) } else { try blobs.rename(temporary: temporary, key: key) }
             } catch {
                 unlink(temporary)
                 throw error
             }
+            if restoring, let replacing { return (replacing, true, nil) }
+            let stored = StoredImage(
+                info: self.makeInfo(new, media: media, size: Int64(data.count), checksum: digests.checksum),
+                contentCheck: digests.check, blockChecks: digests.blocks)
             return (stored, false, media.extraneousNote(key: key))
         }
         if !restored { try await indexPlaced(stored, replacing: replacing) }
