@@ -1,4 +1,5 @@
 import CurveAuth
+import Proto
 import Runtime
 import ZMQ
 
@@ -40,7 +41,9 @@ public struct ProcessServices: Sendable {
         if let metrics {
             last = [
                 try ScrapeEndpoint(name: name, context: context, endpoint: metrics.endpoint, token: metrics.token, logger: logger) {
-                    PrometheusText.render(hosts().map { $0.server.processStatsWaiting() })
+                    var stats: [ProcessStatsResponse] = []
+                    for host in hosts() { stats.append(await host.server.processStats(figuresWithin: 5000)) }
+                    return PrometheusText.render(stats)
                 }
             ]
         } else {

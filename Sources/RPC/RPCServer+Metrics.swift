@@ -57,21 +57,28 @@ extension RPCServer {
         return response
     }
 
-    /// `processStats()` for a thread that may block (a scrape endpoint's own, never the task
-    /// pool): waits for it up to `timeoutMilliseconds`, then answers without the parts' figures.
-    public func processStatsWaiting(timeoutMilliseconds: Int = 5000) -> ProcessStatsResponse {
-        let result = Locked<ProcessStatsResponse?>(nil)
-        let done = DispatchSemaphore(value: 0)
+    /// `processStats()` for a scrape: answers within `milliseconds` whatever the parts' figures
+    /// do, without them when they are late (a part stopping, a store busy); their task is left
+    /// to finish on its own, as a figure source need not heed cancellation.
+    public func processStats(figuresWithin milliseconds: Int) async -> ProcessStatsResponse {
+        let first = FirstAnswer<[Figure]?>()
+        let sources = shared.withLock { $0.figureSources }
+        let timer = Task {
+            try? await Task.sleep(for: .milliseconds(milliseconds))
+            first.answer(nil)
+        }
         Task(priority: Self.handlerPriority) {
-            let stats = await processStats()
-            result.withLock { $0 = stats }
-            done.signal()
+            var figures: [Figure] = []
+            for source in sources { figures += await source() }
+            first.answer(figures)
         }
-        if done.wait(timeout: .now() + .milliseconds(timeoutMilliseconds)) == .success, let stats = result.withLock({ $0 }) {
-            return stats
+        let figures = await first.value()
+        timer.cancel()
+        guard let figures else {
+            logger.warning("figures took over \(milliseconds) ms; served without them")
+            return processStats(figures: [])
         }
-        logger.warning("figures took over \(timeoutMilliseconds) ms; served without them")
-        return processStats(figures: [])
+        return processStats(figures: figures)
     }
 
     /// Registers Metrics/Stats: pooled (reading the figures may take a lock a store holds).
@@ -101,5 +108,38 @@ extension Figure {
     /// `name="value",…` of its labels, for sorting and the text format.
     var labelText: String {
         labels.map { "\($0.name)=\"\($0.value)\"" }.joined(separator: ",")
+    }
+}
+
+/// The first of several answers to one waiter; the later ones are dropped.
+private final class FirstAnswer<Value: Sendable>: Sendable {
+    private let state = Locked<(answer: Value?, waiter: CheckedContinuation<Value, Never>?, done: Bool)>((nil, nil, false))
+
+    func answer(_ value: Value) {
+        let waiter = state.withLock { state -> CheckedContinuation<Value, Never>? in
+            guard !state.done else { return nil }
+            state.done = true
+            guard let waiter = state.waiter else {
+                state.answer = value
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: value)
+    }
+
+    /// The first answer, once there is one; call once.
+    func value() async -> Value {
+        await withVisibleCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Value? in
+                guard state.done else {
+                    state.waiter = continuation
+                    return nil
+                }
+                return state.answer
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 }

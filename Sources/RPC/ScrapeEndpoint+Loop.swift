@@ -20,6 +20,9 @@ extension ScrapeEndpoint {
     /// The connections, by routing id, and those closed lately.
     struct Connections {
         var open: [[UInt8]: Connection] = [:]
+        /// Those whose request for /metrics waits for the text being rendered: whether each
+        /// asked with HEAD. No read deadline: the render's own (the body's) bounds the wait.
+        var awaitingText: [[UInt8]: Bool] = [:]
         // Closed here: their disconnect notice, or bytes already on the way, must not be
         // taken for a new connection. Bounded; oldest forgotten first.
         var closed: Set<[UInt8]> = []
@@ -43,6 +46,10 @@ extension ScrapeEndpoint {
         let socketIndex: Int
         var connections = Connections()
         var rendered: Rendered?
+        /// A render is running (its task hands the text over in `shared.renderedText`).
+        var rendering = false
+        /// `connections.awaitingText.count` as last published in `shared`.
+        var awaitingCount = 0
 
         init(_ endpoint: ScrapeEndpoint, _ poller: Poller) throws {
             self.endpoint = endpoint
@@ -74,6 +81,13 @@ extension ScrapeEndpoint {
         }
 
         func turn(_ polled: Poller?) -> Bool {
+            if rendering, let text = endpoint.shared.withLock({ $0.renderedText.take() }) {
+                rendering = false
+                rendered = text
+                for (id, head) in connections.awaitingText {
+                    endpoint.respond(id: id, endpoint.metricsReply(text, head: head, cached: false), socket: socket, connections: &connections)
+                }
+            }
             if polled?.revents(socketIndex).contains(.in) ?? true {
                 // A bounded batch per turn, so expiry and stop are looked at under a flood.
                 for _ in 0..<256 {
@@ -86,69 +100,92 @@ extension ScrapeEndpoint {
                     }
                     guard let message else { break }
                     guard message.count == 2 else { continue }
-                    endpoint.handle(id: message[0], data: message[1], socket: socket, connections: &connections, rendered: &rendered)
+                    endpoint.handle(id: message[0], data: message[1], loop: self)
                 }
             }
             let expiredAt = monotonicMilliseconds()
             for (id, connection) in connections.open where connection.deadline <= expiredAt {
                 endpoint.respond(id: id, ScrapeHTTP.refusal(.requestTimeout), socket: socket, connections: &connections)
             }
+            if connections.awaitingText.count != awaitingCount {
+                awaitingCount = connections.awaitingText.count
+                endpoint.shared.withLock { $0.awaitingText = awaitingCount }
+            }
             return true
         }
 
         func drain() {
             for id in connections.open.keys { try? socket.closeStream(id) }
+            for id in connections.awaitingText.keys { try? socket.closeStream(id) }
             socket.close()
         }
     }
 
     /// One message of the STREAM socket: a connect or disconnect notice (empty data), or bytes.
-    private func handle(
-        id: [UInt8], data: [UInt8], socket: Socket, connections: inout Connections, rendered: inout Rendered?
-    ) {
+    private func handle(id: [UInt8], data: [UInt8], loop: ScrapeLoop) {
         if data.isEmpty {
-            if connections.open.removeValue(forKey: id) != nil { return }  // the peer went away
-            if connections.closed.remove(id) != nil { return }  // the notice of one closed here
+            if loop.connections.open.removeValue(forKey: id) != nil { return }  // the peer went away
+            if loop.connections.awaitingText.removeValue(forKey: id) != nil { return }  // gone while its text renders
+            if loop.connections.closed.remove(id) != nil { return }  // the notice of one closed here
             // A new connection. When full, the oldest goes: a real scraper sends its request at
             // once, so only connections that idle lose their place, never the one just made.
-            if connections.open.count >= maxConnections,
-               let oldest = connections.open.min(by: { $0.value.deadline < $1.value.deadline })?.key {
-                respond(id: oldest, ScrapeHTTP.refusal(.requestTimeout), socket: socket, connections: &connections)
+            if loop.connections.open.count >= maxConnections,
+               let oldest = loop.connections.open.min(by: { $0.value.deadline < $1.value.deadline })?.key {
+                respond(id: oldest, ScrapeHTTP.refusal(.requestTimeout), socket: loop.socket, connections: &loop.connections)
             }
-            connections.open[id] = Connection(
+            loop.connections.open[id] = Connection(
                 head: ScrapeHTTP.HeadBuffer(token: token), deadline: monotonicMilliseconds() + Int64(idleTimeoutMilliseconds))
             return
         }
-        guard connections.open[id] != nil else { return }  // closed here already: ignore what it sends after
-        guard let request = connections.open[id]!.head.append(data) else { return }
-        respond(id: id, reply(to: request, rendered: &rendered), socket: socket, connections: &connections)
-    }
-
-    /// The reply to a complete request; for /metrics, the text rendered within the last
-    /// `refreshMilliseconds`, or rendered now.
-    private func reply(to request: ScrapeHTTP.Request, rendered: inout Rendered?) -> [UInt8] {
+        guard loop.connections.open[id] != nil else { return }  // closed or answered here already: ignore what it sends after
+        guard let request = loop.connections.open[id]!.head.append(data) else { return }
         switch request {
         case .metrics(let head):
-            let started = monotonicMilliseconds()
-            let fresh = rendered.map { started - $0.at < Int64(refreshMilliseconds) } ?? false
-            if !fresh { rendered = Rendered(text: body(), at: started) }
-            let text = rendered!.text
-            let reply = ScrapeHTTP.reply(.ok, contentType: ScrapeHTTP.metricsContentType, body: text, head: head)
-            logger.debug("scrape", [
-                "endpoint": name, "method": head ? "HEAD" : "GET", "bytes": String(text.utf8.count),
-                "ms": String(monotonicMilliseconds() - started), "cached": fresh ? "yes" : "no",
-            ])
-            return reply
+            if let rendered = loop.rendered, monotonicMilliseconds() - rendered.at < Int64(refreshMilliseconds) {
+                respond(id: id, metricsReply(rendered, head: head, cached: true), socket: loop.socket, connections: &loop.connections)
+            } else if loop.connections.awaitingText.count >= maxConnections {
+                // As many waiting as connections allowed: a flood, not scrapers.
+                respond(id: id, ScrapeHTTP.refusal(.serviceUnavailable), socket: loop.socket, connections: &loop.connections)
+            } else {
+                loop.connections.open.removeValue(forKey: id)
+                loop.connections.awaitingText[id] = head
+                if !loop.rendering {
+                    loop.rendering = true
+                    render()
+                }
+            }
         case .index(let head):
-            return ScrapeHTTP.reply(.ok, body: "Metrics are at /metrics\n", head: head)
+            respond(id: id, ScrapeHTTP.reply(.ok, body: "Metrics are at /metrics\n", head: head), socket: loop.socket, connections: &loop.connections)
         case .refused(let status):
-            return ScrapeHTTP.refusal(status)
+            respond(id: id, ScrapeHTTP.refusal(status), socket: loop.socket, connections: &loop.connections)
         }
     }
 
+    /// Renders the text in a task (the figures are read on the services' own executors, and
+    /// no thread waits for them), then hands it to the loop and wakes it.
+    private func render() {
+        let started = monotonicMilliseconds()
+        Task(priority: .high) { [self] in
+            let text = await body()
+            shared.withLock { $0.renderedText = Rendered(text: text, at: started) }
+            loop.wake()
+        }
+    }
+
+    /// The reply to GET or HEAD /metrics with `rendered`'s text.
+    func metricsReply(_ rendered: Rendered, head: Bool, cached: Bool) -> [UInt8] {
+        let reply = ScrapeHTTP.reply(.ok, contentType: ScrapeHTTP.metricsContentType, body: rendered.text, head: head)
+        logger.debug("scrape", [
+            "endpoint": name, "method": head ? "HEAD" : "GET", "bytes": String(rendered.text.utf8.count),
+            "age_ms": String(monotonicMilliseconds() - rendered.at), "cached": cached ? "yes" : "no",
+        ])
+        return reply
+    }
+
     /// Sends `bytes` and closes the connection; a peer gone or not reading loses its reply.
-    private func respond(id: [UInt8], _ bytes: [UInt8], socket: Socket, connections: inout Connections) {
+    func respond(id: [UInt8], _ bytes: [UInt8], socket: Socket, connections: inout Connections) {
         connections.open.removeValue(forKey: id)
+        connections.awaitingText.removeValue(forKey: id)
         _ = try? socket.sendStream(to: id, bytes)
         try? socket.closeStream(id)
         connections.forgetLater(id)

@@ -14,7 +14,8 @@ import ZMQ
 /// It binds where other machines reach it only with a token (`--metrics-token-file`) or
 /// `--insecure`, as the RPC servers need keys there. A hostile peer cannot hurt it: the text is
 /// rendered at most once per `refreshMilliseconds` whatever the rate of scrapes (the figures'
-/// queries never run once per request), a connection whose request is not complete within the
+/// queries never run once per request), in a task while the thread goes on serving (at most
+/// `maxConnections` requests wait for it; beyond, 503), a connection whose request is not complete within the
 /// read deadline is closed (slowloris), at most `maxConnections` are open (a new one closes the
 /// oldest, so idle connections never lock a real scrape out), and a connection holds at most 8 KiB.
 public final class ScrapeEndpoint: LifecycleService {
@@ -23,7 +24,7 @@ public final class ScrapeEndpoint: LifecycleService {
     let context: Context
     let endpoint: String
     let logger: Logger
-    let body: @Sendable () -> String
+    let body: @Sendable () async -> String
     /// How long a connection may take to send its whole request head.
     let idleTimeoutMilliseconds: Int
     /// Connections open at once; a newer one closes the oldest.
@@ -38,6 +39,10 @@ public final class ScrapeEndpoint: LifecycleService {
         var stopping = false
         var boundEndpoint: String?
         var startError: (any Error)?
+        /// A render's text, from its task to the loop.
+        var renderedText: Rendered?
+        /// Requests waiting for a render's text, as the loop last counted them.
+        var awaitingText = 0
     }
 
     let shared = Locked(Shared())
@@ -49,11 +54,11 @@ public final class ScrapeEndpoint: LifecycleService {
     /// - Parameters:
     ///   - token: What requests must present; needed to bind an address other machines reach
     ///     (unless the context's `TransportSecurity` is `insecure`).
-    ///   - body: The metrics text; called on the endpoint's thread, at most once per
-    ///     `refreshMilliseconds`.
+    ///   - body: The metrics text; called in a task of its own, at most once per
+    ///     `refreshMilliseconds` and never twice at once; requests for /metrics wait for it.
     public convenience init(
         name: String, context: Context, endpoint: String, token: BearerToken? = nil, logger: Logger,
-        body: @escaping @Sendable () -> String
+        body: @escaping @Sendable () async -> String
     ) throws {
         try self.init(
             name: name, context: context, endpoint: endpoint, token: token, logger: logger, idleTimeoutMilliseconds: 2000,
@@ -63,7 +68,7 @@ public final class ScrapeEndpoint: LifecycleService {
     /// As the public init, with the limits tests shorten.
     init(
         name: String, context: Context, endpoint: String, token: BearerToken? = nil, logger: Logger,
-        idleTimeoutMilliseconds: Int, maxConnections: Int, refreshMilliseconds: Int = 2000, body: @escaping @Sendable () -> String
+        idleTimeoutMilliseconds: Int, maxConnections: Int, refreshMilliseconds: Int = 2000, body: @escaping @Sendable () async -> String
     ) throws {
         self.name = name
         self.context = context
@@ -83,6 +88,9 @@ public final class ScrapeEndpoint: LifecycleService {
 
     /// The endpoint bound (a wildcard address or port 0 resolved), after `start()`.
     public var boundEndpoint: String? { shared.withLock { $0.boundEndpoint } }
+
+    /// Requests for /metrics waiting for the text being rendered.
+    var awaitingText: Int { shared.withLock { $0.awaitingText } }
 
     /// Binds on a new thread; returns once bound, or throws why not (endpoint taken or invalid).
     public func start() throws {

@@ -25,6 +25,7 @@ package enum ScrapeHTTP {
         case methodNotAllowed = 405
         case requestTimeout = 408
         case headersTooLarge = 431
+        case serviceUnavailable = 503
         case versionNotSupported = 505
 
         var reason: String {
@@ -36,6 +37,7 @@ package enum ScrapeHTTP {
             case .methodNotAllowed: "Method Not Allowed"
             case .requestTimeout: "Request Timeout"
             case .headersTooLarge: "Request Header Fields Too Large"
+            case .serviceUnavailable: "Service Unavailable"
             case .versionNotSupported: "HTTP Version Not Supported"
             }
         }
