@@ -58,13 +58,15 @@ struct AlbumExport: Sendable {
             get.key = key
             get.offset = offset
             get.length = min(Self.readBytes, info.sizeBytes - offset)
-            let part = try await images.client.call(ImageServiceRPC.getImage, get, options: CallOptions(timeoutMilliseconds: 30_000))
-            guard !part.data.isEmpty else { throw RPCError.dataLoss("image \(key) ended at \(offset) of its \(info.sizeBytes) bytes") }
-            let written = part.data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            guard written == part.data.count else {
+            let (reply, data) = try await images.client.call(
+                ImageServiceRPC.getImage, get, largeBytesField: GetImageResponse.dataField, options: CallOptions(timeoutMilliseconds: 30_000))
+            let part = data ?? FrameBytes(reply.data)
+            guard !part.isEmpty else { throw RPCError.dataLoss("image \(key) ended at \(offset) of its \(info.sizeBytes) bytes") }
+            let written = part.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard written == part.count else {
                 throw RPCError.resourceExhausted("writing \(temporary) failed: \(String(cString: strerror(errno)))")
             }
-            offset += Int64(part.data.count)
+            offset += Int64(part.count)
         }
         guard fsync(fd) == 0 else { throw RPCError.internal("fsync of \(temporary) failed: \(String(cString: strerror(errno)))") }
         // link(2) refuses an existing name: a file that appeared meanwhile is never replaced.

@@ -84,7 +84,14 @@ public struct FrameBytes: Sendable {
         self.range = range
     }
 
+    /// Bytes decoded already (a large field that came small, or not in place), as the same type.
+    public init(_ bytes: [UInt8]) {
+        self.init(frame: Frame(bytes), range: 0..<bytes.count)
+    }
+
     public var count: Int { range.count }
+
+    public var isEmpty: Bool { range.isEmpty }
 
     /// Reads the bytes in place; the pointer is valid only inside `body`.
     public func withUnsafeBytes<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {

@@ -149,6 +149,27 @@ public final class RPCClient: Sendable {
         }
     }
 
+    /// `call` for a reply carrying a large `bytes` field the caller can use where it lies in the
+    /// received frame: at 64 KiB and up, field `largeBytesField` of the response is left empty and
+    /// handed over as `FrameBytes` (nil when the field is small or absent, and then decoded into
+    /// the response as usual). Saves a copy of the photo per read (GetImage's `data`,
+    /// `GetImageResponse.dataField`), as the server's `register(_:largeBytesField:…)` does for puts.
+    public func call<Request, Response>(
+        _ method: ProtoMethod<Request, Response>, _ request: Request, largeBytesField: UInt32, options: CallOptions = .init()
+    ) async throws(RPCError) -> (response: Response, bytes: FrameBytes?) {
+        let reply = try await callRaw(
+            path: method.path, body: MessageBody(encoding: request), readOnly: method.isReadOnly, options: options)
+        do {
+            let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
+            let decoded = try reply.bodyFrame.withUnsafeBytes { buffer throws(ProtoDecodingError) in
+                try Response.decode(buffer, options: limit, leavingLargeBytesField: largeBytesField)
+            }
+            return (decoded.message, decoded.field.map { FrameBytes(frame: reply.bodyFrame, range: $0) })
+        } catch {
+            throw RPCError(.internal, "reply of \(method.path) does not parse: \(error)")
+        }
+    }
+
     /// Calls any method with encoded bytes (the CLI's `call`); throws `RPCError` unless OK.
     public func callRaw(
         path: String, body: [UInt8], readOnly: Bool, options: CallOptions = .init()

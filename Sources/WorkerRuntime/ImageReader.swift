@@ -64,20 +64,22 @@ public struct ImageReader: Sendable {
             get.key = key
             get.offset = offset
             get.length = min(chunk, end - offset)
-            let part: GetImageResponse
+            let part: FrameBytes
             do {
-                part = try await client.call(ImageServiceRPC.getImage, get, options: CallOptions(timeoutMilliseconds: 30_000))
+                let (reply, data) = try await client.call(
+                    ImageServiceRPC.getImage, get, largeBytesField: GetImageResponse.dataField, options: CallOptions(timeoutMilliseconds: 30_000))
+                part = data ?? FrameBytes(reply.data)
             } catch {
                 // A service with a smaller --max-message-bytes: halve the reads until they fit.
                 guard error.code == .resourceExhausted && error.retryAfterMilliseconds == 0 && chunk > Self.smallestReadBytes else { throw error }
                 chunk /= 2
                 continue
             }
-            guard !part.data.isEmpty else {
+            guard !part.isEmpty else {
                 throw RPCError(.dataLoss, "image \(key) ended at \(offset) of the \(end) bytes read")
             }
-            bytes += part.data
-            offset += Int64(part.data.count)
+            part.withUnsafeBytes { bytes.append(contentsOf: $0) }
+            offset += Int64(part.count)
         }
     }
 }

@@ -267,13 +267,15 @@ enum FsckCommand {
                     request.offset = offset
                     request.length = min(ImageGetCommand.step, image.sizeBytes - offset)
                     do {
-                        let part = try await images.call(
-                            ImageServiceRPC.getImage, request, options: .init(timeoutMilliseconds: max(timeout, 60_000))).data
+                        let (reply, data) = try await images.call(
+                            ImageServiceRPC.getImage, request, largeBytesField: GetImageResponse.dataField,
+                            options: .init(timeoutMilliseconds: max(timeout, 60_000)))
+                        let part = data ?? FrameBytes(reply.data)
                         guard !part.isEmpty else {
                             problem = "the service sent no bytes at offset \(offset)"
                             break
                         }
-                        hash.update(part)
+                        part.withUnsafeBytes { hash.update($0) }
                         offset += Int64(part.count)
                         bytesChecked += Int64(part.count)
                     } catch {

@@ -39,21 +39,24 @@ enum ImageGetCommand {
             let position = try await OutputFile.writing(to: output) { file -> Int64 in
                 var hash = SHA256()
                 var position = start
-                @Sendable func fetch(_ offset: Int64) async throws -> [UInt8] {
+                /// The bytes at `offset`, where the reply's frame holds them.
+                @Sendable func fetch(_ offset: Int64) async throws -> FrameBytes {
                     var request = GetImageRequest()
                     request.key = info.key
                     request.offset = offset
                     request.length = max(1, min(step, end - offset))
-                    return try await client.call(
-                        ImageServiceRPC.getImage, request, options: .init(timeoutMilliseconds: max(timeout, 60_000))).data
+                    let (reply, data) = try await client.call(
+                        ImageServiceRPC.getImage, request, largeBytesField: GetImageResponse.dataField,
+                        options: .init(timeoutMilliseconds: max(timeout, 60_000)))
+                    return data ?? FrameBytes(reply.data)
                 }
                 var part = try await fetch(position)
                 while true {
                     guard !part.isEmpty else { throw RPCError.dataLoss("the service sent no bytes at offset \(position)") }
                     let next = position + Int64(part.count)
                     // While this range is hashed and written, the next one is on its way.
-                    async let following = next < end ? fetch(next) : []
-                    hash.update(part)
+                    async let following = next < end ? fetch(next) : FrameBytes([])
+                    part.withUnsafeBytes { hash.update($0) }
                     try file.write(part)
                     position = next
                     let fetched = try await following

@@ -22,6 +22,8 @@ final class OutputFile {
 
     func write(_ bytes: [UInt8]) throws { try handle.write(contentsOf: bytes) }
 
+    func write(_ bytes: FrameBytes) throws { try bytes.withUnsafeBytes { try handle.write(contentsOf: $0) } }
+
     /// Runs `body` with the file to write, then puts it in place; when `body` fails, nothing
     /// is left behind.
     static func writing<T>(to output: String, _ body: (OutputFile) async throws -> T) async throws -> T {

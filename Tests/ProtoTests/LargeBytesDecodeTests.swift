@@ -74,6 +74,31 @@ import Testing
         response.data = Self.blob(200_000, seed: 4)
         #expect(try GetImageResponse(serializedBytes: response.serializedBytes()) == response)
     }
+
+    @Test func theNamedPhotoFieldsAreTheFieldsTheirMessagesCarryThePhotoIn() throws {
+        let photo = Self.blob(100_000, seed: 3)
+        func left<M: ProtoMessage>(_ message: M, _ field: UInt32) throws -> (message: M, field: Range<Int>?, bytes: [UInt8]) {
+            let encoded = message.serializedBytes()
+            let decoded = try encoded.withUnsafeBytes { try M.decode($0, options: .default, leavingLargeBytesField: field) }
+            return (decoded.message, decoded.field, decoded.field.map { Array(encoded[$0]) } ?? [])
+        }
+        var put = PutImageRequest()
+        put.data = photo
+        put.contentType = "image/jpeg"
+        var append = AppendUploadRequest()
+        append.uploadId = "u"
+        append.data = photo
+        var get = GetImageResponse()
+        get.data = photo
+        let decodedPut = try left(put, PutImageRequest.dataField)
+        #expect(decodedPut.bytes == photo && decodedPut.message.data.isEmpty && decodedPut.message.contentType == "image/jpeg")
+        let decodedAppend = try left(append, AppendUploadRequest.dataField)
+        #expect(decodedAppend.bytes == photo && decodedAppend.message.data.isEmpty && decodedAppend.message.uploadId == "u")
+        let decodedGet = try left(get, GetImageResponse.dataField)
+        #expect(decodedGet.bytes == photo && decodedGet.message.data.isEmpty)
+        // Any other number leaves nothing in place: the photo is decoded into the message.
+        #expect(try left(get, GetImageResponse.dataField + 1).message.data == photo)
+    }
 }
 
 @Suite struct DecodeInPlaceTests {

@@ -55,4 +55,40 @@ import Testing
         }
         #expect(whole == request && none == nil)
     }
+
+    @Test func aClientTakesALargeReplyFieldWhereTheReplyFrameHoldsIt() async throws {
+        let server = try RPCServer(
+            context: testContext, configuration: .init(endpoints: [uniqueEndpoint()], processName: "large"),
+            logger: testLogger)
+        // Answers `length` bytes (a pattern from `offset`) and the key it was asked for.
+        server.register(ImageServiceRPC.getImage) { request, _ in
+            var response = GetImageResponse()
+            var info = ImageInfo()
+            info.key = request.key
+            response.info = info
+            response.data = (0..<Int(request.length)).map { UInt8(truncatingIfNeeded: (Int(request.offset) + $0) &* 13) }
+            return response
+        }
+        try server.start()
+        defer { server.stop() }
+        let client = try RPCClient(context: testContext, endpoint: server.boundEndpoints[0])
+        defer { client.close() }
+
+        var request = GetImageRequest()
+        request.key = "k"
+        request.offset = 5
+        request.length = 1 << 20
+        let expected = (0..<(1 << 20)).map { UInt8(truncatingIfNeeded: (5 + $0) &* 13) }
+        let (large, inFrame) = try await client.call(ImageServiceRPC.getImage, request, largeBytesField: GetImageResponse.dataField)
+        #expect(large.info?.key == "k" && large.data.isEmpty)
+        #expect(inFrame?.bytes == expected)
+        #expect(inFrame.map { $0.withUnsafeBytes { Array($0.prefix(3)) } } == Array(expected.prefix(3)))
+
+        request.length = 10
+        let (small, none) = try await client.call(ImageServiceRPC.getImage, request, largeBytesField: GetImageResponse.dataField)
+        #expect(none == nil && small.data == Array(expected.prefix(10)) && small.info?.key == "k")
+        // The plain call decodes the same reply whole.
+        request.length = 1 << 20
+        #expect(try await client.call(ImageServiceRPC.getImage, request).data == expected)
+    }
 }

@@ -40,7 +40,7 @@ enum ImageServiceHandlers {
         let publish = publisher(host: host, clock: store.clock)
 
         // The photo is stored from the request frame it arrived in (field 2, data): no copy.
-        server.register(ImageServiceRPC.putImage, largeBytesField: 2) { request, data, context in
+        server.register(ImageServiceRPC.putImage, largeBytesField: PutImageRequest.dataField) { request, data, context in
             try checkWorkerStores(context, kind: request.kind, key: request.key)
             let bytes: any BlobBytes = data ?? request.data
             let (info, created) = try await store.put(
@@ -70,7 +70,7 @@ enum ImageServiceHandlers {
             return response
         }
         // A chunk is staged from the request frame it arrived in (field 3, data): no copy.
-        server.register(ImageServiceRPC.appendUpload, largeBytesField: 3) { request, data, _ in
+        server.register(ImageServiceRPC.appendUpload, largeBytesField: AppendUploadRequest.dataField) { request, data, _ in
             var response = AppendUploadResponse()
             let bytes: any BlobBytes = data ?? request.data
             response.receivedBytes = try await store.appendUpload(
