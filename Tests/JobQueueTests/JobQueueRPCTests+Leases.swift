@@ -152,4 +152,33 @@ extension JobQueueRPCTests {
         stats.queue = "thumbnails"
         #expect(try await fixture.client.call(JobQueueRPC.stats, stats).done == 0)
     }
+
+    @Test func aStoppedSweeperSweepsNoMore() async throws {
+        let brief = JobQueueConfiguration(name: "thumbnails", retention: JobRetention(doneMilliseconds: 1))
+        let fixture = try QueueFixture(queues: [brief])
+        defer { fixture.stop() }
+        let sweeper = fixture.service.sweeper(intervalMilliseconds: 5, pruneChunk: 1)
+        try sweeper.start()
+        try await fixture.enqueue(3)
+        for job in try await fixture.client.call(JobQueueRPC.lease, leaseRequest(max: 3)).jobs {
+            _ = try await fixture.client.call(JobQueueRPC.complete, completeRequest(job), options: QueueFixture.patient)
+        }
+        // Running, it prunes what is past retention.
+        var left: Int64 = 1
+        let end = monotonicMilliseconds() + 10_000
+        while left > 0 && monotonicMilliseconds() < end {
+            left = try await fixture.owner.perform { try $0.count("jobs") }
+            if left > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        #expect(left == 0)
+        sweeper.stop()
+        sweeper.stop()
+        try await fixture.enqueue(2)
+        for job in try await fixture.client.call(JobQueueRPC.lease, leaseRequest(max: 2)).jobs {
+            _ = try await fixture.client.call(JobQueueRPC.complete, completeRequest(job), options: QueueFixture.patient)
+        }
+        // Stopped, forty of its intervals go by and the DONE jobs stay.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(try await fixture.owner.perform { try $0.count("jobs") } == 2)
+    }
 }
