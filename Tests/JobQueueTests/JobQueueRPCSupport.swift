@@ -108,6 +108,25 @@ struct QueueFixture {
         folder.remove()
     }
 
+    /// Enqueues `count` jobs, then leases and completes them (DONE).
+    func enqueueAndComplete(_ count: Int) async throws {
+        try await enqueue(count)
+        for job in try await client.call(JobQueueRPC.lease, leaseRequest(max: Int32(count))).jobs {
+            _ = try await client.call(JobQueueRPC.complete, completeRequest(job), options: QueueFixture.patient)
+        }
+    }
+
+    /// The rows of the jobs table once it is empty (0), or what it holds after ten seconds.
+    func jobRowsOnceNoneLeft() async throws -> Int64 {
+        var left: Int64 = 1
+        let end = monotonicMilliseconds() + 10_000
+        while left > 0 && monotonicMilliseconds() < end {
+            left = try await owner.perform { try $0.count("jobs") }
+            if left > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        return left
+    }
+
     /// Enqueues as a host does (in a write of its own), then wakes the waiting Lease calls.
     @discardableResult
     func enqueue(_ count: Int = 1, batch: Bool = false, announce: Bool = true) async throws -> String? {

@@ -135,19 +135,10 @@ extension JobQueueRPCTests {
         let brief = JobQueueConfiguration(name: "thumbnails", retention: JobRetention(doneMilliseconds: 1))
         let fixture = try QueueFixture(queues: [brief], sweeperInterval: 20, pruneChunk: 2)
         defer { fixture.stop() }
-        try await fixture.enqueue(5)
-        for job in try await fixture.client.call(JobQueueRPC.lease, leaseRequest(max: 5)).jobs {
-            _ = try await fixture.client.call(JobQueueRPC.complete, completeRequest(job), options: QueueFixture.patient)
-        }
+        try await fixture.enqueueAndComplete(5)
         // Ten seconds at most for the sweeper's ticks (chunks of 2; the chunking itself is
         // JobStoreTests' doneJobsPastRetentionArePrunedInBoundedChunks).
-        var left: Int64 = 1
-        let end = monotonicMilliseconds() + 10_000
-        while left > 0 && monotonicMilliseconds() < end {
-            left = try await fixture.owner.perform { try $0.count("jobs") }
-            if left > 0 { try await Task.sleep(for: .milliseconds(10)) }
-        }
-        #expect(left == 0)
+        #expect(try await fixture.jobRowsOnceNoneLeft() == 0)
         var stats = JobStatsRequest()
         stats.queue = "thumbnails"
         #expect(try await fixture.client.call(JobQueueRPC.stats, stats).done == 0)
@@ -159,24 +150,12 @@ extension JobQueueRPCTests {
         defer { fixture.stop() }
         let sweeper = fixture.service.sweeper(intervalMilliseconds: 5, pruneChunk: 1)
         try sweeper.start()
-        try await fixture.enqueue(3)
-        for job in try await fixture.client.call(JobQueueRPC.lease, leaseRequest(max: 3)).jobs {
-            _ = try await fixture.client.call(JobQueueRPC.complete, completeRequest(job), options: QueueFixture.patient)
-        }
+        try await fixture.enqueueAndComplete(3)
         // Running, it prunes what is past retention.
-        var left: Int64 = 1
-        let end = monotonicMilliseconds() + 10_000
-        while left > 0 && monotonicMilliseconds() < end {
-            left = try await fixture.owner.perform { try $0.count("jobs") }
-            if left > 0 { try await Task.sleep(for: .milliseconds(5)) }
-        }
-        #expect(left == 0)
+        #expect(try await fixture.jobRowsOnceNoneLeft() == 0)
         sweeper.stop()
         sweeper.stop()
-        try await fixture.enqueue(2)
-        for job in try await fixture.client.call(JobQueueRPC.lease, leaseRequest(max: 2)).jobs {
-            _ = try await fixture.client.call(JobQueueRPC.complete, completeRequest(job), options: QueueFixture.patient)
-        }
+        try await fixture.enqueueAndComplete(2)
         // Stopped, forty of its intervals go by and the DONE jobs stay.
         try await Task.sleep(for: .milliseconds(200))
         #expect(try await fixture.owner.perform { try $0.count("jobs") } == 2)
