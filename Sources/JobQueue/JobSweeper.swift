@@ -1,6 +1,7 @@
 import Foundation
 import Runtime
 import Locking
+import Synchronization
 
 /// The queue's background work, a task that wakes every interval: it ends expired leases
 /// (QUEUED again, or DEAD when out of attempts), prunes DONE and DEAD jobs and finished batches
@@ -13,8 +14,8 @@ public final class JobSweeper<Owner: JobStoreOwner>: LifecycleService {
     private let service: JobQueueService<Owner>
     private let intervalMilliseconds: Int
     private let pruneChunk: Int
-    /// The ticking task; nil before `start()` and after `stop()`.
-    private let ticking = Locked<Task<Void, Never>?>(nil)
+    /// The ticking task and its stop flag; nil before `start()` and after `stop()`.
+    private let ticking = Locked<(task: Task<Void, Never>, stopped: StopFlag)?>(nil)
 
     init(service: JobQueueService<Owner>, intervalMilliseconds: Int32, pruneChunk: Int) {
         self.service = service
@@ -27,37 +28,43 @@ public final class JobSweeper<Owner: JobStoreOwner>: LifecycleService {
         let service = service, interval = intervalMilliseconds, pruneChunk = pruneChunk
         ticking.withLock { ticking in
             guard ticking == nil else { return }
-            ticking = Task(priority: .utility) {
+            let stopped = StopFlag()
+            let task = Task(priority: .utility) {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .milliseconds(interval))
                     guard !Task.isCancelled else { return }
-                    await Self.sweep(service, pruneChunk: pruneChunk)
+                    await Self.sweep(service, pruneChunk: pruneChunk, stopped: stopped)
                 }
             }
+            ticking = (task, stopped)
         }
     }
 
-    /// Stops ticking without waiting: a sweep under way ends after its current step, which
-    /// the store runs, or refuses once closed (a step is one transaction, so either is whole);
-    /// safe to call twice and before ``start()``.
+    /// Stops ticking without waiting: a step of a sweep under way that the store has not run
+    /// yet changes nothing when it runs (or the store, once closed, refuses it), so nothing is
+    /// swept once this returns; safe to call twice and before ``start()``.
     public func stop() {
-        ticking.withLock { $0.take() }?.cancel()
+        guard let ticking = ticking.withLock({ $0.take() }) else { return }
+        ticking.stopped.set()
+        ticking.task.cancel()
     }
 
     /// One tick over every queue; a failure is logged and the next tick tries again. Cancelled
     /// (the sweeper stopping), it ends after the step under way.
-    static func sweep(_ service: JobQueueService<Owner>, pruneChunk: Int) async {
+    static func sweep(_ service: JobQueueService<Owner>, pruneChunk: Int, stopped: StopFlag = StopFlag()) async {
         for (name, queue) in service.queues {
             guard !Task.isCancelled else { return }
             do {
                 let expired = try await service.owner.write { _, jobs in
-                    try jobs.requeueExpired(queue: name, now: service.clock.nowMilliseconds())
+                    try stopped.check()
+                    return try jobs.requeueExpired(queue: name, now: service.clock.nowMilliseconds())
                 }
                 service.announce(expired, queue: name)
                 var pruned = pruneChunk
                 while pruned == pruneChunk, !Task.isCancelled {
                     pruned = try await service.owner.write { _, jobs in
-                        try jobs.prune(queue: name, now: service.clock.nowMilliseconds(), limit: pruneChunk).most
+                        try stopped.check()
+                        return try jobs.prune(queue: name, now: service.clock.nowMilliseconds(), limit: pruneChunk).most
                     }
                 }
                 if queue.notifier.waiterCount > 0, !Task.isCancelled {
@@ -67,9 +74,24 @@ public final class JobSweeper<Owner: JobStoreOwner>: LifecycleService {
                     if ready { queue.notifier.signal() }
                 }
             } catch {
-                guard !Task.isCancelled else { return }  // the store closing after the sweeper stopped
+                // Stopped: a step it refused, or the store closing after the sweeper.
+                guard !Task.isCancelled, !stopped.isSet else { return }
                 service.logger.warning("job sweep failed", ["queue": name, "error": "\(error)"])
             }
         }
+    }
+}
+
+/// Set once a sweeper stops; a step the store runs after that does nothing.
+final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    func set() { value.store(true, ordering: .releasing) }
+
+    var isSet: Bool { value.load(ordering: .acquiring) }
+
+    /// Throws `CancellationError` once set.
+    func check() throws {
+        if isSet { throw CancellationError() }
     }
 }

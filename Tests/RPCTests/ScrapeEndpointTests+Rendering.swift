@@ -69,7 +69,8 @@ extension ScrapeEndpointTests {
             let client = try TestHTTPClient(port: port)
             try client.write(Array("GET /metrics HTTP/1.1\r\n\r\n".utf8))
             let deadline = ContinuousClock.now + .seconds(30)
-            while endpoint.awaitingText < 1 && ContinuousClock.now < deadline { usleep(1000) }
+            // The scrape waits for the text, and the rendering has reached the gate.
+            while (endpoint.awaitingText < 1 || gate.waiting < 1) && ContinuousClock.now < deadline { usleep(1000) }
             endpoint.stop()
             return try client.readToEnd()
         }
