@@ -30,9 +30,9 @@ public final class JobSweeper<Owner: JobStoreOwner>: LifecycleService {
             guard ticking == nil else { return }
             let stopped = StopFlag()
             let task = Task(priority: .utility) {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(interval))
-                    guard !Task.isCancelled else { return }
+                while !stopped.isSet {
+                    try? await Task.sleep(for: .milliseconds(interval))  // cut short by stop()'s cancel
+                    guard !stopped.isSet else { return }
                     await Self.sweep(service, pruneChunk: pruneChunk, stopped: stopped)
                 }
             }
@@ -49,11 +49,11 @@ public final class JobSweeper<Owner: JobStoreOwner>: LifecycleService {
         ticking.task.cancel()
     }
 
-    /// One tick over every queue; a failure is logged and the next tick tries again. Cancelled
-    /// (the sweeper stopping), it ends after the step under way.
-    static func sweep(_ service: JobQueueService<Owner>, pruneChunk: Int, stopped: StopFlag = StopFlag()) async {
+    /// One tick over every queue; a failure is logged and the next tick tries again. Once
+    /// `stopped`, it ends after the step under way, which then changes nothing.
+    static func sweep(_ service: JobQueueService<Owner>, pruneChunk: Int, stopped: StopFlag) async {
         for (name, queue) in service.queues {
-            guard !Task.isCancelled else { return }
+            guard !stopped.isSet else { return }
             do {
                 let expired = try await service.owner.write { _, jobs in
                     try stopped.check()
@@ -61,13 +61,13 @@ public final class JobSweeper<Owner: JobStoreOwner>: LifecycleService {
                 }
                 service.announce(expired, queue: name)
                 var pruned = pruneChunk
-                while pruned == pruneChunk, !Task.isCancelled {
+                while pruned == pruneChunk, !stopped.isSet {
                     pruned = try await service.owner.write { _, jobs in
                         try stopped.check()
                         return try jobs.prune(queue: name, now: service.clock.nowMilliseconds(), limit: pruneChunk).most
                     }
                 }
-                if queue.notifier.waiterCount > 0, !Task.isCancelled {
+                if queue.notifier.waiterCount > 0, !stopped.isSet {
                     let ready = try await service.reader.read { jobs in
                         try jobs.hasReadyJob(queue: name, now: service.clock.nowMilliseconds())
                     }
@@ -75,7 +75,7 @@ public final class JobSweeper<Owner: JobStoreOwner>: LifecycleService {
                 }
             } catch {
                 // Stopped: a step it refused, or the store closing after the sweeper.
-                guard !Task.isCancelled, !stopped.isSet else { return }
+                guard !stopped.isSet else { return }
                 service.logger.warning("job sweep failed", ["queue": name, "error": "\(error)"])
             }
         }

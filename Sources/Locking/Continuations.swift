@@ -54,3 +54,17 @@ public func continuationResumed() {
     }
     #endif
 }
+
+/// A continuation resumed once, by whichever of its racers comes first (a result against a
+/// timer, say); the later ones are dropped.
+public final class FirstResult<Value: Sendable>: Sendable {
+    private let continuation: Locked<CheckedContinuation<Value, Never>?>
+
+    public init(_ continuation: CheckedContinuation<Value, Never>) {
+        self.continuation = Locked(continuation)
+    }
+
+    public func resume(_ value: Value) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
+    }
+}

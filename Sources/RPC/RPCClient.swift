@@ -139,13 +139,8 @@ public final class RPCClient: Sendable {
     public func call<Request, Response>(
         _ method: ProtoMethod<Request, Response>, _ request: Request, options: CallOptions = .init()
     ) async throws(RPCError) -> Response {
-        let reply = try await callRaw(
-            path: method.path, body: MessageBody(encoding: request), readOnly: method.isReadOnly, options: options)
-        do {
-            let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-            return try Response(frame: reply.bodyFrame, options: limit)
-        } catch {
-            throw RPCError(.internal, "reply of \(method.path) does not parse: \(error)")
+        try await call(method, request, options: options) { frame, limit throws(ProtoDecodingError) in
+            try Response(frame: frame, options: limit)
         }
     }
 
@@ -157,14 +152,24 @@ public final class RPCClient: Sendable {
     public func call<Request, Response>(
         _ method: ProtoMethod<Request, Response>, _ request: Request, largeBytesField: UInt32, options: CallOptions = .init()
     ) async throws(RPCError) -> (response: Response, bytes: FrameBytes?) {
+        try await call(method, request, options: options) { frame, limit throws(ProtoDecodingError) in
+            let decoded = try frame.withUnsafeBytes { buffer throws(ProtoDecodingError) in
+                try Response.decode(buffer, options: limit, leavingLargeBytesField: largeBytesField)
+            }
+            return (decoded.message, decoded.field.map { FrameBytes(frame: frame, range: $0) })
+        }
+    }
+
+    /// Sends `request` and decodes the OK reply's body with `decode`; a body that does not
+    /// decode is INTERNAL.
+    private func call<Request, Response, Decoded>(
+        _ method: ProtoMethod<Request, Response>, _ request: Request, options: CallOptions,
+        decode: (Frame, DecodingOptions) throws(ProtoDecodingError) -> Decoded
+    ) async throws(RPCError) -> Decoded {
         let reply = try await callRaw(
             path: method.path, body: MessageBody(encoding: request), readOnly: method.isReadOnly, options: options)
         do {
-            let limit = DecodingOptions(maxBytes: configuration.maxMessageBytes)
-            let decoded = try reply.bodyFrame.withUnsafeBytes { buffer throws(ProtoDecodingError) in
-                try Response.decode(buffer, options: limit, leavingLargeBytesField: largeBytesField)
-            }
-            return (decoded.message, decoded.field.map { FrameBytes(frame: reply.bodyFrame, range: $0) })
+            return try decode(reply.bodyFrame, DecodingOptions(maxBytes: configuration.maxMessageBytes))
         } catch {
             throw RPCError(.internal, "reply of \(method.path) does not parse: \(error)")
         }

@@ -15,10 +15,14 @@ extension RPCServer {
 
     /// Everything Metrics/Stats answers, read now.
     public func processStats() async -> ProcessStatsResponse {
-        let sources = shared.withLock { $0.figureSources }
+        processStats(figures: await Self.figures(from: shared.withLock { $0.figureSources }))
+    }
+
+    /// What the sources give, in order.
+    private static func figures(from sources: [@Sendable () async -> [Figure]]) async -> [Figure] {
         var figures: [Figure] = []
         for source in sources { figures += await source() }
-        return processStats(figures: figures)
+        return figures
     }
 
     /// The stats with these figures.
@@ -61,19 +65,19 @@ extension RPCServer {
     /// do, without them when they are late (a part stopping, a store busy); their task is left
     /// to finish on its own, as a figure source need not heed cancellation.
     public func processStats(figuresWithin milliseconds: Int) async -> ProcessStatsResponse {
-        let first = FirstAnswer<[Figure]?>()
         let sources = shared.withLock { $0.figureSources }
-        let timer = Task {
-            try? await Task.sleep(for: .milliseconds(milliseconds))
-            first.answer(nil)
+        let figures: [Figure]? = await withVisibleCheckedContinuation { continuation in
+            let first = FirstResult(continuation)
+            let timer = Task {
+                guard (try? await Task.sleep(for: .milliseconds(milliseconds))) != nil else { return }
+                first.resume(nil)
+            }
+            Task(priority: Self.handlerPriority) {
+                let figures = await Self.figures(from: sources)
+                timer.cancel()
+                first.resume(figures)
+            }
         }
-        Task(priority: Self.handlerPriority) {
-            var figures: [Figure] = []
-            for source in sources { figures += await source() }
-            first.answer(figures)
-        }
-        let figures = await first.value()
-        timer.cancel()
         guard let figures else {
             logger.warning("figures took over \(milliseconds) ms; served without them")
             return processStats(figures: [])
@@ -108,38 +112,5 @@ extension Figure {
     /// `name="value",…` of its labels, for sorting and the text format.
     var labelText: String {
         labels.map { "\($0.name)=\"\($0.value)\"" }.joined(separator: ",")
-    }
-}
-
-/// The first of several answers to one waiter; the later ones are dropped.
-private final class FirstAnswer<Value: Sendable>: Sendable {
-    private let state = Locked<(answer: Value?, waiter: CheckedContinuation<Value, Never>?, done: Bool)>((nil, nil, false))
-
-    func answer(_ value: Value) {
-        let waiter = state.withLock { state -> CheckedContinuation<Value, Never>? in
-            guard !state.done else { return nil }
-            state.done = true
-            guard let waiter = state.waiter else {
-                state.answer = value
-                return nil
-            }
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume(returning: value)
-    }
-
-    /// The first answer, once there is one; call once.
-    func value() async -> Value {
-        await withVisibleCheckedContinuation { continuation in
-            let ready = state.withLock { state -> Value? in
-                guard state.done else {
-                    state.waiter = continuation
-                    return nil
-                }
-                return state.answer
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
     }
 }

@@ -416,16 +416,3 @@ extension JobRunner {
         }
     }
 }
-
-/// A continuation resumed once, by whichever of its racers comes first.
-private final class FirstResult<Value: Sendable>: Sendable {
-    private let continuation: Locked<CheckedContinuation<Value, Never>?>
-
-    init(_ continuation: CheckedContinuation<Value, Never>) {
-        self.continuation = Locked(continuation)
-    }
-
-    func resume(_ value: Value) {
-        continuation.withLock { $0.take() }?.resume(returning: value)
-    }
-}

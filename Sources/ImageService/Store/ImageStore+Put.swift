@@ -62,14 +62,14 @@ extension ImageStore {
             let (temporary, digests) = try self.writeTemporary(data, key: key)
             // The bytes a lost row was stored with: its blob again (durable here, as the row is
             // kept as it is), else a new blob whose folder fsync runs beside its row's commit.
-            let restoring = replacing.map { $0.info.sizeBytes == Int64(data.count) && $0.info.checksum == digests.checksum } ?? false
+            let restoring = replacing.flatMap { $0.info.sizeBytes == Int64(data.count) && $0.info.checksum == digests.checksum ? $0 : nil }
             do {
-                if restoring { try blobs.publish(temporary: temporary, key: key) } else { try blobs.rename(temporary: temporary, key: key) }
+                if restoring != nil { try blobs.publish(temporary: temporary, key: key) } else { try blobs.rename(temporary: temporary, key: key) }
             } catch {
                 unlink(temporary)
                 throw error
             }
-            if restoring, let replacing { return (replacing, true, nil) }
+            if let restoring { return (restoring, true, nil) }
             let stored = StoredImage(
                 info: self.makeInfo(new, media: media, size: Int64(data.count), checksum: digests.checksum),
                 contentCheck: digests.check, blockChecks: digests.blocks)
