@@ -1,7 +1,8 @@
 import Foundation
 import Proto
 
-/// A ListItems cursor: the sort, the query it was issued for and the last item returned.
+/// A ListItems cursor: the sort, the query and filters it was issued for (`query`: their
+/// fingerprint, `ItemFilter.fingerprint`) and the last item returned.
 ///
 /// Keyset paging: the next page starts after (sort value, row id) of the last item, so items
 /// added meanwhile never shift a page (nothing is skipped or repeated). Encoded as base64url
@@ -11,6 +12,8 @@ struct ItemPageToken: Equatable {
     enum Value: Equatable {
         case integer(Int64)
         case text(String)
+        /// A relevance rank (its bits, so it comes back exactly).
+        case real(Double)
     }
 
     var sort: Int32
@@ -24,6 +27,7 @@ struct ItemPageToken: Equatable {
         switch last {
         case let .integer(value): fields += ["i", String(value)]
         case let .text(value): fields += ["t", Data(value.utf8).base64EncodedString()]
+        case let .real(value): fields += ["r", String(value.bitPattern)]
         }
         fields.append(String(lastID))
         let payload = Array(fields.joined(separator: ".").utf8)
@@ -60,6 +64,9 @@ struct ItemPageToken: Equatable {
         case "t":
             guard let data = Data(base64Encoded: fields[5]) else { throw refused }
             last = .text(String(decoding: data, as: UTF8.self))
+        case "r":
+            guard let bits = UInt64(fields[5]) else { throw refused }
+            last = .real(Double(bitPattern: bits))
         default:
             throw refused
         }

@@ -30,7 +30,7 @@ enum ItemServiceHandlers {
             return item
         }
         onStore(server, ItemServiceRPC.getItem, store) { request, store in
-            try store.get(key: request.key)
+            try store.get(key: request.key, asOf: request.asOf)
         } finish: { $0 }
         onStore(server, ItemServiceRPC.listItems, store) { request, store in
             try store.list(request)
@@ -63,6 +63,54 @@ enum ItemServiceHandlers {
         }
         onStore(server, ItemServiceRPC.stats, store) { _, store in
             try store.stats()
+        } finish: { $0 }
+        photoChange(server, ItemServiceRPC.setPhotoRole, host, store, clock, key: \.itemKey) {
+            try $0.setPhotoRole($1, now: $2)
+        }
+        registerInventory(on: server, store: store, clock: clock)
+    }
+
+    /// Locations, categories, the policy, valuation and readiness (inventory.proto): each one
+    /// job on the store's thread; none publishes an event.
+    private static func registerInventory(on server: RPCServer, store: ItemStoreQueue, clock: any WallClock) {
+        onStore(server, ItemServiceRPC.createLocation, store) { request, store in
+            try store.createLocation(request, now: clock.nowMilliseconds())
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.getLocation, store) { request, store in
+            try store.getLocation(key: request.key)
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.listLocations, store) { request, store in
+            try store.listLocations(request)
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.updateLocation, store) { request, store in
+            try store.updateLocation(request, now: clock.nowMilliseconds())
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.deleteLocation, store) { request, store in
+            try store.deleteLocation(key: request.key, now: clock.nowMilliseconds())
+        } finish: { DeleteLocationResponse() }
+        onStore(server, ItemServiceRPC.createCategory, store) { request, store in
+            try store.createCategory(request, now: clock.nowMilliseconds())
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.listCategories, store) { _, store in
+            try store.listCategories()
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.updateCategory, store) { request, store in
+            try store.updateCategory(request, now: clock.nowMilliseconds())
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.deleteCategory, store) { request, store in
+            try store.deleteCategory(key: request.key, now: clock.nowMilliseconds())
+        } finish: { DeleteCategoryResponse() }
+        onStore(server, ItemServiceRPC.getPolicy, store) { _, store in
+            try store.policy()
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.updatePolicy, store) { request, store in
+            try store.updatePolicy(request, now: clock.nowMilliseconds())
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.getValuation, store) { request, store in
+            try store.valuation(request, now: clock.nowMilliseconds())
+        } finish: { $0 }
+        onStore(server, ItemServiceRPC.getReadiness, store) { request, store in
+            try store.readiness(request)
         } finish: { $0 }
     }
 

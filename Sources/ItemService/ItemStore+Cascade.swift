@@ -42,6 +42,7 @@ extension ItemStore {
                     let before = try existing(key: itemKey)
                     var item = before
                     item.photoKeys.removeAll { $0 == imageKey }
+                    item.photos.removeAll { $0.imageKey == imageKey }
                     if item.primaryPhotoKey == imageKey { item.primaryPhotoKey = item.photoKeys.first ?? "" }
                     changed[itemKey] = try savePhotos(item, before: before, now: now)
                 }

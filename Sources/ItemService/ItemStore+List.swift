@@ -17,19 +17,25 @@ extension ItemStore {
             throw ItemStoreError.invalidArgument(
                 "query must be at most \(ItemInput.maxQueryLength) characters (got \(request.query.count))")
         }
+        let valuation = try request.asOf.isEmpty ? nil : valuator(asOf: request.asOf)
+        var filter = try itemFilter(request)
+        let sort = request.sort == .manual && !request.search.isEmpty ? ItemSort.relevance : request.sort
         let column: String
-        switch request.sort {
+        switch sort {
         case .manual: column = "position"
         case .name: column = "name COLLATE NOCASE"
         case .value: column = "value_in_dollars"
         case .created: column = "created_at_ms"
+        case .relevance:
+            guard !request.search.isEmpty else {
+                throw ItemStoreError.invalidArgument("sort ITEM_SORT_RELEVANCE ranks by search; set search, or choose another sort")
+            }
+            column = "text_rank"
         default:
             throw ItemStoreError.invalidArgument(
-                "sort must be one of ITEM_SORT_MANUAL, ITEM_SORT_NAME, ITEM_SORT_VALUE, ITEM_SORT_CREATED (got \(request.sort.rawValue))")
+                "sort must be one of ITEM_SORT_MANUAL, ITEM_SORT_NAME, ITEM_SORT_VALUE, ITEM_SORT_CREATED, ITEM_SORT_RELEVANCE (got \(request.sort.rawValue))")
         }
         let pageSize = Int(request.pageSize == 0 ? Self.defaultPageSize : request.pageSize)
-        var conditions: [String] = []
-        var params: [SQLiteValue] = []
         // The trigram index counts the matches of a query of 3 characters or more. The page
         // comes from the index when matches are few; when they are many, scanning the sort
         // order finds a page of them sooner than collecting them all (51 × total / matches
@@ -43,59 +49,162 @@ extension ItemStore {
             useIndex = count * count <= 64 * Int64(max(order.count, 1))
         }
         if useIndex {
-            conditions.append("id IN (SELECT rowid FROM items_search WHERE items_search MATCH ?)")
-            params.append(.text(phrase))
+            filter.add("id IN (SELECT rowid FROM items_search WHERE items_search MATCH ?)", [.text(phrase)])
         } else if !request.query.isEmpty {
-            conditions.append("(name LIKE ? ESCAPE '\\' OR serial_number LIKE ? ESCAPE '\\')")
             let pattern = "%" + Self.escapeLike(request.query) + "%"
-            params += [.text(pattern), .text(pattern)]
+            filter.add("(name LIKE ? ESCAPE '\\' OR serial_number LIKE ? ESCAPE '\\')", [.text(pattern), .text(pattern)])
         }
-        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
-        let filterParams = params
+        let source = filter.source
+        let filterSQL = filter.whereClause
+        let filterParams = filter.params
+        var conditions = filter.conditions
+        var params = filter.joinParams + filter.params
         if !request.pageToken.isEmpty {
             let token = try ItemPageToken(decoding: request.pageToken)
-            guard token.sort == request.sort.rawValue, token.descending == request.descending, token.query == request.query else {
+            guard token.sort == request.sort.rawValue, token.descending == request.descending, token.query == filter.fingerprint else {
                 throw ItemStoreError.invalidArgument(
-                    "page_token was issued for another sort, direction or query; repeat the first page's sort, descending and query with it")
+                    "page_token was issued for another sort, direction, query or filter; repeat the first page's request with it")
             }
             conditions.append("(\(column), id) \(request.descending ? "<" : ">") (?, ?)")
             switch token.last {
             case let .integer(value): params.append(.integer(value))
             case let .text(value): params.append(.text(value))
+            case let .real(value): params.append(.real(value))
             }
             params.append(.integer(token.lastID))
         }
         let direction = request.descending ? "DESC" : "ASC"
+        let selected = sort == .relevance ? Self.columns + ", text_rank" : Self.columns
         let rows = try db.query(
-            "SELECT \(Self.columns) FROM items"
+            "SELECT \(selected) FROM \(source)"
                 + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
                 + " ORDER BY \(column) \(direction), id \(direction) LIMIT ?",
             params + [.integer(Int64(pageSize + 1))])
 
         var response = ListItemsResponse()
-        response.items = rows.prefix(pageSize).map(Self.item(from:))
+        response.items = rows.prefix(pageSize).map { row in
+            var item = Self.item(from: row)
+            if let valuation { item.valuation = valuation.value(item) }
+            return item
+        }
         if rows.count > pageSize, let last = rows.prefix(pageSize).last {
             let value: ItemPageToken.Value
-            switch request.sort {
+            switch sort {
             case .manual: value = .integer(last[10].int64Value ?? 0)
             case .name: value = .text(last[2].stringValue ?? "")
             case .value: value = .integer(last[4].int64Value ?? 0)
+            case .relevance: value = .real(last[last.count - 1].doubleValue ?? 0)
             default: value = .integer(last[5].int64Value ?? 0)
             }
             response.nextPageToken = ItemPageToken(
-                sort: request.sort.rawValue, descending: request.descending, query: request.query, last: value,
+                sort: request.sort.rawValue, descending: request.descending, query: filter.fingerprint, last: value,
                 lastID: last[0].int64Value ?? 0
             ).encoded()
         }
-        if request.query.isEmpty {
+        if filter.isEmpty && request.query.isEmpty {
             response.totalCount = Int64(order.count)
-        } else if let searchCount {
+        } else if let searchCount, filter.isEmpty {
             response.totalCount = searchCount
         } else {
-            response.totalCount = try db.scalar("SELECT count(*) FROM items" + filter, filterParams)?.int64Value ?? 0
+            response.totalCount = try db.scalar("SELECT count(*) FROM \(source)" + filterSQL, filter.joinParams + filterParams)?.int64Value ?? 0
         }
         return response
     }
+
+    /// The conditions of ListItems' filters (all but `query`, which `list` adds).
+    func itemFilter(_ request: ListItemsRequest) throws -> ItemFilter {
+        var filter = ItemFilter(fingerprint: request.query)
+        if !request.locationKey.isEmpty {
+            let key = try ItemInput.key(request.locationKey, field: "location_key")
+            guard !request.unplaced else {
+                throw ItemStoreError.invalidArgument("location_key and unplaced exclude each other (an item in no location is in none)")
+            }
+            if request.excludeSublocations {
+                guard try db.scalar("SELECT 1 FROM locations WHERE key = ?", [.text(key)]) != nil else {
+                    throw ItemStoreError.notFound("location_key: no location with key \(key); see ListLocations")
+                }
+                filter.add("location_key = ?", [.text(key)], fingerprint: "l=\(key)")
+            } else {
+                let keys = try locationTree().subtree(of: key).map(\.key)
+                guard !keys.isEmpty else { throw ItemStoreError.notFound("location_key: no location with key \(key); see ListLocations") }
+                filter.add(
+                    "location_key IN (\(keys.map { _ in "?" }.joined(separator: ", ")))", keys.map { .text($0) }, fingerprint: "L=\(key)")
+            }
+        }
+        if request.unplaced { filter.add("location_key = ''", [], fingerprint: "u") }
+        if !request.tag.isEmpty {
+            let tag = try ClaimInput.tags([request.tag], field: "tag")[0]
+            filter.add("id IN (SELECT item_id FROM item_tags WHERE tag = ?)", [.text(tag)], fingerprint: "t=\(tag.lowercased())")
+        }
+        if !request.categoryKey.isEmpty {
+            let key = try ItemInput.key(request.categoryKey, field: "category_key")
+            filter.add("category_key = ?", [.text(key)], fingerprint: "c=\(key)")
+        }
+        if request.minValue != nil || request.maxValue != nil {
+            let policy = try self.policy()
+            let value = Self.replacementCostSQL(scale: Money.scale(of: policy.currency))
+            let currency = Self.basisCurrencySQL
+            for (name, money, comparison) in [("min_value", request.minValue, ">="), ("max_value", request.maxValue, "<=")] {
+                guard let money else { continue }
+                guard money.minorUnits >= 0 else { throw ItemStoreError.invalidArgument("\(name).minor_units must be ≥ 0 (got \(money.minorUnits))") }
+                let given = try ClaimInput.currency(money.currency, field: "\(name).currency", allowEmpty: true)
+                guard given.isEmpty || given == policy.currency else {
+                    throw ItemStoreError.invalidArgument(
+                        "\(name).currency must be the policy's currency \(policy.currency) or empty (got \(given))")
+                }
+                filter.add(
+                    "(\(value)) \(comparison) ? AND \(currency) IN ('', ?)", [.integer(money.minorUnits), .text(policy.currency)],
+                    fingerprint: "\(name)=\(money.minorUnits)")
+            }
+        }
+        if !request.missing.isEmpty {
+            var mask: ItemEvidence = []
+            for (index, evidence) in request.missing.enumerated() {
+                guard (1...5).contains(evidence.rawValue) else {
+                    throw ItemStoreError.invalidArgument(
+                        "missing[\(index)] must be one of EVIDENCE_PHOTO, _RECEIPT, _SERIAL, _VALUE, _PURCHASE_DATE (1…5; got \(evidence.rawValue))")
+                }
+                mask.insert(ItemEvidence(evidence))
+            }
+            filter.add("(evidence & ?) = 0", [.integer(mask.rawValue)], fingerprint: "m=\(mask.rawValue)")
+        }
+        if !request.search.isEmpty {
+            guard request.search.count <= ItemInput.maxQueryLength else {
+                throw ItemStoreError.invalidArgument(
+                    "search must be at most \(ItemInput.maxQueryLength) characters (got \(request.search.count))")
+            }
+            guard let match = Self.textQuery(request.search) else {
+                throw ItemStoreError.invalidArgument(
+                    "search must hold at least one word of letters or digits (got \(ItemInput.quoted(request.search)))")
+            }
+            filter.join(
+                "JOIN (SELECT rowid AS text_id, rank AS text_rank FROM items_text WHERE items_text MATCH ?) ON text_id = items.id",
+                [.text(match)], fingerprint: "s=\(match)")
+        }
+        if !request.asOf.isEmpty { filter.fingerprint += "\u{1}a" }
+        return filter
+    }
+
+    /// The FTS5 query for words typed by a person: each word a prefix, all of them required;
+    /// nil when no word has a letter or digit.
+    static func textQuery(_ text: String) -> String? {
+        let words = text.split(whereSeparator: { $0.isWhitespace }).filter { word in
+            word.unicodeScalars.contains { $0.properties.isAlphabetic || $0.properties.numericType != nil }
+        }
+        guard !words.isEmpty else { return nil }
+        return words.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"*" }.joined(separator: " ")
+    }
+
+    /// An item's replacement cost in minor units by its basis (docs/protocol.md §9.3), in SQL over
+    /// `items`' columns; `scale`: minor units per whole unit of the policy's currency.
+    static func replacementCostSQL(scale: Int64) -> String {
+        "(CASE WHEN replacement_minor > 0 THEN replacement_minor WHEN purchase_minor > 0 THEN purchase_minor "
+            + "ELSE value_in_dollars * \(scale) END) * quantity"
+    }
+
+    /// The currency of an item's basis ('' for the policy's), in SQL.
+    static let basisCurrencySQL =
+        "(CASE WHEN replacement_minor > 0 THEN replacement_currency WHEN purchase_minor > 0 THEN purchase_currency ELSE '' END)"
 
     /// `text` with LIKE's wildcards escaped by `\`.
     static func escapeLike(_ text: String) -> String {
@@ -105,5 +214,39 @@ extension ItemStore {
             out.append(character)
         }
         return out
+    }
+}
+
+/// ListItems' filters as SQL: a source (`items`, joined with the text index for a search),
+/// conditions, their parameters, and a fingerprint a page token carries.
+struct ItemFilter {
+    var fingerprint: String
+    private(set) var source = "items"
+    private(set) var joinParams: [SQLiteValue] = []
+    private(set) var conditions: [String] = []
+    private(set) var params: [SQLiteValue] = []
+    private var filtered = false
+
+    init(fingerprint: String) { self.fingerprint = fingerprint }
+
+    /// Whether any filter but `query` narrows the items.
+    var isEmpty: Bool { !filtered }
+
+    var whereClause: String { conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ") }
+
+    mutating func add(_ condition: String, _ values: [SQLiteValue], fingerprint part: String? = nil) {
+        conditions.append(condition)
+        params += values
+        if let part {
+            fingerprint += "\u{1}" + part
+            filtered = true
+        }
+    }
+
+    mutating func join(_ clause: String, _ values: [SQLiteValue], fingerprint part: String) {
+        source += " " + clause
+        joinParams += values
+        fingerprint += "\u{1}" + part
+        filtered = true
     }
 }

@@ -14,6 +14,7 @@ extension ItemStore {
     public func attachPhoto(_ request: AttachPhotoRequest, checksum: String = "", now: Int64) throws -> Item {
         let itemKey = try ItemInput.key(request.itemKey, field: "item_key")
         let imageKey = try ItemInput.key(request.imageKey, field: "image_key")
+        let role = try Self.role(request.role)
         return try write {
             var adding = false
             let item = try changePhotos(itemKey: itemKey, now: now) { item in
@@ -24,8 +25,13 @@ extension ItemStore {
                     } else {
                         try checkAttachable(imageKey, to: item)
                         item.photoKeys.append(imageKey)
+                        item.photos.append(Self.photo(imageKey, role))
                         adding = true
                     }
+                }
+                // A repeat attach changes the role only when it names one.
+                if !adding && role != .photo, let index = item.photos.firstIndex(where: { $0.imageKey == photo }) {
+                    item.photos[index].role = role
                 }
                 if request.makePrimary || item.primaryPhotoKey.isEmpty { item.primaryPhotoKey = photo }
             }
@@ -100,6 +106,36 @@ extension ItemStore {
         }
     }
 
+    /// Says what an attached photo shows.
+    public func setPhotoRole(_ request: SetPhotoRoleRequest, now: Int64) throws -> Item {
+        let itemKey = try ItemInput.key(request.itemKey, field: "item_key")
+        let imageKey = try ItemInput.key(request.imageKey, field: "image_key")
+        let role = try Self.role(request.role)
+        return try changePhotos(itemKey: itemKey, now: now) { item in
+            guard let index = item.photos.firstIndex(where: { $0.imageKey == imageKey }) else {
+                throw ItemStoreError.failedPrecondition(
+                    "image \(imageKey) is not attached to item \(itemKey); attach it before giving it a role")
+            }
+            item.photos[index].role = role
+        }
+    }
+
+    /// A role this build knows, or INVALID_ARGUMENT.
+    static func role(_ role: PhotoRole) throws -> PhotoRole {
+        guard (0...5).contains(role.rawValue) else {
+            throw ItemStoreError.invalidArgument(
+                "role must be one of PHOTO_ROLE_PHOTO, _SERIAL_PLATE, _RECEIPT, _MANUAL, _DAMAGE, _OTHER (0…5; got \(role.rawValue))")
+        }
+        return role
+    }
+
+    static func photo(_ key: String, _ role: PhotoRole) -> ItemPhoto {
+        var photo = ItemPhoto()
+        photo.imageKey = key
+        photo.role = role
+        return photo
+    }
+
     /// Puts the attached images in a new order; `image_keys` must list each exactly once.
     public func reorderPhotos(_ request: ReorderPhotosRequest, now: Int64) throws -> Item {
         let itemKey = try ItemInput.key(request.itemKey, field: "item_key")
@@ -130,7 +166,11 @@ extension ItemStore {
             let before = try existing(key: itemKey)
             var item = before
             try change(&item)
-            guard item.photoKeys != before.photoKeys || item.primaryPhotoKey != before.primaryPhotoKey else { return before }
+            // The roles follow their photos: a photo keeps its role through a reorder.
+            let roles = Dictionary(item.photos.map { ($0.imageKey, $0.role) }, uniquingKeysWith: { first, _ in first })
+            item.photos = item.photoKeys.map { Self.photo($0, roles[$0] ?? .photo) }
+            guard item.photoKeys != before.photoKeys || item.primaryPhotoKey != before.primaryPhotoKey || item.photos != before.photos
+            else { return before }
             return try savePhotos(item, before: before, now: now)
         }
     }
@@ -139,8 +179,11 @@ extension ItemStore {
     /// (which items hold an image) in step; runs inside the caller's write.
     func savePhotos(_ item: Item, before: Item, now: Int64) throws -> Item {
         try db.execute(
-            "UPDATE items SET photo_keys = ?, primary_photo_key = ?, updated_at_ms = ?, version = version + 1 WHERE key = ?",
-            [.text(item.photoKeys.joined(separator: " ")), .text(item.primaryPhotoKey), .integer(now), .text(item.key)])
+            "UPDATE items SET photo_keys = ?, primary_photo_key = ?, photo_roles = ?, evidence = ?, updated_at_ms = ?, version = version + 1 WHERE key = ?",
+            [
+                .text(item.photoKeys.joined(separator: " ")), .text(item.primaryPhotoKey), .text(ClaimColumns.roles(item.photos)),
+                .integer(ItemEvidence.of(item).rawValue), .integer(now), .text(item.key),
+            ])
         let kept = Set(item.photoKeys), had = Set(before.photoKeys)
         for removed in had.subtracting(kept) {
             try db.execute(

@@ -107,6 +107,101 @@ public final class ItemStore {
         // an attach of the same content to the same item attaches nothing (decided in its
         // transaction). Photos attached before this version have none ('').
         (6, "ALTER TABLE item_photos ADD COLUMN checksum TEXT NOT NULL DEFAULT ''"),
+        // What a claim asks for (docs/protocol.md §9.2): locations, categories, the policy, an
+        // item's claim fields, each photo's role; the evidence an item has as bits
+        // (`ItemEvidence`), kept by every write that changes it; the words full-text search
+        // finds (`items_text`, kept by the store: a location's path is part of it).
+        (7, """
+            CREATE TABLE locations (
+                id INTEGER PRIMARY KEY,
+                key TEXT NOT NULL UNIQUE,
+                name TEXT NOT NULL,
+                parent_key TEXT NOT NULL DEFAULT '',
+                kind INTEGER NOT NULL DEFAULT 0,
+                notes TEXT NOT NULL DEFAULT '',
+                created_at_ms INTEGER NOT NULL,
+                updated_at_ms INTEGER NOT NULL,
+                version INTEGER NOT NULL
+            );
+            CREATE UNIQUE INDEX locations_by_parent ON locations(parent_key, name COLLATE NOCASE);
+            CREATE TABLE deleted_locations (
+                key TEXT PRIMARY KEY,
+                deleted_at_ms INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE categories (
+                id INTEGER PRIMARY KEY,
+                key TEXT NOT NULL UNIQUE,
+                name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+                depreciation INTEGER NOT NULL DEFAULT 0,
+                useful_life_years INTEGER NOT NULL DEFAULT 0,
+                floor_percent INTEGER NOT NULL DEFAULT 0,
+                limit_currency TEXT NOT NULL DEFAULT '',
+                limit_minor INTEGER NOT NULL DEFAULT 0,
+                created_at_ms INTEGER NOT NULL,
+                updated_at_ms INTEGER NOT NULL,
+                version INTEGER NOT NULL
+            );
+            CREATE TABLE deleted_categories (
+                key TEXT PRIMARY KEY,
+                deleted_at_ms INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE policy (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                currency TEXT NOT NULL DEFAULT 'USD',
+                contents_limit_currency TEXT NOT NULL DEFAULT '',
+                contents_limit_minor INTEGER NOT NULL DEFAULT 0,
+                warn_at_percent INTEGER NOT NULL DEFAULT 0,
+                policyholder TEXT NOT NULL DEFAULT '',
+                insurer TEXT NOT NULL DEFAULT '',
+                policy_number TEXT NOT NULL DEFAULT '',
+                address TEXT NOT NULL DEFAULT '',
+                updated_at_ms INTEGER NOT NULL DEFAULT 0,
+                version INTEGER NOT NULL DEFAULT 0
+            );
+            ALTER TABLE items ADD COLUMN location_key TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN quantity INTEGER NOT NULL DEFAULT 1;
+            ALTER TABLE items ADD COLUMN brand TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN model TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN notes TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN purchase_date TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN purchase_currency TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN purchase_minor INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE items ADD COLUMN purchase_place TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN replacement_currency TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN replacement_minor INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE items ADD COLUMN replacement_source TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN replacement_as_of TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN warranty_expires TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN tags TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN category_key TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN custom_fields TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN photo_roles TEXT NOT NULL DEFAULT '';
+            ALTER TABLE items ADD COLUMN evidence INTEGER NOT NULL DEFAULT 0;
+            UPDATE items SET evidence =
+                (CASE WHEN photo_keys != '' THEN 1 ELSE 0 END)
+                | (CASE WHEN serial_number != '' THEN 4 ELSE 0 END)
+                | (CASE WHEN value_in_dollars > 0 THEN 8 ELSE 0 END);
+            CREATE INDEX items_by_location ON items(location_key, id);
+            CREATE INDEX items_by_category ON items(category_key, id);
+            CREATE TABLE item_tags (
+                tag TEXT NOT NULL COLLATE NOCASE,
+                item_id INTEGER NOT NULL,
+                PRIMARY KEY (tag, item_id)
+            ) WITHOUT ROWID;
+            CREATE INDEX item_tags_by_item ON item_tags(item_id);
+            CREATE TRIGGER item_tags_delete AFTER DELETE ON items BEGIN
+                DELETE FROM item_tags WHERE item_id = old.id;
+            END;
+            CREATE VIRTUAL TABLE items_text USING fts5(
+                name, brand, model, serial_number, notes, tags, location,
+                tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3'
+            );
+            INSERT INTO items_text (rowid, name, brand, model, serial_number, notes, tags, location)
+                SELECT id, name, '', '', serial_number, '', '', '' FROM items;
+            CREATE TRIGGER items_text_delete AFTER DELETE ON items BEGIN
+                DELETE FROM items_text WHERE rowid = old.id;
+            END;
+            """),
     ])
 
     /// The schema version this build writes: the migrator's, version 5 (the outbox moved), then
@@ -116,7 +211,8 @@ public final class ItemStore {
 
     /// The columns every item query selects, in `item(from:)` order.
     static let columns =
-        "id, key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, photo_keys, primary_photo_key, position"
+        "id, key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, photo_keys, primary_photo_key, position, "
+        + ClaimColumns.selected
 
     let db: Database
     /// The `cascade` and `capture` queues' jobs, on this connection (`CascadeQueue`, `CaptureQueue`).
@@ -161,8 +257,8 @@ public final class ItemStore {
         _ = try Self.laterMigrator.migrate(db)
         selectByKey = try db.prepare("SELECT \(Self.columns) FROM items WHERE key = ?")
         insert = try db.prepare("""
-            INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position)
-            VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+            INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position, evidence)
+            VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)
             """)
         selectDeleted = try db.prepare("SELECT deleted_at_ms FROM deleted_items WHERE key = ?")
         order = ManualOrder()
@@ -226,6 +322,7 @@ public final class ItemStore {
         serial = try ItemInput.serial(serial)
         value = try ItemInput.value(value)
         let key = request.key.isEmpty ? UUID().uuidString.lowercased() : try ItemInput.key(request.key, field: "key")
+        let claim = try claimAssignments(request)
         return try write {
             // A key made here is new; only a client's key can name an item that exists or existed.
             if !request.key.isEmpty {
@@ -236,11 +333,8 @@ public final class ItemStore {
                         "key \(key) belonged to an item deleted at \(deletedAt) ms; create with a new key")
                 }
             }
+            try checkReferences(claim)
             let position = order.nextPosition()
-            try insert.bind([.text(key), .text(name), .text(serial), .integer(value), .integer(now), .integer(now), .integer(position)])
-            while try insert.step() {}
-            let id = db.lastInsertRowID
-            order.append(id: id, position: position)
             var item = Item()
             item.key = key
             item.name = name
@@ -249,6 +343,23 @@ public final class ItemStore {
             item.createdAtMs = now
             item.updatedAtMs = now
             item.version = 1
+            item.quantity = 1
+            try insert.bind([
+                .text(key), .text(name), .text(serial), .integer(value), .integer(now), .integer(now), .integer(position),
+                .integer(ItemEvidence.of(item).rawValue),
+            ])
+            while try insert.step() {}
+            let id = db.lastInsertRowID
+            order.append(id: id, position: position)
+            if claim.isEmpty {
+                try reindexText(id: id, item: item, locationPath: "")
+            } else {
+                try db.execute(
+                    "UPDATE items SET \(claim.map { "\($0.0) = ?" }.joined(separator: ", ")) WHERE id = ?",
+                    claim.map(\.1) + [.integer(id)])
+                item = try existing(key: key)
+                try refreshDerived(id: id, item: item, text: true, tags: !item.tags.isEmpty)
+            }
             return (item, true)
         }
     }
@@ -265,10 +376,15 @@ public final class ItemStore {
         let key = try ItemInput.key(request.key, field: "key")
         guard !request.updateMask.isEmpty else {
             throw ItemStoreError.invalidArgument(
-                "update_mask must name at least one of name, serial_number, value_in_dollars (got none)")
+                "update_mask must name at least one of name, serial_number, value_in_dollars or a claim field (got none)")
         }
         var fields: [String: SQLiteValue] = [:]
+        var claimNames: [String] = []
         for field in request.updateMask {
+            if let name = ClaimColumns.name(field) {
+                claimNames.append(name)
+                continue
+            }
             switch field {
             case "name": fields["name"] = .text(try ItemInput.name(request.name))
             case "serial_number", "serialNumber": fields["serial_number"] = .text(try ItemInput.serial(request.serialNumber))
@@ -276,21 +392,29 @@ public final class ItemStore {
                 fields["value_in_dollars"] = .integer(try ItemInput.value(request.valueInDollars))
             default:
                 throw ItemStoreError.invalidArgument(
-                    "update_mask names an unknown field \(ItemInput.quoted(field)); use name, serial_number or value_in_dollars")
+                    "update_mask names an unknown field \(ItemInput.quoted(field)); use name, serial_number, value_in_dollars or one of "
+                        + ClaimColumns.names.joined(separator: ", "))
             }
         }
+        let claim = try ClaimColumns.assignments(request, names: claimNames)
+        for (column, value) in claim { fields[column] = value }
         guard request.expectedVersion >= 0 else {
             throw ItemStoreError.invalidArgument("expected_version must be ≥ 0 (got \(request.expectedVersion))")
         }
         return try write {
             let item = try existing(key: key)
             try checkVersion(item, expected: request.expectedVersion)
+            try checkReferences(claim)
             let names = fields.keys.sorted()
             let assignments = names.map { "\($0) = ?" }.joined(separator: ", ")
             try db.execute(
                 "UPDATE items SET \(assignments), updated_at_ms = ?, version = version + 1 WHERE key = ?",
                 names.map { fields[$0]! } + [.integer(now), .text(key)])
-            return try existing(key: key)
+            let updated = try existing(key: key)
+            let changed = Set(request.updateMask.map { ClaimColumns.name($0) ?? ($0 == "serialNumber" ? "serial_number" : $0) })
+            try refreshDerived(
+                id: try rowID(key: key), item: updated, text: Self.changesText(changed), tags: changed.contains("tags"))
+            return updated
         }
     }
 
@@ -398,6 +522,7 @@ public final class ItemStore {
         let photos = row[8].stringValue ?? ""
         item.photoKeys = photos.isEmpty ? [] : photos.split(separator: " ").map(String.init)
         item.primaryPhotoKey = row[9].stringValue ?? ""
+        ClaimColumns.read(row, into: &item)
         return item
     }
 }

@@ -136,6 +136,15 @@ public final class Statement {
         return rows
     }
 
+    /// Steps to completion from the current position, handing each row to `body` as it comes:
+    /// memory does not grow with the result.
+    public func forEachRow(_ body: (Row) throws -> Void) throws {
+        let columns = Row.Columns(names: (0..<columnCount).map(columnName))
+        while try step() {
+            try body(Row(columns: columns, values: (0..<columnCount).map(value(at:))))
+        }
+    }
+
     /// Rewinds without reporting: sqlite3_reset only repeats the previous step's error, already thrown by step().
     private func rewind() {
         sqlite3_reset(live)

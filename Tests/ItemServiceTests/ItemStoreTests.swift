@@ -374,17 +374,18 @@ import Testing
         let item: String
         do {
             // A photo attached under schema 5, when no checksum was kept.
-            let store = try ItemStore(path: path)
-            item = try store.create(createRequest("Shiny Mac"), now: 1).item.key
-            try store.db.execute("ALTER TABLE item_photos DROP COLUMN checksum")
-            try store.db.setUserVersion(5)
-            try store.db.execute(
-                "UPDATE items SET photo_keys = ?, primary_photo_key = ? WHERE key = ?", [.text(old), .text(old), .text(item)])
-            try store.db.execute("INSERT INTO item_photos (image_key, item_id) SELECT ?, id FROM items WHERE key = ?", [.text(old), .text(item)])
-            try store.close()
+            let db = try oldDatabase(path, version: 5)
+            item = UUID().uuidString.lowercased()
+            try db.execute(
+                """
+                INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position, photo_keys, primary_photo_key)
+                VALUES (?, 'Shiny Mac', '', 0, 1, 1, 1, 1, ?, ?)
+                """, [.text(item), .text(old), .text(old)])
+            try db.execute("INSERT INTO item_photos (image_key, item_id) SELECT ?, id FROM items WHERE key = ?", [.text(old), .text(item)])
+            try db.close()
         }
         let store = try ItemStore(path: path)
-        #expect(try store.db.userVersion == 6)
+        #expect(try store.db.userVersion == ItemStore.schemaVersion)
         var attach = AttachPhotoRequest()
         attach.itemKey = item
         attach.imageKey = first

@@ -5,13 +5,13 @@ import Testing
 /// Bodies whose protobuf-c unpack would cost many times their size are refused before it, by a
 /// limit named in the error; what is accepted unpacks in an arena that grows in chunks.
 struct DecodeBudgetTests {
-    /// `count` copies of `field`'s bytes: 4 MiB of two-byte fields is 2,097,152 fields.
+    /// `count` copies of `field`'s bytes: 4 MiB of three-byte fields is 1,398,101 fields.
     static func repeated(_ field: [UInt8], bytes: Int) -> [UInt8] {
         [UInt8]((0..<bytes / field.count).flatMap { _ in field })
     }
 
-    /// Field 15 (undeclared in every message of proto/), varint 0.
-    static let unknownField: [UInt8] = [0x78, 0x00]
+    /// Field 111 (undeclared in every message of proto/), varint 0: three bytes.
+    static let unknownField: [UInt8] = [0xF8, 0x06, 0x00]
     /// ReorderPhotosRequest.image_keys (field 2) = "".
     static let emptyImageKey: [UInt8] = [0x12, 0x00]
 
@@ -31,9 +31,9 @@ struct DecodeBudgetTests {
     @Test func fourMebibytesOfUnknownFieldsAreRefusedNamingTheLimit() throws {
         let body = Self.repeated(Self.unknownField, bytes: 4 << 20)
         let reason = overLimitReason { _ = try ReorderPhotosRequest(serializedBytes: body) }
-        #expect(reason == "homepwner.v1.ReorderPhotosRequest has more than 1024 unknown fields (field 15 of homepwner.v1.ReorderPhotosRequest is one); at most 1024 are accepted")
+        #expect(reason == "homepwner.v1.ReorderPhotosRequest has more than 1024 unknown fields (field 111 of homepwner.v1.ReorderPhotosRequest is one); at most 1024 are accepted")
         // At the limit they are skipped as before.
-        let atLimit = Self.repeated(Self.unknownField, bytes: 2048) + [0x0A, 0x01, 0x6B]
+        let atLimit = Self.repeated(Self.unknownField, bytes: 3 * 1024) + [0x0A, 0x01, 0x6B]
         #expect(try ReorderPhotosRequest(serializedBytes: atLimit).itemKey == "k")
         // Unknown fields of nested messages count too.
         var item = Item()
@@ -41,9 +41,9 @@ struct DecodeBudgetTests {
         var list = ListItemsResponse()
         list.items = [item, item]
         var nested = list.serializedBytes()
-        let inner = item.serializedBytes() + Self.repeated(Self.unknownField, bytes: 2200)
+        let inner = item.serializedBytes() + Self.repeated(Self.unknownField, bytes: 3 * 1100)
         nested += [0x0A] + varint(inner.count) + inner
-        #expect(overLimitReason { _ = try ListItemsResponse(serializedBytes: nested) }?.contains("field 15 of homepwner.v1.Item") == true)
+        #expect(overLimitReason { _ = try ListItemsResponse(serializedBytes: nested) }?.contains("field 111 of homepwner.v1.Item") == true)
     }
 
     @Test func fourMebibytesOfEmptyRepeatedStringsAreRefusedNamingTheField() throws {

@@ -30,7 +30,24 @@ struct ProtoJSONDecodeTests {
                 "p1",
                 "p2"
               ],
-              "primaryPhotoKey": "p1"
+              "primaryPhotoKey": "p1",
+              "locationKey": "",
+              "quantity": 0,
+              "brand": "",
+              "model": "",
+              "notes": "",
+              "purchaseDate": "",
+              "purchasePrice": null,
+              "purchasePlace": "",
+              "replacementValue": null,
+              "replacementSource": "",
+              "replacementAsOf": "",
+              "warrantyExpires": "",
+              "tags": [],
+              "categoryKey": "",
+              "customFields": [],
+              "photos": [],
+              "valuation": null
             }
             """)
     }

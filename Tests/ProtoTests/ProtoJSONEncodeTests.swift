@@ -18,7 +18,7 @@ struct ProtoJSONEncodeTests {
         let e = try error(#"{"nam": "Lamp"}"#, as: create)
         #expect(e.kind == .unknownField)
         #expect(e.path == "nam")
-        #expect(e.message == #"unknown field "nam" in homepwner.v1.CreateItemRequest (fields: name, serial_number, value_in_dollars, random, key)"#)
+        #expect(e.message == #"unknown field "nam" in homepwner.v1.CreateItemRequest (fields: name, serial_number, value_in_dollars, random, key, location_key, quantity, brand, model, notes, purchase_date, purchase_price, purchase_place, replacement_value, replacement_source, replacement_as_of, warranty_expires, tags, category_key, custom_fields)"#)
         #expect(e.description == e.message)
         #expect(try error(#"{"x": 1}"#, as: Empty.protoName).message == #"unknown field "x" in homepwner.v1.Empty (it has no fields)"#)
     }

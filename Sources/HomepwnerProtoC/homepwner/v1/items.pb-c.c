@@ -52,6 +52,96 @@ void   homepwner__v1__item__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__item__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   homepwner__v1__item_photo__init
+                     (Homepwner__V1__ItemPhoto         *message)
+{
+  static const Homepwner__V1__ItemPhoto init_value = HOMEPWNER__V1__ITEM_PHOTO__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__item_photo__get_packed_size
+                     (const Homepwner__V1__ItemPhoto *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__item_photo__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__item_photo__pack
+                     (const Homepwner__V1__ItemPhoto *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__item_photo__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__item_photo__pack_to_buffer
+                     (const Homepwner__V1__ItemPhoto *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__item_photo__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__ItemPhoto *
+       homepwner__v1__item_photo__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__ItemPhoto *)
+     protobuf_c_message_unpack (&homepwner__v1__item_photo__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__item_photo__free_unpacked
+                     (Homepwner__V1__ItemPhoto *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__item_photo__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__custom_field__init
+                     (Homepwner__V1__CustomField         *message)
+{
+  static const Homepwner__V1__CustomField init_value = HOMEPWNER__V1__CUSTOM_FIELD__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__custom_field__get_packed_size
+                     (const Homepwner__V1__CustomField *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__custom_field__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__custom_field__pack
+                     (const Homepwner__V1__CustomField *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__custom_field__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__custom_field__pack_to_buffer
+                     (const Homepwner__V1__CustomField *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__custom_field__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__CustomField *
+       homepwner__v1__custom_field__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__CustomField *)
+     protobuf_c_message_unpack (&homepwner__v1__custom_field__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__custom_field__free_unpacked
+                     (Homepwner__V1__CustomField *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__custom_field__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   homepwner__v1__create_item_request__init
                      (Homepwner__V1__CreateItemRequest         *message)
 {
@@ -592,6 +682,51 @@ void   homepwner__v1__set_primary_photo_request__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__set_primary_photo_request__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   homepwner__v1__set_photo_role_request__init
+                     (Homepwner__V1__SetPhotoRoleRequest         *message)
+{
+  static const Homepwner__V1__SetPhotoRoleRequest init_value = HOMEPWNER__V1__SET_PHOTO_ROLE_REQUEST__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__set_photo_role_request__get_packed_size
+                     (const Homepwner__V1__SetPhotoRoleRequest *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__set_photo_role_request__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__set_photo_role_request__pack
+                     (const Homepwner__V1__SetPhotoRoleRequest *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__set_photo_role_request__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__set_photo_role_request__pack_to_buffer
+                     (const Homepwner__V1__SetPhotoRoleRequest *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__set_photo_role_request__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__SetPhotoRoleRequest *
+       homepwner__v1__set_photo_role_request__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__SetPhotoRoleRequest *)
+     protobuf_c_message_unpack (&homepwner__v1__set_photo_role_request__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__set_photo_role_request__free_unpacked
+                     (Homepwner__V1__SetPhotoRoleRequest *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__set_photo_role_request__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 void   homepwner__v1__reorder_photos_request__init
                      (Homepwner__V1__ReorderPhotosRequest         *message)
 {
@@ -727,7 +862,7 @@ void   homepwner__v1__item_stats_response__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__item_stats_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor homepwner__v1__item__field_descriptors[9] =
+static const ProtobufCFieldDescriptor homepwner__v1__item__field_descriptors[26] =
 {
   {
     "key",
@@ -837,22 +972,243 @@ static const ProtobufCFieldDescriptor homepwner__v1__item__field_descriptors[9] 
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "location_key",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, location_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "quantity",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, quantity),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "brand",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, brand),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "model",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, model),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "notes",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, notes),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_date",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, purchase_date),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_price",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, purchase_price),
+    &homepwner__v1__money__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_place",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, purchase_place),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replacement_value",
+    18,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, replacement_value),
+    &homepwner__v1__money__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replacement_source",
+    19,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, replacement_source),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replacement_as_of",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, replacement_as_of),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "warranty_expires",
+    21,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, warranty_expires),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "tags",
+    22,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Homepwner__V1__Item, n_tags),
+    offsetof(Homepwner__V1__Item, tags),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "category_key",
+    23,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, category_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "custom_fields",
+    24,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Homepwner__V1__Item, n_custom_fields),
+    offsetof(Homepwner__V1__Item, custom_fields),
+    &homepwner__v1__custom_field__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "photos",
+    25,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Homepwner__V1__Item, n_photos),
+    offsetof(Homepwner__V1__Item, photos),
+    &homepwner__v1__item_photo__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "valuation",
+    26,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__Item, valuation),
+    &homepwner__v1__item_valuation__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__item__field_indices_by_name[] = {
+  11,   /* field[11] = brand */
+  22,   /* field[22] = category_key */
   4,   /* field[4] = created_at_ms */
+  23,   /* field[23] = custom_fields */
   0,   /* field[0] = key */
+  9,   /* field[9] = location_key */
+  12,   /* field[12] = model */
   1,   /* field[1] = name */
+  13,   /* field[13] = notes */
   7,   /* field[7] = photo_keys */
+  24,   /* field[24] = photos */
   8,   /* field[8] = primary_photo_key */
+  14,   /* field[14] = purchase_date */
+  16,   /* field[16] = purchase_place */
+  15,   /* field[15] = purchase_price */
+  10,   /* field[10] = quantity */
+  19,   /* field[19] = replacement_as_of */
+  18,   /* field[18] = replacement_source */
+  17,   /* field[17] = replacement_value */
   2,   /* field[2] = serial_number */
+  21,   /* field[21] = tags */
   5,   /* field[5] = updated_at_ms */
+  25,   /* field[25] = valuation */
   3,   /* field[3] = value_in_dollars */
   6,   /* field[6] = version */
+  20,   /* field[20] = warranty_expires */
 };
 static const ProtobufCIntRange homepwner__v1__item__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 9 }
+  { 0, 26 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__item__descriptor =
 {
@@ -862,14 +1218,116 @@ const ProtobufCMessageDescriptor homepwner__v1__item__descriptor =
   "Homepwner__V1__Item",
   "homepwner.v1",
   sizeof(Homepwner__V1__Item),
-  9,
+  26,
   homepwner__v1__item__field_descriptors,
   homepwner__v1__item__field_indices_by_name,
   1,  homepwner__v1__item__number_ranges,
   (ProtobufCMessageInit) homepwner__v1__item__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__create_item_request__field_descriptors[5] =
+static const ProtobufCFieldDescriptor homepwner__v1__item_photo__field_descriptors[2] =
+{
+  {
+    "image_key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ItemPhoto, image_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "role",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ItemPhoto, role),
+    &homepwner__v1__photo_role__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__item_photo__field_indices_by_name[] = {
+  0,   /* field[0] = image_key */
+  1,   /* field[1] = role */
+};
+static const ProtobufCIntRange homepwner__v1__item_photo__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__item_photo__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.ItemPhoto",
+  "ItemPhoto",
+  "Homepwner__V1__ItemPhoto",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__ItemPhoto),
+  2,
+  homepwner__v1__item_photo__field_descriptors,
+  homepwner__v1__item_photo__field_indices_by_name,
+  1,  homepwner__v1__item_photo__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__item_photo__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__custom_field__field_descriptors[2] =
+{
+  {
+    "name",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CustomField, name),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "value",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CustomField, value),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__custom_field__field_indices_by_name[] = {
+  0,   /* field[0] = name */
+  1,   /* field[1] = value */
+};
+static const ProtobufCIntRange homepwner__v1__custom_field__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__custom_field__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.CustomField",
+  "CustomField",
+  "Homepwner__V1__CustomField",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__CustomField),
+  2,
+  homepwner__v1__custom_field__field_descriptors,
+  homepwner__v1__custom_field__field_indices_by_name,
+  1,  homepwner__v1__custom_field__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__custom_field__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__create_item_request__field_descriptors[20] =
 {
   {
     "name",
@@ -931,18 +1389,213 @@ static const ProtobufCFieldDescriptor homepwner__v1__create_item_request__field_
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "location_key",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, location_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "quantity",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, quantity),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "brand",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, brand),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "model",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, model),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "notes",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, notes),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_date",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, purchase_date),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_price",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, purchase_price),
+    &homepwner__v1__money__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_place",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, purchase_place),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replacement_value",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, replacement_value),
+    &homepwner__v1__money__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replacement_source",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, replacement_source),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replacement_as_of",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, replacement_as_of),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "warranty_expires",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, warranty_expires),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "tags",
+    18,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Homepwner__V1__CreateItemRequest, n_tags),
+    offsetof(Homepwner__V1__CreateItemRequest, tags),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "category_key",
+    19,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CreateItemRequest, category_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "custom_fields",
+    20,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Homepwner__V1__CreateItemRequest, n_custom_fields),
+    offsetof(Homepwner__V1__CreateItemRequest, custom_fields),
+    &homepwner__v1__custom_field__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__create_item_request__field_indices_by_name[] = {
+  7,   /* field[7] = brand */
+  18,   /* field[18] = category_key */
+  19,   /* field[19] = custom_fields */
   4,   /* field[4] = key */
+  5,   /* field[5] = location_key */
+  8,   /* field[8] = model */
   0,   /* field[0] = name */
+  9,   /* field[9] = notes */
+  10,   /* field[10] = purchase_date */
+  12,   /* field[12] = purchase_place */
+  11,   /* field[11] = purchase_price */
+  6,   /* field[6] = quantity */
   3,   /* field[3] = random */
+  15,   /* field[15] = replacement_as_of */
+  14,   /* field[14] = replacement_source */
+  13,   /* field[13] = replacement_value */
   1,   /* field[1] = serial_number */
+  17,   /* field[17] = tags */
   2,   /* field[2] = value_in_dollars */
+  16,   /* field[16] = warranty_expires */
 };
 static const ProtobufCIntRange homepwner__v1__create_item_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 20 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__create_item_request__descriptor =
 {
@@ -952,14 +1605,14 @@ const ProtobufCMessageDescriptor homepwner__v1__create_item_request__descriptor 
   "Homepwner__V1__CreateItemRequest",
   "homepwner.v1",
   sizeof(Homepwner__V1__CreateItemRequest),
-  5,
+  20,
   homepwner__v1__create_item_request__field_descriptors,
   homepwner__v1__create_item_request__field_indices_by_name,
   1,  homepwner__v1__create_item_request__number_ranges,
   (ProtobufCMessageInit) homepwner__v1__create_item_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__get_item_request__field_descriptors[1] =
+static const ProtobufCFieldDescriptor homepwner__v1__get_item_request__field_descriptors[2] =
 {
   {
     "key",
@@ -973,14 +1626,27 @@ static const ProtobufCFieldDescriptor homepwner__v1__get_item_request__field_des
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "as_of",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__GetItemRequest, as_of),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__get_item_request__field_indices_by_name[] = {
+  1,   /* field[1] = as_of */
   0,   /* field[0] = key */
 };
 static const ProtobufCIntRange homepwner__v1__get_item_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 1 }
+  { 0, 2 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__get_item_request__descriptor =
 {
@@ -990,14 +1656,14 @@ const ProtobufCMessageDescriptor homepwner__v1__get_item_request__descriptor =
   "Homepwner__V1__GetItemRequest",
   "homepwner.v1",
   sizeof(Homepwner__V1__GetItemRequest),
-  1,
+  2,
   homepwner__v1__get_item_request__field_descriptors,
   homepwner__v1__get_item_request__field_indices_by_name,
   1,  homepwner__v1__get_item_request__number_ranges,
   (ProtobufCMessageInit) homepwner__v1__get_item_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__list_items_request__field_descriptors[5] =
+static const ProtobufCFieldDescriptor homepwner__v1__list_items_request__field_descriptors[15] =
 {
   {
     "page_size",
@@ -1059,18 +1725,148 @@ static const ProtobufCFieldDescriptor homepwner__v1__list_items_request__field_d
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "location_key",
+    6,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListItemsRequest, location_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "exclude_sublocations",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListItemsRequest, exclude_sublocations),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "unplaced",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListItemsRequest, unplaced),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "tag",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListItemsRequest, tag),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "category_key",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListItemsRequest, category_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "min_value",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListItemsRequest, min_value),
+    &homepwner__v1__money__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "max_value",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListItemsRequest, max_value),
+    &homepwner__v1__money__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "missing",
+    13,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_ENUM,
+    offsetof(Homepwner__V1__ListItemsRequest, n_missing),
+    offsetof(Homepwner__V1__ListItemsRequest, missing),
+    &homepwner__v1__evidence__descriptor,
+    NULL,
+    0 | PROTOBUF_C_FIELD_FLAG_PACKED,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "search",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListItemsRequest, search),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "as_of",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListItemsRequest, as_of),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__list_items_request__field_indices_by_name[] = {
+  14,   /* field[14] = as_of */
+  9,   /* field[9] = category_key */
   4,   /* field[4] = descending */
+  6,   /* field[6] = exclude_sublocations */
+  5,   /* field[5] = location_key */
+  11,   /* field[11] = max_value */
+  10,   /* field[10] = min_value */
+  12,   /* field[12] = missing */
   0,   /* field[0] = page_size */
   1,   /* field[1] = page_token */
   2,   /* field[2] = query */
+  13,   /* field[13] = search */
   3,   /* field[3] = sort */
+  8,   /* field[8] = tag */
+  7,   /* field[7] = unplaced */
 };
 static const ProtobufCIntRange homepwner__v1__list_items_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 5 }
+  { 0, 15 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__list_items_request__descriptor =
 {
@@ -1080,7 +1876,7 @@ const ProtobufCMessageDescriptor homepwner__v1__list_items_request__descriptor =
   "Homepwner__V1__ListItemsRequest",
   "homepwner.v1",
   sizeof(Homepwner__V1__ListItemsRequest),
-  5,
+  15,
   homepwner__v1__list_items_request__field_descriptors,
   homepwner__v1__list_items_request__field_indices_by_name,
   1,  homepwner__v1__list_items_request__number_ranges,
@@ -1151,7 +1947,7 @@ const ProtobufCMessageDescriptor homepwner__v1__list_items_response__descriptor 
   (ProtobufCMessageInit) homepwner__v1__list_items_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__update_item_request__field_descriptors[6] =
+static const ProtobufCFieldDescriptor homepwner__v1__update_item_request__field_descriptors[21] =
 {
   {
     "key",
@@ -1225,19 +2021,214 @@ static const ProtobufCFieldDescriptor homepwner__v1__update_item_request__field_
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "location_key",
+    7,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, location_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "quantity",
+    8,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT32,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, quantity),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "brand",
+    9,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, brand),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "model",
+    10,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, model),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "notes",
+    11,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, notes),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_date",
+    12,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, purchase_date),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_price",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, purchase_price),
+    &homepwner__v1__money__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "purchase_place",
+    14,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, purchase_place),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replacement_value",
+    15,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, replacement_value),
+    &homepwner__v1__money__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replacement_source",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, replacement_source),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "replacement_as_of",
+    17,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, replacement_as_of),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "warranty_expires",
+    18,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, warranty_expires),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "tags",
+    19,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_STRING,
+    offsetof(Homepwner__V1__UpdateItemRequest, n_tags),
+    offsetof(Homepwner__V1__UpdateItemRequest, tags),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "category_key",
+    20,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__UpdateItemRequest, category_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "custom_fields",
+    21,
+    PROTOBUF_C_LABEL_REPEATED,
+    PROTOBUF_C_TYPE_MESSAGE,
+    offsetof(Homepwner__V1__UpdateItemRequest, n_custom_fields),
+    offsetof(Homepwner__V1__UpdateItemRequest, custom_fields),
+    &homepwner__v1__custom_field__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__update_item_request__field_indices_by_name[] = {
+  8,   /* field[8] = brand */
+  19,   /* field[19] = category_key */
+  20,   /* field[20] = custom_fields */
   5,   /* field[5] = expected_version */
   0,   /* field[0] = key */
+  6,   /* field[6] = location_key */
+  9,   /* field[9] = model */
   2,   /* field[2] = name */
+  10,   /* field[10] = notes */
+  11,   /* field[11] = purchase_date */
+  13,   /* field[13] = purchase_place */
+  12,   /* field[12] = purchase_price */
+  7,   /* field[7] = quantity */
+  16,   /* field[16] = replacement_as_of */
+  15,   /* field[15] = replacement_source */
+  14,   /* field[14] = replacement_value */
   3,   /* field[3] = serial_number */
+  18,   /* field[18] = tags */
   1,   /* field[1] = update_mask */
   4,   /* field[4] = value_in_dollars */
+  17,   /* field[17] = warranty_expires */
 };
 static const ProtobufCIntRange homepwner__v1__update_item_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 6 }
+  { 0, 21 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__update_item_request__descriptor =
 {
@@ -1247,7 +2238,7 @@ const ProtobufCMessageDescriptor homepwner__v1__update_item_request__descriptor 
   "Homepwner__V1__UpdateItemRequest",
   "homepwner.v1",
   sizeof(Homepwner__V1__UpdateItemRequest),
-  6,
+  21,
   homepwner__v1__update_item_request__field_descriptors,
   homepwner__v1__update_item_request__field_indices_by_name,
   1,  homepwner__v1__update_item_request__number_ranges,
@@ -1379,7 +2370,7 @@ const ProtobufCMessageDescriptor homepwner__v1__move_item_response__descriptor =
   (ProtobufCMessageInit) homepwner__v1__move_item_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__attach_photo_request__field_descriptors[3] =
+static const ProtobufCFieldDescriptor homepwner__v1__attach_photo_request__field_descriptors[4] =
 {
   {
     "item_key",
@@ -1417,16 +2408,29 @@ static const ProtobufCFieldDescriptor homepwner__v1__attach_photo_request__field
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "role",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__AttachPhotoRequest, role),
+    &homepwner__v1__photo_role__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__attach_photo_request__field_indices_by_name[] = {
   1,   /* field[1] = image_key */
   0,   /* field[0] = item_key */
   2,   /* field[2] = make_primary */
+  3,   /* field[3] = role */
 };
 static const ProtobufCIntRange homepwner__v1__attach_photo_request__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__attach_photo_request__descriptor =
 {
@@ -1436,7 +2440,7 @@ const ProtobufCMessageDescriptor homepwner__v1__attach_photo_request__descriptor
   "Homepwner__V1__AttachPhotoRequest",
   "homepwner.v1",
   sizeof(Homepwner__V1__AttachPhotoRequest),
-  3,
+  4,
   homepwner__v1__attach_photo_request__field_descriptors,
   homepwner__v1__attach_photo_request__field_indices_by_name,
   1,  homepwner__v1__attach_photo_request__number_ranges,
@@ -1543,6 +2547,70 @@ const ProtobufCMessageDescriptor homepwner__v1__set_primary_photo_request__descr
   homepwner__v1__set_primary_photo_request__field_indices_by_name,
   1,  homepwner__v1__set_primary_photo_request__number_ranges,
   (ProtobufCMessageInit) homepwner__v1__set_primary_photo_request__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__set_photo_role_request__field_descriptors[3] =
+{
+  {
+    "item_key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__SetPhotoRoleRequest, item_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "image_key",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__SetPhotoRoleRequest, image_key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "role",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_ENUM,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__SetPhotoRoleRequest, role),
+    &homepwner__v1__photo_role__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__set_photo_role_request__field_indices_by_name[] = {
+  1,   /* field[1] = image_key */
+  0,   /* field[0] = item_key */
+  2,   /* field[2] = role */
+};
+static const ProtobufCIntRange homepwner__v1__set_photo_role_request__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__set_photo_role_request__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.SetPhotoRoleRequest",
+  "SetPhotoRoleRequest",
+  "Homepwner__V1__SetPhotoRoleRequest",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__SetPhotoRoleRequest),
+  3,
+  homepwner__v1__set_photo_role_request__field_descriptors,
+  homepwner__v1__set_photo_role_request__field_indices_by_name,
+  1,  homepwner__v1__set_photo_role_request__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__set_photo_role_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
 static const ProtobufCFieldDescriptor homepwner__v1__reorder_photos_request__field_descriptors[2] =
@@ -1665,21 +2733,59 @@ const ProtobufCMessageDescriptor homepwner__v1__item_stats_response__descriptor 
   (ProtobufCMessageInit) homepwner__v1__item_stats_response__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCEnumValue homepwner__v1__item_sort__enum_values_by_number[4] =
+static const ProtobufCEnumValue homepwner__v1__photo_role__enum_values_by_number[6] =
+{
+  { "PHOTO_ROLE_PHOTO", "HOMEPWNER__V1__PHOTO_ROLE__PHOTO_ROLE_PHOTO", 0 },
+  { "PHOTO_ROLE_SERIAL_PLATE", "HOMEPWNER__V1__PHOTO_ROLE__PHOTO_ROLE_SERIAL_PLATE", 1 },
+  { "PHOTO_ROLE_RECEIPT", "HOMEPWNER__V1__PHOTO_ROLE__PHOTO_ROLE_RECEIPT", 2 },
+  { "PHOTO_ROLE_MANUAL", "HOMEPWNER__V1__PHOTO_ROLE__PHOTO_ROLE_MANUAL", 3 },
+  { "PHOTO_ROLE_DAMAGE", "HOMEPWNER__V1__PHOTO_ROLE__PHOTO_ROLE_DAMAGE", 4 },
+  { "PHOTO_ROLE_OTHER", "HOMEPWNER__V1__PHOTO_ROLE__PHOTO_ROLE_OTHER", 5 },
+};
+static const ProtobufCIntRange homepwner__v1__photo_role__value_ranges[] = {
+{0, 0},{0, 6}
+};
+static const ProtobufCEnumValueIndex homepwner__v1__photo_role__enum_values_by_name[6] =
+{
+  { "PHOTO_ROLE_DAMAGE", 4 },
+  { "PHOTO_ROLE_MANUAL", 3 },
+  { "PHOTO_ROLE_OTHER", 5 },
+  { "PHOTO_ROLE_PHOTO", 0 },
+  { "PHOTO_ROLE_RECEIPT", 2 },
+  { "PHOTO_ROLE_SERIAL_PLATE", 1 },
+};
+const ProtobufCEnumDescriptor homepwner__v1__photo_role__descriptor =
+{
+  PROTOBUF_C__ENUM_DESCRIPTOR_MAGIC,
+  "homepwner.v1.PhotoRole",
+  "PhotoRole",
+  "Homepwner__V1__PhotoRole",
+  "homepwner.v1",
+  6,
+  homepwner__v1__photo_role__enum_values_by_number,
+  6,
+  homepwner__v1__photo_role__enum_values_by_name,
+  1,
+  homepwner__v1__photo_role__value_ranges,
+  NULL,NULL,NULL,NULL   /* reserved[1234] */
+};
+static const ProtobufCEnumValue homepwner__v1__item_sort__enum_values_by_number[5] =
 {
   { "ITEM_SORT_MANUAL", "HOMEPWNER__V1__ITEM_SORT__ITEM_SORT_MANUAL", 0 },
   { "ITEM_SORT_NAME", "HOMEPWNER__V1__ITEM_SORT__ITEM_SORT_NAME", 1 },
   { "ITEM_SORT_VALUE", "HOMEPWNER__V1__ITEM_SORT__ITEM_SORT_VALUE", 2 },
   { "ITEM_SORT_CREATED", "HOMEPWNER__V1__ITEM_SORT__ITEM_SORT_CREATED", 3 },
+  { "ITEM_SORT_RELEVANCE", "HOMEPWNER__V1__ITEM_SORT__ITEM_SORT_RELEVANCE", 4 },
 };
 static const ProtobufCIntRange homepwner__v1__item_sort__value_ranges[] = {
-{0, 0},{0, 4}
+{0, 0},{0, 5}
 };
-static const ProtobufCEnumValueIndex homepwner__v1__item_sort__enum_values_by_name[4] =
+static const ProtobufCEnumValueIndex homepwner__v1__item_sort__enum_values_by_name[5] =
 {
   { "ITEM_SORT_CREATED", 3 },
   { "ITEM_SORT_MANUAL", 0 },
   { "ITEM_SORT_NAME", 1 },
+  { "ITEM_SORT_RELEVANCE", 4 },
   { "ITEM_SORT_VALUE", 2 },
 };
 const ProtobufCEnumDescriptor homepwner__v1__item_sort__descriptor =
@@ -1689,15 +2795,15 @@ const ProtobufCEnumDescriptor homepwner__v1__item_sort__descriptor =
   "ItemSort",
   "Homepwner__V1__ItemSort",
   "homepwner.v1",
-  4,
+  5,
   homepwner__v1__item_sort__enum_values_by_number,
-  4,
+  5,
   homepwner__v1__item_sort__enum_values_by_name,
   1,
   homepwner__v1__item_sort__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCMethodDescriptor homepwner__v1__item_service__method_descriptors[11] =
+static const ProtobufCMethodDescriptor homepwner__v1__item_service__method_descriptors[25] =
 {
   { "CreateItem", &homepwner__v1__create_item_request__descriptor, &homepwner__v1__item__descriptor },
   { "GetItem", &homepwner__v1__get_item_request__descriptor, &homepwner__v1__item__descriptor },
@@ -1710,19 +2816,47 @@ static const ProtobufCMethodDescriptor homepwner__v1__item_service__method_descr
   { "SetPrimaryPhoto", &homepwner__v1__set_primary_photo_request__descriptor, &homepwner__v1__item__descriptor },
   { "ReorderPhotos", &homepwner__v1__reorder_photos_request__descriptor, &homepwner__v1__item__descriptor },
   { "Stats", &homepwner__v1__item_stats_request__descriptor, &homepwner__v1__item_stats_response__descriptor },
+  { "SetPhotoRole", &homepwner__v1__set_photo_role_request__descriptor, &homepwner__v1__item__descriptor },
+  { "CreateLocation", &homepwner__v1__create_location_request__descriptor, &homepwner__v1__location__descriptor },
+  { "GetLocation", &homepwner__v1__get_location_request__descriptor, &homepwner__v1__location__descriptor },
+  { "ListLocations", &homepwner__v1__list_locations_request__descriptor, &homepwner__v1__list_locations_response__descriptor },
+  { "UpdateLocation", &homepwner__v1__update_location_request__descriptor, &homepwner__v1__location__descriptor },
+  { "DeleteLocation", &homepwner__v1__delete_location_request__descriptor, &homepwner__v1__delete_location_response__descriptor },
+  { "CreateCategory", &homepwner__v1__create_category_request__descriptor, &homepwner__v1__category__descriptor },
+  { "ListCategories", &homepwner__v1__list_categories_request__descriptor, &homepwner__v1__list_categories_response__descriptor },
+  { "UpdateCategory", &homepwner__v1__update_category_request__descriptor, &homepwner__v1__category__descriptor },
+  { "DeleteCategory", &homepwner__v1__delete_category_request__descriptor, &homepwner__v1__delete_category_response__descriptor },
+  { "GetPolicy", &homepwner__v1__get_policy_request__descriptor, &homepwner__v1__policy__descriptor },
+  { "UpdatePolicy", &homepwner__v1__update_policy_request__descriptor, &homepwner__v1__policy__descriptor },
+  { "GetValuation", &homepwner__v1__get_valuation_request__descriptor, &homepwner__v1__get_valuation_response__descriptor },
+  { "GetReadiness", &homepwner__v1__get_readiness_request__descriptor, &homepwner__v1__get_readiness_response__descriptor },
 };
 const unsigned homepwner__v1__item_service__method_indices_by_name[] = {
   6,        /* AttachPhoto */
+  17,        /* CreateCategory */
   0,        /* CreateItem */
+  12,        /* CreateLocation */
+  20,        /* DeleteCategory */
   4,        /* DeleteItem */
+  16,        /* DeleteLocation */
   7,        /* DetachPhoto */
   1,        /* GetItem */
+  13,        /* GetLocation */
+  21,        /* GetPolicy */
+  24,        /* GetReadiness */
+  23,        /* GetValuation */
+  18,        /* ListCategories */
   2,        /* ListItems */
+  14,        /* ListLocations */
   5,        /* MoveItem */
   9,        /* ReorderPhotos */
+  11,        /* SetPhotoRole */
   8,        /* SetPrimaryPhoto */
   10,        /* Stats */
-  3         /* UpdateItem */
+  19,        /* UpdateCategory */
+  3,        /* UpdateItem */
+  15,        /* UpdateLocation */
+  22         /* UpdatePolicy */
 };
 const ProtobufCServiceDescriptor homepwner__v1__item_service__descriptor =
 {
@@ -1731,7 +2865,7 @@ const ProtobufCServiceDescriptor homepwner__v1__item_service__descriptor =
   "ItemService",
   "Homepwner__V1__ItemService",
   "homepwner.v1",
-  11,
+  25,
   homepwner__v1__item_service__method_descriptors,
   homepwner__v1__item_service__method_indices_by_name
 };
@@ -1822,6 +2956,118 @@ void homepwner__v1__item_service__stats(ProtobufCService *service,
 {
   assert(service->descriptor == &homepwner__v1__item_service__descriptor);
   service->invoke(service, 10, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__set_photo_role(ProtobufCService *service,
+                                                 const Homepwner__V1__SetPhotoRoleRequest *input,
+                                                 Homepwner__V1__Item_Closure closure,
+                                                 void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 11, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__create_location(ProtobufCService *service,
+                                                  const Homepwner__V1__CreateLocationRequest *input,
+                                                  Homepwner__V1__Location_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 12, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__get_location(ProtobufCService *service,
+                                               const Homepwner__V1__GetLocationRequest *input,
+                                               Homepwner__V1__Location_Closure closure,
+                                               void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 13, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__list_locations(ProtobufCService *service,
+                                                 const Homepwner__V1__ListLocationsRequest *input,
+                                                 Homepwner__V1__ListLocationsResponse_Closure closure,
+                                                 void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 14, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__update_location(ProtobufCService *service,
+                                                  const Homepwner__V1__UpdateLocationRequest *input,
+                                                  Homepwner__V1__Location_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 15, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__delete_location(ProtobufCService *service,
+                                                  const Homepwner__V1__DeleteLocationRequest *input,
+                                                  Homepwner__V1__DeleteLocationResponse_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 16, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__create_category(ProtobufCService *service,
+                                                  const Homepwner__V1__CreateCategoryRequest *input,
+                                                  Homepwner__V1__Category_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 17, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__list_categories(ProtobufCService *service,
+                                                  const Homepwner__V1__ListCategoriesRequest *input,
+                                                  Homepwner__V1__ListCategoriesResponse_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 18, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__update_category(ProtobufCService *service,
+                                                  const Homepwner__V1__UpdateCategoryRequest *input,
+                                                  Homepwner__V1__Category_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 19, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__delete_category(ProtobufCService *service,
+                                                  const Homepwner__V1__DeleteCategoryRequest *input,
+                                                  Homepwner__V1__DeleteCategoryResponse_Closure closure,
+                                                  void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 20, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__get_policy(ProtobufCService *service,
+                                             const Homepwner__V1__GetPolicyRequest *input,
+                                             Homepwner__V1__Policy_Closure closure,
+                                             void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 21, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__update_policy(ProtobufCService *service,
+                                                const Homepwner__V1__UpdatePolicyRequest *input,
+                                                Homepwner__V1__Policy_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 22, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__get_valuation(ProtobufCService *service,
+                                                const Homepwner__V1__GetValuationRequest *input,
+                                                Homepwner__V1__GetValuationResponse_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 23, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
+}
+void homepwner__v1__item_service__get_readiness(ProtobufCService *service,
+                                                const Homepwner__V1__GetReadinessRequest *input,
+                                                Homepwner__V1__GetReadinessResponse_Closure closure,
+                                                void *closure_data)
+{
+  assert(service->descriptor == &homepwner__v1__item_service__descriptor);
+  service->invoke(service, 24, (const ProtobufCMessage *) input, (ProtobufCClosure) closure, closure_data);
 }
 void homepwner__v1__item_service__init (Homepwner__V1__ItemService_Service *service,
                                         Homepwner__V1__ItemService_ServiceDestroy destroy)

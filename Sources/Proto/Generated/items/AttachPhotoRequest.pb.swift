@@ -14,6 +14,8 @@ public struct AttachPhotoRequest: ProtoMessage {
     public var imageKey: String = ""
     /// Field 3, `make_primary`.
     public var makePrimary: Bool = false
+    /// Field 4, `role`.
+    public var role: PhotoRole = PhotoRole()
 
     /// An all-default message.
     public init() {}
@@ -40,11 +42,13 @@ extension AttachPhotoRequest: CBridgedMessage {
         self.itemKey = CBridge.string(m.pointee.item_key)
         self.imageKey = CBridge.string(m.pointee.image_key)
         self.makePrimary = m.pointee.make_primary != 0
+        self.role = PhotoRole(rawValue: Int32(truncatingIfNeeded: m.pointee.role.rawValue))
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
         m.pointee.item_key = arena.string(self.itemKey)
         m.pointee.image_key = arena.string(self.imageKey)
         m.pointee.make_primary = self.makePrimary ? 1 : 0
+        m.pointee.role = .init(rawValue: .init(truncatingIfNeeded: self.role.rawValue))
     }
 }

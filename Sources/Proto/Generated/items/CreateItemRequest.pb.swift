@@ -18,6 +18,36 @@ public struct CreateItemRequest: ProtoMessage {
     public var random: Bool = false
     /// Field 5, `key`.
     public var key: String = ""
+    /// Field 6, `location_key`.
+    public var locationKey: String = ""
+    /// Field 7, `quantity`.
+    public var quantity: Int32 = 0
+    /// Field 8, `brand`.
+    public var brand: String = ""
+    /// Field 9, `model`.
+    public var model: String = ""
+    /// Field 10, `notes`.
+    public var notes: String = ""
+    /// Field 11, `purchase_date`.
+    public var purchaseDate: String = ""
+    /// Field 12, `purchase_price`.
+    public var purchasePrice: Money? = nil
+    /// Field 13, `purchase_place`.
+    public var purchasePlace: String = ""
+    /// Field 14, `replacement_value`.
+    public var replacementValue: Money? = nil
+    /// Field 15, `replacement_source`.
+    public var replacementSource: String = ""
+    /// Field 16, `replacement_as_of`.
+    public var replacementAsOf: String = ""
+    /// Field 17, `warranty_expires`.
+    public var warrantyExpires: String = ""
+    /// Field 18, `tags`.
+    public var tags: [String] = []
+    /// Field 19, `category_key`.
+    public var categoryKey: String = ""
+    /// Field 20, `custom_fields`.
+    public var customFields: [CustomField] = []
 
     /// An all-default message.
     public init() {}
@@ -46,6 +76,21 @@ extension CreateItemRequest: CBridgedMessage {
         self.valueInDollars = m.pointee.value_in_dollars
         self.random = m.pointee.random != 0
         self.key = CBridge.string(m.pointee.key)
+        self.locationKey = CBridge.string(m.pointee.location_key)
+        self.quantity = m.pointee.quantity
+        self.brand = CBridge.string(m.pointee.brand)
+        self.model = CBridge.string(m.pointee.model)
+        self.notes = CBridge.string(m.pointee.notes)
+        self.purchaseDate = CBridge.string(m.pointee.purchase_date)
+        self.purchasePrice = m.pointee.purchase_price.map { Money(c: $0) }
+        self.purchasePlace = CBridge.string(m.pointee.purchase_place)
+        self.replacementValue = m.pointee.replacement_value.map { Money(c: $0) }
+        self.replacementSource = CBridge.string(m.pointee.replacement_source)
+        self.replacementAsOf = CBridge.string(m.pointee.replacement_as_of)
+        self.warrantyExpires = CBridge.string(m.pointee.warranty_expires)
+        self.tags = CBridge.array(m.pointee.tags, m.pointee.n_tags) { CBridge.string($0) }
+        self.categoryKey = CBridge.string(m.pointee.category_key)
+        self.customFields = CBridge.array(m.pointee.custom_fields, m.pointee.n_custom_fields) { CustomField(c: $0!) }
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -54,5 +99,22 @@ extension CreateItemRequest: CBridgedMessage {
         m.pointee.value_in_dollars = self.valueInDollars
         m.pointee.random = self.random ? 1 : 0
         m.pointee.key = arena.string(self.key)
+        m.pointee.location_key = arena.string(self.locationKey)
+        m.pointee.quantity = self.quantity
+        m.pointee.brand = arena.string(self.brand)
+        m.pointee.model = arena.string(self.model)
+        m.pointee.notes = arena.string(self.notes)
+        m.pointee.purchase_date = arena.string(self.purchaseDate)
+        m.pointee.purchase_price = self.purchasePrice.map { arena.message($0) }
+        m.pointee.purchase_place = arena.string(self.purchasePlace)
+        m.pointee.replacement_value = self.replacementValue.map { arena.message($0) }
+        m.pointee.replacement_source = arena.string(self.replacementSource)
+        m.pointee.replacement_as_of = arena.string(self.replacementAsOf)
+        m.pointee.warranty_expires = arena.string(self.warrantyExpires)
+        m.pointee.n_tags = self.tags.count
+        m.pointee.tags = arena.array(self.tags) { arena.string($0) }
+        m.pointee.category_key = arena.string(self.categoryKey)
+        m.pointee.n_custom_fields = self.customFields.count
+        m.pointee.custom_fields = arena.array(self.customFields) { arena.message($0) }
     }
 }

@@ -10,6 +10,8 @@ public struct GetItemRequest: ProtoMessage {
     public static let protoName = "homepwner.v1.GetItemRequest"
     /// Field 1, `key`.
     public var key: String = ""
+    /// Field 2, `as_of`.
+    public var asOf: String = ""
 
     /// An all-default message.
     public init() {}
@@ -34,9 +36,11 @@ extension GetItemRequest: CBridgedMessage {
     init(c m: UnsafePointer<CType>) {
         self.init()
         self.key = CBridge.string(m.pointee.key)
+        self.asOf = CBridge.string(m.pointee.as_of)
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
         m.pointee.key = arena.string(self.key)
+        m.pointee.as_of = arena.string(self.asOf)
     }
 }

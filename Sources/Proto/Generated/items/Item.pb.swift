@@ -26,6 +26,40 @@ public struct Item: ProtoMessage {
     public var photoKeys: [String] = []
     /// Field 9, `primary_photo_key`.
     public var primaryPhotoKey: String = ""
+    /// Field 10, `location_key`.
+    public var locationKey: String = ""
+    /// Field 11, `quantity`.
+    public var quantity: Int32 = 0
+    /// Field 12, `brand`.
+    public var brand: String = ""
+    /// Field 13, `model`.
+    public var model: String = ""
+    /// Field 14, `notes`.
+    public var notes: String = ""
+    /// Field 15, `purchase_date`.
+    public var purchaseDate: String = ""
+    /// Field 16, `purchase_price`.
+    public var purchasePrice: Money? = nil
+    /// Field 17, `purchase_place`.
+    public var purchasePlace: String = ""
+    /// Field 18, `replacement_value`.
+    public var replacementValue: Money? = nil
+    /// Field 19, `replacement_source`.
+    public var replacementSource: String = ""
+    /// Field 20, `replacement_as_of`.
+    public var replacementAsOf: String = ""
+    /// Field 21, `warranty_expires`.
+    public var warrantyExpires: String = ""
+    /// Field 22, `tags`.
+    public var tags: [String] = []
+    /// Field 23, `category_key`.
+    public var categoryKey: String = ""
+    /// Field 24, `custom_fields`.
+    public var customFields: [CustomField] = []
+    /// Field 25, `photos`.
+    public var photos: [ItemPhoto] = []
+    /// Field 26, `valuation`.
+    public var valuation: ItemValuation? = nil
 
     /// An all-default message.
     public init() {}
@@ -58,6 +92,23 @@ extension Item: CBridgedMessage {
         self.version = m.pointee.version
         self.photoKeys = CBridge.array(m.pointee.photo_keys, m.pointee.n_photo_keys) { CBridge.string($0) }
         self.primaryPhotoKey = CBridge.string(m.pointee.primary_photo_key)
+        self.locationKey = CBridge.string(m.pointee.location_key)
+        self.quantity = m.pointee.quantity
+        self.brand = CBridge.string(m.pointee.brand)
+        self.model = CBridge.string(m.pointee.model)
+        self.notes = CBridge.string(m.pointee.notes)
+        self.purchaseDate = CBridge.string(m.pointee.purchase_date)
+        self.purchasePrice = m.pointee.purchase_price.map { Money(c: $0) }
+        self.purchasePlace = CBridge.string(m.pointee.purchase_place)
+        self.replacementValue = m.pointee.replacement_value.map { Money(c: $0) }
+        self.replacementSource = CBridge.string(m.pointee.replacement_source)
+        self.replacementAsOf = CBridge.string(m.pointee.replacement_as_of)
+        self.warrantyExpires = CBridge.string(m.pointee.warranty_expires)
+        self.tags = CBridge.array(m.pointee.tags, m.pointee.n_tags) { CBridge.string($0) }
+        self.categoryKey = CBridge.string(m.pointee.category_key)
+        self.customFields = CBridge.array(m.pointee.custom_fields, m.pointee.n_custom_fields) { CustomField(c: $0!) }
+        self.photos = CBridge.array(m.pointee.photos, m.pointee.n_photos) { ItemPhoto(c: $0!) }
+        self.valuation = m.pointee.valuation.map { ItemValuation(c: $0) }
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -71,5 +122,25 @@ extension Item: CBridgedMessage {
         m.pointee.n_photo_keys = self.photoKeys.count
         m.pointee.photo_keys = arena.array(self.photoKeys) { arena.string($0) }
         m.pointee.primary_photo_key = arena.string(self.primaryPhotoKey)
+        m.pointee.location_key = arena.string(self.locationKey)
+        m.pointee.quantity = self.quantity
+        m.pointee.brand = arena.string(self.brand)
+        m.pointee.model = arena.string(self.model)
+        m.pointee.notes = arena.string(self.notes)
+        m.pointee.purchase_date = arena.string(self.purchaseDate)
+        m.pointee.purchase_price = self.purchasePrice.map { arena.message($0) }
+        m.pointee.purchase_place = arena.string(self.purchasePlace)
+        m.pointee.replacement_value = self.replacementValue.map { arena.message($0) }
+        m.pointee.replacement_source = arena.string(self.replacementSource)
+        m.pointee.replacement_as_of = arena.string(self.replacementAsOf)
+        m.pointee.warranty_expires = arena.string(self.warrantyExpires)
+        m.pointee.n_tags = self.tags.count
+        m.pointee.tags = arena.array(self.tags) { arena.string($0) }
+        m.pointee.category_key = arena.string(self.categoryKey)
+        m.pointee.n_custom_fields = self.customFields.count
+        m.pointee.custom_fields = arena.array(self.customFields) { arena.message($0) }
+        m.pointee.n_photos = self.photos.count
+        m.pointee.photos = arena.array(self.photos) { arena.message($0) }
+        m.pointee.valuation = self.valuation.map { arena.message($0) }
     }
 }

@@ -41,6 +41,48 @@ public enum ItemServiceRPC {
     /// `/homepwner.v1.ItemService/Stats` (read-only); admin and reader.
     public static let stats = ProtoMethod<ItemStatsRequest, ItemStatsResponse>(
         service: serviceName, name: "Stats", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ItemService/SetPhotoRole`, admin only.
+    public static let setPhotoRole = ProtoMethod<SetPhotoRoleRequest, Item>(
+        service: serviceName, name: "SetPhotoRole", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/CreateLocation`, admin only.
+    public static let createLocation = ProtoMethod<CreateLocationRequest, Location>(
+        service: serviceName, name: "CreateLocation", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/GetLocation` (read-only); admin and reader.
+    public static let getLocation = ProtoMethod<GetLocationRequest, Location>(
+        service: serviceName, name: "GetLocation", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ItemService/ListLocations` (read-only); admin and reader.
+    public static let listLocations = ProtoMethod<ListLocationsRequest, ListLocationsResponse>(
+        service: serviceName, name: "ListLocations", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ItemService/UpdateLocation`, admin only.
+    public static let updateLocation = ProtoMethod<UpdateLocationRequest, Location>(
+        service: serviceName, name: "UpdateLocation", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/DeleteLocation`, admin only.
+    public static let deleteLocation = ProtoMethod<DeleteLocationRequest, DeleteLocationResponse>(
+        service: serviceName, name: "DeleteLocation", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/CreateCategory`, admin only.
+    public static let createCategory = ProtoMethod<CreateCategoryRequest, Category>(
+        service: serviceName, name: "CreateCategory", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/ListCategories` (read-only); admin and reader.
+    public static let listCategories = ProtoMethod<ListCategoriesRequest, ListCategoriesResponse>(
+        service: serviceName, name: "ListCategories", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ItemService/UpdateCategory`, admin only.
+    public static let updateCategory = ProtoMethod<UpdateCategoryRequest, Category>(
+        service: serviceName, name: "UpdateCategory", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/DeleteCategory`, admin only.
+    public static let deleteCategory = ProtoMethod<DeleteCategoryRequest, DeleteCategoryResponse>(
+        service: serviceName, name: "DeleteCategory", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/GetPolicy` (read-only); admin and reader.
+    public static let getPolicy = ProtoMethod<GetPolicyRequest, Policy>(
+        service: serviceName, name: "GetPolicy", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ItemService/UpdatePolicy`, admin only.
+    public static let updatePolicy = ProtoMethod<UpdatePolicyRequest, Policy>(
+        service: serviceName, name: "UpdatePolicy", isReadOnly: false, callers: [])
+    /// `/homepwner.v1.ItemService/GetValuation` (read-only); admin and reader.
+    public static let getValuation = ProtoMethod<GetValuationRequest, GetValuationResponse>(
+        service: serviceName, name: "GetValuation", isReadOnly: true, callers: [.reader])
+    /// `/homepwner.v1.ItemService/GetReadiness` (read-only); admin and reader.
+    public static let getReadiness = ProtoMethod<GetReadinessRequest, GetReadinessResponse>(
+        service: serviceName, name: "GetReadiness", isReadOnly: true, callers: [.reader])
     /// Every method of the service.
-    public static let allMethods: [any AnyProtoMethod] = [createItem, getItem, listItems, updateItem, deleteItem, moveItem, attachPhoto, detachPhoto, setPrimaryPhoto, reorderPhotos, stats]
+    public static let allMethods: [any AnyProtoMethod] = [createItem, getItem, listItems, updateItem, deleteItem, moveItem, attachPhoto, detachPhoto, setPrimaryPhoto, reorderPhotos, stats, setPhotoRole, createLocation, getLocation, listLocations, updateLocation, deleteLocation, createCategory, listCategories, updateCategory, deleteCategory, getPolicy, updatePolicy, getValuation, getReadiness]
 }

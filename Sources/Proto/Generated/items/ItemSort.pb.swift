@@ -25,10 +25,12 @@ public struct ItemSort: ProtoEnum {
     public static let value = ItemSort(rawValue: 2)
     /// `ITEM_SORT_CREATED` = 3.
     public static let created = ItemSort(rawValue: 3)
+    /// `ITEM_SORT_RELEVANCE` = 4.
+    public static let relevance = ItemSort(rawValue: 4)
 
     /// Every value declared in the .proto file.
-    public static let allCases: [ItemSort] = [.manual, .name, .value, .created]
+    public static let allCases: [ItemSort] = [.manual, .name, .value, .created, .relevance]
 
     /// Proto value names by wire value.
-    public static let protoValueNames: [Int32: String] = [0: "ITEM_SORT_MANUAL", 1: "ITEM_SORT_NAME", 2: "ITEM_SORT_VALUE", 3: "ITEM_SORT_CREATED"]
+    public static let protoValueNames: [Int32: String] = [0: "ITEM_SORT_MANUAL", 1: "ITEM_SORT_NAME", 2: "ITEM_SORT_VALUE", 3: "ITEM_SORT_CREATED", 4: "ITEM_SORT_RELEVANCE"]
 }

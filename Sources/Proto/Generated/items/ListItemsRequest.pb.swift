@@ -18,6 +18,26 @@ public struct ListItemsRequest: ProtoMessage {
     public var sort: ItemSort = ItemSort()
     /// Field 5, `descending`.
     public var descending: Bool = false
+    /// Field 6, `location_key`.
+    public var locationKey: String = ""
+    /// Field 7, `exclude_sublocations`.
+    public var excludeSublocations: Bool = false
+    /// Field 8, `unplaced`.
+    public var unplaced: Bool = false
+    /// Field 9, `tag`.
+    public var tag: String = ""
+    /// Field 10, `category_key`.
+    public var categoryKey: String = ""
+    /// Field 11, `min_value`.
+    public var minValue: Money? = nil
+    /// Field 12, `max_value`.
+    public var maxValue: Money? = nil
+    /// Field 13, `missing`.
+    public var missing: [Evidence] = []
+    /// Field 14, `search`.
+    public var search: String = ""
+    /// Field 15, `as_of`.
+    public var asOf: String = ""
 
     /// An all-default message.
     public init() {}
@@ -46,6 +66,16 @@ extension ListItemsRequest: CBridgedMessage {
         self.query = CBridge.string(m.pointee.query)
         self.sort = ItemSort(rawValue: Int32(truncatingIfNeeded: m.pointee.sort.rawValue))
         self.descending = m.pointee.descending != 0
+        self.locationKey = CBridge.string(m.pointee.location_key)
+        self.excludeSublocations = m.pointee.exclude_sublocations != 0
+        self.unplaced = m.pointee.unplaced != 0
+        self.tag = CBridge.string(m.pointee.tag)
+        self.categoryKey = CBridge.string(m.pointee.category_key)
+        self.minValue = m.pointee.min_value.map { Money(c: $0) }
+        self.maxValue = m.pointee.max_value.map { Money(c: $0) }
+        self.missing = CBridge.array(m.pointee.missing, m.pointee.n_missing) { Evidence(rawValue: Int32(truncatingIfNeeded: $0.rawValue)) }
+        self.search = CBridge.string(m.pointee.search)
+        self.asOf = CBridge.string(m.pointee.as_of)
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -54,5 +84,16 @@ extension ListItemsRequest: CBridgedMessage {
         m.pointee.query = arena.string(self.query)
         m.pointee.sort = .init(rawValue: .init(truncatingIfNeeded: self.sort.rawValue))
         m.pointee.descending = self.descending ? 1 : 0
+        m.pointee.location_key = arena.string(self.locationKey)
+        m.pointee.exclude_sublocations = self.excludeSublocations ? 1 : 0
+        m.pointee.unplaced = self.unplaced ? 1 : 0
+        m.pointee.tag = arena.string(self.tag)
+        m.pointee.category_key = arena.string(self.categoryKey)
+        m.pointee.min_value = self.minValue.map { arena.message($0) }
+        m.pointee.max_value = self.maxValue.map { arena.message($0) }
+        m.pointee.n_missing = self.missing.count
+        m.pointee.missing = arena.array(self.missing) { .init(rawValue: .init(truncatingIfNeeded: $0.rawValue)) }
+        m.pointee.search = arena.string(self.search)
+        m.pointee.as_of = arena.string(self.asOf)
     }
 }

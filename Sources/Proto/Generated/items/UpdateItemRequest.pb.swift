@@ -20,6 +20,36 @@ public struct UpdateItemRequest: ProtoMessage {
     public var valueInDollars: Int64 = 0
     /// Field 6, `expected_version`.
     public var expectedVersion: Int64 = 0
+    /// Field 7, `location_key`.
+    public var locationKey: String = ""
+    /// Field 8, `quantity`.
+    public var quantity: Int32 = 0
+    /// Field 9, `brand`.
+    public var brand: String = ""
+    /// Field 10, `model`.
+    public var model: String = ""
+    /// Field 11, `notes`.
+    public var notes: String = ""
+    /// Field 12, `purchase_date`.
+    public var purchaseDate: String = ""
+    /// Field 13, `purchase_price`.
+    public var purchasePrice: Money? = nil
+    /// Field 14, `purchase_place`.
+    public var purchasePlace: String = ""
+    /// Field 15, `replacement_value`.
+    public var replacementValue: Money? = nil
+    /// Field 16, `replacement_source`.
+    public var replacementSource: String = ""
+    /// Field 17, `replacement_as_of`.
+    public var replacementAsOf: String = ""
+    /// Field 18, `warranty_expires`.
+    public var warrantyExpires: String = ""
+    /// Field 19, `tags`.
+    public var tags: [String] = []
+    /// Field 20, `category_key`.
+    public var categoryKey: String = ""
+    /// Field 21, `custom_fields`.
+    public var customFields: [CustomField] = []
 
     /// An all-default message.
     public init() {}
@@ -49,6 +79,21 @@ extension UpdateItemRequest: CBridgedMessage {
         self.serialNumber = CBridge.string(m.pointee.serial_number)
         self.valueInDollars = m.pointee.value_in_dollars
         self.expectedVersion = m.pointee.expected_version
+        self.locationKey = CBridge.string(m.pointee.location_key)
+        self.quantity = m.pointee.quantity
+        self.brand = CBridge.string(m.pointee.brand)
+        self.model = CBridge.string(m.pointee.model)
+        self.notes = CBridge.string(m.pointee.notes)
+        self.purchaseDate = CBridge.string(m.pointee.purchase_date)
+        self.purchasePrice = m.pointee.purchase_price.map { Money(c: $0) }
+        self.purchasePlace = CBridge.string(m.pointee.purchase_place)
+        self.replacementValue = m.pointee.replacement_value.map { Money(c: $0) }
+        self.replacementSource = CBridge.string(m.pointee.replacement_source)
+        self.replacementAsOf = CBridge.string(m.pointee.replacement_as_of)
+        self.warrantyExpires = CBridge.string(m.pointee.warranty_expires)
+        self.tags = CBridge.array(m.pointee.tags, m.pointee.n_tags) { CBridge.string($0) }
+        self.categoryKey = CBridge.string(m.pointee.category_key)
+        self.customFields = CBridge.array(m.pointee.custom_fields, m.pointee.n_custom_fields) { CustomField(c: $0!) }
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -59,5 +104,22 @@ extension UpdateItemRequest: CBridgedMessage {
         m.pointee.serial_number = arena.string(self.serialNumber)
         m.pointee.value_in_dollars = self.valueInDollars
         m.pointee.expected_version = self.expectedVersion
+        m.pointee.location_key = arena.string(self.locationKey)
+        m.pointee.quantity = self.quantity
+        m.pointee.brand = arena.string(self.brand)
+        m.pointee.model = arena.string(self.model)
+        m.pointee.notes = arena.string(self.notes)
+        m.pointee.purchase_date = arena.string(self.purchaseDate)
+        m.pointee.purchase_price = self.purchasePrice.map { arena.message($0) }
+        m.pointee.purchase_place = arena.string(self.purchasePlace)
+        m.pointee.replacement_value = self.replacementValue.map { arena.message($0) }
+        m.pointee.replacement_source = arena.string(self.replacementSource)
+        m.pointee.replacement_as_of = arena.string(self.replacementAsOf)
+        m.pointee.warranty_expires = arena.string(self.warrantyExpires)
+        m.pointee.n_tags = self.tags.count
+        m.pointee.tags = arena.array(self.tags) { arena.string($0) }
+        m.pointee.category_key = arena.string(self.categoryKey)
+        m.pointee.n_custom_fields = self.customFields.count
+        m.pointee.custom_fields = arena.array(self.customFields) { arena.message($0) }
     }
 }
