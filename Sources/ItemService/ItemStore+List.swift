@@ -195,7 +195,7 @@ extension ItemStore {
         return words.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"*" }.joined(separator: " ")
     }
 
-    /// An item's replacement cost in minor units by its basis (docs/protocol.md §9.3), in SQL over
+    /// An item's replacement cost in minor units by its basis (docs/protocol.md §10, "Valuation"), in SQL over
     /// `items`' columns; `scale`: minor units per whole unit of the policy's currency.
     static func replacementCostSQL(scale: Int64) -> String {
         "(CASE WHEN replacement_minor > 0 THEN replacement_minor WHEN purchase_minor > 0 THEN purchase_minor "

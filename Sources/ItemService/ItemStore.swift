@@ -107,7 +107,7 @@ public final class ItemStore {
         // an attach of the same content to the same item attaches nothing (decided in its
         // transaction). Photos attached before this version have none ('').
         (6, "ALTER TABLE item_photos ADD COLUMN checksum TEXT NOT NULL DEFAULT ''"),
-        // What a claim asks for (docs/protocol.md §9.2): locations, categories, the policy, an
+        // What a claim asks for (docs/protocol.md §10, "Claim fields"): locations, categories, the policy, an
         // item's claim fields, each photo's role; the evidence an item has as bits
         // (`ItemEvidence`), kept by every write that changes it; the words full-text search
         // finds (`items_text`, kept by the store: a location's path is part of it).

@@ -1,6 +1,6 @@
 import Proto
 
-/// What an item is worth on a date (docs/protocol.md §9.3): its replacement cost (RCV) from the
+/// What an item is worth on a date (docs/protocol.md §10, "Valuation"): its replacement cost (RCV) from the
 /// first value it has (replacement value, purchase price, value_in_dollars) times its quantity,
 /// and its actual cash value (ACV) after its category's depreciation.
 public struct Valuator: Sendable {

@@ -129,7 +129,7 @@ struct  Homepwner__V1__Money
   char *currency;
   /*
    * In the currency's minor units: 12999 with "USD" is $129.99, with "JPY" ¥12999 (the
-   * currency's exponent, docs/protocol.md §9.3). 0…10^15.
+   * currency's exponent, docs/protocol.md §10, "Money"). 0…10^15.
    */
   int64_t minor_units;
 };

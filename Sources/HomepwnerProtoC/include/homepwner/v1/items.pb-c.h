@@ -97,7 +97,7 @@ struct  Homepwner__V1__Item
   char **photo_keys;
   char *primary_photo_key;
   /*
-   * What a claim asks for (docs/protocol.md §9.2). Where it is; empty: in no location yet.
+   * What a claim asks for (docs/protocol.md §10, "Claim fields"). Where it is; empty: in no location yet.
    */
   char *location_key;
   /*
