@@ -46,6 +46,7 @@ let package = Package(
         // which only Digest imports.
         .target(name: "CDigest"),
         .target(name: "Digest", dependencies: ["CDigest"], swiftSettings: swiftSettings),
+        .target(name: "PDF", swiftSettings: swiftSettings),
         // A SIGBUS inside a read-only file map becomes a page of zeros and a recorded fault,
         // for ImageService's MappedFile only (a file cut short, a disk's read error).
         .target(name: "CMapGuard"),
@@ -121,6 +122,7 @@ let package = Package(
         .testTarget(name: "RuntimeTests", dependencies: ["Locking", "Runtime", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "PDFTests", dependencies: ["PDF"], swiftSettings: swiftSettings),
         .testTarget(name: "RPCTests", dependencies: ["Locking", "RPC", "ZMQ", "Proto", "Runtime", "TestSupport", "RPCTestSupport", "CurveAuth"], swiftSettings: swiftSettings),
         .testTarget(
             name: "JobQueueTests", dependencies: ["Locking", "JobQueue", "WorkerRuntime", "SQLite", "Proto", "RPC", "Runtime", "ZMQ", "TestSupport", "RPCTestSupport"],
