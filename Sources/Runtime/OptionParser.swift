@@ -2,7 +2,7 @@
 ///
 /// Precedence is flag > environment variable > default. An empty environment variable counts as unset.
 /// `--help`/`-h` throws ``OptionError/helpRequested(_:)``; `--` ends option parsing; a lone `-` is positional.
-/// When an option is repeated, the last occurrence wins.
+/// When an option is repeated, the last occurrence wins (`ParsedOptions.all` has every one).
 public struct OptionParser: Sendable {
     /// The command's name, shown in the usage line.
     public let command: String
@@ -103,7 +103,7 @@ public struct OptionParser: Sendable {
             } else {
                 throw .missingValue("--\(name)")
             }
-            values[name] = .init(text: text, source: .flag)
+            values[name] = .init(text: text, source: .flag, occurrences: (values[name]?.occurrences ?? []) + [text])
         }
 
         for spec in options where values[spec.name] == nil {

@@ -18,6 +18,8 @@ public struct ParsedOptions: Sendable {
         var source: Source
         /// The environment variable it came from, when `source` is `.environment`.
         var environmentName: String?
+        /// Every value given on the command line, in order (a repeated option's all).
+        var occurrences: [String] = []
     }
 
     /// Resolved values by option name (without dashes).
@@ -29,6 +31,13 @@ public struct ParsedOptions: Sendable {
     init(values: [String: Value], positionals: [String]) {
         self.values = values
         self.positionals = positionals
+    }
+
+    /// Every value option `name` was given on the command line, in order; its one value when it
+    /// came from the environment or a default; empty when it has none.
+    public func all(_ name: String) -> [String] {
+        guard let value = values[name] else { return [] }
+        return value.source == .flag ? value.occurrences : [value.text]
     }
 
     /// The value of option `name` (without dashes), or `nil` if it has none.

@@ -64,6 +64,10 @@ enum CommonOptions {
             return try await body(client, timeout)
         } catch let error as RPCError {
             return report(error, json: options.bool("json"))
+        } catch let error as OptionError {
+            // A flag's value checked once the service could be asked (a location by name).
+            printError("homepwner \(command): \(error)")
+            return ExitCode.usage
         } catch {
             printError("homepwner \(command): \(error)")
             return ExitCode.failure

@@ -12,7 +12,10 @@ enum HomepwnerCLI {
         ("stats", "what each process has served, its memory, queues and cache (Metrics/Stats); --watch"),
         ("call", "call any method with a JSON request, print the JSON response"),
         ("methods", "list every method, or describe one's request and response"),
-        ("item", "add, list, show, edit, remove and move items"),
+        ("item", "add, list, search, show, edit, remove and move items, with what a claim asks for"),
+        ("location", "the places items are in, as a tree: add, ls, mv, edit, rm"),
+        ("category", "coverage categories: depreciation and limits"),
+        ("policy", "the insurance policy: currency, contents limit, the claim packet's cover"),
         ("image", "put, get, list, stat and remove images and videos"),
         ("cache", "the image service's cache: stats, purge"),
         ("queue", "a job queue's counts, jobs, dead jobs, retries, pause, purge, batches"),
@@ -69,6 +72,12 @@ enum HomepwnerCLI {
             code = MethodsCommand.run(rest)
         case "item":
             code = await ItemCommand.run(rest)
+        case "location", "locations":
+            code = await LocationCommand.run(rest)
+        case "category", "categories":
+            code = await CategoryCommand.run(rest)
+        case "policy":
+            code = await PolicyCommand.run(rest)
         case "image":
             code = await ImageCommand.run(rest)
         case "cache":

@@ -7,10 +7,10 @@ import ZMQ
 /// `homepwner item add|ls|show|edit|rm|mv`: the item service for people (tables) and scripts (`--json`).
 enum ItemCommand {
     static let subcommands: [(name: String, usage: String)] = [
-        ("add", "item add NAME [--serial S] [--value N] [--key UUID] | item add --random [--count N]"),
-        ("ls", "item ls [--query Q] [--sort manual|name|value|created] [--desc] [--limit N]"),
-        ("show", "item show KEY"),
-        ("edit", "item edit KEY [--name N] [--serial S] [--value V] [--expect-version N]"),
+        ("add", "item add NAME [--serial S] [--value N] [--key UUID] [--location L --price P ... (claim fields)] | item add --random [--count N]"),
+        ("ls", "item ls [--search WORDS] [--location L] [--tag T] [--missing receipt] [--query Q] [--sort ...] [--limit N]"),
+        ("show", "item show KEY [--as-of DATE]"),
+        ("edit", "item edit KEY [--name N] [--serial S] [--value V] [--location L --price P ... (claim fields)] [--expect-version N]"),
         ("rm", "item rm KEY"),
         ("mv", "item mv FROM TO  (indexes in the manual order, as 'item ls' numbers them)"),
         ("stats", "item stats  (item count, deletes whose image cascade is still pending)"),
@@ -44,14 +44,14 @@ enum ItemCommand {
 
     static let addParser = OptionParser(
         command: "item add", summary: "Creates an item, or --count random items like the seed's +randomItem.",
-        usage: "homepwner item add NAME [--serial S] [--value N] [--key UUID] | homepwner item add --random [--count N]",
+        usage: "homepwner item add NAME [--serial S] [--value N] [--key UUID] [claim fields] | homepwner item add --random [--count N]",
         options: CommonOptions.endpoints + [
             OptionSpec(name: "serial", help: "serial number", valueName: "S"),
-            OptionSpec(name: "value", help: "value in dollars", valueName: "N"),
+            OptionSpec(name: "value", help: "value in whole units (the original app's value_in_dollars)", valueName: "N"),
             OptionSpec(name: "key", help: "a UUID of your choosing: adding it again returns the first item", valueName: "UUID"),
             OptionSpec(name: "random", help: "a random item: {Fluffy, Rusty, Shiny} × {Bear, Spork, Mac}", isFlag: true),
             OptionSpec(name: "count", help: "how many random items (with --random)", valueName: "N"),
-        ],
+        ] + ClaimFlags.options,
         allowsPositionals: true)
 
     static func add(_ arguments: [String]) async -> Int32 {
@@ -87,13 +87,15 @@ enum ItemCommand {
         return await withClient(options) { client, timeout in
             var items: [Item] = []
             let showProgress = count > 1 && !options.bool("json") && isatty(STDERR_FILENO) == 1
+            var request = request
+            _ = try await ClaimFlags.apply(options, to: &request, client: client, timeout: timeout)
             // 16 in flight: creates that arrive together share one commit on the server.
-            let request = request
+            let create = request
             for start in stride(from: 0, to: count, by: 16) {
                 let chunk = try await withThrowingTaskGroup(of: (Int, Item).self) { group in
                     for index in start..<min(count, start + 16) {
                         group.addTask {
-                            (index, try await client.call(ItemServiceRPC.createItem, request, options: .init(timeoutMilliseconds: timeout)))
+                            (index, try await client.call(ItemServiceRPC.createItem, create, options: .init(timeoutMilliseconds: timeout)))
                         }
                     }
                     return try await group.reduce(into: [(Int, Item)]()) { $0.append($1) }
@@ -113,7 +115,11 @@ enum ItemCommand {
 
     static let showParser = OptionParser(
         command: "item show", summary: "Prints an item as the seed described it, then its details.",
-        usage: "homepwner item show KEY", options: CommonOptions.endpoints, allowsPositionals: true)
+        usage: "homepwner item show KEY [--as-of DATE]",
+        options: CommonOptions.endpoints + [
+            OptionSpec(name: "as-of", help: "also value it (RCV, ACV) as of this date, or today", valueName: "YYYY-MM-DD|today")
+        ],
+        allowsPositionals: true)
 
     static func show(_ arguments: [String]) async -> Int32 {
         guard let options = HomepwnerCLI.parse(showParser, arguments) else { return HomepwnerCLI.exitCodeOverride }
@@ -121,30 +127,35 @@ enum ItemCommand {
         return await withClient(options) { client, timeout in
             var request = GetItemRequest()
             request.key = options.positionals[0]
+            request.asOf = options["as-of"] ?? ""
             let item = try await client.call(ItemServiceRPC.getItem, request, options: .init(timeoutMilliseconds: timeout))
             if options.bool("json") {
                 print(try itemJSON(item))
                 return
             }
             print(description(of: item))
-            printColumns([
+            var rows = [
                 ["key", item.key], ["version", String(item.version)],
                 ["updated", timestamp(item.updatedAtMs)],
-                ["photos", item.photoKeys.isEmpty ? "none" : item.photoKeys.map { $0 == item.primaryPhotoKey ? $0 + " (primary)" : $0 }
-                    .joined(separator: "\n         ")],
-            ])
+                ["photos", item.photos.isEmpty ? "none" : item.photos.map { photo in
+                    photo.imageKey + (photo.role == .photo ? "" : " (\(roleName(photo.role)))")
+                        + (photo.imageKey == item.primaryPhotoKey ? " (primary)" : "")
+                }.joined(separator: "\n         ")],
+            ]
+            rows += try await claimRows(item, client: client, timeout: timeout)
+            printColumns(rows)
         }
     }
 
     static let editParser = OptionParser(
         command: "item edit", summary: "Changes the given fields of an item (the others stay).",
-        usage: "homepwner item edit KEY [--name N] [--serial S] [--value V] [--expect-version N]",
+        usage: "homepwner item edit KEY [--name N] [--serial S] [--value V] [claim fields] [--expect-version N]",
         options: CommonOptions.endpoints + [
             OptionSpec(name: "name", help: "new name", valueName: "NAME"),
             OptionSpec(name: "serial", help: "new serial number (\"\" clears it)", valueName: "S"),
-            OptionSpec(name: "value", help: "new value in dollars", valueName: "N"),
+            OptionSpec(name: "value", help: "new value in whole units (value_in_dollars)", valueName: "N"),
             OptionSpec(name: "expect-version", help: "refuse (exit 6) unless the item is at this version", valueName: "N"),
-        ],
+        ] + ClaimFlags.options,
         allowsPositionals: true)
 
     static func edit(_ arguments: [String]) async -> Int32 {
@@ -166,12 +177,16 @@ enum ItemCommand {
                 request.valueInDollars = Int64(try options.int("value"))
             }
             if options["expect-version"] != nil { request.expectedVersion = Int64(try options.int("expect-version")) }
-            guard !request.updateMask.isEmpty else { throw usage("nothing to change: give --name, --serial or --value") }
+            guard !request.updateMask.isEmpty || ClaimFlags.options.contains(where: { options[$0.name] != nil }) else {
+                throw usage("nothing to change: give --name, --serial, --value or a claim field (see --help)")
+            }
         } catch {
             printError("homepwner item edit: \(error)")
             return ExitCode.usage
         }
         return await withClient(options) { client, timeout in
+            var request = request
+            request.updateMask += try await ClaimFlags.apply(options, to: &request, client: client, timeout: timeout)
             let item = try await client.call(ItemServiceRPC.updateItem, request, options: .init(timeoutMilliseconds: timeout))
             print(options.bool("json") ? try itemJSON(item) : description(of: item) + " (version \(item.version))")
         }
@@ -255,6 +270,63 @@ enum ItemCommand {
         formatter.dateFormat = "MMM d, yyyy"
         let date = Date(timeIntervalSince1970: Double(item.createdAtMs) / 1000)
         return "\(item.name) (\(item.serialNumber)): Worth $\(item.valueInDollars), recorded on \(formatter.string(from: date))"
+    }
+
+    /// The claim fields an item has, as rows for `printColumns` (names for keys).
+    static func claimRows(_ item: Item, client: RPCClient, timeout: UInt32) async throws -> [[String]] {
+        var rows: [[String]] = []
+        if !item.locationKey.isEmpty {
+            var get = GetLocationRequest()
+            get.key = item.locationKey
+            let path = (try? await client.call(ItemServiceRPC.getLocation, get, options: .init(timeoutMilliseconds: timeout)))?.path
+            rows.append(["location", path ?? item.locationKey])
+        }
+        if item.quantity > 1 { rows.append(["quantity", String(item.quantity)]) }
+        let texts: [(String, String)] = [
+            ("brand", item.brand), ("model", item.model), ("purchased", item.purchaseDate),
+            ("price", item.purchasePrice.map(amount) ?? ""),
+            ("bought at", item.purchasePlace),
+            ("replacement", item.replacementValue.map(amount) ?? ""),
+            ("  source", item.replacementSource), ("  as of", item.replacementAsOf), ("warranty", item.warrantyExpires),
+            ("tags", item.tags.joined(separator: ", ")), ("category", try await categoryName(item.categoryKey, client: client, timeout: timeout)),
+        ]
+        rows += texts.filter { !$0.1.isEmpty }.map { [$0.0, $0.1] }
+        rows += item.customFields.map { [$0.name, $0.value] }
+        if !item.notes.isEmpty { rows.append(["notes", item.notes.replacingOccurrences(of: "\n", with: "\n         ")]) }
+        if let value = item.valuation {
+            rows.append(["value as of", value.asOf])
+            rows.append(["  RCV", value.replacementCost.map { $0.formatted() } ?? "-"])
+            let age = value.ageMonths < 0 ? "age unknown" : "\(value.ageMonths) months old"
+            rows.append(["  ACV", (value.actualCashValue.map { $0.formatted() } ?? "-") + " (\(value.remainingPercent) %, \(age))"])
+        }
+        return rows
+    }
+
+    /// The name of the category with `key` ('' for none; the key when it cannot be read).
+    static func categoryName(_ key: String, client: RPCClient, timeout: UInt32) async throws -> String {
+        guard !key.isEmpty else { return "" }
+        let categories = try? await client.call(
+            ItemServiceRPC.listCategories, ListCategoriesRequest(), options: .init(timeoutMilliseconds: timeout)
+        ).categories
+        return categories?.first { $0.key == key }?.name ?? key
+    }
+
+    /// An amount: with its symbol or code, or plain when in the policy's currency (unnamed).
+    static func amount(_ money: Money) -> String {
+        money.currency.isEmpty ? money.decimalText : money.formatted()
+    }
+
+    /// A photo role as people say it.
+    static func roleName(_ role: PhotoRole) -> String {
+        switch role {
+        case .photo: "photo"
+        case .serialPlate: "serial plate"
+        case .receipt: "receipt"
+        case .manual: "manual"
+        case .damage: "damage"
+        case .other: "other"
+        default: "role \(role.rawValue)"
+        }
     }
 
     /// "2026-11-29 16:27:10".

@@ -7,10 +7,22 @@ import Runtime
 enum ItemListCommand {
     static let parser = OptionParser(
         command: "item ls", summary: "Lists items: the manual order by default, numbered as 'item mv' counts.",
-        usage: "homepwner item ls [--query Q] [--sort manual|name|value|created] [--desc] [--limit N]",
+        usage: "homepwner item ls [--search WORDS] [--location L [--only-here]] [--unplaced] [--tag T] [--category C] [--missing EVIDENCE]... [--min-value A] [--max-value A] [--query Q] [--sort manual|name|value|created|relevance] [--desc] [--limit N] [--as-of DATE]",
         options: CommonOptions.endpoints + [
+            OptionSpec(name: "search", help: "words, each the start of a word in any field or the location (ranked)", valueName: "WORDS"),
+            OptionSpec(name: "location", help: "only items in this location (path, name or key) or below it", valueName: "L"),
+            OptionSpec(name: "only-here", help: "with --location: not those in its sublocations", isFlag: true),
+            OptionSpec(name: "unplaced", help: "only items in no location", isFlag: true),
+            OptionSpec(name: "tag", help: "only items with this tag", valueName: "T"),
+            OptionSpec(name: "category", help: "only items in this category (name or key)", valueName: "C"),
+            OptionSpec(
+                name: "missing", help: "only items lacking it: photo, receipt, serial, value, purchase-date (repeat: lacking all)",
+                valueName: "EVIDENCE"),
+            OptionSpec(name: "min-value", help: "only items whose replacement cost is at least A (policy currency)", valueName: "A"),
+            OptionSpec(name: "max-value", help: "only items whose replacement cost is at most A (policy currency)", valueName: "A"),
+            OptionSpec(name: "as-of", help: "with --json: value each item (RCV, ACV) as of this date", valueName: "YYYY-MM-DD|today"),
             OptionSpec(name: "query", help: "only items whose name or serial contains Q (any case)", valueName: "Q"),
-            OptionSpec(name: "sort", defaultValue: "manual", help: "manual, name, value or created", valueName: "ORDER"),
+            OptionSpec(name: "sort", defaultValue: "manual", help: "manual, name, value, created or relevance (with --search)", valueName: "ORDER"),
             OptionSpec(name: "desc", help: "reverse the order", isFlag: true),
             OptionSpec(name: "limit", help: "print at most N items (default: all)", valueName: "N"),
         ])
@@ -25,8 +37,25 @@ enum ItemListCommand {
             case "name": request.sort = .name
             case "value": request.sort = .value
             case "created": request.sort = .created
+            case "relevance": request.sort = .relevance
             case let other:
-                throw OptionError.invalidValue(option: "--sort", value: other, reason: "one of manual, name, value, created")
+                throw OptionError.invalidValue(option: "--sort", value: other, reason: "one of manual, name, value, created, relevance")
+            }
+            request.missing = try options.all("missing").map { text in
+                switch text.lowercased().replacingOccurrences(of: "_", with: "-") {
+                case "photo": .photo
+                case "receipt": .receipt
+                case "serial": .serial
+                case "value": .value
+                case "purchase-date", "date": .purchaseDate
+                default:
+                    throw OptionError.invalidValue(
+                        option: "--missing", value: text, reason: "one of photo, receipt, serial, value, purchase-date")
+                }
+            }
+            for (flag, keyPath) in [("min-value", \ListItemsRequest.minValue), ("max-value", \ListItemsRequest.maxValue)] {
+                guard let text = options[flag] else { continue }
+                request[keyPath: keyPath] = try ClaimFlags.money(text, flag: "--" + flag)
             }
             if options["limit"] != nil {
                 limit = try options.int("limit")
@@ -37,9 +66,21 @@ enum ItemListCommand {
             return ExitCode.usage
         }
         request.query = options["query"] ?? ""
+        request.search = options["search"] ?? ""
+        request.tag = options["tag"] ?? ""
+        request.unplaced = options.bool("unplaced")
+        request.excludeSublocations = options.bool("only-here")
+        request.asOf = options["as-of"] ?? ""
         request.descending = options.bool("desc")
         request.pageSize = 500
         return await ItemCommand.withClient(options) { client, timeout in
+            var request = request
+            if let location = options["location"] {
+                request.locationKey = try await InventoryLookup.location(location, client: client, timeout: timeout).key
+            }
+            if let category = options["category"] {
+                request.categoryKey = try await InventoryLookup.category(category, client: client, timeout: timeout).key
+            }
             var items: [Item] = []
             var total: Int64 = 0
             repeat {
@@ -55,7 +96,9 @@ enum ItemListCommand {
                 return
             }
             // Indexes are only the manual order's when nothing filters or reorders it.
-            let manual = request.sort == .manual && !request.descending && request.query.isEmpty
+            let manual = request.sort == .manual && !request.descending && request.query.isEmpty && request.search.isEmpty
+                && request.locationKey.isEmpty && request.tag.isEmpty && request.categoryKey.isEmpty && request.missing.isEmpty
+                && !request.unplaced && request.minValue == nil && request.maxValue == nil
             printTable(items, firstIndex: manual ? 0 : nil)
             print("\(items.count) of \(total) item\(total == 1 ? "" : "s")")
         }

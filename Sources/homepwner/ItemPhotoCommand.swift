@@ -10,7 +10,8 @@ enum ItemPhotoCommand {
         OVERVIEW: Attaches, detaches, orders and picks the primary photo of an item.
 
         USAGE:
-          homepwner item photo add ITEM IMAGE [--primary]   attach a stored image (of the item or of no owner)
+          homepwner item photo add ITEM IMAGE [--primary] [--role R]   attach a stored image (of the item or of no owner)
+          homepwner item photo role ITEM IMAGE ROLE          say what it shows: photo, serial-plate, receipt, manual, damage, other
           homepwner item photo rm ITEM IMAGE                 detach it (a detached primary is replaced by the first photo)
           homepwner item photo primary ITEM IMAGE            make an attached photo the primary one
           homepwner item photo order ITEM IMAGE...           put the photos in this order (every attached photo once)
@@ -23,8 +24,29 @@ enum ItemPhotoCommand {
     static func parser(_ name: String, _ summary: String, _ usage: String, primary: Bool = false) -> OptionParser {
         OptionParser(
             command: "item photo \(name)", summary: summary, usage: "homepwner item photo \(usage)",
-            options: CommonOptions.endpoints + (primary ? [OptionSpec(name: "primary", help: "also make it the primary photo", isFlag: true)] : []),
+            options: CommonOptions.endpoints
+                + (primary
+                    ? [
+                        OptionSpec(name: "primary", help: "also make it the primary photo", isFlag: true),
+                        OptionSpec(name: "role", help: "what it shows: photo, serial-plate, receipt, manual, damage, other", valueName: "R"),
+                    ] : []),
             allowsPositionals: true)
+    }
+
+    static let roleParser = parser("role", "Says what an attached photo shows (a receipt, the serial plate, ...).", "role ITEM IMAGE ROLE")
+
+    /// A role as typed.
+    static func role(_ text: String) throws -> PhotoRole {
+        switch text.lowercased().replacingOccurrences(of: "_", with: "-") {
+        case "photo": return .photo
+        case "serial-plate", "serial", "plate": return .serialPlate
+        case "receipt": return .receipt
+        case "manual": return .manual
+        case "damage": return .damage
+        case "other": return .other
+        default:
+            throw RPCError(.invalidArgument, "role \"\(text)\" is not one of photo, serial-plate, receipt, manual, damage, other")
+        }
     }
 
     static let addParser = parser("add", "Attaches a stored image to an item (the first attached photo is primary).", "add ITEM IMAGE [--primary]", primary: true)
@@ -33,14 +55,22 @@ enum ItemPhotoCommand {
     static let orderParser = parser("order", "Puts an item's photos in the order given (each attached photo once).", "order ITEM IMAGE...")
 
     static func run(_ arguments: [String]) async -> Int32 {
-        await runSubcommand(of: "item photo", overview: overview, names: ["add", "rm", "primary", "order"], arguments) { subcommand, rest in
+        await runSubcommand(of: "item photo", overview: overview, names: ["add", "rm", "primary", "order", "role"], arguments) { subcommand, rest in
             switch subcommand {
             case "add": await change(addParser, rest, count: 2) { client, keys, options, timeout in
                 var request = AttachPhotoRequest()
                 request.itemKey = keys[0]
                 request.imageKey = keys[1]
                 request.makePrimary = options.bool("primary")
+                if let role = options["role"] { request.role = try Self.role(role) }
                 return try await client.call(ItemServiceRPC.attachPhoto, request, options: .init(timeoutMilliseconds: timeout))
+            }
+            case "role": await change(roleParser, rest, count: 3) { client, keys, _, timeout in
+                var request = SetPhotoRoleRequest()
+                request.itemKey = keys[0]
+                request.imageKey = keys[1]
+                request.role = try Self.role(keys[2])
+                return try await client.call(ItemServiceRPC.setPhotoRole, request, options: .init(timeoutMilliseconds: timeout))
             }
             case "rm", "remove": await change(removeParser, rest, count: 2) { client, keys, _, timeout in
                 var request = DetachPhotoRequest()
@@ -73,13 +103,19 @@ enum ItemPhotoCommand {
         guard let options = HomepwnerCLI.parse(parser, arguments) else { return HomepwnerCLI.exitCodeOverride }
         let keys = options.positionals
         guard count.map({ keys.count == $0 }) ?? (keys.count >= 2) else {
-            return ItemCommand.usageError(parser.command, count == nil ? "expected ITEM and the IMAGE keys in their new order" : "expected ITEM and IMAGE")
+            return ItemCommand.usageError(
+                parser.command,
+                count == nil ? "expected ITEM and the IMAGE keys in their new order" : count == 3 ? "expected ITEM IMAGE ROLE" : "expected ITEM and IMAGE")
         }
         return await ItemCommand.withClient(options) { client, timeout in
             let item = try await call(client, keys, options, timeout)
             if options.bool("json") { return print(try ItemCommand.itemJSON(item)) }
             print("item \(item.key), version \(item.version): " + (item.photoKeys.isEmpty ? "no photos" : "\(item.photoKeys.count) photo(s)"))
-            for key in item.photoKeys { print("  " + key + (key == item.primaryPhotoKey ? " (primary)" : "")) }
+            for photo in item.photos {
+                print(
+                    "  " + photo.imageKey + (photo.role == .photo ? "" : " (\(ItemCommand.roleName(photo.role)))")
+                        + (photo.imageKey == item.primaryPhotoKey ? " (primary)" : ""))
+            }
         }
     }
 }
