@@ -6,6 +6,9 @@ extension ItemStore {
     public static let defaultPageSize: Int32 = 50
     /// The largest page.
     public static let maxPageSize: Int32 = 1000
+    /// The most matches a search ranks by relevance; beyond, ranking them all would cost tens
+    /// of milliseconds (about 1 µs a match), so they come newest first.
+    public static let maxRankedMatches: Int64 = 2000
 
     /// One page of items in the requested order, with a cursor to the next page.
     public func list(_ request: ListItemsRequest) throws -> ListItemsResponse {
@@ -20,6 +23,19 @@ extension ItemStore {
         let valuation = try request.asOf.isEmpty ? nil : valuator(asOf: request.asOf)
         var filter = try itemFilter(request)
         let sort = request.sort == .manual && !request.search.isEmpty ? ItemSort.relevance : request.sort
+        var token: ItemPageToken?
+        if !request.pageToken.isEmpty { token = try ItemPageToken(decoding: request.pageToken) }
+        // How many items the words match, ranked or not: a later page follows its first's choice.
+        var textMatches: Int64?
+        if let match = filter.textQuery {
+            textMatches = try db.scalar("SELECT count(*) FROM items_text WHERE items_text MATCH ?", [.text(match)])?.int64Value ?? 0
+        }
+        let ranked: Bool
+        if let token, sort == .relevance {
+            if case .real = token.last { ranked = true } else { ranked = false }
+        } else {
+            ranked = sort == .relevance && (textMatches ?? 0) <= Self.maxRankedMatches
+        }
         let column: String
         switch sort {
         case .manual: column = "position"
@@ -30,12 +46,14 @@ extension ItemStore {
             guard !request.search.isEmpty else {
                 throw ItemStoreError.invalidArgument("sort ITEM_SORT_RELEVANCE ranks by search; set search, or choose another sort")
             }
-            column = "text_rank"
+            column = ranked ? "text_rank" : "id"
         default:
             throw ItemStoreError.invalidArgument(
                 "sort must be one of ITEM_SORT_MANUAL, ITEM_SORT_NAME, ITEM_SORT_VALUE, ITEM_SORT_CREATED, ITEM_SORT_RELEVANCE (got \(request.sort.rawValue))")
         }
         let pageSize = Int(request.pageSize == 0 ? Self.defaultPageSize : request.pageSize)
+        // Unranked matches come newest first (descending: oldest first).
+        let descending = sort == .relevance && !ranked ? !request.descending : request.descending
         // The trigram index counts the matches of a query of 3 characters or more. The page
         // comes from the index when matches are few; when they are many, scanning the sort
         // order finds a page of them sooner than collecting them all (51 × total / matches
@@ -59,13 +77,12 @@ extension ItemStore {
         let filterParams = filter.params
         var conditions = filter.conditions
         var params = filter.joinParams + filter.params
-        if !request.pageToken.isEmpty {
-            let token = try ItemPageToken(decoding: request.pageToken)
+        if let token {
             guard token.sort == request.sort.rawValue, token.descending == request.descending, token.query == filter.fingerprint else {
                 throw ItemStoreError.invalidArgument(
                     "page_token was issued for another sort, direction, query or filter; repeat the first page's request with it")
             }
-            conditions.append("(\(column), id) \(request.descending ? "<" : ">") (?, ?)")
+            conditions.append("(\(column), id) \(descending ? "<" : ">") (?, ?)")
             switch token.last {
             case let .integer(value): params.append(.integer(value))
             case let .text(value): params.append(.text(value))
@@ -73,8 +90,8 @@ extension ItemStore {
             }
             params.append(.integer(token.lastID))
         }
-        let direction = request.descending ? "DESC" : "ASC"
-        let selected = sort == .relevance ? Self.columns + ", text_rank" : Self.columns
+        let direction = descending ? "DESC" : "ASC"
+        let selected = sort == .relevance && ranked ? Self.columns + ", text_rank" : Self.columns
         let rows = try db.query(
             "SELECT \(selected) FROM \(source)"
                 + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
@@ -82,6 +99,7 @@ extension ItemStore {
             params + [.integer(Int64(pageSize + 1))])
 
         var response = ListItemsResponse()
+        response.ranked = ranked
         response.items = rows.prefix(pageSize).map { row in
             var item = Self.item(from: row)
             if let valuation { item.valuation = valuation.value(item) }
@@ -93,7 +111,7 @@ extension ItemStore {
             case .manual: value = .integer(last[10].int64Value ?? 0)
             case .name: value = .text(last[2].stringValue ?? "")
             case .value: value = .integer(last[4].int64Value ?? 0)
-            case .relevance: value = .real(last[last.count - 1].doubleValue ?? 0)
+            case .relevance: value = ranked ? .real(last[last.count - 1].doubleValue ?? 0) : .integer(last[0].int64Value ?? 0)
             default: value = .integer(last[5].int64Value ?? 0)
             }
             response.nextPageToken = ItemPageToken(
@@ -105,6 +123,8 @@ extension ItemStore {
             response.totalCount = Int64(order.count)
         } else if let searchCount, filter.isEmpty {
             response.totalCount = searchCount
+        } else if let textMatches, filter.onlyText && request.query.isEmpty {
+            response.totalCount = textMatches
         } else {
             response.totalCount = try db.scalar("SELECT count(*) FROM \(source)" + filterSQL, filter.joinParams + filterParams)?.int64Value ?? 0
         }
@@ -177,9 +197,7 @@ extension ItemStore {
                 throw ItemStoreError.invalidArgument(
                     "search must hold at least one word of letters or digits (got \(ItemInput.quoted(request.search)))")
             }
-            filter.join(
-                "JOIN (SELECT rowid AS text_id, rank AS text_rank FROM items_text WHERE items_text MATCH ?) ON text_id = items.id",
-                [.text(match)], fingerprint: "s=\(match)")
+            filter.search(match)
         }
         if !request.asOf.isEmpty { filter.fingerprint += "\u{1}a" }
         return filter
@@ -226,6 +244,11 @@ struct ItemFilter {
     private(set) var conditions: [String] = []
     private(set) var params: [SQLiteValue] = []
     private var filtered = false
+    /// The FTS5 query of `search`, if any.
+    private(set) var textQuery: String?
+
+    /// Whether the only filter is `search`.
+    var onlyText: Bool { textQuery != nil && conditions.isEmpty }
 
     init(fingerprint: String) { self.fingerprint = fingerprint }
 
@@ -243,10 +266,13 @@ struct ItemFilter {
         }
     }
 
-    mutating func join(_ clause: String, _ values: [SQLiteValue], fingerprint part: String) {
-        source += " " + clause
-        joinParams += values
-        fingerprint += "\u{1}" + part
+    /// The items `match` finds in the text index, with their rank (computed only when the
+    /// query orders by it).
+    mutating func search(_ match: String) {
+        source += " JOIN (SELECT rowid AS text_id, rank AS text_rank FROM items_text WHERE items_text MATCH ?) ON text_id = items.id"
+        joinParams.append(.text(match))
+        fingerprint += "\u{1}s=" + match
         filtered = true
+        textQuery = match
     }
 }

@@ -7,6 +7,9 @@ public enum ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvertib
     /// The encoding breaks another limit of DecodingOptions (unknown fields, values of one
     /// field, nesting, memory); `reason` names the field and the limit.
     case overLimit(type: String, reason: String)
+    /// A string field holds a NUL character, which protobuf-c would cut the text at; `field`
+    /// is its path from the message down ("CreateItemRequest.notes").
+    case nulInText(type: String, field: String)
 
     public var description: String {
         switch self {
@@ -16,6 +19,8 @@ public enum ProtoDecodingError: Error, Hashable, Sendable, CustomStringConvertib
             return "\(size) bytes do not parse as \(type)"
         case let .overLimit(_, reason):
             return reason
+        case let .nulInText(_, field):
+            return "\(field) holds a NUL character (U+0000), which no text field accepts"
         }
     }
 }

@@ -19,6 +19,8 @@ extension ProtoJSON {
             Result { () throws(ProtoDecodingError) in try WireScan.check(input, as: schema.descriptor, options: options.limits) }
         }
         if case .failure(let error) = scanned {
+            // Text with a NUL does not parse as the message's strings; the rest breaks a limit.
+            if case .nulInText = error { throw ProtoJSONError(.malformed, path: "", message: error.description) }
             throw ProtoJSONError(.overLimit, path: "", message: error.description)
         }
         guard let unpacked = schema.unpack(bytes) else {

@@ -1,8 +1,11 @@
 import CProtobufC
+import Foundation
 
 /// One walk over wire bytes, before protobuf-c unpacks them, that refuses input whose unpack
 /// would cost far more than its size (DecodingOptions): too many unknown fields, too many values
-/// of one field, nesting too deep, or more memory than the budget by protobuf-c's own accounting.
+/// of one field, nesting too deep, or more memory than the budget by protobuf-c's own accounting;
+/// and text protobuf-c would cut short: a string field holding a NUL character (it keeps strings
+/// NUL-terminated, so "a\0b" would arrive as "a", silently).
 ///
 /// It allocates nothing and stops at the first limit it passes, so refusing a hostile body costs
 /// a walk over the part of it that broke the limit (about 130 KB of a 4 MiB body of empty
@@ -26,6 +29,7 @@ struct WireScan {
         let start = base.assumingMemoryBound(to: UInt8.self)
         guard let refusal = scan.message(start, start + input.count, descriptor, depth: 1) else { return }
         let type = String(cString: descriptor.pointee.name)
+        if case .nul = refusal.kind { throw .nulInText(type: type, field: ([type] + refusal.path).joined(separator: ".")) }
         throw .overLimit(type: type, reason: refusal.reason(type: type, size: input.count, options: options))
     }
 
@@ -36,6 +40,8 @@ struct WireScan {
             case values
             case depth
             case memory
+            /// A string field holds a NUL character.
+            case nul
         }
 
         let kind: Kind
@@ -50,6 +56,8 @@ struct WireScan {
                 return "\(at) has more than \(options.maxValuesPerField) values; at most \(options.maxValuesPerField) are accepted in one message"
             case .depth:
                 return "\(type) nests messages more than \(options.maxDepth) deep (at \(at)); at most \(options.maxDepth) levels are accepted"
+            case .nul:
+                return "\(at) holds a NUL character (U+0000)"
             case .memory:
                 return "\(type) (\(size) bytes) would take more than \(options.memoryBudget(forInputBytes: size)) bytes of memory to decode (\(options.memoryBudgetBaseBytes) + \(options.memoryBudgetPerInputByte) per input byte), reached in \(at)"
             }
@@ -148,6 +156,9 @@ struct WireScan {
                     switch type {
                     case PROTOBUF_C_TYPE_STRING:
                         bytes = Cost.rounded(payload.count + 1)
+                        if payload.count > 0, memchr(payload.start, 0, payload.count) != nil {
+                            return Refusal(kind: .nul, path: [String(cString: field.pointee.name)])
+                        }
                     case PROTOBUF_C_TYPE_BYTES:
                         bytes = Cost.rounded(payload.count)
                     case PROTOBUF_C_TYPE_MESSAGE:

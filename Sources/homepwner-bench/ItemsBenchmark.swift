@@ -63,6 +63,23 @@ enum ItemsBenchmark {
             let moves = try await bench.serviceMoves(seconds: seconds / 2)
             let queried = try await bench.serviceQueries(seconds: seconds / 2, query: "spork")
             let rare = try await bench.serviceQueries(seconds: seconds / 2, query: "4x7b")
+            // Full-text search (ListItems.search, ranked): words as people type them, from one
+            // that matches a third of the items to one that matches a few.
+            print("search at \(itemCount) items…")
+            var searches: [(String, Result, String)] = []
+            for words in ["fluffy", "sp", "bosch fridge", "bosch kgn3", "4x7"] {
+                var bareRounds: [Result] = [], serviceRounds: [Result] = []
+                for _ in 0..<rounds {
+                    bareRounds.append(try bench.bareSearches(seconds: slice / 2, words: words))
+                    serviceRounds.append(try await bench.serviceSearches(seconds: slice / 2, words: words))
+                }
+                let ratios = zip(serviceRounds, bareRounds).map { $0.perSecond / $1.perSecond }.sorted()
+                searches.append(("search \"\(words)\" at \(itemCount)", median(bareRounds), "1.00"))
+                searches.append((
+                    "search \"\(words)\" at \(itemCount)", median(serviceRounds),
+                    String(format: "%.2f (%.2f–%.2f)", ratios[ratios.count / 2], ratios.first!, ratios.last!)
+                ))
+            }
             let medians = results.map(median)
             print("""
 
@@ -83,7 +100,7 @@ enum ItemsBenchmark {
                 ("move at \(itemCount)", moves, "–"),
                 ("list page 50 at \(itemCount), query", queried, "–"),
                 ("list page 50 at \(itemCount), query", rare, "–"),
-            ]
+            ] + searches
             for (operation, result, ratio) in rows {
                 print(String(
                     format: "| %@ | %@ | %.0f | %.1f | %.1f | %@ |", operation, result.name, result.perSecond,
@@ -191,18 +208,31 @@ enum ItemsBenchmark {
                 let existing = Int(try db.scalar("SELECT count(*) FROM items")?.int64Value ?? 0)
                 let maxPosition = try db.scalar("SELECT max(position) FROM items")?.int64Value ?? 0
                 let insert = try db.prepare("""
-                    INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position)
-                    VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+                    INSERT INTO items (key, name, serial_number, value_in_dollars, created_at_ms, updated_at_ms, version, position, brand, model, notes)
+                    VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)
+                    """)
+                // The words search reads, as the store writes them (ItemStore.reindexText).
+                let index = try db.prepare("""
+                    INSERT INTO items_text (rowid, name, brand, model, serial_number, notes, tags, location) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """)
                 try db.inTransaction {
-                    for index in 0..<max(0, count - existing) {
+                    for number in 0..<max(0, count - existing) {
                         let random = RandomItem.make()
                         let now = SystemClock().nowMilliseconds()
+                        let brand = Self.brands[number % Self.brands.count]
+                        let model = brand.prefix(3).uppercased() + String(Int.random(in: 100...999))
+                        let notes = number % 10 == 0 ? "bought for the \(Self.rooms[number % Self.rooms.count]); \(Self.notes.randomElement()!)" : ""
                         try insert.bind([
                             .text(UUID().uuidString.lowercased()), .text(random.name), .text(random.serialNumber),
-                            .integer(random.valueInDollars), .integer(now), .integer(now), .integer(maxPosition + Int64(index + 1) << 20),
+                            .integer(random.valueInDollars), .integer(now), .integer(now), .integer(maxPosition + Int64(number + 1) << 20),
+                            .text(brand), .text(model), .text(notes),
                         ])
                         while try insert.step() {}
+                        try index.bind([
+                            .integer(db.lastInsertRowID), .text(random.name), .text(brand), .text(model), .text(random.serialNumber), .text(notes),
+                            .text(""), .text("Home / " + Self.rooms[number % Self.rooms.count]),
+                        ])
+                        while try index.step() {}
                     }
                 }
             }
@@ -210,6 +240,38 @@ enum ItemsBenchmark {
             bareKeys = try bare.query("SELECT key FROM items ORDER BY random() LIMIT 10000").compactMap { $0[0].stringValue }
             try service.close()
             host = try Self.startHost(folder: folder, context: context, logger: logger)
+        }
+
+        static let brands = [
+            "Bosch", "Sony", "Samsung", "LG", "Philips", "Miele", "Apple", "Dell", "Canon", "Nikon", "IKEA", "Dyson", "Braun",
+            "Siemens", "Panasonic", "Lenovo", "HP", "Makita", "DeWalt", "Le Creuset",
+        ]
+        static let rooms = ["Kitchen", "Living room", "Bedroom", "Study", "Garage", "Bathroom", "Attic", "Cellar"]
+        static let notes = ["fridge by the window", "gift from grandmother", "receipt in the drawer", "wall mounted", "spare in the box"]
+
+        /// The bare side of a search: the same FTS5 query and join, ranked, 51 rows.
+        func bareSearches(seconds: Double, words: String) throws -> Result {
+            let match = words.split(separator: " ").map { "\"\($0)\"*" }.joined(separator: " ")
+            let select = try bare.prepare("""
+                SELECT \(Self.columns), text_rank FROM items
+                JOIN (SELECT rowid AS text_id, rank AS text_rank FROM items_text WHERE items_text MATCH ?) ON text_id = items.id
+                ORDER BY text_rank, id LIMIT 51
+                """)
+            return try measure("bare SQLite FTS5 MATCH ranked, 51 rows", seconds: seconds) {
+                try select.bind([.text(match)])
+                _ = try select.rows()
+            }
+        }
+
+        /// ListItems with `search`, first pages (ranked), 1 in flight.
+        func serviceSearches(seconds: Double, words: String) async throws -> Result {
+            let client = client
+            return try await measureConcurrently("item service ListItems page 50, search", seconds: seconds, inFlight: 1) {
+                var request = ListItemsRequest()
+                request.pageSize = 50
+                request.search = words
+                _ = try await client.call(ItemServiceRPC.listItems, request)
+            }
         }
 
         func bareGets(seconds: Double) throws -> Result {

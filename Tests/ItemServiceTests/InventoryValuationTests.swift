@@ -81,6 +81,34 @@ import Testing
         #expect(storeError { try store.list(request) }?.description.contains("another sort, direction, query or filter") == true)
     }
 
+    @Test func aSearchMatchingTooManyToRankComesNewestFirstAndSaysSo() throws {
+        let (folder, store) = try openStore()
+        defer { folder.remove() }
+        let count = Int(ItemStore.maxRankedMatches) + 50
+        // One transaction for them all: the test is about reads.
+        try store.beginBatch()
+        for index in 0..<count { _ = try store.create(createRequest("Lamp \(index)", serial: index == 7 ? "RARE-1" : ""), now: Int64(index)) }
+        try store.commitBatch()
+        var request = ListItemsRequest()
+        request.search = "lamp"
+        request.pageSize = 1000
+        var names: [String] = []
+        repeat {
+            let page = try store.list(request)
+            #expect(!page.ranked && page.totalCount == Int64(count))
+            names += page.items.map(\.name)
+            request.pageToken = page.nextPageToken
+        } while !request.pageToken.isEmpty
+        #expect(names.count == count && Set(names).count == count)
+        #expect(names.first == "Lamp \(count - 1)" && names.last == "Lamp 0")
+        request.descending = true
+        #expect(try store.list(request).items.first?.name == "Lamp 0")
+        request.search = "lamp rare"
+        request.descending = false
+        let rare = try store.list(request)
+        #expect(rare.ranked && rare.items.map(\.name) == ["Lamp 7"])
+    }
+
     @Test func valuationAsOfADateDepreciatesByCategoryAndTotalsPerLocationCategoryAndTag() throws {
         let (folder, store) = try openStore()
         defer { folder.remove() }

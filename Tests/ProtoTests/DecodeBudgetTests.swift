@@ -46,6 +46,23 @@ struct DecodeBudgetTests {
         #expect(overLimitReason { _ = try ListItemsResponse(serializedBytes: nested) }?.contains("field 111 of homepwner.v1.Item") == true)
     }
 
+    @Test func aNulInATextFieldIsRefusedRatherThanCutShort() throws {
+        // CreateItemRequest.name (field 1) = "a\0b": protobuf-c keeps strings NUL-terminated.
+        let name: [UInt8] = [0x0A, 0x03, 0x61, 0x00, 0x62]
+        #expect(throws: ProtoDecodingError.nulInText(type: "homepwner.v1.CreateItemRequest", field: "homepwner.v1.CreateItemRequest.name")) {
+            try CreateItemRequest(serializedBytes: name)
+        }
+        // In a nested message, named by its path: ListItemsResponse.items[].name.
+        let item: [UInt8] = [0x12, 0x02, 0x00, 0x41]
+        #expect(throws: ProtoDecodingError.nulInText(type: "homepwner.v1.ListItemsResponse", field: "homepwner.v1.ListItemsResponse.items.name")) {
+            try ListItemsResponse(serializedBytes: [0x0A, UInt8(item.count)] + item)
+        }
+        #expect(ProtoDecodingError.nulInText(type: "T", field: "T.notes").description == "T.notes holds a NUL character (U+0000), which no text field accepts")
+        // Bytes fields carry any byte.
+        let data: [UInt8] = [0x12, 0x03, 0x00, 0xFF, 0x00]
+        #expect(try PutImageRequest(serializedBytes: data).data == [0x00, 0xFF, 0x00])
+    }
+
     @Test func fourMebibytesOfEmptyRepeatedStringsAreRefusedNamingTheField() throws {
         let body = Self.repeated(Self.emptyImageKey, bytes: 4 << 20)
         let reason = overLimitReason { _ = try ReorderPhotosRequest(serializedBytes: body) }

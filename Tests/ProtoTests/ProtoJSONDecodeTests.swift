@@ -85,7 +85,8 @@ struct ProtoJSONDecodeTests {
             {
               "items": [],
               "nextPageToken": "",
-              "totalCount": "0"
+              "totalCount": "0",
+              "ranked": false
             }
             """)
         #expect(try ProtoJSON.decode([], as: Empty.protoName) == "{}")

@@ -35,8 +35,8 @@ struct ProtoRegistryTests {
 
     @Test func fieldsAreListedInNumberOrderWithTheirTypes() throws {
         let fields = try #require(ProtoRegistry.fields(of: "homepwner.v1.ListItemsResponse"))
-        #expect(fields.map(\.name) == ["items", "next_page_token", "total_count"])
-        #expect(fields.map(\.jsonName) == ["items", "nextPageToken", "totalCount"])
+        #expect(fields.map(\.name) == ["items", "next_page_token", "total_count", "ranked"])
+        #expect(fields.map(\.jsonName) == ["items", "nextPageToken", "totalCount", "ranked"])
         #expect(fields[0].number == 1 && fields[0].type == .message && fields[0].isRepeated)
         #expect(fields[0].typeName == "homepwner.v1.Item")
         #expect(fields[2].type == .int64 && !fields[2].isRepeated && fields[2].typeName == nil)

@@ -32,8 +32,13 @@ struct ProtobufCBehaviourTests {
         #expect(try json(bytes, Item.protoName) == "{\"name\":\"\u{FFFD}\u{FFFD}\"}")
     }
 
-    @Test func stringsAreCutAtTheFirstNULByte() throws {
-        #expect(try Item(serializedBytes: [0x12, 0x03, 0x61, 0x00, 0x62]).name == "a")
+    @Test func stringsWithANULByteAreRefusedSinceProtobufCWouldCutThemThere() throws {
+        // protobuf-c keeps strings NUL-terminated: "a\0b" would arrive as "a". The scan before
+        // unpacking refuses it instead (WireScan).
+        #expect(throws: ProtoDecodingError.nulInText(type: "homepwner.v1.Item", field: "homepwner.v1.Item.name")) {
+            try Item(serializedBytes: [0x12, 0x03, 0x61, 0x00, 0x62])
+        }
+        // Sending, protobuf-c takes the text up to the NUL: a Swift client's own strings are cut.
         var item = Item()
         item.name = "a\u{0}b"
         #expect(item.serializedBytes() == [0x12, 0x01, 0x61])

@@ -1883,7 +1883,7 @@ const ProtobufCMessageDescriptor homepwner__v1__list_items_request__descriptor =
   (ProtobufCMessageInit) homepwner__v1__list_items_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__list_items_response__field_descriptors[3] =
+static const ProtobufCFieldDescriptor homepwner__v1__list_items_response__field_descriptors[4] =
 {
   {
     "items",
@@ -1921,16 +1921,29 @@ static const ProtobufCFieldDescriptor homepwner__v1__list_items_response__field_
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "ranked",
+    4,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_BOOL,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ListItemsResponse, ranked),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__list_items_response__field_indices_by_name[] = {
   0,   /* field[0] = items */
   1,   /* field[1] = next_page_token */
+  3,   /* field[3] = ranked */
   2,   /* field[2] = total_count */
 };
 static const ProtobufCIntRange homepwner__v1__list_items_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 3 }
+  { 0, 4 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__list_items_response__descriptor =
 {
@@ -1940,7 +1953,7 @@ const ProtobufCMessageDescriptor homepwner__v1__list_items_response__descriptor 
   "Homepwner__V1__ListItemsResponse",
   "homepwner.v1",
   sizeof(Homepwner__V1__ListItemsResponse),
-  3,
+  4,
   homepwner__v1__list_items_response__field_descriptors,
   homepwner__v1__list_items_response__field_indices_by_name,
   1,  homepwner__v1__list_items_response__number_ranges,

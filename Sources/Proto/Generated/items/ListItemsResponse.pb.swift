@@ -14,6 +14,8 @@ public struct ListItemsResponse: ProtoMessage {
     public var nextPageToken: String = ""
     /// Field 3, `total_count`.
     public var totalCount: Int64 = 0
+    /// Field 4, `ranked`.
+    public var ranked: Bool = false
 
     /// An all-default message.
     public init() {}
@@ -40,6 +42,7 @@ extension ListItemsResponse: CBridgedMessage {
         self.items = CBridge.array(m.pointee.items, m.pointee.n_items) { Item(c: $0!) }
         self.nextPageToken = CBridge.string(m.pointee.next_page_token)
         self.totalCount = m.pointee.total_count
+        self.ranked = m.pointee.ranked != 0
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -47,5 +50,6 @@ extension ListItemsResponse: CBridgedMessage {
         m.pointee.items = arena.array(self.items) { arena.message($0) }
         m.pointee.next_page_token = arena.string(self.nextPageToken)
         m.pointee.total_count = self.totalCount
+        m.pointee.ranked = self.ranked ? 1 : 0
     }
 }

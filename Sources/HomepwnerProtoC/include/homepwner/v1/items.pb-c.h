@@ -318,10 +318,15 @@ struct  Homepwner__V1__ListItemsResponse
    */
   char *next_page_token;
   int64_t total_count;
+  /*
+   * Whether the items are in order of relevance: a search that matches more than 2,000 items
+   * is not ranked (ranking them all takes too long); its items come newest first.
+   */
+  protobuf_c_boolean ranked;
 };
 #define HOMEPWNER__V1__LIST_ITEMS_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__list_items_response__descriptor) \
-    , 0,NULL, (char *)protobuf_c_empty_string, 0 }
+    , 0,NULL, (char *)protobuf_c_empty_string, 0, 0 }
 
 
 struct  Homepwner__V1__UpdateItemRequest
