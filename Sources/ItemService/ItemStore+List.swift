@@ -46,7 +46,7 @@ extension ItemStore {
             guard !request.search.isEmpty else {
                 throw ItemStoreError.invalidArgument("sort ITEM_SORT_RELEVANCE ranks by search; set search, or choose another sort")
             }
-            column = ranked ? "text_rank" : "id"
+            column = ranked ? "text_rank" : "items_text.rowid"
         default:
             throw ItemStoreError.invalidArgument(
                 "sort must be one of ITEM_SORT_MANUAL, ITEM_SORT_NAME, ITEM_SORT_VALUE, ITEM_SORT_CREATED, ITEM_SORT_RELEVANCE (got \(request.sort.rawValue))")
@@ -70,32 +70,65 @@ extension ItemStore {
             filter.add("id IN (SELECT rowid FROM items_search WHERE items_search MATCH ?)", [.text(phrase)])
         } else if !request.query.isEmpty {
             let pattern = "%" + Self.escapeLike(request.query) + "%"
-            filter.add("(name LIKE ? ESCAPE '\\' OR serial_number LIKE ? ESCAPE '\\')", [.text(pattern), .text(pattern)])
+            filter.add("(items.name LIKE ? ESCAPE '\\' OR items.serial_number LIKE ? ESCAPE '\\')", [.text(pattern), .text(pattern)])
         }
-        let source = filter.source
-        let filterSQL = filter.whereClause
-        let filterParams = filter.params
+        // A search takes one of three shapes. Ranked: the matches with their rank, joined to
+        // items. Unranked: the text index drives, in rowid order, probing items for the other
+        // filters, and stops at a page (FTS5 streams rowids in order; no match is sorted or
+        // ranked). Another sort: the matches as a set items are filtered by.
+        var source = "items"
+        var sourceParams: [SQLiteValue] = []
+        var selected = Self.columns
         var conditions = filter.conditions
-        var params = filter.joinParams + filter.params
+        var params = filter.params
+        if let match = filter.textQuery {
+            if sort == .relevance && ranked {
+                source += " JOIN (SELECT rowid AS text_id, rank AS text_rank FROM items_text WHERE items_text MATCH ?) ON text_id = items.id"
+                sourceParams = [.text(match)]
+                selected += ", text_rank"
+            } else if sort == .relevance {
+                source = "items_text JOIN items ON items.id = items_text.rowid"
+                conditions.insert("items_text MATCH ?", at: 0)
+                params.insert(.text(match), at: 0)
+                selected = Self.columns.split(separator: ",").map { "items." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+            } else {
+                conditions.append("items.id IN (SELECT rowid FROM items_text WHERE items_text MATCH ?)")
+                params.append(.text(match))
+            }
+        }
+        let counted = (
+            sql: "SELECT count(*) FROM items" + (conditions.isEmpty && filter.textQuery == nil ? "" : " WHERE ")
+                + (filter.conditions + (filter.textQuery == nil ? [] : ["items.id IN (SELECT rowid FROM items_text WHERE items_text MATCH ?)"]))
+                .joined(separator: " AND "),
+            params: filter.params + (filter.textQuery.map { [SQLiteValue.text($0)] } ?? [])
+        )
+        params = sourceParams + params
         if let token {
             guard token.sort == request.sort.rawValue, token.descending == request.descending, token.query == filter.fingerprint else {
                 throw ItemStoreError.invalidArgument(
                     "page_token was issued for another sort, direction, query or filter; repeat the first page's request with it")
             }
-            conditions.append("(\(column), id) \(descending ? "<" : ">") (?, ?)")
-            switch token.last {
-            case let .integer(value): params.append(.integer(value))
-            case let .text(value): params.append(.text(value))
-            case let .real(value): params.append(.real(value))
+            if sort == .relevance && !ranked {
+                // The rowid is the item's id: one column orders them, so the index can seek.
+                conditions.append("items_text.rowid \(descending ? "<" : ">") ?")
+                params.append(.integer(token.lastID))
+            } else {
+                conditions.append("(\(column), id) \(descending ? "<" : ">") (?, ?)")
             }
-            params.append(.integer(token.lastID))
+            switch sort == .relevance && !ranked ? nil : token.last {
+            case nil: break
+            case let .integer(value)?: params.append(.integer(value))
+            case let .text(value)?: params.append(.text(value))
+            case let .real(value)?: params.append(.real(value))
+            }
+            if !(sort == .relevance && !ranked) { params.append(.integer(token.lastID)) }
         }
         let direction = descending ? "DESC" : "ASC"
-        let selected = sort == .relevance && ranked ? Self.columns + ", text_rank" : Self.columns
+        let orderBy = sort == .relevance && !ranked ? "\(column) \(direction)" : "\(column) \(direction), id \(direction)"
         let rows = try db.query(
             "SELECT \(selected) FROM \(source)"
                 + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
-                + " ORDER BY \(column) \(direction), id \(direction) LIMIT ?",
+                + " ORDER BY \(orderBy) LIMIT ?",
             params + [.integer(Int64(pageSize + 1))])
 
         var response = ListItemsResponse()
@@ -126,7 +159,7 @@ extension ItemStore {
         } else if let textMatches, filter.onlyText && request.query.isEmpty {
             response.totalCount = textMatches
         } else {
-            response.totalCount = try db.scalar("SELECT count(*) FROM \(source)" + filterSQL, filter.joinParams + filterParams)?.int64Value ?? 0
+            response.totalCount = try db.scalar(counted.sql, counted.params)?.int64Value ?? 0
         }
         return response
     }
@@ -235,12 +268,10 @@ extension ItemStore {
     }
 }
 
-/// ListItems' filters as SQL: a source (`items`, joined with the text index for a search),
-/// conditions, their parameters, and a fingerprint a page token carries.
+/// ListItems' filters as SQL: conditions on `items`, their parameters, the text query of a
+/// search, and a fingerprint a page token carries.
 struct ItemFilter {
     var fingerprint: String
-    private(set) var source = "items"
-    private(set) var joinParams: [SQLiteValue] = []
     private(set) var conditions: [String] = []
     private(set) var params: [SQLiteValue] = []
     private var filtered = false
@@ -255,7 +286,6 @@ struct ItemFilter {
     /// Whether any filter but `query` narrows the items.
     var isEmpty: Bool { !filtered }
 
-    var whereClause: String { conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ") }
 
     mutating func add(_ condition: String, _ values: [SQLiteValue], fingerprint part: String? = nil) {
         conditions.append(condition)
@@ -266,11 +296,8 @@ struct ItemFilter {
         }
     }
 
-    /// The items `match` finds in the text index, with their rank (computed only when the
-    /// query orders by it).
+    /// The items `match` finds in the text index (`list` chooses how to join them).
     mutating func search(_ match: String) {
-        source += " JOIN (SELECT rowid AS text_id, rank AS text_rank FROM items_text WHERE items_text MATCH ?) ON text_id = items.id"
-        joinParams.append(.text(match))
         fingerprint += "\u{1}s=" + match
         filtered = true
         textQuery = match
