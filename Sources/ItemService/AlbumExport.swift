@@ -106,6 +106,7 @@ struct AlbumExport: Sendable {
         case "image/jpeg": "jpg"
         case "image/heic": "heic"
         case "image/avif": "avif"
+        case "application/pdf": "pdf"
         case "video/mp4": "mp4"
         case "video/quicktime": "mov"
         case "video/webm": "webm"

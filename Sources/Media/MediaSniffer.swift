@@ -3,12 +3,13 @@ import JPEG
 import Proto
 
 /// Recognises JPEG (its whole structure validated, the header under a pixel limit), HEIC/AVIF,
-/// and movies by their container signature (ISO BMFF/QuickTime, Matroska/WebM, AVI).
+/// PDF documents by their header and trailer (`MediaSniffer+PDF.swift`), and movies by their
+/// container signature (ISO BMFF/QuickTime, Matroska/WebM, AVI).
 public enum MediaSniffer {
     /// Bytes needed to classify by signature.
     public static let headBytes = 64
 
-    /// Classifies a container by its first bytes; nil for JPEG and anything unknown.
+    /// Classifies a container by its first bytes; nil for JPEG, PDF and anything unknown.
     public static func container(_ head: ArraySlice<UInt8>) -> SniffedMedia? {
         let head = Array(head.prefix(headBytes))
         func ascii(_ range: Range<Int>) -> String {
@@ -57,13 +58,17 @@ public enum MediaSniffer {
     }
 
     /// Classifies whole data in place (a request frame, a memory map): JPEG (its whole
-    /// structure validated), HEIC or a movie. `maxDecodeBytes`, `decodeSlots`: see `jpeg`.
+    /// structure validated), a PDF (its header and trailer), HEIC or a movie. `maxDecodeBytes`,
+    /// `decodeSlots`: see `jpeg`.
     public static func classify(
         _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max, decodeSlots: DispatchSemaphore
     ) throws(MediaError) -> SniffedMedia {
         guard data.count > 0 else { throw MediaError("data is empty") }
         if JPEG.sniff(data) {
             return try jpeg(data, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, decodeSlots: decodeSlots)
+        }
+        if startsAsPDF(data.prefix(pdfSignature.count)) {
+            return try pdf(head: data.prefix(headBytes), tail: data.suffix(pdfTrailerBytes))
         }
         // The signatures are in the first bytes.
         let head = [UInt8](data.prefix(headBytes))
@@ -131,6 +136,6 @@ public enum MediaSniffer {
         let hex = head.prefix(8).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
             .joined(separator: " ")
         return MediaError(
-            "data is not a JPEG image or a known movie container (first bytes: \(hex)); accepted: JPEG, HEIC, MP4/MOV, Matroska/WebM, AVI")
+            "data is not a JPEG image, a PDF document or a known movie container (first bytes: \(hex)); accepted: JPEG, HEIC, PDF, MP4/MOV, Matroska/WebM, AVI")
     }
 }

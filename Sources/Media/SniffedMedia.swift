@@ -2,9 +2,9 @@ import Proto
 
 /// What stored bytes are, from their signature (and, for JPEG, the validated structure).
 public struct SniffedMedia: Sendable, Equatable {
-    /// Image or movie.
+    /// Image, movie or document.
     public var mediaType: MediaType
-    /// The MIME type, e.g. "image/jpeg", "video/mp4".
+    /// The MIME type, e.g. "image/jpeg", "video/mp4", "application/pdf".
     public var contentType: String
     /// A JPEG's declared size, as stored (before orientation); 0 for anything else.
     public var width = 0, height = 0

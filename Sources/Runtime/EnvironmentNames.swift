@@ -40,6 +40,8 @@ public enum EnvironmentNames {
     public static let imageMaxPixels = "HOMEPWNER_IMAGE_MAX_PIXELS"
     /// image-service: the largest chunked upload in bytes.
     public static let imageMaxUploadBytes = "HOMEPWNER_IMAGE_MAX_UPLOAD_BYTES"
+    /// image-service: the largest PDF document accepted, in bytes (`--max-document-bytes`).
+    public static let imageMaxDocumentBytes = "HOMEPWNER_IMAGE_MAX_DOCUMENT_BYTES"
     /// image-service: the largest stored JPEG a rendition is made from, in bytes.
     public static let imageMaxRenditionSourceBytes = "HOMEPWNER_IMAGE_MAX_RENDITION_SOURCE_BYTES"
     /// image-service: seconds before an idle chunked upload is dropped.

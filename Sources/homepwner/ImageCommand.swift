@@ -46,7 +46,7 @@ enum ImageCommand {
         options: CommonOptions.endpoints + [
             OptionSpec(name: "owner", help: "only this owner's images (an item key)", valueName: "KEY"),
             OptionSpec(name: "kind", help: "original, edited or thumbnail", valueName: "KIND"),
-            OptionSpec(name: "media", help: "image or movie", valueName: "TYPE"),
+            OptionSpec(name: "media", help: "image, movie or document (a PDF)", valueName: "TYPE"),
             OptionSpec(name: "limit", defaultValue: "1000", help: "at most this many", valueName: "N"),
         ])
 
@@ -58,8 +58,10 @@ enum ImageCommand {
             request.ownerKey = options["owner"] ?? ""
             if let kind = options["kind"] { request.kind = try parseKind(kind) }
             if let media = options["media"] {
-                guard let value = ["image": MediaType.image, "movie": .movie, "video": .movie][media.lowercased()] else {
-                    throw OptionError.invalidValue(option: "--media", value: media, reason: "image or movie")
+                guard let value = ["image": MediaType.image, "movie": .movie, "video": .movie, "document": .document, "pdf": .document][
+                    media.lowercased()]
+                else {
+                    throw OptionError.invalidValue(option: "--media", value: media, reason: "image, movie or document")
                 }
                 request.mediaType = value
             }

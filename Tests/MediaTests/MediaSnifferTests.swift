@@ -31,10 +31,12 @@ import TestSupport
         }
     }
 
-    @Test func unknownAndWAVAreRefused() {
+    @Test func unknownAndWAVAreRefusedNamingWhatIsAccepted() throws {
         for data in [Array("RIFF\0\0\0\0WAVEfmt ".utf8), Array("GIF89a....".utf8), [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]] {
             #expect(throws: MediaError.self) { try MediaSniffer.classify(data, maxPixels: 1000, decodeSlots: Self.decodeSlots) }
         }
+        let gif = try #require(throws: MediaError.self) { try MediaSniffer.classify(Array("GIF89a....".utf8), maxPixels: 1000, decodeSlots: Self.decodeSlots) }
+        #expect(gif.message == "data is not a JPEG image, a PDF document or a known movie container (first bytes: 47 49 46 38 39 61 2e 2e); accepted: JPEG, HEIC, PDF, MP4/MOV, Matroska/WebM, AVI")
     }
 
     @Test(arguments: 1...8)

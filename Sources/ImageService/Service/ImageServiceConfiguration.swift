@@ -20,6 +20,8 @@ public struct ImageServiceConfiguration: Sendable {
     public var maxUploadBytes: Int64
     /// Largest stored JPEG a rendition is made from, and largest arithmetic-coded JPEG accepted.
     public var maxRenditionSourceBytes: Int64
+    /// Largest PDF document accepted (PutImage or chunked upload).
+    public var maxDocumentBytes: Int64 = ImageStoreLimits.defaultMaxDocumentBytes
     /// Idle uploads are dropped after this many seconds.
     public var uploadExpirySeconds: Int
     /// Whether PSI and cgroup monitors feed the cache (tests drive it themselves).
@@ -77,6 +79,9 @@ public struct ImageServiceConfiguration: Sendable {
                    help: "largest chunked upload", valueName: "BYTES"),
         OptionSpec(name: "max-rendition-source-bytes", env: EnvironmentNames.imageMaxRenditionSourceBytes,
                    defaultValue: String(256 << 20), help: "largest stored JPEG a rendition is made from, and largest arithmetic-coded JPEG accepted", valueName: "BYTES"),
+        OptionSpec(name: "max-document-bytes", env: EnvironmentNames.imageMaxDocumentBytes,
+                   defaultValue: String(ImageStoreLimits.defaultMaxDocumentBytes), help: "largest PDF document accepted",
+                   valueName: "BYTES"),
         OptionSpec(name: "upload-expiry", env: EnvironmentNames.imageUploadExpirySeconds, defaultValue: "900",
                    help: "seconds an idle upload is kept", valueName: "SECONDS"),
         OptionSpec(name: "thumbnail-sizes", env: EnvironmentNames.imageThumbnailSizes,
@@ -109,7 +114,7 @@ public struct ImageServiceConfiguration: Sendable {
 
     /// Reads the parsed flags; refuses values outside their range.
     public init(_ options: ParsedOptions) throws {
-        for (name, minimum) in [("cache-bytes", 0), ("max-pixels", 1), ("max-upload-bytes", 1), ("max-rendition-source-bytes", 1), ("upload-expiry", 1)] {
+        for (name, minimum) in [("cache-bytes", 0), ("max-pixels", 1), ("max-upload-bytes", 1), ("max-rendition-source-bytes", 1), ("max-document-bytes", 1), ("upload-expiry", 1)] {
             let value = try options.int(name)
             guard value >= minimum else {
                 throw OptionError.invalidValue(option: "--\(name)", value: String(value), reason: "must be ≥ \(minimum)")
@@ -124,7 +129,9 @@ public struct ImageServiceConfiguration: Sendable {
             uploadExpirySeconds: try options.int("upload-expiry"),
             maxRenditionSourceBytes: Int64(try options.int("max-rendition-source-bytes")),
             thumbnailSizes: try Self.thumbnailSizes(try options.string("thumbnail-sizes")))
+        maxDocumentBytes = Int64(try options.int("max-document-bytes"))
         quarantineRetentionMilliseconds = try JobRetention.milliseconds(options, "quarantine-retention")
         jobRetention = try JobRetention(options)
     }
 }
+

@@ -24,7 +24,7 @@ public enum ImageServiceHost {
             maxPixels: configuration.maxPixels, maxUploadBytes: configuration.maxUploadBytes,
             maxChunkBytes: max(4096, min(16 << 20, configuration.maxMessageBytes - (64 << 10))),
             uploadExpiryMilliseconds: Int64(configuration.uploadExpirySeconds) * 1000,
-            maxRenditionSourceBytes: configuration.maxRenditionSourceBytes,
+            maxRenditionSourceBytes: configuration.maxRenditionSourceBytes, maxDocumentBytes: configuration.maxDocumentBytes,
             quarantineRetentionMilliseconds: configuration.quarantineRetentionMilliseconds,
             jobRetention: configuration.jobRetention)
         let faults = FaultWatch(logger: logger)

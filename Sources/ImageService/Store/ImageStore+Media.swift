@@ -25,6 +25,14 @@ extension ImageStore {
         }
     }
 
+    /// Refuses a document of `size` bytes over `limits.maxDocumentBytes` as RESOURCE_EXHAUSTED,
+    /// as an upload over its limit is; `ending` is added to the message.
+    static func checkSize(_ media: SniffedMedia, size: Int64, limits: ImageStoreLimits, ending: String = "") throws(ImageStoreError) {
+        guard media.mediaType == .document, size > limits.maxDocumentBytes else { return }
+        throw .tooLarge(
+            "data: PDF of \(size) bytes is over the document limit of \(limits.maxDocumentBytes) bytes (--max-document-bytes)" + ending)
+    }
+
     private static func refusedAsInvalid(_ body: () throws(MediaError) -> SniffedMedia) throws(ImageStoreError) -> SniffedMedia {
         do { return try body() } catch { throw .invalid(error.message) }
     }

@@ -58,6 +58,7 @@ extension ImageStore {
             // send again.
             if abandoned() { throw CancellationError() }
             let media = try Self.classify(data, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
+            try Self.checkSize(media, size: Int64(data.count), limits: limits)
             try Self.check(media, against: new)
             let (temporary, digests) = try self.writeTemporary(data, key: key)
             // The bytes a lost row was stored with: its blob again (durable here, as the row is

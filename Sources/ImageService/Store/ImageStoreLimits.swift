@@ -18,6 +18,8 @@ public struct ImageStoreLimits: Sendable {
     /// Largest stored JPEG a rendition is made from (it is read and decoded whole), and
     /// largest arithmetic-coded JPEG a put or upload accepts (it is decoded to be validated).
     public var maxRenditionSourceBytes: Int64
+    /// Largest PDF document accepted, by PutImage or a chunked upload.
+    public var maxDocumentBytes: Int64
     /// A start's quarantine folder is removed this long after that start (``keepQuarantine``:
     /// never): long enough to notice an images.db restored from an older copy and put its newer
     /// photos back.
@@ -30,11 +32,15 @@ public struct ImageStoreLimits: Sendable {
     /// 30 days.
     public static let defaultQuarantineRetentionMilliseconds: Int64 = 30 * 24 * 3600 * 1000
 
-    /// Limits; every value has a default suited to phone photos and short videos.
+    /// 50 MiB: a scanned manual of a few hundred pages.
+    public static let defaultMaxDocumentBytes: Int64 = 50 << 20
+
+    /// Limits; every value has a default suited to phone photos, short videos and scanned receipts.
     public init(
         maxPixels: Int = 100_000_000, maxUploadBytes: Int64 = 4 << 30, maxChunkBytes: Int = 16 << 20,
         uploadExpiryMilliseconds: Int64 = 15 * 60 * 1000, maxOpenUploads: Int = 256,
         maxOpenUploadsTotal: Int = 1024, maxRenditionSourceBytes: Int64 = 256 << 20,
+        maxDocumentBytes: Int64 = defaultMaxDocumentBytes,
         quarantineRetentionMilliseconds: Int64 = defaultQuarantineRetentionMilliseconds,
         jobRetention: JobRetention = JobRetention()
     ) {
@@ -47,6 +53,7 @@ public struct ImageStoreLimits: Sendable {
         self.maxOpenUploads = maxOpenUploads
         self.maxOpenUploadsTotal = maxOpenUploadsTotal
         self.maxRenditionSourceBytes = maxRenditionSourceBytes
+        self.maxDocumentBytes = maxDocumentBytes
     }
 }
 

@@ -22,7 +22,8 @@ public enum ThumbnailQueue {
         JobQueueConfiguration(name: name, retention: retention)
     }
 
-    /// Whether storing `info` makes thumbnails: a JPEG original or edit (not a thumbnail, not a movie).
+    /// Whether storing `info` makes thumbnails: a JPEG original or edit (not a thumbnail, a movie,
+    /// HEIC or a PDF document).
     static func wants(_ info: ImageInfo) -> Bool {
         (info.kind == .original || info.kind == .edited) && info.mediaType == .image && info.contentType == "image/jpeg"
     }

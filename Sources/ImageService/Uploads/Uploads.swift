@@ -53,6 +53,13 @@ final class Uploads: Sendable {
         guard totalSize <= limits.maxUploadBytes else {
             throw ImageStoreError.tooLarge("total_size \(totalSize) is over the upload limit of \(limits.maxUploadBytes) bytes")
         }
+        // What is declared is only a claim (the commit sniffs the data), but one that says PDF
+        // is refused now rather than after gigabytes were sent.
+        let declaresDocument = new.mediaType == .document || new.contentType.lowercased() == "application/pdf"
+        guard !declaresDocument || totalSize <= limits.maxDocumentBytes else {
+            throw ImageStoreError.tooLarge(
+                "total_size \(totalSize) is over the document limit of \(limits.maxDocumentBytes) bytes (--max-document-bytes) for the PDF declared")
+        }
         if !checksum.isEmpty { try Self.checkFormat(checksum, field: "checksum") }
         let new = try await validate(new)
         if !new.key.isEmpty, try await work.indexWrite({ try $0.get(new.key) }) != nil {
@@ -273,6 +280,7 @@ final class Uploads: Sendable {
                 try upload.flushPending()
                 staged?(upload.path)
                 let media = try Self.sniff(upload, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
+                try ImageStore.checkSize(media, size: upload.totalSize, limits: limits, ending: "; the upload is discarded")
                 try ImageStore.check(media, against: declared)
                 try BlobStore.check(fsync(upload.fd), "fsync", upload.path)
                 // Renamed and its folder fsynced before the row is added, not beside it as a
@@ -399,10 +407,20 @@ final class Uploads: Sendable {
         }
     }
 
-    /// Classifies a staged upload: a container by its first bytes; a JPEG validated whole in
-    /// place, through a read-only map of the staged file (never read into memory whole).
+    /// Classifies a staged upload: a container by its first bytes; a PDF by those and its last
+    /// `MediaSniffer.pdfTrailerBytes`; a JPEG validated whole in place, through a read-only map
+    /// of the staged file (never read into memory whole).
     private static func sniff(_ upload: Upload, maxPixels: Int, maxDecodeBytes: Int64) throws -> SniffedMedia {
         let head = try readStaged(upload, offset: 0, count: Int(min(upload.totalSize, Int64(MediaSniffer.headBytes))))
+        if MediaSniffer.startsAsPDF(head) {
+            let count = min(upload.totalSize, Int64(MediaSniffer.pdfTrailerBytes))
+            let tail = try readStaged(upload, offset: upload.totalSize - count, count: Int(count))
+            do {
+                return try MediaSniffer.pdf(head: head, tail: tail)
+            } catch {
+                throw ImageStoreError.invalid(error.message)
+            }
+        }
         guard head.starts(with: [0xFF, 0xD8, 0xFF]) else { return try ImageStore.classify(head, maxPixels: maxPixels) }
         let map = try MappedFile(fd: upload.fd, count: Int(upload.totalSize), path: upload.path)
         do {

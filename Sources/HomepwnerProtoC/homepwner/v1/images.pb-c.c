@@ -3525,17 +3525,19 @@ const ProtobufCEnumDescriptor homepwner__v1__image_kind__descriptor =
   homepwner__v1__image_kind__value_ranges,
   NULL,NULL,NULL,NULL   /* reserved[1234] */
 };
-static const ProtobufCEnumValue homepwner__v1__media_type__enum_values_by_number[3] =
+static const ProtobufCEnumValue homepwner__v1__media_type__enum_values_by_number[4] =
 {
   { "MEDIA_TYPE_UNSPECIFIED", "HOMEPWNER__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED", 0 },
   { "IMAGE", "HOMEPWNER__V1__MEDIA_TYPE__IMAGE", 1 },
   { "MOVIE", "HOMEPWNER__V1__MEDIA_TYPE__MOVIE", 2 },
+  { "DOCUMENT", "HOMEPWNER__V1__MEDIA_TYPE__DOCUMENT", 3 },
 };
 static const ProtobufCIntRange homepwner__v1__media_type__value_ranges[] = {
-{0, 0},{0, 3}
+{0, 0},{0, 4}
 };
-static const ProtobufCEnumValueIndex homepwner__v1__media_type__enum_values_by_name[3] =
+static const ProtobufCEnumValueIndex homepwner__v1__media_type__enum_values_by_name[4] =
 {
+  { "DOCUMENT", 3 },
   { "IMAGE", 1 },
   { "MEDIA_TYPE_UNSPECIFIED", 0 },
   { "MOVIE", 2 },
@@ -3547,9 +3549,9 @@ const ProtobufCEnumDescriptor homepwner__v1__media_type__descriptor =
   "MediaType",
   "Homepwner__V1__MediaType",
   "homepwner.v1",
-  3,
+  4,
   homepwner__v1__media_type__enum_values_by_number,
-  3,
+  4,
   homepwner__v1__media_type__enum_values_by_name,
   1,
   homepwner__v1__media_type__value_ranges,

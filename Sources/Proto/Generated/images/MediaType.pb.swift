@@ -23,10 +23,12 @@ public struct MediaType: ProtoEnum {
     public static let image = MediaType(rawValue: 1)
     /// `MOVIE` = 2.
     public static let movie = MediaType(rawValue: 2)
+    /// `DOCUMENT` = 3.
+    public static let document = MediaType(rawValue: 3)
 
     /// Every value declared in the .proto file.
-    public static let allCases: [MediaType] = [.unspecified, .image, .movie]
+    public static let allCases: [MediaType] = [.unspecified, .image, .movie, .document]
 
     /// Proto value names by wire value.
-    public static let protoValueNames: [Int32: String] = [0: "MEDIA_TYPE_UNSPECIFIED", 1: "IMAGE", 2: "MOVIE"]
+    public static let protoValueNames: [Int32: String] = [0: "MEDIA_TYPE_UNSPECIFIED", 1: "IMAGE", 2: "MOVIE", 3: "DOCUMENT"]
 }

@@ -62,7 +62,13 @@ typedef enum _Homepwner__V1__ImageKind {
 typedef enum _Homepwner__V1__MediaType {
   HOMEPWNER__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED = 0,
   HOMEPWNER__V1__MEDIA_TYPE__IMAGE = 1,
-  HOMEPWNER__V1__MEDIA_TYPE__MOVIE = 2
+  HOMEPWNER__V1__MEDIA_TYPE__MOVIE = 2,
+  /*
+   * A PDF (receipts, manuals): content_type "application/pdf", width/height 0. Stored and served
+   * as bytes, never rendered: GetRendition and EnqueueThumbnails refuse it (9), no thumbnail job
+   * is made for it.
+   */
+  HOMEPWNER__V1__MEDIA_TYPE__DOCUMENT = 3
     PROTOBUF_C__FORCE_ENUM_TO_BE_INT_SIZE(HOMEPWNER__V1__MEDIA_TYPE)
 } Homepwner__V1__MediaType;
 typedef enum _Homepwner__V1__RenditionMode {
@@ -117,7 +123,7 @@ struct  Homepwner__V1__ImageInfo
   int64_t size_bytes;
   /*
    * Pixels as stored, before EXIF orientation (orientation 5..8 swaps them for display);
-   * 0 for movies and HEIC.
+   * 0 for movies, HEIC and documents.
    */
   int32_t width;
   int32_t height;
