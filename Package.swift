@@ -75,6 +75,9 @@ let package = Package(
         .target(name: "CaptureWorker", dependencies: ["Capture", "Locking", "RPC", "Proto", "Runtime", "JPEG", "Media", "Digest", "WorkerRuntime", "CPidFD"], swiftSettings: swiftSettings),
         .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "WorkerRuntime"], swiftSettings: swiftSettings),
         .target(name: "Clients", dependencies: ["RPC", "Proto"], swiftSettings: swiftSettings),
+        // The claim packet (`homepwner report`): what a claim needs gathered page by page, and
+        // its PDF, CSV and HTML writers; Digest checks the originals an HTML export copies.
+        .target(name: "ClaimReport", dependencies: ["PDF", "Proto", "RPC", "Clients", "Runtime", "Digest"], swiftSettings: swiftSettings),
         .target(
             name: "Harness",
             dependencies: ["Capture", "Locking", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "Clients", "Runtime", "RPC"],
@@ -90,7 +93,7 @@ let package = Package(
         .target(name: "CLISupport", dependencies: ["Proto"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "homepwner",
-            dependencies: ["Capture", "Harness", "Clients", "CLISupport", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "CurveAuth"],
+            dependencies: ["Capture", "Harness", "Clients", "CLISupport", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "CurveAuth", "ClaimReport"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -123,6 +126,9 @@ let package = Package(
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"], swiftSettings: swiftSettings),
         .testTarget(name: "DigestTests", dependencies: ["Digest", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "PDFTests", dependencies: ["PDF"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ClaimReportTests", dependencies: ["ClaimReport", "PDF", "Proto", "RPC", "Clients", "Runtime", "Harness", "Digest", "TestSupport"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "RPCTests", dependencies: ["Locking", "RPC", "ZMQ", "Proto", "Runtime", "TestSupport", "RPCTestSupport", "CurveAuth"], swiftSettings: swiftSettings),
         .testTarget(
             name: "JobQueueTests", dependencies: ["Locking", "JobQueue", "WorkerRuntime", "SQLite", "Proto", "RPC", "Runtime", "ZMQ", "TestSupport", "RPCTestSupport"],

@@ -77,6 +77,8 @@ public final class PDFFont: Sendable {
     public static let dejaVuSansPath = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
     /// Where Debian's fonts-dejavu-core puts DejaVu Sans Bold.
     public static let dejaVuSansBoldPath = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf"
+    /// Debian's fonts-droid-fallback: a TrueType font with Chinese, Japanese and Korean.
+    public static let cjkFallbackPath = "/usr/share/fonts/truetype/droid/DroidSansFallbackFull.ttf"
 
     /// DejaVu Sans (Bold) when Debian's fonts-dejavu-core is installed — Latin, Greek, Cyrillic,
     /// Armenian, Georgian, Hebrew, Arabic and many symbols, no CJK — else Helvetica (Bold).

@@ -33,9 +33,13 @@ public struct PDFFontChain: Sendable {
         self.init([font])
     }
 
-    /// `PDFFont.systemDefault(bold:)` alone: DejaVu Sans when installed, else Helvetica.
+    /// `PDFFont.systemDefault(bold:)` (DejaVu Sans when installed, else Helvetica), then Droid
+    /// Sans Fallback when installed (Debian's fonts-droid-fallback: Chinese, Japanese, Korean,
+    /// which DejaVu lacks; it has no bold, so bold CJK is drawn regular).
     public static func systemDefault(bold: Bool = false) -> PDFFontChain {
-        PDFFontChain(PDFFont.systemDefault(bold: bold))
+        var fonts = [PDFFont.systemDefault(bold: bold)]
+        if let fallback = try? PDFFont.trueType(path: PDFFont.cjkFallbackPath) { fonts.append(fallback) }
+        return PDFFontChain(fonts)
     }
 
     /// Whether some font of the chain has `scalar`.

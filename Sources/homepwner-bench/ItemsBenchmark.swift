@@ -249,15 +249,24 @@ enum ItemsBenchmark {
         static let rooms = ["Kitchen", "Living room", "Bedroom", "Study", "Garage", "Bathroom", "Attic", "Cellar"]
         static let notes = ["fridge by the window", "gift from grandmother", "receipt in the drawer", "wall mounted", "spare in the box"]
 
-        /// The bare side of a search: the same FTS5 query and join, ranked, 51 rows.
+        /// The bare side of a search, in the shape the store chooses: count the matches, then
+        /// 51 rows ranked (at most 2,000 matches) or newest first, the index driving.
         func bareSearches(seconds: Double, words: String) throws -> Result {
             let match = words.split(separator: " ").map { "\"\($0)\"*" }.joined(separator: " ")
-            let select = try bare.prepare("""
+            let count = try bare.prepare("SELECT count(*) FROM items_text WHERE items_text MATCH ?")
+            let ranked = try bare.prepare("""
                 SELECT \(Self.columns), text_rank FROM items
                 JOIN (SELECT rowid AS text_id, rank AS text_rank FROM items_text WHERE items_text MATCH ?) ON text_id = items.id
                 ORDER BY text_rank, id LIMIT 51
                 """)
-            return try measure("bare SQLite FTS5 MATCH ranked, 51 rows", seconds: seconds) {
+            let newest = try bare.prepare("""
+                SELECT \(Self.columns.split(separator: ",").map { "items." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+                FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? ORDER BY items_text.rowid DESC LIMIT 51
+                """)
+            return try measure("bare SQLite FTS5: count, then 51 rows", seconds: seconds) {
+                try count.bind([.text(match)])
+                let matches = try count.rows().first?[0].int64Value ?? 0
+                let select = matches <= ItemStore.maxRankedMatches ? ranked : newest
                 try select.bind([.text(match)])
                 _ = try select.rows()
             }

@@ -16,6 +16,7 @@ enum HomepwnerCLI {
         ("location", "the places items are in, as a tree: add, ls, mv, edit, rm"),
         ("category", "coverage categories: depreciation and limits"),
         ("policy", "the insurance policy: currency, contents limit, the claim packet's cover"),
+        ("report", "the claim packet (pdf, csv, html), readiness and valuation"),
         ("image", "put, get, list, stat and remove images and videos"),
         ("cache", "the image service's cache: stats, purge"),
         ("queue", "a job queue's counts, jobs, dead jobs, retries, pause, purge, batches"),
@@ -78,6 +79,8 @@ enum HomepwnerCLI {
             code = await CategoryCommand.run(rest)
         case "policy":
             code = await PolicyCommand.run(rest)
+        case "report":
+            code = await ReportCommand.run(rest)
         case "image":
             code = await ImageCommand.run(rest)
         case "cache":

@@ -1,0 +1,73 @@
+import Foundation
+import Proto
+
+/// The claim as CSV, RFC 4180: a header row, then a row per item in the report's order; fields
+/// with a comma, a double quote, CR or LF are quoted, quotes inside doubled; CRLF line ends;
+/// UTF-8 without a byte order mark. Amounts are plain decimals ("1299.00") for the whole line
+/// (per-unit × quantity), in the row's Currency; one in another currency is followed by its code.
+final class ClaimCSVWriter: ClaimWriter {
+    /// The header row's fields.
+    static let header = [
+        "Room", "Quantity", "Description", "Brand", "Model", "Serial", "Purchase date", "Purchase price", "Replacement cost", "ACV",
+        "Currency", "Category", "Tags", "Notes", "Photo files",
+    ]
+
+    private let file: ClaimFile
+    private var currency = "USD"
+
+    var wantsThumbnails: Bool { false }
+
+    init(path: String) throws(ClaimReportError) {
+        file = try ClaimFile(creating: path)
+    }
+
+    func begin(_ overview: ClaimOverview) throws {
+        currency = overview.currency
+        try file.write(Self.row(Self.header))
+    }
+
+    func beginSection(_ section: ClaimSection) throws {}
+
+    func write(_ claim: ClaimItem, in section: ClaimSection) async throws {
+        try file.write(Self.row(Self.fields(of: claim, room: section.name, defaultCurrency: currency)))
+    }
+
+    func endSection(_ section: ClaimSection, totals: ClaimTotals) throws {}
+
+    func finish(ledger: ClaimLedger) throws -> Int {
+        try file.close()
+        return 0
+    }
+
+    /// An item's fields in `header` order.
+    static func fields(of claim: ClaimItem, room: String, defaultCurrency: String) -> [String] {
+        let item = claim.item
+        let valuation = item.valuation
+        let rowCurrency = [valuation?.replacementCost?.currency, claim.purchaseTotal?.currency].compactMap { $0 }
+            .first { !$0.isEmpty } ?? defaultCurrency
+        func amount(_ money: Money?) -> String {
+            guard let money, money.minorUnits != 0 else { return "" }
+            let code = money.currency.isEmpty ? defaultCurrency : money.currency
+            var copy = money
+            copy.currency = code
+            return code == rowCurrency ? copy.decimalText : copy.decimalText + " " + code
+        }
+        return [
+            room, String(claim.quantity), item.name, item.brand, item.model, item.serialNumber, item.purchaseDate,
+            amount(claim.purchaseTotal), amount(valuation?.replacementCost), amount(valuation?.actualCashValue), rowCurrency,
+            claim.categoryName, item.tags.joined(separator: "; "), item.notes,
+            claim.photos.map(\.originalFileName).filter { !$0.isEmpty }.joined(separator: "; "),
+        ]
+    }
+
+    /// One record: the fields escaped, separated by commas, ended by CRLF.
+    static func row(_ fields: [String]) -> String {
+        fields.map(field).joined(separator: ",") + "\r\n"
+    }
+
+    /// A field as RFC 4180 wants it: quoted when it holds a comma, a quote, CR or LF.
+    static func field(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -1,0 +1,203 @@
+import Foundation
+import Proto
+import RPC
+
+/// Gathers a claim report's data as it is written, so memory stays flat whatever the number of
+/// items: the overview first (the policy, the valuation and readiness, the sections), then
+/// each section's items one ListItems page at a time (`exclude_sublocations`, by name, valued
+/// as of the report's date), and each item's photos as the item is written.
+///
+/// Nothing here keeps an item past the call that handed it out: `figures` counts what was
+/// fetched and how much was held at once, which the tests assert on.
+public final class ClaimGatherer {
+    /// What the gatherer has fetched and held so far.
+    public struct Figures: Sendable, Hashable {
+        /// ListItems pages fetched for sections (the photo count's pre-pass not included).
+        public var pagesFetched = 0
+        /// The most items one page held.
+        public var largestPage = 0
+        /// The most pages handed out and not yet given back at one time (1 when written as it goes).
+        public var mostPagesHeld = 0
+        /// Items handed out in all.
+        public var itemsHandedOut = 0
+        /// Photos looked up (StatImage).
+        public var photosLookedUp = 0
+        /// Thumbnails fetched (GetRendition).
+        public var thumbnailsFetched = 0
+    }
+
+    /// The services asked.
+    public let services: ClaimServices
+    /// Items per ListItems page (500 by default; at most 1000).
+    public let pageSize: Int32
+    /// The box thumbnails are asked for in: a size the thumbnail worker stores by default
+    /// (`--thumbnail-sizes` 64,256,1024), so GetRendition answers the stored one.
+    public let thumbnailEdge: Int32
+    /// Photo lookups in flight at once for one item.
+    public let photoConcurrency: Int
+    /// What was fetched and held so far.
+    public private(set) var figures = Figures()
+    private var pagesHeld = 0
+
+    /// A gatherer over `services`.
+    public init(services: ClaimServices, pageSize: Int32 = 500, thumbnailEdge: Int32 = 256, photoConcurrency: Int = 4) {
+        precondition((1...1000).contains(pageSize), "ListItems pages hold 1…1000 items (got \(pageSize))")
+        self.services = services
+        self.pageSize = pageSize
+        self.thumbnailEdge = thumbnailEdge
+        self.photoConcurrency = max(1, photoConcurrency)
+    }
+
+    // MARK: Overview
+
+    /// What the report needs before its first item, for `location`'s subtree (nil: everything)
+    /// valued on `asOf` ("today" or YYYY-MM-DD).
+    ///
+    /// - Parameter needsImages: Whether the report reads photos; the image service is then
+    ///   checked here, before anything is written, when there are any.
+    /// - Throws: `ClaimReportError.emptySelection` when the scope holds no item; the
+    ///   services' `RPCError`s (an as-of date that is not one: INVALID_ARGUMENT).
+    public func overview(
+        location: Location?, asOf: String, overrides: ClaimCoverOverrides = ClaimCoverOverrides(), needsImages: Bool,
+        madeAt: Date = Date()
+    ) async throws -> ClaimOverview {
+        let scope = location?.key ?? ""
+        let policy = try await services.policy()
+        let valuation = try await services.valuation(asOf: asOf, location: scope)
+        let readiness = try await services.readiness(location: scope)
+        let tree = try await services.locations(root: scope)
+        var sections = tree.locations.filter { $0.itemCount > 0 }.map { ClaimSection(key: $0.key, name: $0.path, itemCount: $0.itemCount) }
+        if location == nil, tree.unplacedItemCount > 0 {
+            sections.append(ClaimSection(key: "", name: ClaimSection.noLocationName, itemCount: tree.unplacedItemCount))
+        }
+        let itemCount = sections.reduce(0) { $0 + $1.itemCount }
+        guard itemCount > 0 else { throw ClaimReportError.emptySelection(scope: location?.path) }
+        var categoryNames: [String: String] = [:]
+        for category in try await services.categories() { categoryNames[category.key] = category.name }
+        let photoCount = try await countPhotos(scope: scope)
+        if needsImages, photoCount > 0 { try await services.checkImageService() }
+        return ClaimOverview(
+            location: location, policy: policy, cover: ClaimCover(policy: policy, overrides: overrides), valuation: valuation,
+            readiness: readiness, sections: sections, categoryNames: categoryNames, itemCount: itemCount, photoCount: photoCount,
+            madeAt: madeAt)
+    }
+
+    /// Photos attached to the items of `scope`, counted a page at a time (the cover needs the
+    /// count before the first item is written).
+    private func countPhotos(scope: String) async throws -> Int64 {
+        var request = ListItemsRequest()
+        request.pageSize = 1000
+        request.locationKey = scope
+        request.sort = .created
+        var count: Int64 = 0
+        repeat {
+            let page = try await services.items(request)
+            count += page.items.reduce(0) { $0 + Int64($1.photos.count) }
+            request.pageToken = page.nextPageToken
+        } while !request.pageToken.isEmpty
+        return count
+    }
+
+    // MARK: Items
+
+    /// Hands `body` the items of `section`, one ListItems page at a time, by name, each valued
+    /// as of `asOf`; the next page is fetched once `body` has returned.
+    public func forEachPage(of section: ClaimSection, asOf: String, _ body: ([Item]) async throws -> Void) async throws {
+        var request = ListItemsRequest()
+        request.pageSize = pageSize
+        request.sort = .name
+        request.asOf = asOf
+        if section.key.isEmpty {
+            request.unplaced = true
+        } else {
+            request.locationKey = section.key
+            request.excludeSublocations = true
+        }
+        repeat {
+            let page = try await services.items(request)
+            request.pageToken = page.nextPageToken
+            figures.pagesFetched += 1
+            figures.largestPage = max(figures.largestPage, page.items.count)
+            figures.itemsHandedOut += page.items.count
+            pagesHeld += 1
+            figures.mostPagesHeld = max(figures.mostPagesHeld, pagesHeld)
+            defer { pagesHeld -= 1 }
+            try await body(page.items)
+        } while !request.pageToken.isEmpty
+    }
+
+    /// Hands `body` each item of `section` with its photos (and their thumbnails when
+    /// `thumbnails`), in order; the photos of one item at a time are held.
+    public func forEachItem(
+        of section: ClaimSection, overview: ClaimOverview, thumbnails: Bool, _ body: (ClaimItem) async throws -> Void
+    ) async throws {
+        try await forEachPage(of: section, asOf: overview.asOf) { items in
+            for item in items {
+                let photos = try await self.photos(of: item, thumbnails: thumbnails)
+                try await body(ClaimItem(item: item, photos: photos, categoryName: overview.categoryNames[item.categoryKey] ?? ""))
+            }
+        }
+    }
+
+    // MARK: Photos
+
+    /// The item's photos in its order: each one's metadata, and with `thumbnails` the upright
+    /// JPEG thumbnail of those that have one; a few looked up at once.
+    public func photos(of item: Item, thumbnails: Bool) async throws -> [ClaimPhoto] {
+        let attached = item.photos.isEmpty ? item.photoKeys.map { key -> ItemPhoto in
+            var photo = ItemPhoto()
+            photo.imageKey = key
+            return photo
+        } : item.photos
+        guard !attached.isEmpty else { return [] }
+        let services = services, edge = thumbnailEdge
+        var found = [ClaimPhoto?](repeating: nil, count: attached.count)
+        try await withThrowingTaskGroup(of: (Int, ClaimPhoto).self) { group in
+            var next = 0
+            func startNext() {
+                guard next < attached.count else { return }
+                let index = next, photo = attached[index]
+                next += 1
+                group.addTask { (index, try await Self.lookUp(photo, thumbnails: thumbnails, edge: edge, services: services)) }
+            }
+            for _ in 0..<photoConcurrency { startNext() }
+            while let (index, photo) = try await group.next() {
+                found[index] = photo
+                startNext()
+            }
+        }
+        let photos = found.compactMap { $0 }
+        figures.photosLookedUp += photos.count
+        figures.thumbnailsFetched += photos.filter { $0.thumbnail != nil }.count
+        return photos
+    }
+
+    /// One photo: StatImage, then GetRendition for a JPEG when `thumbnails`.
+    private static func lookUp(_ photo: ItemPhoto, thumbnails: Bool, edge: Int32, services: ClaimServices) async throws -> ClaimPhoto {
+        guard let info = try await services.stat(photo.imageKey) else {
+            return ClaimPhoto(
+                key: photo.imageKey, role: photo.role, info: nil, thumbnail: nil,
+                unshown: "the image service has no image \(photo.imageKey) (deleted after it was attached)")
+        }
+        let photoKey = photo.imageKey
+        func unshown(_ why: String) -> ClaimPhoto {
+            ClaimPhoto(key: photoKey, role: photo.role, info: info, thumbnail: nil, unshown: thumbnails ? why : nil)
+        }
+        if info.mediaType == .document || info.contentType == "application/pdf" { return unshown("a PDF document") }
+        if info.mediaType == .movie { return unshown("a movie (\(info.contentType))") }
+        guard info.contentType == "image/jpeg" else { return unshown("\(info.contentType) has no thumbnail") }
+        guard thumbnails else { return unshown("") }
+        do {
+            let rendition = try await services.thumbnail(photo.imageKey, edge: edge)
+            return ClaimPhoto(
+                key: photo.imageKey, role: photo.role, info: info,
+                thumbnail: ClaimPhoto.Thumbnail(
+                    jpeg: rendition.data, width: Int(rendition.info?.width ?? 0), height: Int(rendition.info?.height ?? 0)),
+                unshown: nil)
+        } catch let error as RPCError where [.failedPrecondition, .dataLoss, .notFound].contains(error.code) {
+            // One photo the service cannot render (damaged on disk, deleted meanwhile) is
+            // listed with the reason; the rest of the report goes on.
+            return unshown(error.message)
+        }
+    }
+}
