@@ -127,16 +127,54 @@ public final class ClaimGatherer {
     }
 
     /// Hands `body` each item of `section` with its photos (and their thumbnails when
-    /// `thumbnails`), in order; the photos of one item at a time are held.
+    /// `thumbnails`), in order. The photos of the next `photoConcurrency` items are looked up
+    /// while an item is written (one lookup in flight per item), so the services are asked as
+    /// steadily as a plain fetch of every thumbnail would ask them; at most that many items'
+    /// photos are held.
     public func forEachItem(
         of section: ClaimSection, overview: ClaimOverview, thumbnails: Bool, _ body: (ClaimItem) async throws -> Void
     ) async throws {
+        let services = services, edge = thumbnailEdge, window = 2 * photoConcurrency
         try await forEachPage(of: section, asOf: overview.asOf) { items in
-            for item in items {
-                let photos = try await self.photos(of: item, thumbnails: thumbnails)
-                try await body(ClaimItem(item: item, photos: photos, categoryName: overview.categoryNames[item.categoryKey] ?? ""))
+            try await withThrowingTaskGroup(of: (Int, [ClaimPhoto]).self) { group in
+                var next = 0
+                var ready: [Int: [ClaimPhoto]] = [:]
+                func startNext() {
+                    guard next < items.count else { return }
+                    let index = next, item = items[index]
+                    next += 1
+                    group.addTask {
+                        var photos: [ClaimPhoto] = []
+                        for photo in Self.attached(item) {
+                            photos.append(try await Self.lookUp(photo, thumbnails: thumbnails, edge: edge, services: services))
+                        }
+                        return (index, photos)
+                    }
+                }
+                for _ in 0..<window { startNext() }
+                for index in items.indices {
+                    while ready[index] == nil, let (done, photos) = try await group.next() {
+                        ready[done] = photos
+                        startNext()
+                    }
+                    let photos = ready.removeValue(forKey: index) ?? []
+                    figures.photosLookedUp += photos.count
+                    figures.thumbnailsFetched += photos.filter { $0.thumbnail != nil }.count
+                    let item = items[index]
+                    try await body(ClaimItem(item: item, photos: photos, categoryName: overview.categoryNames[item.categoryKey] ?? ""))
+                }
             }
         }
+    }
+
+    /// The item's photos with their roles (photo_keys alone for an item from before roles).
+    private static func attached(_ item: Item) -> [ItemPhoto] {
+        item.photos.isEmpty
+            ? item.photoKeys.map { key -> ItemPhoto in
+                var photo = ItemPhoto()
+                photo.imageKey = key
+                return photo
+            } : item.photos
     }
 
     // MARK: Photos
@@ -144,11 +182,7 @@ public final class ClaimGatherer {
     /// The item's photos in its order: each one's metadata, and with `thumbnails` the upright
     /// JPEG thumbnail of those that have one; a few looked up at once.
     public func photos(of item: Item, thumbnails: Bool) async throws -> [ClaimPhoto] {
-        let attached = item.photos.isEmpty ? item.photoKeys.map { key -> ItemPhoto in
-            var photo = ItemPhoto()
-            photo.imageKey = key
-            return photo
-        } : item.photos
+        let attached = Self.attached(item)
         guard !attached.isEmpty else { return [] }
         let services = services, edge = thumbnailEdge
         var found = [ClaimPhoto?](repeating: nil, count: attached.count)

@@ -11,6 +11,9 @@ public struct PDFFontChain: Sendable {
     public let fonts: [PDFFont]
     /// What a missing character is drawn as: a font's index and its glyph.
     private let replacement: (font: Int, glyph: PDFFont.Glyph, scalar: Unicode.Scalar)?
+    /// Printable ASCII (U+0020…U+007E), looked up once: most of a report's text, each
+    /// character otherwise a cmap search in each font.
+    private let ascii: [(font: Int, glyph: PDFFont.Glyph)?]
 
     /// A chain of `fonts`, tried in order; there must be at least one.
     public init(_ fonts: [PDFFont]) {
@@ -26,6 +29,13 @@ public struct PDFFontChain: Sendable {
             }
         }
         self.replacement = replacement
+        ascii = (0x20...0x7E).map { value in
+            let scalar = Unicode.Scalar(UInt8(value))
+            for (index, font) in fonts.enumerated() {
+                if let glyph = font.glyph(for: scalar) { return (index, glyph) }
+            }
+            return nil
+        }
     }
 
     /// A chain of one font.
@@ -87,6 +97,10 @@ public struct PDFFontChain: Sendable {
     func layout(_ text: String) -> Layout {
         var layout = Layout()
         for original in text.unicodeScalars {
+            if (0x20...0x7E).contains(original.value), let found = ascii[Int(original.value) - 0x20] {
+                layout.append(found.glyph, font: found.font, for: original)
+                continue
+            }
             var scalar = original
             if Self.drawnAsSpace(scalar) {
                 scalar = " "

@@ -21,6 +21,8 @@ case "capture":
     await CaptureBenchmark.run(Array(arguments.dropFirst()))
 case "load":
     await LoadBenchmark.run(Array(arguments.dropFirst()))
+case "report":
+    await ReportBenchmark.run(Array(arguments.dropFirst()))
 case nil, "-h", "--help":
     print("""
         USAGE: homepwner-bench BENCHMARK [options]
@@ -35,6 +37,8 @@ case nil, "-h", "--help":
                  the client side has its own, as another process would), --profile VARIANT [--bytes N];
                  --renditions [--rounds N] [--source-mb 200] [--count 32]: 1 KB PutImage latency alone and
                  while --count GetRendition cache misses of a --source-mb MB JPEG render
+          report a claim PDF of --items N (10,000) items with --photos P (2) photos each, written by the homepwner
+                 executable, vs GetRendition of every photo it embeds (4 in flight), --rounds N (3) alternated; its peak RSS
           queue  no-op jobs through Lease/Complete over RPC (durable), 1 and --workers N (default 4) workers,
                  then with --done N (default 1,000,000) DONE rows, vs the same transactions on bare SQLite;
                  and with --max-jobs N (default 16) per Lease; options: --seconds S (per round, default 3),
