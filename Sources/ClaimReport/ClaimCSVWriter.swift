@@ -5,6 +5,9 @@ import Proto
 /// with a comma, a double quote, CR or LF are quoted, quotes inside doubled; CRLF line ends;
 /// UTF-8 without a byte order mark. Amounts are plain decimals ("1299.00") for the whole line
 /// (per-unit × quantity), in the row's Currency; one in another currency is followed by its code.
+/// A text field that a spreadsheet would run as a formula (it starts with =, +, -, @, a tab or a
+/// CR) is written with a leading apostrophe, as OWASP advises against CSV injection: an item
+/// named "=HYPERLINK(…)" stays text when the adjuster opens the file.
 final class ClaimCSVWriter: ClaimWriter {
     /// The header row's fields.
     static let header = [
@@ -52,12 +55,20 @@ final class ClaimCSVWriter: ClaimWriter {
             copy.currency = code
             return code == rowCurrency ? copy.decimalText : copy.decimalText + " " + code
         }
+        let text = inert
         return [
-            room, String(claim.quantity), item.name, item.brand, item.model, item.serialNumber, item.purchaseDate,
-            amount(claim.purchaseTotal), amount(valuation?.replacementCost), amount(valuation?.actualCashValue), rowCurrency,
-            claim.categoryName, item.tags.joined(separator: "; "), item.notes,
+            text(room), String(claim.quantity), text(item.name), text(item.brand), text(item.model), text(item.serialNumber),
+            item.purchaseDate, amount(claim.purchaseTotal), amount(valuation?.replacementCost), amount(valuation?.actualCashValue),
+            rowCurrency, text(claim.categoryName), text(item.tags.joined(separator: "; ")), text(item.notes),
             claim.photos.map(\.originalFileName).filter { !$0.isEmpty }.joined(separator: "; "),
         ]
+    }
+
+    /// Text a spreadsheet will not run as a formula: one starting with =, +, -, @, a tab or a
+    /// CR gets a leading apostrophe.
+    static func inert(_ text: String) -> String {
+        guard let first = text.unicodeScalars.first, ["=", "+", "-", "@", "\t", "\r"].contains(first) else { return text }
+        return "'" + text
     }
 
     /// One record: the fields escaped, separated by commas, ended by CRLF.

@@ -5,6 +5,14 @@ import Testing
 
 /// The words and tables of `report readiness` and `report value`, from replies made here.
 @Suite struct ClaimTextTests {
+    @Test func csvTextThatASpreadsheetWouldRunAsAFormulaIsKeptText() {
+        for formula in ["=HYPERLINK(\"http://x\",\"y\")", "+1+1", "-2", "@SUM(A1)", "\tx", "\rx"] {
+            #expect(ClaimCSVWriter.inert(formula) == "'" + formula)
+        }
+        for plain in ["Crème brûlée torch", "Холодильник", "3 chairs", "", "a=b"] { #expect(ClaimCSVWriter.inert(plain) == plain) }
+        #expect(ClaimCSVWriter.row([ClaimCSVWriter.inert("=1,2")]) == "\"'=1,2\"\r\n")
+    }
+
     @Test func agesReadAsYearsAndMonths() {
         #expect(ClaimText.age(months: -1) == "")
         #expect(ClaimText.age(months: 0) == "under a month")
