@@ -80,6 +80,14 @@ enum ItemsBenchmark {
                     String(format: "%.2f (%.2f–%.2f)", ratios[ratios.count / 2], ratios.first!, ratios.last!)
                 ))
             }
+            // Valuation and readiness read every item on the store's thread: how long that is.
+            print("valuation and readiness at \(itemCount) items…")
+            let valuations = try await bench.serviceReads(seconds: seconds / 2, "item service GetValuation, 1 in flight") { client in
+                _ = try await client.call(ItemServiceRPC.getValuation, GetValuationRequest())
+            }
+            let readiness = try await bench.serviceReads(seconds: seconds / 2, "item service GetReadiness, 1 in flight") { client in
+                _ = try await client.call(ItemServiceRPC.getReadiness, GetReadinessRequest())
+            }
             let medians = results.map(median)
             print("""
 
@@ -100,7 +108,7 @@ enum ItemsBenchmark {
                 ("move at \(itemCount)", moves, "–"),
                 ("list page 50 at \(itemCount), query", queried, "–"),
                 ("list page 50 at \(itemCount), query", rare, "–"),
-            ] + searches
+            ] + searches + [("valuation at \(itemCount)", valuations, "–"), ("readiness at \(itemCount)", readiness, "–")]
             for (operation, result, ratio) in rows {
                 print(String(
                     format: "| %@ | %@ | %.0f | %.1f | %.1f | %@ |", operation, result.name, result.perSecond,
@@ -270,6 +278,12 @@ enum ItemsBenchmark {
                 try select.bind([.text(match)])
                 _ = try select.rows()
             }
+        }
+
+        /// One read the whole inventory answers, 1 in flight.
+        func serviceReads(seconds: Double, _ name: String, _ call: @escaping @Sendable (RPCClient) async throws -> Void) async throws -> Result {
+            let client = client
+            return try await measureConcurrently(name, seconds: seconds, inFlight: 1) { try await call(client) }
         }
 
         /// ListItems with `search`, first pages (ranked), 1 in flight.
