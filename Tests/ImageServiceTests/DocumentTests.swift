@@ -5,6 +5,7 @@ import Proto
 import RPC
 import Runtime
 import Testing
+import TestSupport
 @testable import ImageService
 import RPCTestSupport
 
@@ -75,13 +76,13 @@ import RPCTestSupport
         let client = try ImageServiceHostTests.client(folder)
         defer { client.close() }
 
-        let receipt = Samples.pdf()
+        let receipt = SamplePDF.make()
         var put = PutImageRequest()
         put.data = receipt
         put.ownerKey = "item"
         let putInfo = try await client.call(ImageServiceRPC.putImage, put)
         // Chunked, in pieces that split its header and its trailer.
-        let manual = Samples.pdf(lines: ["Toaster manual", "Page 1"], padding: 20_000, version: "1.7")
+        let manual = SamplePDF.make(lines: ["Toaster manual", "Page 1"], padding: 20_000, version: "1.7")
         let uploaded = try await Self.commit(client, try await Self.upload(client, manual, chunk: 3001))
 
         for (info, data) in [(putInfo, receipt), (uploaded, manual)] {
@@ -112,7 +113,7 @@ import RPCTestSupport
         let client = try ImageServiceHostTests.client(folder)
         defer { client.close() }
         var put = PutImageRequest()
-        put.data = Samples.pdf()
+        put.data = SamplePDF.make()
         let document = try await client.call(ImageServiceRPC.putImage, put)
         // A JPEG after it: its job is the queue's one (a job for the PDF would be there first).
         put.data = try Samples.jpeg()
@@ -135,7 +136,7 @@ import RPCTestSupport
 
     @Test func aPDFOverTheDocumentLimitIsResourceExhaustedAndLeavesNothing() async throws {
         let folder = try TemporaryFolder()
-        let pdf = Samples.pdf(padding: 5000)
+        let pdf = SamplePDF.make(padding: 5000)
         let limit = Int64(pdf.count - 1)
         let host = try Self.start(folder, maxDocumentBytes: limit)
         defer { host.stop() }
@@ -167,7 +168,7 @@ import RPCTestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path + "/data/images/uploads").isEmpty)
 
         // At the limit it is stored; a JPEG over it is not a document and is not held to it.
-        put.data = Samples.pdf(padding: 4992)
+        put.data = SamplePDF.make(padding: 4992)
         #expect(put.data.count <= Int(limit))
         #expect(try await client.call(ImageServiceRPC.putImage, put).mediaType == .document)
         put.data = try Samples.jpeg(width: 400, height: 400)
@@ -181,7 +182,7 @@ import RPCTestSupport
         defer { host.stop() }
         let client = try ImageServiceHostTests.client(folder)
         defer { client.close() }
-        let pdf = Samples.pdf(padding: 10_000)
+        let pdf = SamplePDF.make(padding: 10_000)
         let cut = Array(pdf.prefix(pdf.count / 2))
 
         var put = PutImageRequest()
@@ -199,7 +200,7 @@ import RPCTestSupport
     @Test func aDeclaredTypeMustMatchThePDFSniffed() async throws {
         let folder = try TemporaryFolder()
         let store = try makeStore(folder)
-        let pdf = Samples.pdf()
+        let pdf = SamplePDF.make()
         #expect(await storeError { try await store.put(pdf, NewImage(contentType: "image/jpeg")) }
             == .invalid("content_type \"image/jpeg\" does not match the data, which is application/pdf"))
         #expect(await storeError { try await store.put(try Samples.jpeg(), NewImage(contentType: "application/pdf")) }

@@ -167,7 +167,10 @@ extension ThumbnailWorkerTests {
         try await Self.waitUntil { try await Self.thumbnails(client, of: original.key).count == 3 }
         let done = try await Self.jobs(client, .done)
         #expect(done.count == 1 && done.first?.attempts == 1 && done.first?.errors.isEmpty == true, "\(done)")
-        #expect(try await worker.call(HealthRPC.check, HealthCheckRequest()).conditions.isEmpty)
+        // The condition clears once the worker has the service's answer to the Complete that
+        // went through, which can come a moment after the service stored it (the job is DONE
+        // first): it failed once in a whole run under load when asked at once.
+        try await Self.waitUntil { try await worker.call(HealthRPC.check, HealthCheckRequest()).conditions.isEmpty }
     }
 
     /// How many Complete calls the image service answered RESOURCE_EXHAUSTED.

@@ -1,9 +1,9 @@
-/// Small valid PDFs made at test time (the image service's tests make theirs the same way).
-enum SamplePDF {
+/// Small valid PDFs made at test time, for the sniffer's and the image service's tests.
+public enum SamplePDF {
     /// One page with `lines` of Helvetica text; `padding` bytes more in an unreferenced stream
     /// of comment lines. The cross-reference table names each object's real offset, so
     /// `qpdf --check` finds no error in it.
-    static func make(lines: [String] = ["Receipt", "1 toaster  49.99"], padding: Int = 0, version: String = "1.4") -> [UInt8] {
+    public static func make(lines: [String] = ["Receipt", "1 toaster  49.99"], padding: Int = 0, version: String = "1.4") -> [UInt8] {
         var content = "BT /F1 14 Tf 72 720 Td 18 TL"
         for line in lines { content += " (\(line)) '" }
         content += " ET"
