@@ -98,7 +98,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "homepwner-bench",
-            dependencies: ["Locking", "RPC", "ZMQ", "Proto", "Runtime", "SQLite", "ItemService", "ImageService", "Harness", "Clients", "JPEG", "JobQueue", "CurveAuth"],
+            dependencies: ["Locking", "RPC", "ZMQ", "Proto", "Runtime", "SQLite", "ItemService", "ImageService", "Harness", "Clients", "JPEG", "JobQueue", "CurveAuth", "ClaimReport"],
             swiftSettings: swiftSettings),
         // Reads the protoc-c descriptors and writes Sources/Proto/Generated (ops/gen-proto).
         .executableTarget(name: "ProtoGenSwift", dependencies: ["CProtobufC", "HomepwnerProtoC", "ProtoWire"], swiftSettings: swiftSettings),

@@ -33,14 +33,21 @@ public final class ClaimGatherer {
     /// The box thumbnails are asked for in: a size the thumbnail worker stores by default
     /// (`--thumbnail-sizes` 64,256,1024), so GetRendition answers the stored one.
     public let thumbnailEdge: Int32
-    /// Photo lookups in flight at once for one item.
+    /// Photo lookups in flight at once: one per item, for this many items ahead of the one
+    /// being written.
     public let photoConcurrency: Int
+    /// The defaults: a stored thumbnail's size, and lookups in flight.
+    public static let defaultThumbnailEdge: Int32 = 256
+    public static let defaultPhotoConcurrency = 8
     /// What was fetched and held so far.
     public private(set) var figures = Figures()
     private var pagesHeld = 0
 
     /// A gatherer over `services`.
-    public init(services: ClaimServices, pageSize: Int32 = 500, thumbnailEdge: Int32 = 256, photoConcurrency: Int = 4) {
+    public init(
+        services: ClaimServices, pageSize: Int32 = 500, thumbnailEdge: Int32 = defaultThumbnailEdge,
+        photoConcurrency: Int = defaultPhotoConcurrency
+    ) {
         precondition((1...1000).contains(pageSize), "ListItems pages hold 1…1000 items (got \(pageSize))")
         self.services = services
         self.pageSize = pageSize
@@ -128,13 +135,13 @@ public final class ClaimGatherer {
 
     /// Hands `body` each item of `section` with its photos (and their thumbnails when
     /// `thumbnails`), in order. The photos of the next `photoConcurrency` items are looked up
-    /// while an item is written (one lookup in flight per item), so the services are asked as
-    /// steadily as a plain fetch of every thumbnail would ask them; at most that many items'
-    /// photos are held.
+    /// while an item is written (one lookup in flight per item, so the services are asked as
+    /// steadily as a plain fetch of every thumbnail asks them); at most that many items' photos
+    /// are held.
     public func forEachItem(
         of section: ClaimSection, overview: ClaimOverview, thumbnails: Bool, _ body: (ClaimItem) async throws -> Void
     ) async throws {
-        let services = services, edge = thumbnailEdge, window = 2 * photoConcurrency
+        let services = services, edge = thumbnailEdge, window = photoConcurrency
         try await forEachPage(of: section, asOf: overview.asOf) { items in
             try await withThrowingTaskGroup(of: (Int, [ClaimPhoto]).self) { group in
                 var next = 0
@@ -178,33 +185,6 @@ public final class ClaimGatherer {
     }
 
     // MARK: Photos
-
-    /// The item's photos in its order: each one's metadata, and with `thumbnails` the upright
-    /// JPEG thumbnail of those that have one; a few looked up at once.
-    public func photos(of item: Item, thumbnails: Bool) async throws -> [ClaimPhoto] {
-        let attached = Self.attached(item)
-        guard !attached.isEmpty else { return [] }
-        let services = services, edge = thumbnailEdge
-        var found = [ClaimPhoto?](repeating: nil, count: attached.count)
-        try await withThrowingTaskGroup(of: (Int, ClaimPhoto).self) { group in
-            var next = 0
-            func startNext() {
-                guard next < attached.count else { return }
-                let index = next, photo = attached[index]
-                next += 1
-                group.addTask { (index, try await Self.lookUp(photo, thumbnails: thumbnails, edge: edge, services: services)) }
-            }
-            for _ in 0..<photoConcurrency { startNext() }
-            while let (index, photo) = try await group.next() {
-                found[index] = photo
-                startNext()
-            }
-        }
-        let photos = found.compactMap { $0 }
-        figures.photosLookedUp += photos.count
-        figures.thumbnailsFetched += photos.filter { $0.thumbnail != nil }.count
-        return photos
-    }
 
     /// One photo: StatImage, then GetRendition for a JPEG when `thumbnails`.
     private static func lookUp(_ photo: ItemPhoto, thumbnails: Bool, edge: Int32, services: ClaimServices) async throws -> ClaimPhoto {

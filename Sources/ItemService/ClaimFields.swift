@@ -1,28 +1,6 @@
 import Proto
 import SQLite
 
-/// The claim fields CreateItem and UpdateItem carry under the same names (items.proto).
-public protocol ClaimFieldsSource {
-    var locationKey: String { get }
-    var quantity: Int32 { get }
-    var brand: String { get }
-    var model: String { get }
-    var notes: String { get }
-    var purchaseDate: String { get }
-    var purchasePrice: Money? { get }
-    var purchasePlace: String { get }
-    var replacementValue: Money? { get }
-    var replacementSource: String { get }
-    var replacementAsOf: String { get }
-    var warrantyExpires: String { get }
-    var tags: [String] { get }
-    var categoryKey: String { get }
-    var customFields: [CustomField] { get }
-}
-
-extension CreateItemRequest: ClaimFieldsSource {}
-extension UpdateItemRequest: ClaimFieldsSource {}
-
 /// What an item has of the evidence a claim asks for, as bits in `items.evidence` (so
 /// ListItems' `missing` and GetReadiness are one scan of one column).
 public struct ItemEvidence: OptionSet, Sendable {
@@ -82,7 +60,7 @@ enum ClaimColumns {
 
     /// The columns and checked values for the named fields of `source`. Store-dependent checks
     /// (that the location and category exist) are the caller's.
-    static func assignments(_ source: some ClaimFieldsSource, names: [String]) throws(ItemStoreError) -> [(String, SQLiteValue)] {
+    static func assignments(_ source: some ClaimFieldsMessage, names: [String]) throws(ItemStoreError) -> [(String, SQLiteValue)] {
         var out: [(String, SQLiteValue)] = []
         for name in names {
             switch name {

@@ -37,9 +37,13 @@ extension ItemStore {
     }
 
     /// Brings the evidence bits, the tags index and the text index in step with `item` (row
-    /// `id`), as it is after a write. `text`: reindex the words; `tags`: rewrite the tag index.
-    func refreshDerived(id: Int64, item: Item, text: Bool, tags: Bool) throws {
-        try db.execute("UPDATE items SET evidence = ? WHERE id = ?", [.integer(ItemEvidence.of(item).rawValue), .integer(id)])
+    /// `id`), as it is after a write that changed it from `before`. `text`: reindex the words;
+    /// `tags`: rewrite the tag index.
+    func refreshDerived(id: Int64, item: Item, before: Item, text: Bool, tags: Bool) throws {
+        let evidence = ItemEvidence.of(item)
+        if evidence != ItemEvidence.of(before) {
+            try db.execute("UPDATE items SET evidence = ? WHERE id = ?", [.integer(evidence.rawValue), .integer(id)])
+        }
         if tags {
             try db.execute("DELETE FROM item_tags WHERE item_id = ?", [.integer(id)])
             for tag in item.tags {

@@ -6,6 +6,10 @@ extension ItemStore {
     public static let defaultPageSize: Int32 = 50
     /// The largest page.
     public static let maxPageSize: Int32 = 1000
+    /// `columns`, each named as `items`' (the text index has columns of the same names).
+    static let qualifiedColumns = columns.split(separator: ",").map { "items." + $0.trimmingCharacters(in: .whitespaces) }
+        .joined(separator: ", ")
+
     /// The most matches a search ranks by relevance; beyond, ranking them all would cost tens
     /// of milliseconds (about 1 µs a match), so they come newest first.
     public static let maxRankedMatches: Int64 = 2000
@@ -90,7 +94,7 @@ extension ItemStore {
                 source = "items_text JOIN items ON items.id = items_text.rowid"
                 conditions.insert("items_text MATCH ?", at: 0)
                 params.insert(.text(match), at: 0)
-                selected = Self.columns.split(separator: ",").map { "items." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+                selected = Self.qualifiedColumns
             } else {
                 conditions.append("items.id IN (SELECT rowid FROM items_text WHERE items_text MATCH ?)")
                 params.append(.text(match))

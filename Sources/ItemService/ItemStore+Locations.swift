@@ -51,7 +51,8 @@ extension ItemStore {
             locations = tree.subtree(of: root)
             guard !locations.isEmpty else { throw ItemStoreError.notFound("root_key: no location with key \(root)") }
         }
-        locations = locations.map { Self.counted($0, tree: tree, counts: counts) }
+        let totals = tree.subtreeTotals(counts)
+        locations = locations.map { Self.counted($0, counts: counts, totals: totals) }
         response.locations = locations
         response.unplacedItemCount = counts[""] ?? 0
         return response
@@ -187,13 +188,14 @@ extension ItemStore {
     /// The location with `key`, counted.
     private func location(key: String, tree: LocationTree) throws -> Location {
         guard let location = tree.byKey[key] else { throw ItemStoreError.notFound("no location with key \(key)") }
-        return Self.counted(location, tree: tree, counts: try locationItemCounts())
+        let counts = try locationItemCounts()
+        return Self.counted(location, counts: counts, totals: tree.subtreeTotals(counts))
     }
 
-    private static func counted(_ location: Location, tree: LocationTree, counts: [String: Int64]) -> Location {
+    private static func counted(_ location: Location, counts: [String: Int64], totals: [String: Int64]) -> Location {
         var location = location
         location.itemCount = counts[location.key] ?? 0
-        location.subtreeItemCount = tree.subtree(of: location.key).reduce(0) { $0 + (counts[$1.key] ?? 0) }
+        location.subtreeItemCount = totals[location.key] ?? 0
         return location
     }
 

@@ -168,11 +168,13 @@ extension ItemStore {
 
     // MARK: Helpers
 
-    /// Every category by name, counted.
-    func categories() throws -> [Category] {
+    /// Every category by name; with `counted`, each with its item count (a pass over the items).
+    func categories(counted: Bool = true) throws -> [Category] {
         var counts: [String: Int64] = [:]
-        for row in try db.query("SELECT category_key, count(*) FROM items WHERE category_key != '' GROUP BY category_key") {
-            counts[row[0].stringValue ?? ""] = row[1].int64Value ?? 0
+        if counted {
+            for row in try db.query("SELECT category_key, count(*) FROM items WHERE category_key != '' GROUP BY category_key") {
+                counts[row[0].stringValue ?? ""] = row[1].int64Value ?? 0
+            }
         }
         return try db.query("SELECT \(Self.categoryColumns) FROM categories ORDER BY name COLLATE NOCASE, key").map { row in
             var category = Self.category(from: row)

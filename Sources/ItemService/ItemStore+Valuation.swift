@@ -9,7 +9,7 @@ extension ItemStore {
     public static let maxGaps = 20
 
     /// A valuator for `asOf` (YYYY-MM-DD, "today" or '' for today, UTC).
-    func valuator(asOf text: String, now: Int64 = ItemStore.wallClockMilliseconds()) throws -> Valuator {
+    func valuator(asOf text: String, now: Int64 = ItemStore.wallClockMilliseconds(), categories: [Category]? = nil) throws -> Valuator {
         let date: CalendarDate
         if text.isEmpty || text == "today" {
             date = CalendarDate(utcMilliseconds: now)
@@ -19,7 +19,8 @@ extension ItemStore {
             }
             date = parsed
         }
-        return Valuator(policy: try policy(), categories: try categories(), asOf: date)
+        // Their rules only: the item counts would cost a pass over the items.
+        return Valuator(policy: try policy(), categories: try categories ?? self.categories(counted: false), asOf: date)
     }
 
     /// The item with `key`, valued as of `asOf` when it is not ''.
@@ -32,7 +33,8 @@ extension ItemStore {
     /// Totals of everything (or a location's subtree) as of a date, per location, category and
     /// tag, with warnings near limits.
     public func valuation(_ request: GetValuationRequest, now: Int64 = ItemStore.wallClockMilliseconds()) throws -> GetValuationResponse {
-        let valuator = try valuator(asOf: request.asOf, now: now)
+        let categories = try self.categories(counted: false)
+        let valuator = try valuator(asOf: request.asOf, now: now, categories: categories)
         let tree = try locationTree()
         let scope = try scopeKeys(request.locationKey, tree: tree)
         let currency = valuator.policy.currency
@@ -62,7 +64,7 @@ extension ItemStore {
         }
         if scope == nil, let unplaced = byLocation[""] { response.byLocation.append(Self.group("", "No location", unplaced)) }
         let warn = Int64(valuator.policy.warnAtPercent == 0 ? 80 : valuator.policy.warnAtPercent)
-        for category in try categories() {
+        for category in categories {
             guard let totals = byCategory[category.key] else { continue }
             var group = Self.group(category.key, category.name, totals)
             group.limit = category.limit

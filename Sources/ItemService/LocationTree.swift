@@ -8,6 +8,8 @@ public struct LocationTree: Sendable {
     /// Depth first, siblings by name (case-insensitive, then key): ListLocations' order.
     public private(set) var ordered: [Location] = []
     private var children: [String: [String]] = [:]
+    /// The keys from the top down to each location, itself included.
+    private var chains: [String: [String]] = [:]
 
     /// Builds the tree from rows whose parent may be missing (then it is treated as a top).
     public init(_ locations: [Location]) {
@@ -28,17 +30,21 @@ public struct LocationTree: Sendable {
         // (which UpdateLocation refuses) would be cut by `seen`.
         var stack: [(key: String, path: String, depth: Int32)] = (children[""] ?? []).reversed().map { ($0, "", 0) }
         var seen: Set<String> = []
+        var chains: [String: [String]] = [:]
         while let (key, parentPath, depth) = stack.popLast() {
             guard seen.insert(key).inserted, var location = byKey[key] else { continue }
             location.path = parentPath.isEmpty ? location.name : parentPath + " / " + location.name
             location.depth = depth
             byKey[key] = location
             ordered.append(location)
+            // A parent comes before its children in `ordered`: its chain is known.
+            chains[key] = (depth == 0 ? [] : chains[location.parentKey] ?? []) + [key]
             for child in (children[key] ?? []).reversed() { stack.append((child, location.path, depth + 1)) }
         }
         self.byKey = byKey
         self.ordered = ordered
         self.children = children
+        self.chains = chains
     }
 
     /// `root` and every location below it, in `ordered` order; empty when `root` is unknown.
@@ -67,14 +73,18 @@ public struct LocationTree: Sendable {
         return (subtree(of: key).map(\.depth).max() ?? depth) - depth
     }
 
-    /// The keys from the top down to `key`, itself included.
-    public func ancestors(of key: String) -> [String] {
-        var chain: [String] = []
-        var current = key
-        while let location = byKey[current], !chain.contains(current) {
-            chain.insert(current, at: 0)
-            current = location.parentKey
+    /// The keys from the top down to `key`, itself included; none for an unknown key.
+    public func ancestors(of key: String) -> [String] { chains[key] ?? [] }
+
+    /// Each location's count and those of every location below it, from counts per location
+    /// (`counts[key]`), in one pass from the leaves up.
+    public func subtreeTotals(_ counts: [String: Int64]) -> [String: Int64] {
+        var totals: [String: Int64] = [:]
+        for location in ordered.reversed() {
+            let total = (counts[location.key] ?? 0) + (totals[location.key] ?? 0)
+            totals[location.key] = total
+            if location.depth > 0 { totals[location.parentKey, default: 0] += total }
         }
-        return chain
+        return totals
     }
 }

@@ -64,10 +64,4 @@ public struct Valuator: Sendable {
         let linear = left * 100, floor = Int64(category.floorPercent) * life
         return (max(linear, floor), life * 100)
     }
-
-    /// Whether `money`'s currency is the policy's ('' is).
-    public func inPolicyCurrency(_ money: Money?) -> Bool {
-        guard let money else { return true }
-        return money.currency.isEmpty || money.currency == policy.currency
-    }
 }

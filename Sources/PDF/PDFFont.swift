@@ -84,8 +84,14 @@ public final class PDFFont: Sendable {
     /// Armenian, Georgian, Hebrew, Arabic and many symbols, no CJK — else Helvetica (Bold).
     /// Reads the font file on every call: keep the font for the document's life.
     public static func systemDefault(bold: Bool = false) -> PDFFont {
-        (try? trueType(path: bold ? dejaVuSansBoldPath : dejaVuSansPath)) ?? helvetica(bold: bold)
+        bold ? systemBold : systemRegular
     }
+
+    /// The system's fonts, read once a process: a font is immutable (what a document uses of it
+    /// is kept by the document), and Droid Sans Fallback alone is 4 MB to read and index.
+    private static let systemRegular = (try? trueType(path: dejaVuSansPath)) ?? helvetica(bold: false)
+    private static let systemBold = (try? trueType(path: dejaVuSansBoldPath)) ?? helvetica(bold: true)
+    static let cjkFallback = try? trueType(path: cjkFallbackPath)
 
     /// The font's PostScript name ("DejaVuSans", "Helvetica").
     public var name: String {

@@ -48,7 +48,7 @@ public struct PDFFontChain: Sendable {
     /// which DejaVu lacks; it has no bold, so bold CJK is drawn regular).
     public static func systemDefault(bold: Bool = false) -> PDFFontChain {
         var fonts = [PDFFont.systemDefault(bold: bold)]
-        if let fallback = try? PDFFont.trueType(path: PDFFont.cjkFallbackPath) { fonts.append(fallback) }
+        if let fallback = PDFFont.cjkFallback { fonts.append(fallback) }
         return PDFFontChain(fonts)
     }
 

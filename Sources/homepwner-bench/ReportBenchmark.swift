@@ -1,3 +1,4 @@
+import ClaimReport
 import Clients
 import Foundation
 import Harness
@@ -81,10 +82,11 @@ enum ReportBenchmark {
         }
     }
 
-    /// What the report's gatherer uses (`ClaimGatherer`'s defaults).
+    /// The baseline's calls in flight (the report asks with up to
+    /// `ClaimGatherer.defaultPhotoConcurrency`), and the thumbnails' size, the report's.
     enum ClaimGathererConcurrency {
         static let photos = 4
-        static let edge: Int32 = 256
+        static let edge = ClaimGatherer.defaultThumbnailEdge
     }
 
     /// Items in ten rooms, each with `photos` distinct JPEGs (of 480×360, about 20 KB).

@@ -70,7 +70,7 @@ enum ClaimFlags {
 
     /// The claim fields the flags set, into `request`, and their update_mask names; locations
     /// and categories are looked up by name through `client`.
-    static func apply<Request: ClaimFieldsWritable>(
+    static func apply<Request: ClaimFieldsMessage>(
         _ options: ParsedOptions, to request: inout Request, client: RPCClient, timeout: UInt32
     ) async throws -> [String] {
         var mask: [String] = []
@@ -147,25 +147,3 @@ enum ClaimFlags {
         return Money(currency: currency, minorUnits: money.minorUnits)
     }
 }
-
-/// The claim fields' setters CreateItemRequest and UpdateItemRequest share.
-protocol ClaimFieldsWritable {
-    var locationKey: String { get set }
-    var quantity: Int32 { get set }
-    var brand: String { get set }
-    var model: String { get set }
-    var notes: String { get set }
-    var purchaseDate: String { get set }
-    var purchasePrice: Money? { get set }
-    var purchasePlace: String { get set }
-    var replacementValue: Money? { get set }
-    var replacementSource: String { get set }
-    var replacementAsOf: String { get set }
-    var warrantyExpires: String { get set }
-    var tags: [String] { get set }
-    var categoryKey: String { get set }
-    var customFields: [CustomField] { get set }
-}
-
-extension CreateItemRequest: ClaimFieldsWritable {}
-extension UpdateItemRequest: ClaimFieldsWritable {}
