@@ -4,16 +4,17 @@ import Runtime
 
 /// The ItemService methods: decode → store (on its own thread) → events.
 enum ItemServiceHandlers {
-    /// Publishes an item event on a topic.
-    typealias Publish = @Sendable (String, ItemEvent) -> Void
+    /// Publishes an event (events.proto) on a topic.
+    typealias Publish = @Sendable (String, any ProtoMessage) -> Void
 
     /// Registers every ItemService method on `host`.
     ///
     /// - Parameters:
+    ///   - reader: The read-only connection GetValuation and GetReadiness run on.
     ///   - photoCheck: Asks the image service about each photo AttachPhoto is to attach.
     ///   - deleted: Called after each committed delete (wakes the cascade runner).
     static func register(
-        on host: ServiceHost, store: ItemStoreQueue, clock: any WallClock, photoCheck: PhotoCheck,
+        on host: ServiceHost, store: ItemStoreQueue, reader: ItemReaderQueue, clock: any WallClock, photoCheck: PhotoCheck,
         deleted: @escaping @Sendable () -> Void
     ) {
         let server = host.server
@@ -67,15 +68,22 @@ enum ItemServiceHandlers {
         photoChange(server, ItemServiceRPC.setPhotoRole, host, store, clock, key: \.itemKey) {
             try $0.setPhotoRole($1, now: $2)
         }
-        registerInventory(on: server, store: store, clock: clock)
+        registerInventory(on: server, host, store: store, reader: reader, clock: clock)
     }
 
-    /// Locations, categories, the policy, valuation and readiness (inventory.proto): each one
-    /// job on the store's thread; none publishes an event.
-    private static func registerInventory(on server: RPCServer, store: ItemStoreQueue, clock: any WallClock) {
+    /// Locations, categories, the policy (inventory.proto): each one job on the store's thread,
+    /// each change published (location.*, category.*, policy.updated); valuation and
+    /// readiness, which read every item in scope, on the reader's.
+    private static func registerInventory(
+        on server: RPCServer, _ host: @escaping Publish, store: ItemStoreQueue, reader: ItemReaderQueue, clock: any WallClock
+    ) {
         onStore(server, ItemServiceRPC.createLocation, store) { request, store in
-            try store.createLocation(request, now: clock.nowMilliseconds())
-        } finish: { $0 }
+            let now = clock.nowMilliseconds()
+            return (try store.addLocation(request, now: now), now)
+        } finish: { result, now in
+            if result.created { host(EventTopic.locationCreated, locationEvent(result.location, now)) }
+            return result.location
+        }
         onStore(server, ItemServiceRPC.getLocation, store) { request, store in
             try store.getLocation(key: request.key)
         } finish: { $0 }
@@ -83,35 +91,62 @@ enum ItemServiceHandlers {
             try store.listLocations(request)
         } finish: { $0 }
         onStore(server, ItemServiceRPC.updateLocation, store) { request, store in
-            try store.updateLocation(request, now: clock.nowMilliseconds())
-        } finish: { $0 }
+            let now = clock.nowMilliseconds()
+            return (try store.updateLocation(request, now: now), now)
+        } finish: { location, now in
+            host(EventTopic.locationUpdated, locationEvent(location, now))
+            return location
+        }
         onStore(server, ItemServiceRPC.deleteLocation, store) { request, store in
-            try store.deleteLocation(key: request.key, now: clock.nowMilliseconds())
-        } finish: { DeleteLocationResponse() }
+            let now = clock.nowMilliseconds()
+            return (try store.deleteLocation(key: request.key, now: now), now)
+        } finish: { location, now in
+            host(EventTopic.locationDeleted, locationEvent(location, now))
+            return DeleteLocationResponse()
+        }
         onStore(server, ItemServiceRPC.createCategory, store) { request, store in
-            try store.createCategory(request, now: clock.nowMilliseconds())
-        } finish: { $0 }
+            let now = clock.nowMilliseconds()
+            return (try store.addCategory(request, now: now), now)
+        } finish: { result, now in
+            if result.created { host(EventTopic.categoryCreated, categoryEvent(result.category, now)) }
+            return result.category
+        }
         onStore(server, ItemServiceRPC.listCategories, store) { _, store in
             try store.listCategories()
         } finish: { $0 }
         onStore(server, ItemServiceRPC.updateCategory, store) { request, store in
-            try store.updateCategory(request, now: clock.nowMilliseconds())
-        } finish: { $0 }
+            let now = clock.nowMilliseconds()
+            return (try store.updateCategory(request, now: now), now)
+        } finish: { category, now in
+            host(EventTopic.categoryUpdated, categoryEvent(category, now))
+            return category
+        }
         onStore(server, ItemServiceRPC.deleteCategory, store) { request, store in
-            try store.deleteCategory(key: request.key, now: clock.nowMilliseconds())
-        } finish: { DeleteCategoryResponse() }
+            let now = clock.nowMilliseconds()
+            return (try store.deleteCategory(key: request.key, now: now), now)
+        } finish: { category, now in
+            host(EventTopic.categoryDeleted, categoryEvent(category, now))
+            return DeleteCategoryResponse()
+        }
         onStore(server, ItemServiceRPC.getPolicy, store) { _, store in
             try store.policy()
         } finish: { $0 }
         onStore(server, ItemServiceRPC.updatePolicy, store) { request, store in
-            try store.updatePolicy(request, now: clock.nowMilliseconds())
-        } finish: { $0 }
-        onStore(server, ItemServiceRPC.getValuation, store) { request, store in
-            try store.valuation(request, now: clock.nowMilliseconds())
-        } finish: { $0 }
-        onStore(server, ItemServiceRPC.getReadiness, store) { request, store in
-            try store.readiness(request)
-        } finish: { $0 }
+            let now = clock.nowMilliseconds()
+            return (try store.updatePolicy(request, now: now), now)
+        } finish: { policy, now in
+            var event = PolicyEvent()
+            event.policy = policy
+            event.atMs = now
+            host(EventTopic.policyUpdated, event)
+            return policy
+        }
+        onReader(server, ItemServiceRPC.getValuation, reader) { request, reader in
+            try reader.valuation(request, now: clock.nowMilliseconds())
+        }
+        onReader(server, ItemServiceRPC.getReadiness, reader) { request, reader in
+            try reader.readiness(request)
+        }
     }
 
     /// Registers `method` to run on the store's thread and reply from there once its
@@ -133,6 +168,35 @@ enum ItemServiceHandlers {
             }) { result in
                 reply(result.map(finish))
             }
+        }
+    }
+
+    private static func locationEvent(_ location: Location, _ now: Int64) -> LocationEvent {
+        var event = LocationEvent()
+        event.key = location.key
+        event.location = location
+        event.atMs = now
+        return event
+    }
+
+    private static func categoryEvent(_ category: Category, _ now: Int64) -> CategoryEvent {
+        var event = CategoryEvent()
+        event.key = category.key
+        event.category = category
+        event.atMs = now
+        return event
+    }
+
+    /// Registers the read `method` to run on the reader's thread and reply from there.
+    private static func onReader<Request, Response: Sendable>(
+        _ server: RPCServer, _ method: ProtoMethod<Request, Response>, _ reader: ItemReaderQueue,
+        _ work: @escaping @Sendable (Request, ItemReader) throws -> Response
+    ) {
+        server.registerDeferred(method) { request, context, reply in
+            reader.submit({ reader in
+                try context.checkDeadline()
+                return try work(request, reader)
+            }, then: reply)
         }
     }
 

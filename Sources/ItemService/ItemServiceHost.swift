@@ -20,7 +20,7 @@ public enum ItemServiceHost {
 
     /// item-service's parts, in start order: the fault watch (a storage fault stops the others),
     /// the store (items.db, with the `cascade` and `capture` job queues), a read-only connection
-    /// for the queues' reads, the image service's client, the queues' sweeper, the delete
+    /// for the queues' reads and one for valuation and readiness, the image service's client, the queues' sweeper, the delete
     /// cascade's runner (to the image service, which AttachPhoto asks about each new photo too),
     /// and the host serving Health, ItemService, CaptureService and JobQueue and publishing item
     /// events. Nothing is opened, bound or started until the composition starts.
@@ -44,6 +44,9 @@ public enum ItemServiceHost {
         // The queues' reads (ListJobs, Stats, GetJob, GetBatch) on a connection of their own,
         // opened once the store has made the tables: they never wait behind the store's commits.
         let jobReader = DatabaseOwner(jobReaderOf: databasePath(configuration), queues: [queue, capture], name: "item-jobs-reader")
+        // GetValuation and GetReadiness, which read every item in scope, on another: the
+        // store's calls are answered while they run.
+        let reader = ItemReaderQueue(itemReaderOf: databasePath(configuration))
         let images = ClientConnection(
             name: "image-service-client", context: context, endpoint: configuration.imageServiceEndpoint,
             configuration: .init(connectWaitMilliseconds: 500))
@@ -62,12 +65,12 @@ public enum ItemServiceHost {
             store: store, service: jobs, configuration: queue, connection: images,
             logger: logger.with(["part": "cascade"]), clock: clock)
         ItemServiceHandlers.register(
-            on: host, store: store, clock: clock, photoCheck: PhotoCheck(connection: images),
+            on: host, store: store, reader: reader, clock: clock, photoCheck: PhotoCheck(connection: images),
             deleted: { jobs.jobsReady(queue: CascadeQueue.name) })
         CaptureServiceHandlers.register(
             on: host.server, store: store, sources: configuration.captureSources, images: images, clock: clock,
             enqueued: { jobs.jobsReady(queue: CaptureQueue.name) })
-        return ServiceComposition([faults, store, jobReader, images, jobs.sweeper(), cascade, host])
+        return ServiceComposition([faults, store, jobReader, reader, images, jobs.sweeper(), cascade, host])
     }
 
     /// The queues' figures, and the delete cascade's pending work as ItemService/Stats counts it.

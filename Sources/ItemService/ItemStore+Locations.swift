@@ -8,6 +8,11 @@ extension ItemStore {
 
     /// Creates a location, or returns the one created before with the same client-chosen key.
     public func createLocation(_ request: CreateLocationRequest, now: Int64) throws -> Location {
+        try addLocation(request, now: now).location
+    }
+
+    /// `createLocation`, telling whether this call created it (false: a repeat of a create).
+    func addLocation(_ request: CreateLocationRequest, now: Int64) throws -> (location: Location, created: Bool) {
         let name = try ClaimInput.name(request.name, limit: ClaimInput.maxLocationNameLength)
         let parent = try ClaimInput.optionalKey(request.parentKey, field: "parent_key")
         let kind = try Self.kind(request.kind)
@@ -16,7 +21,7 @@ extension ItemStore {
         return try write {
             if !request.key.isEmpty {
                 if try db.scalar("SELECT 1 FROM locations WHERE key = ?", [.text(key)]) != nil {
-                    return try location(key: key, tree: try locationTree())
+                    return (try location(key: key, tree: try locationTree()), false)
                 }
                 if let deletedAt = try db.scalar("SELECT deleted_at_ms FROM deleted_locations WHERE key = ?", [.text(key)])?.int64Value {
                     throw ItemStoreError.failedPrecondition(
@@ -28,7 +33,7 @@ extension ItemStore {
             try db.execute(
                 "INSERT INTO locations (key, name, parent_key, kind, notes, created_at_ms, updated_at_ms, version) VALUES (?, ?, ?, ?, ?, ?, ?, 1)",
                 [.text(key), .text(name), .text(parent), .integer(Int64(kind.rawValue)), .text(notes), .integer(now), .integer(now)])
-            return try location(key: key, tree: try locationTree())
+            return (try location(key: key, tree: try locationTree()), true)
         }
     }
 
@@ -104,11 +109,13 @@ extension ItemStore {
         }
     }
 
-    /// Deletes an empty location: one that holds no items and no sublocations.
-    public func deleteLocation(key: String, now: Int64) throws {
+    /// Deletes an empty location: one that holds no items and no sublocations. Returns it as
+    /// it was.
+    @discardableResult
+    public func deleteLocation(key: String, now: Int64) throws -> Location {
         let key = try ItemInput.key(key, field: "key")
-        try write {
-            guard try db.scalar("SELECT 1 FROM locations WHERE key = ?", [.text(key)]) != nil else {
+        return try write {
+            guard let deleted = try locationTree().byKey[key] else {
                 throw ItemStoreError.notFound("no location with key \(key)")
             }
             let items = try db.scalar("SELECT count(*) FROM items WHERE location_key = ?", [.text(key)])?.int64Value ?? 0
@@ -122,15 +129,11 @@ extension ItemStore {
             }
             try db.execute("DELETE FROM locations WHERE key = ?", [.text(key)])
             try db.execute("INSERT OR REPLACE INTO deleted_locations (key, deleted_at_ms) VALUES (?, ?)", [.text(key), .integer(now)])
+            return deleted
         }
     }
 
     // MARK: Helpers
-
-    /// Every location, as a tree.
-    public func locationTree() throws -> LocationTree {
-        LocationTree(try db.query("SELECT \(Self.locationColumns) FROM locations").map(Self.location(from:)))
-    }
 
     /// The path of the location with `key` ('' for none).
     func locationPath(_ key: String) throws -> String {
@@ -228,5 +231,13 @@ extension ItemStore {
         location.updatedAtMs = row[6].int64Value ?? 0
         location.version = row[7].int64Value ?? 0
         return location
+    }
+}
+
+/// The location tree as the reads that value items see it (`ItemReads`).
+extension ItemReads {
+    /// Every location, as a tree.
+    func locationTree() throws -> LocationTree {
+        LocationTree(try db.query("SELECT \(ItemStore.locationColumns) FROM locations").map(ItemStore.location(from:)))
     }
 }

@@ -9,13 +9,18 @@ extension ItemStore {
 
     /// Creates a category, or returns the one created before with the same client-chosen key.
     public func createCategory(_ request: CreateCategoryRequest, now: Int64) throws -> Category {
+        try addCategory(request, now: now).category
+    }
+
+    /// `createCategory`, telling whether this call created it (false: a repeat of a create).
+    func addCategory(_ request: CreateCategoryRequest, now: Int64) throws -> (category: Category, created: Bool) {
         let name = try ClaimInput.name(request.name, limit: ClaimInput.maxCategoryNameLength)
         let rule = try Self.depreciation(request.depreciation, years: request.usefulLifeYears, floor: request.floorPercent)
         let limit = try ClaimInput.money(request.limit, field: "limit")
         let key = request.key.isEmpty ? UUID().uuidString.lowercased() : try ItemInput.key(request.key, field: "key")
         return try write {
             if !request.key.isEmpty {
-                if let existing = try findCategory(key: key) { return existing }
+                if let existing = try findCategory(key: key) { return (existing, false) }
                 if let deletedAt = try db.scalar("SELECT deleted_at_ms FROM deleted_categories WHERE key = ?", [.text(key)])?.int64Value {
                     throw ItemStoreError.failedPrecondition(
                         "key \(key) belonged to a category deleted at \(deletedAt) ms; create with a new key")
@@ -28,7 +33,7 @@ extension ItemStore {
                     .text(key), .text(name), .integer(Int64(rule.method.rawValue)), .integer(Int64(rule.years)),
                     .integer(Int64(rule.floor)), .text(limit?.currency ?? ""), .integer(limit?.minorUnits ?? 0), .integer(now), .integer(now),
                 ])
-            return try findCategory(key: key)!
+            return (try findCategory(key: key)!, true)
         }
     }
 
@@ -79,11 +84,12 @@ extension ItemStore {
         }
     }
 
-    /// Deletes a category no item is in.
-    public func deleteCategory(key: String, now: Int64) throws {
+    /// Deletes a category no item is in. Returns it as it was.
+    @discardableResult
+    public func deleteCategory(key: String, now: Int64) throws -> Category {
         let key = try ItemInput.key(key, field: "key")
-        try write {
-            guard try findCategory(key: key) != nil else { throw ItemStoreError.notFound("no category with key \(key)") }
+        return try write {
+            guard let deleted = try findCategory(key: key) else { throw ItemStoreError.notFound("no category with key \(key)") }
             let items = try db.scalar("SELECT count(*) FROM items WHERE category_key = ?", [.text(key)])?.int64Value ?? 0
             guard items == 0 else {
                 throw ItemStoreError.failedPrecondition(
@@ -91,36 +97,8 @@ extension ItemStore {
             }
             try db.execute("DELETE FROM categories WHERE key = ?", [.text(key)])
             try db.execute("INSERT OR REPLACE INTO deleted_categories (key, deleted_at_ms) VALUES (?, ?)", [.text(key), .integer(now)])
+            return deleted
         }
-    }
-
-    /// The policy (its defaults until first updated).
-    public func policy() throws -> Policy {
-        guard
-            let row = try db.query(
-                """
-                SELECT currency, contents_limit_currency, contents_limit_minor, warn_at_percent, policyholder, insurer,
-                policy_number, address, updated_at_ms, version FROM policy WHERE id = 1
-                """
-            ).first
-        else {
-            var policy = Policy()
-            policy.currency = "USD"
-            policy.warnAtPercent = 80
-            return policy
-        }
-        var policy = Policy()
-        policy.currency = row[0].stringValue ?? "USD"
-        if let minor = row[2].int64Value, minor > 0 { policy.contentsLimit = Money(currency: row[1].stringValue ?? "", minorUnits: minor) }
-        let warn = Int32(truncatingIfNeeded: row[3].int64Value ?? 0)
-        policy.warnAtPercent = warn == 0 ? 80 : warn
-        policy.policyholder = row[4].stringValue ?? ""
-        policy.insurer = row[5].stringValue ?? ""
-        policy.policyNumber = row[6].stringValue ?? ""
-        policy.address = row[7].stringValue ?? ""
-        policy.updatedAtMs = row[8].int64Value ?? 0
-        policy.version = row[9].int64Value ?? 0
-        return policy
     }
 
     /// Changes the policy's fields named in `update_mask`.
@@ -167,21 +145,6 @@ extension ItemStore {
     }
 
     // MARK: Helpers
-
-    /// Every category by name; with `counted`, each with its item count (a pass over the items).
-    func categories(counted: Bool = true) throws -> [Category] {
-        var counts: [String: Int64] = [:]
-        if counted {
-            for row in try db.query("SELECT category_key, count(*) FROM items WHERE category_key != '' GROUP BY category_key") {
-                counts[row[0].stringValue ?? ""] = row[1].int64Value ?? 0
-            }
-        }
-        return try db.query("SELECT \(Self.categoryColumns) FROM categories ORDER BY name COLLATE NOCASE, key").map { row in
-            var category = Self.category(from: row)
-            category.itemCount = counts[category.key] ?? 0
-            return category
-        }
-    }
 
     private func findCategory(key: String) throws -> Category? {
         guard let row = try db.query("SELECT \(Self.categoryColumns) FROM categories WHERE key = ?", [.text(key)]).first else { return nil }
@@ -230,5 +193,52 @@ extension ItemStore {
         category.updatedAtMs = row[8].int64Value ?? 0
         category.version = row[9].int64Value ?? 0
         return category
+    }
+}
+
+/// The policy and categories as the reads that value items see them (`ItemReads`).
+extension ItemReads {
+    /// The policy (its defaults until first updated).
+    func policy() throws -> Policy {
+        guard
+            let row = try db.query(
+                """
+                SELECT currency, contents_limit_currency, contents_limit_minor, warn_at_percent, policyholder, insurer,
+                policy_number, address, updated_at_ms, version FROM policy WHERE id = 1
+                """
+            ).first
+        else {
+            var policy = Policy()
+            policy.currency = "USD"
+            policy.warnAtPercent = 80
+            return policy
+        }
+        var policy = Policy()
+        policy.currency = row[0].stringValue ?? "USD"
+        if let minor = row[2].int64Value, minor > 0 { policy.contentsLimit = Money(currency: row[1].stringValue ?? "", minorUnits: minor) }
+        let warn = Int32(truncatingIfNeeded: row[3].int64Value ?? 0)
+        policy.warnAtPercent = warn == 0 ? 80 : warn
+        policy.policyholder = row[4].stringValue ?? ""
+        policy.insurer = row[5].stringValue ?? ""
+        policy.policyNumber = row[6].stringValue ?? ""
+        policy.address = row[7].stringValue ?? ""
+        policy.updatedAtMs = row[8].int64Value ?? 0
+        policy.version = row[9].int64Value ?? 0
+        return policy
+    }
+
+    /// Every category by name; with `counted`, each with its item count (a pass over the items).
+    func categories(counted: Bool = true) throws -> [Category] {
+        var counts: [String: Int64] = [:]
+        if counted {
+            for row in try db.query("SELECT category_key, count(*) FROM items WHERE category_key != '' GROUP BY category_key") {
+                counts[row[0].stringValue ?? ""] = row[1].int64Value ?? 0
+            }
+        }
+        return try db.query("SELECT \(ItemStore.categoryColumns) FROM categories ORDER BY name COLLATE NOCASE, key").map { row in
+            var category = ItemStore.category(from: row)
+            category.itemCount = counts[category.key] ?? 0
+            return category
+        }
     }
 }

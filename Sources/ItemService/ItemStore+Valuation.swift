@@ -3,11 +3,10 @@ import Proto
 import SQLite
 
 /// Valuation as of a date and claim readiness: one pass over the items in scope, row by row
-/// (memory does not grow with the item count).
-extension ItemStore {
-    /// The most items a readiness group lists as gaps.
-    public static let maxGaps = 20
-
+/// (memory does not grow with the item count). They run on any connection to items.db
+/// (`ItemReads`): the service runs them on a read-only one (`ItemReader`), so a pass over
+/// 100,000 items never holds up the store's writes and reads.
+extension ItemReads {
     /// A valuator for `asOf` (YYYY-MM-DD, "today" or '' for today, UTC).
     func valuator(asOf text: String, now: Int64 = ItemStore.wallClockMilliseconds(), categories: [Category]? = nil) throws -> Valuator {
         let date: CalendarDate
@@ -23,16 +22,9 @@ extension ItemStore {
         return Valuator(policy: try policy(), categories: try categories ?? self.categories(counted: false), asOf: date)
     }
 
-    /// The item with `key`, valued as of `asOf` when it is not ''.
-    public func get(key: String, asOf: String) throws -> Item {
-        var item = try get(key: key)
-        if !asOf.isEmpty { item.valuation = try valuator(asOf: asOf).value(item) }
-        return item
-    }
-
     /// Totals of everything (or a location's subtree) as of a date, per location, category and
     /// tag, with warnings near limits.
-    public func valuation(_ request: GetValuationRequest, now: Int64 = ItemStore.wallClockMilliseconds()) throws -> GetValuationResponse {
+    func valuation(_ request: GetValuationRequest, now: Int64 = ItemStore.wallClockMilliseconds()) throws -> GetValuationResponse {
         let categories = try self.categories(counted: false)
         let valuator = try valuator(asOf: request.asOf, now: now, categories: categories)
         let tree = try locationTree()
@@ -60,27 +52,27 @@ extension ItemStore {
         response.total = total.message
         let locations = scope.map { keys in tree.ordered.filter { keys.contains($0.key) } } ?? tree.ordered
         for location in locations {
-            response.byLocation.append(Self.group(location.key, location.path, byLocation[location.key] ?? Totals(currency: currency)))
+            response.byLocation.append(ItemStore.group(location.key, location.path, byLocation[location.key] ?? Totals(currency: currency)))
         }
-        if scope == nil, let unplaced = byLocation[""] { response.byLocation.append(Self.group("", "No location", unplaced)) }
+        if scope == nil, let unplaced = byLocation[""] { response.byLocation.append(ItemStore.group("", "No location", unplaced)) }
         let warn = Int64(valuator.policy.warnAtPercent == 0 ? 80 : valuator.policy.warnAtPercent)
         for category in categories {
             guard let totals = byCategory[category.key] else { continue }
-            var group = Self.group(category.key, category.name, totals)
+            var group = ItemStore.group(category.key, category.name, totals)
             group.limit = category.limit
             response.byCategory.append(group)
-            if let warning = Self.limitWarning(
+            if let warning = ItemStore.limitWarning(
                 scope: "category", key: category.key, name: category.name, total: totals.replacement, limit: category.limit,
                 currency: currency, warnAt: warn)
             {
                 response.warnings.append(warning)
             }
         }
-        if let none = byCategory[""] { response.byCategory.append(Self.group("", "No category", none)) }
+        if let none = byCategory[""] { response.byCategory.append(ItemStore.group("", "No category", none)) }
         for (_, tag) in byTag.sorted(by: { $0.key < $1.key }) {
-            response.byTag.append(Self.group(tag.name, tag.name, tag.totals))
+            response.byTag.append(ItemStore.group(tag.name, tag.name, tag.totals))
         }
-        if scope == nil, let warning = Self.limitWarning(
+        if scope == nil, let warning = ItemStore.limitWarning(
             scope: "contents", key: "", name: "Contents", total: total.replacement, limit: valuator.policy.contentsLimit,
             currency: currency, warnAt: warn)
         {
@@ -90,7 +82,7 @@ extension ItemStore {
     }
 
     /// Which items lack which evidence, overall and per location subtree, with scores.
-    public func readiness(_ request: GetReadinessRequest) throws -> GetReadinessResponse {
+    func readiness(_ request: GetReadinessRequest) throws -> GetReadinessResponse {
         let tree = try locationTree()
         let scope = try scopeKeys(request.locationKey, tree: tree)
         var overall = Readiness()
@@ -115,7 +107,7 @@ extension ItemStore {
     // MARK: Helpers
 
     /// The keys of `locationKey`'s subtree, or nil for everything ('').
-    private func scopeKeys(_ locationKey: String, tree: LocationTree) throws -> Set<String>? {
+    fileprivate func scopeKeys(_ locationKey: String, tree: LocationTree) throws -> Set<String>? {
         guard !locationKey.isEmpty else { return nil }
         let key = try ItemInput.key(locationKey, field: "location_key")
         let keys = tree.subtreeKeys(of: key)
@@ -125,7 +117,7 @@ extension ItemStore {
 
     /// Calls `body` with each item in `scope` (nil: every item), one row at a time.
     func forEachItem(in scope: Set<String>?, _ body: (Item) throws -> Void) throws {
-        var sql = "SELECT \(Self.columns) FROM items"
+        var sql = "SELECT \(ItemStore.columns) FROM items"
         var params: [SQLiteValue] = []
         if let scope {
             sql += " WHERE location_key IN (\(scope.map { _ in "?" }.joined(separator: ", ")))"
@@ -134,10 +126,22 @@ extension ItemStore {
         sql += " ORDER BY id"
         let statement = try db.prepare(sql)
         try statement.bind(params)
-        try statement.forEachRow { try body(Self.item(from: $0)) }
+        try statement.forEachRow { try body(ItemStore.item(from: $0)) }
+    }
+}
+
+extension ItemStore {
+    /// The most items a readiness group lists as gaps.
+    public static let maxGaps = 20
+
+    /// The item with `key`, valued as of `asOf` when it is not ''.
+    public func get(key: String, asOf: String) throws -> Item {
+        var item = try get(key: key)
+        if !asOf.isEmpty { item.valuation = try valuator(asOf: asOf).value(item) }
+        return item
     }
 
-    private static func group(_ key: String, _ name: String, _ totals: Totals) -> ValuationGroup {
+    fileprivate static func group(_ key: String, _ name: String, _ totals: Totals) -> ValuationGroup {
         var group = ValuationGroup()
         group.key = key
         group.name = name
@@ -145,7 +149,7 @@ extension ItemStore {
         return group
     }
 
-    private static func limitWarning(
+    fileprivate static func limitWarning(
         scope: String, key: String, name: String, total: Int64, limit: Money?, currency: String, warnAt: Int64
     ) -> LimitWarning? {
         guard let limit, limit.minorUnits > 0, limit.currency.isEmpty || limit.currency == currency else { return nil }

@@ -9,4 +9,11 @@ public enum EventTopic {
     public static let imageDeleted = "image.deleted"
     public static let jobDone = "job.done"
     public static let jobDead = "job.dead"
+    public static let locationCreated = "location.created"
+    public static let locationUpdated = "location.updated"
+    public static let locationDeleted = "location.deleted"
+    public static let categoryCreated = "category.created"
+    public static let categoryUpdated = "category.updated"
+    public static let categoryDeleted = "category.deleted"
+    public static let policyUpdated = "policy.updated"
 }

@@ -4,7 +4,8 @@ import RPC
 import Runtime
 import ZMQ
 
-/// `homepwner watch`: prints the services' events as they happen (item.*, image.*, job.*).
+/// `homepwner watch`: prints the services' events as they happen (item.*, image.*, job.*,
+/// location.*, category.*, policy.*).
 enum WatchCommand {
     static let parser = OptionParser(
         command: "watch",
@@ -25,6 +26,9 @@ enum WatchCommand {
         if topic.hasPrefix("item.") { return ItemEvent.protoName }
         if topic.hasPrefix("image.") { return ImageEvent.protoName }
         if topic.hasPrefix("job.") { return JobEvent.protoName }
+        if topic.hasPrefix("location.") { return LocationEvent.protoName }
+        if topic.hasPrefix("category.") { return CategoryEvent.protoName }
+        if topic.hasPrefix("policy.") { return PolicyEvent.protoName }
         return nil
     }
 

@@ -16,6 +16,9 @@ import RPCTestSupport
         let store = ItemStoreQueue(path: folder.path + "/items.db")
         try store.start()
         defer { store.close() }
+        let reader = ItemReaderQueue(itemReaderOf: folder.path + "/items.db")
+        try reader.start()
+        defer { reader.close() }
         let host = try ServiceHost(
             name: "item-service", context: testContext, rpcEndpoints: [folder.endpoint("item")], logger: testLogger)
         defer { host.stop() }
@@ -24,7 +27,7 @@ import RPCTestSupport
         try images.start()
         defer { images.stop() }
         ItemServiceHandlers.register(
-            on: host, store: store, clock: SystemClock(), photoCheck: PhotoCheck(connection: images), deleted: {})
+            on: host, store: store, reader: reader, clock: SystemClock(), photoCheck: PhotoCheck(connection: images), deleted: {})
         try host.start()
         let client = try itemClient(folder)
         defer { client.close() }

@@ -506,6 +506,57 @@ def test_categories_and_the_policy(api, pb, inv):
 AS_OF = "2025-06-15"
 
 
+def test_location_category_and_policy_changes_are_published(api, pb, inv, service, zmq_context):
+    """Section 12: location.*, category.* and policy.updated, each with its message type."""
+    subscriber = zmq_context.socket(zmq.SUB)
+    subscriber.setsockopt(zmq.LINGER, 0)
+    for prefix in (b"location.", b"category.", b"policy."):
+        subscriber.setsockopt(zmq.SUBSCRIBE, prefix)
+    subscriber.connect(service.events)
+    try:
+        def heard() -> list[tuple[bytes, bytes]]:
+            frames = []
+            while subscriber.poll(0, zmq.POLLIN):
+                frames.append(tuple(subscriber.recv_multipart()[:2]))
+            return frames
+
+        # A subscription takes effect once it reaches the publisher: update until one is heard.
+        deadline, got = time.monotonic() + 15, []
+        for n in itertools.count():
+            api("UpdatePolicy", inv.UpdatePolicyRequest(update_mask=["insurer"], policy=inv.Policy(insurer=f"Insurer {n}")))
+            if subscriber.poll(100, zmq.POLLIN):
+                got = heard()
+                break
+            assert time.monotonic() < deadline, "no policy.updated heard"
+        assert got[-1][0] == b"policy.updated"
+        assert pb.events.PolicyEvent.FromString(got[-1][1]).policy.insurer == f"Insurer {n}"
+
+        key = str(uuid.uuid4())
+        garage = api.location("Garage", key=key)
+        api.location("Garage", key=key)  # a repeat: nothing published
+        api("UpdateLocation", inv.UpdateLocationRequest(key=garage.key, update_mask=["name"], name="Workshop"))
+        api("DeleteLocation", inv.DeleteLocationRequest(key=garage.key))
+        tools = api.category("Tools", key=str(uuid.uuid4()))
+        api("UpdateCategory", inv.UpdateCategoryRequest(key=tools.key, update_mask=["name"], name="Hand tools"))
+        api("DeleteCategory", inv.DeleteCategoryRequest(key=tools.key))
+        events, deadline = [], time.monotonic() + 10
+        while len(events) < 6 and time.monotonic() < deadline:
+            subscriber.poll(100, zmq.POLLIN)
+            events += heard()
+        assert [topic for topic, _ in events] == [
+            b"location.created", b"location.updated", b"location.deleted",
+            b"category.created", b"category.updated", b"category.deleted"]
+        locations = [pb.events.LocationEvent.FromString(body) for _, body in events[:3]]
+        assert [(e.key, e.location.name, e.location.version) for e in locations] == [
+            (key, "Garage", 1), (key, "Workshop", 2), (key, "Workshop", 2)]
+        categories = [pb.events.CategoryEvent.FromString(body) for _, body in events[3:]]
+        assert [(e.key, e.category.name) for e in categories] == [
+            (tools.key, "Tools"), (tools.key, "Hand tools"), (tools.key, "Hand tools")]
+        assert all(e.at_ms > 0 for e in locations + categories)
+    finally:
+        subscriber.close()
+
+
 def whole_months(start: str, end: str) -> int:
     """Whole months from start to end, a month complete on the same day of the month; 0 when start is after end."""
     sy, sm, sd = map(int, start.split("-"))

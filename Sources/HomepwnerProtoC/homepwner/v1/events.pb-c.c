@@ -142,6 +142,141 @@ void   homepwner__v1__job_event__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__job_event__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
+void   homepwner__v1__location_event__init
+                     (Homepwner__V1__LocationEvent         *message)
+{
+  static const Homepwner__V1__LocationEvent init_value = HOMEPWNER__V1__LOCATION_EVENT__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__location_event__get_packed_size
+                     (const Homepwner__V1__LocationEvent *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__location_event__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__location_event__pack
+                     (const Homepwner__V1__LocationEvent *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__location_event__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__location_event__pack_to_buffer
+                     (const Homepwner__V1__LocationEvent *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__location_event__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__LocationEvent *
+       homepwner__v1__location_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__LocationEvent *)
+     protobuf_c_message_unpack (&homepwner__v1__location_event__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__location_event__free_unpacked
+                     (Homepwner__V1__LocationEvent *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__location_event__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__category_event__init
+                     (Homepwner__V1__CategoryEvent         *message)
+{
+  static const Homepwner__V1__CategoryEvent init_value = HOMEPWNER__V1__CATEGORY_EVENT__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__category_event__get_packed_size
+                     (const Homepwner__V1__CategoryEvent *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__category_event__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__category_event__pack
+                     (const Homepwner__V1__CategoryEvent *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__category_event__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__category_event__pack_to_buffer
+                     (const Homepwner__V1__CategoryEvent *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__category_event__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__CategoryEvent *
+       homepwner__v1__category_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__CategoryEvent *)
+     protobuf_c_message_unpack (&homepwner__v1__category_event__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__category_event__free_unpacked
+                     (Homepwner__V1__CategoryEvent *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__category_event__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
+void   homepwner__v1__policy_event__init
+                     (Homepwner__V1__PolicyEvent         *message)
+{
+  static const Homepwner__V1__PolicyEvent init_value = HOMEPWNER__V1__POLICY_EVENT__INIT;
+  *message = init_value;
+}
+size_t homepwner__v1__policy_event__get_packed_size
+                     (const Homepwner__V1__PolicyEvent *message)
+{
+  assert(message->base.descriptor == &homepwner__v1__policy_event__descriptor);
+  return protobuf_c_message_get_packed_size ((const ProtobufCMessage*)(message));
+}
+size_t homepwner__v1__policy_event__pack
+                     (const Homepwner__V1__PolicyEvent *message,
+                      uint8_t       *out)
+{
+  assert(message->base.descriptor == &homepwner__v1__policy_event__descriptor);
+  return protobuf_c_message_pack ((const ProtobufCMessage*)message, out);
+}
+size_t homepwner__v1__policy_event__pack_to_buffer
+                     (const Homepwner__V1__PolicyEvent *message,
+                      ProtobufCBuffer *buffer)
+{
+  assert(message->base.descriptor == &homepwner__v1__policy_event__descriptor);
+  return protobuf_c_message_pack_to_buffer ((const ProtobufCMessage*)message, buffer);
+}
+Homepwner__V1__PolicyEvent *
+       homepwner__v1__policy_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data)
+{
+  return (Homepwner__V1__PolicyEvent *)
+     protobuf_c_message_unpack (&homepwner__v1__policy_event__descriptor,
+                                allocator, len, data);
+}
+void   homepwner__v1__policy_event__free_unpacked
+                     (Homepwner__V1__PolicyEvent *message,
+                      ProtobufCAllocator *allocator)
+{
+  if(!message)
+    return;
+  assert(message->base.descriptor == &homepwner__v1__policy_event__descriptor);
+  protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
+}
 static const ProtobufCFieldDescriptor homepwner__v1__item_event__field_descriptors[3] =
 {
   {
@@ -358,5 +493,184 @@ const ProtobufCMessageDescriptor homepwner__v1__job_event__descriptor =
   homepwner__v1__job_event__field_indices_by_name,
   1,  homepwner__v1__job_event__number_ranges,
   (ProtobufCMessageInit) homepwner__v1__job_event__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__location_event__field_descriptors[3] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__LocationEvent, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "location",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__LocationEvent, location),
+    &homepwner__v1__location__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "at_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__LocationEvent, at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__location_event__field_indices_by_name[] = {
+  2,   /* field[2] = at_ms */
+  0,   /* field[0] = key */
+  1,   /* field[1] = location */
+};
+static const ProtobufCIntRange homepwner__v1__location_event__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__location_event__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.LocationEvent",
+  "LocationEvent",
+  "Homepwner__V1__LocationEvent",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__LocationEvent),
+  3,
+  homepwner__v1__location_event__field_descriptors,
+  homepwner__v1__location_event__field_indices_by_name,
+  1,  homepwner__v1__location_event__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__location_event__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__category_event__field_descriptors[3] =
+{
+  {
+    "key",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CategoryEvent, key),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "category",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CategoryEvent, category),
+    &homepwner__v1__category__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "at_ms",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__CategoryEvent, at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__category_event__field_indices_by_name[] = {
+  2,   /* field[2] = at_ms */
+  1,   /* field[1] = category */
+  0,   /* field[0] = key */
+};
+static const ProtobufCIntRange homepwner__v1__category_event__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 3 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__category_event__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.CategoryEvent",
+  "CategoryEvent",
+  "Homepwner__V1__CategoryEvent",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__CategoryEvent),
+  3,
+  homepwner__v1__category_event__field_descriptors,
+  homepwner__v1__category_event__field_indices_by_name,
+  1,  homepwner__v1__category_event__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__category_event__init,
+  NULL,NULL,NULL    /* reserved[123] */
+};
+static const ProtobufCFieldDescriptor homepwner__v1__policy_event__field_descriptors[2] =
+{
+  {
+    "policy",
+    1,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__PolicyEvent, policy),
+    &homepwner__v1__policy__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+  {
+    "at_ms",
+    2,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_INT64,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__PolicyEvent, at_ms),
+    NULL,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
+};
+static const unsigned homepwner__v1__policy_event__field_indices_by_name[] = {
+  1,   /* field[1] = at_ms */
+  0,   /* field[0] = policy */
+};
+static const ProtobufCIntRange homepwner__v1__policy_event__number_ranges[1 + 1] =
+{
+  { 1, 0 },
+  { 0, 2 }
+};
+const ProtobufCMessageDescriptor homepwner__v1__policy_event__descriptor =
+{
+  PROTOBUF_C__MESSAGE_DESCRIPTOR_MAGIC,
+  "homepwner.v1.PolicyEvent",
+  "PolicyEvent",
+  "Homepwner__V1__PolicyEvent",
+  "homepwner.v1",
+  sizeof(Homepwner__V1__PolicyEvent),
+  2,
+  homepwner__v1__policy_event__field_descriptors,
+  homepwner__v1__policy_event__field_indices_by_name,
+  1,  homepwner__v1__policy_event__number_ranges,
+  (ProtobufCMessageInit) homepwner__v1__policy_event__init,
   NULL,NULL,NULL    /* reserved[123] */
 };

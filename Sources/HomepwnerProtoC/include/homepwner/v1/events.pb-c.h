@@ -15,12 +15,16 @@ PROTOBUF_C__BEGIN_DECLS
 #endif
 
 #include "homepwner/v1/items.pb-c.h"
+#include "homepwner/v1/inventory.pb-c.h"
 #include "homepwner/v1/images.pb-c.h"
 #include "homepwner/v1/jobs.pb-c.h"
 
 typedef struct Homepwner__V1__ItemEvent Homepwner__V1__ItemEvent;
 typedef struct Homepwner__V1__ImageEvent Homepwner__V1__ImageEvent;
 typedef struct Homepwner__V1__JobEvent Homepwner__V1__JobEvent;
+typedef struct Homepwner__V1__LocationEvent Homepwner__V1__LocationEvent;
+typedef struct Homepwner__V1__CategoryEvent Homepwner__V1__CategoryEvent;
+typedef struct Homepwner__V1__PolicyEvent Homepwner__V1__PolicyEvent;
 
 
 /* --- enums --- */
@@ -76,6 +80,61 @@ struct  Homepwner__V1__JobEvent
 #define HOMEPWNER__V1__JOB_EVENT__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__job_event__descriptor) \
     , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, HOMEPWNER__V1__JOB_STATE__JOB_STATE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0 }
+
+
+/*
+ * Topics location.created, location.updated, location.deleted (item-service).
+ */
+struct  Homepwner__V1__LocationEvent
+{
+  ProtobufCMessage base;
+  char *key;
+  /*
+   * The location after the change, as the call's reply has it; for location.deleted, as it
+   * was.
+   */
+  Homepwner__V1__Location *location;
+  int64_t at_ms;
+};
+#define HOMEPWNER__V1__LOCATION_EVENT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__location_event__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL, 0 }
+
+
+/*
+ * Topics category.created, category.updated, category.deleted (item-service).
+ */
+struct  Homepwner__V1__CategoryEvent
+{
+  ProtobufCMessage base;
+  char *key;
+  /*
+   * The category after the change, as the call's reply has it; for category.deleted, as it
+   * was.
+   */
+  Homepwner__V1__Category *category;
+  int64_t at_ms;
+};
+#define HOMEPWNER__V1__CATEGORY_EVENT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__category_event__descriptor) \
+    , (char *)protobuf_c_empty_string, NULL, 0 }
+
+
+/*
+ * Topic policy.updated (item-service).
+ */
+struct  Homepwner__V1__PolicyEvent
+{
+  ProtobufCMessage base;
+  /*
+   * The policy after the change.
+   */
+  Homepwner__V1__Policy *policy;
+  int64_t at_ms;
+};
+#define HOMEPWNER__V1__POLICY_EVENT__INIT \
+ { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__policy_event__descriptor) \
+    , NULL, 0 }
 
 
 /* Homepwner__V1__ItemEvent methods */
@@ -135,6 +194,63 @@ Homepwner__V1__JobEvent *
 void   homepwner__v1__job_event__free_unpacked
                      (Homepwner__V1__JobEvent *message,
                       ProtobufCAllocator *allocator);
+/* Homepwner__V1__LocationEvent methods */
+void   homepwner__v1__location_event__init
+                     (Homepwner__V1__LocationEvent         *message);
+size_t homepwner__v1__location_event__get_packed_size
+                     (const Homepwner__V1__LocationEvent   *message);
+size_t homepwner__v1__location_event__pack
+                     (const Homepwner__V1__LocationEvent   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__location_event__pack_to_buffer
+                     (const Homepwner__V1__LocationEvent   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__LocationEvent *
+       homepwner__v1__location_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__location_event__free_unpacked
+                     (Homepwner__V1__LocationEvent *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__CategoryEvent methods */
+void   homepwner__v1__category_event__init
+                     (Homepwner__V1__CategoryEvent         *message);
+size_t homepwner__v1__category_event__get_packed_size
+                     (const Homepwner__V1__CategoryEvent   *message);
+size_t homepwner__v1__category_event__pack
+                     (const Homepwner__V1__CategoryEvent   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__category_event__pack_to_buffer
+                     (const Homepwner__V1__CategoryEvent   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__CategoryEvent *
+       homepwner__v1__category_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__category_event__free_unpacked
+                     (Homepwner__V1__CategoryEvent *message,
+                      ProtobufCAllocator *allocator);
+/* Homepwner__V1__PolicyEvent methods */
+void   homepwner__v1__policy_event__init
+                     (Homepwner__V1__PolicyEvent         *message);
+size_t homepwner__v1__policy_event__get_packed_size
+                     (const Homepwner__V1__PolicyEvent   *message);
+size_t homepwner__v1__policy_event__pack
+                     (const Homepwner__V1__PolicyEvent   *message,
+                      uint8_t             *out);
+size_t homepwner__v1__policy_event__pack_to_buffer
+                     (const Homepwner__V1__PolicyEvent   *message,
+                      ProtobufCBuffer     *buffer);
+Homepwner__V1__PolicyEvent *
+       homepwner__v1__policy_event__unpack
+                     (ProtobufCAllocator  *allocator,
+                      size_t               len,
+                      const uint8_t       *data);
+void   homepwner__v1__policy_event__free_unpacked
+                     (Homepwner__V1__PolicyEvent *message,
+                      ProtobufCAllocator *allocator);
 /* --- per-message closures --- */
 
 typedef void (*Homepwner__V1__ItemEvent_Closure)
@@ -146,6 +262,15 @@ typedef void (*Homepwner__V1__ImageEvent_Closure)
 typedef void (*Homepwner__V1__JobEvent_Closure)
                  (const Homepwner__V1__JobEvent *message,
                   void *closure_data);
+typedef void (*Homepwner__V1__LocationEvent_Closure)
+                 (const Homepwner__V1__LocationEvent *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__CategoryEvent_Closure)
+                 (const Homepwner__V1__CategoryEvent *message,
+                  void *closure_data);
+typedef void (*Homepwner__V1__PolicyEvent_Closure)
+                 (const Homepwner__V1__PolicyEvent *message,
+                  void *closure_data);
 
 /* --- services --- */
 
@@ -155,6 +280,9 @@ typedef void (*Homepwner__V1__JobEvent_Closure)
 extern const ProtobufCMessageDescriptor homepwner__v1__item_event__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__image_event__descriptor;
 extern const ProtobufCMessageDescriptor homepwner__v1__job_event__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__location_event__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__category_event__descriptor;
+extern const ProtobufCMessageDescriptor homepwner__v1__policy_event__descriptor;
 
 PROTOBUF_C__END_DECLS
 
