@@ -20,10 +20,24 @@ public final class ClaimGatherer {
         public var mostPagesHeld = 0
         /// Items handed out in all.
         public var itemsHandedOut = 0
-        /// Photos looked up (StatImage).
+        /// Photos looked up (GetRendition, StatImage or both).
         public var photosLookedUp = 0
         /// Thumbnails fetched (GetRendition).
         public var thumbnailsFetched = 0
+        /// StatImage calls made for photos: every photo of a report without thumbnails (CSV);
+        /// with them, only a photo that has no rendition (a document, a movie, a damaged JPEG),
+        /// or any from an image service whose GetRendition predates `source`.
+        public var statCalls = 0
+        /// GetRendition calls made for photos (one per photo of a report with thumbnails).
+        public var renditionCalls = 0
+    }
+
+    /// The image-service calls one photo's lookup made, for `Figures`.
+    struct Calls: Sendable, Hashable {
+        /// StatImage calls.
+        var stat = 0
+        /// GetRendition calls.
+        var rendition = 0
     }
 
     /// The services asked.
@@ -143,7 +157,7 @@ public final class ClaimGatherer {
     ) async throws {
         let services = services, edge = thumbnailEdge, window = photoConcurrency
         try await forEachPage(of: section, asOf: overview.asOf) { items in
-            try await withThrowingTaskGroup(of: (Int, [ClaimPhoto]).self) { group in
+            try await withThrowingTaskGroup(of: (Int, [ClaimPhoto], Calls).self) { group in
                 var next = 0
                 var ready: [Int: [ClaimPhoto]] = [:]
                 func startNext() {
@@ -152,16 +166,22 @@ public final class ClaimGatherer {
                     next += 1
                     group.addTask {
                         var photos: [ClaimPhoto] = []
+                        var calls = Calls()
                         for photo in Self.attached(item) {
-                            photos.append(try await Self.lookUp(photo, thumbnails: thumbnails, edge: edge, services: services))
+                            let (found, made) = try await Self.lookUp(photo, thumbnails: thumbnails, edge: edge, services: services)
+                            photos.append(found)
+                            calls.stat += made.stat
+                            calls.rendition += made.rendition
                         }
-                        return (index, photos)
+                        return (index, photos, calls)
                     }
                 }
                 for _ in 0..<window { startNext() }
                 for index in items.indices {
-                    while ready[index] == nil, let (done, photos) = try await group.next() {
+                    while ready[index] == nil, let (done, photos, calls) = try await group.next() {
                         ready[done] = photos
+                        figures.statCalls += calls.stat
+                        figures.renditionCalls += calls.rendition
                         startNext()
                     }
                     let photos = ready.removeValue(forKey: index) ?? []
@@ -186,32 +206,66 @@ public final class ClaimGatherer {
 
     // MARK: Photos
 
-    /// One photo: StatImage, then GetRendition for a JPEG when `thumbnails`.
-    private static func lookUp(_ photo: ItemPhoto, thumbnails: Bool, edge: Int32, services: ClaimServices) async throws -> ClaimPhoto {
-        guard let info = try await services.stat(photo.imageKey) else {
-            return ClaimPhoto(
-                key: photo.imageKey, role: photo.role, info: nil, thumbnail: nil,
-                unshown: "the image service has no image \(photo.imageKey) (deleted after it was attached)")
+    /// One photo in as few calls as it takes, with the calls it made. With `thumbnails`:
+    /// GetRendition first, whose `source` is the photo's info (StatImage only when an older
+    /// service leaves it out); a photo it cannot render (FAILED_PRECONDITION: a movie, a PDF
+    /// document, another type, a JPEG that does not decode; DATA_LOSS: damaged on disk) is then
+    /// asked about with StatImage and listed with the reason. Without: StatImage alone. A photo
+    /// the service does not have (NOT_FOUND) is listed as missing.
+    static func lookUp(
+        _ photo: ItemPhoto, thumbnails: Bool, edge: Int32, services: ClaimServices
+    ) async throws -> (photo: ClaimPhoto, calls: Calls) {
+        var calls = Calls()
+        func stat() async throws -> ImageInfo? {
+            calls.stat += 1
+            return try await services.stat(photo.imageKey)
         }
-        let photoKey = photo.imageKey
-        func unshown(_ why: String) -> ClaimPhoto {
-            ClaimPhoto(key: photoKey, role: photo.role, info: info, thumbnail: nil, unshown: thumbnails ? why : nil)
+        guard thumbnails else {
+            guard let info = try await stat() else { return (missing(photo), calls) }
+            return (listed(photo, info: info, thumbnails: false, renditionError: ""), calls)
         }
-        if info.mediaType == .document || info.contentType == "application/pdf" { return unshown("a PDF document") }
-        if info.mediaType == .movie { return unshown("a movie (\(info.contentType))") }
-        guard info.contentType == "image/jpeg" else { return unshown("\(info.contentType) has no thumbnail") }
-        guard thumbnails else { return unshown("") }
+        let rendition: GetRenditionResponse
+        calls.rendition += 1
         do {
-            let rendition = try await services.thumbnail(photo.imageKey, edge: edge)
-            return ClaimPhoto(
-                key: photo.imageKey, role: photo.role, info: info,
-                thumbnail: ClaimPhoto.Thumbnail(
-                    jpeg: rendition.data, width: Int(rendition.info?.width ?? 0), height: Int(rendition.info?.height ?? 0)),
-                unshown: nil)
-        } catch let error as RPCError where [.failedPrecondition, .dataLoss, .notFound].contains(error.code) {
-            // One photo the service cannot render (damaged on disk, deleted meanwhile) is
-            // listed with the reason; the rest of the report goes on.
-            return unshown(error.message)
+            rendition = try await services.thumbnail(photo.imageKey, edge: edge)
+        } catch let error as RPCError where error.code == .notFound {
+            return (missing(photo), calls)
+        } catch let error as RPCError where error.code == .failedPrecondition || error.code == .dataLoss {
+            // One photo the service cannot render (not a JPEG, damaged on disk) is listed with
+            // the reason; the rest of the report goes on.
+            guard let info = try await stat() else { return (missing(photo), calls) }
+            return (listed(photo, info: info, thumbnails: true, renditionError: error.message), calls)
         }
+        var source = rendition.source
+        // An image service older than `source`: StatImage, as before it.
+        if source == nil { source = try await stat() }
+        guard let info = source else { return (missing(photo), calls) }
+        let thumbnail = ClaimPhoto.Thumbnail(
+            jpeg: rendition.data, width: Int(rendition.info?.width ?? 0), height: Int(rendition.info?.height ?? 0))
+        return (ClaimPhoto(key: photo.imageKey, role: photo.role, info: info, thumbnail: thumbnail, unshown: nil), calls)
+    }
+
+    /// A photo the image service has no image for (deleted after it was attached: the item
+    /// still holds its key).
+    private static func missing(_ photo: ItemPhoto) -> ClaimPhoto {
+        ClaimPhoto(
+            key: photo.imageKey, role: photo.role, info: nil, thumbnail: nil,
+            unshown: "the image service has no image \(photo.imageKey) (deleted after it was attached)")
+    }
+
+    /// A photo listed rather than shown: when a thumbnail was asked for, why there is none (what
+    /// it is, or `renditionError`, what GetRendition said of a JPEG it could not render).
+    private static func listed(_ photo: ItemPhoto, info: ImageInfo, thumbnails: Bool, renditionError: String) -> ClaimPhoto {
+        let why: String
+        if info.mediaType == .document || info.contentType == "application/pdf" {
+            why = "a PDF document"
+        } else if info.mediaType == .movie {
+            why = "a movie (\(info.contentType))"
+        } else if info.contentType != "image/jpeg" {
+            why = "\(info.contentType) has no thumbnail"
+        } else {
+            why = renditionError
+        }
+        return ClaimPhoto(key: photo.imageKey, role: photo.role, info: info, thumbnail: nil, unshown: thumbnails ? why : nil)
     }
 }

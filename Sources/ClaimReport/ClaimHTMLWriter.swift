@@ -153,9 +153,7 @@ final class ClaimHTMLWriter: ClaimWriter {
         let alt = e("\(photo.caption): \(item.name)")
         if let thumbnail = photo.thumbnail {
             let name = "thumbs/" + photo.thumbnailFileName
-            let file = try ClaimFile(creating: folder + "/" + name)
-            try file.write(bytes: thumbnail.jpeg)
-            try file.close()
+            try writeThumbnail(thumbnail, to: name)
             var image = "<img src=\"\(HTMLText.href(name))\" width=\"\(thumbnail.width)\" height=\"\(thumbnail.height)\" alt=\"\(alt)\">"
             if copiesOriginals, let original = try await copyOriginal(photo) {
                 image = "<a href=\"\(HTMLText.href(original))\">\(image)</a>"
@@ -173,6 +171,17 @@ final class ClaimHTMLWriter: ClaimWriter {
         try write(
             "<p class=\"unshown\">\(e(photo.caption)): \(name) <span class=\"meta\">— \(e(photo.kindText)), "
                 + "\(e(ClaimText.size(info.sizeBytes))), image <code>\(e(photo.key))</code></span></p>\n")
+    }
+
+    /// Writes `thumbnail` to `name` in the folder, once: a photo attached to several items is
+    /// shown by each from the same file (the folder started empty, so a file there is this
+    /// report's, and the disk remembers which are written, not memory).
+    private func writeThumbnail(_ thumbnail: ClaimPhoto.Thumbnail, to name: String) throws {
+        let path = folder + "/" + name
+        if FileManager.default.fileExists(atPath: path) { return }
+        let file = try ClaimFile(creating: path)
+        try file.write(bytes: thumbnail.jpeg)
+        try file.close()
     }
 
     func endSection(_ section: ClaimSection, totals: ClaimTotals) throws {

@@ -3,11 +3,12 @@ import PDF
 import Proto
 
 /// The claim as a PDF (A4): a cover, then a section per location with a table of its items,
-/// each item's photos under it as their stored thumbnails (embedded as the service sent them)
-/// with the role as caption, documents and movies listed by key and file name, a subtotal per
-/// location; then the totals by category and by location, and the pages that list every
-/// original's SHA-256 and when it was received, ending with the characters the font could not
-/// print. "Page N of M" on every page. Each page is written when it ends: memory holds one.
+/// each item's photos under it as their stored thumbnails (embedded as the service sent them,
+/// once per image however many items show it) with the role as caption, documents and movies
+/// listed by key and file name, a subtotal per location; then the totals by category and by
+/// location, and the pages that list every original's SHA-256 and when it was received, ending
+/// with the characters the font could not print. "Page N of M" on every page. Each page is
+/// written when it ends: memory holds one.
 final class ClaimPDFWriter: ClaimWriter {
     let document: PDFDocument
     let regular = PDFFontChain.systemDefault()
@@ -22,6 +23,10 @@ final class ClaimPDFWriter: ClaimWriter {
     var section: ClaimSection?
     /// Characters drawn that no font of their chain had.
     private(set) var missing: Set<Unicode.Scalar> = []
+    /// The thumbnails embedded so far, by image key: the image object each is drawn from again
+    /// (a photo attached to several items is in the file once). A handle per key (its object
+    /// number and size), never the bytes, which are in the file already.
+    private var embedded: [String: PDFImage] = [:]
 
     var wantsThumbnails: Bool { true }
 
@@ -257,12 +262,12 @@ final class ClaimPDFWriter: ClaimWriter {
         return parts.joined(separator: ", ")
     }
 
-    /// A thumbnail tile: the JPEG embedded as it is, fitted in the tile, its caption below.
+    /// A thumbnail tile: the JPEG embedded as it is (once per image key), fitted in the tile,
+    /// its caption below.
     private func draw(_ photo: ClaimPhoto, x: Double, top: Double) throws {
         guard let thumbnail = photo.thumbnail, let page else { return }
         let box = PDFRect(x: x, y: top + 2, width: Tile.width, height: Tile.imageHeight)
-        let document = document
-        switch Result(catching: { () throws(PDFError) in try document.addJPEG(thumbnail.jpeg) }) {
+        switch Result(catching: { () throws(PDFError) in try image(of: photo.key, thumbnail) }) {
         case .success(let image):
             let placed = image.fit(into: box)
             page.drawImage(image, in: placed)
@@ -274,6 +279,15 @@ final class ClaimPDFWriter: ClaimWriter {
             text("cannot be shown: \(error.message)", x: x + 3, baseline: top + 14, font: regular, size: 6, color: Self.grey, width: Tile.width - 6)
         }
         text(photo.caption, x: x + Tile.width / 2, baseline: top + Tile.imageHeight + 11, font: regular, size: 7.5, alignment: .center)
+    }
+
+    /// The image object of `key`'s thumbnail: embedded the first time it is drawn, the same
+    /// object every later time.
+    private func image(of key: String, _ thumbnail: ClaimPhoto.Thumbnail) throws(PDFError) -> PDFImage {
+        if let known = embedded[key] { return known }
+        let image = try document.addJPEG(thumbnail.jpeg)
+        embedded[key] = image
+        return image
     }
 
     /// Lines from `top`, left-aligned at `x`, each truncated to `width`.

@@ -7,7 +7,8 @@ public struct ClaimPhoto: Sendable {
     public let key: String
     /// What it shows.
     public let role: PhotoRole
-    /// StatImage's answer; nil when the image service has no such image any more.
+    /// The image as StatImage describes it (GetRendition's `source` when a thumbnail came with
+    /// it); nil when the image service has no such image any more.
     public let info: ImageInfo?
     /// The upright JPEG thumbnail, as GetRendition answered it; nil when none was asked for
     /// or the image has none (a document, a movie, HEIC).

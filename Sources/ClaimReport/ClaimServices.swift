@@ -89,7 +89,9 @@ public struct ClaimServices: Sendable {
     }
 
     /// The photo's upright JPEG thumbnail fitting `edge` × `edge`: the stored thumbnail of that
-    /// size when the thumbnail worker has made it, else rendered and cached by the service.
+    /// size when the thumbnail worker has made it, else rendered and cached by the service. The
+    /// reply's `source` is the photo's own info, as StatImage answers it (nil from an image
+    /// service older than that field).
     func thumbnail(_ key: String, edge: Int32) async throws -> GetRenditionResponse {
         var request = GetRenditionRequest()
         request.key = key

@@ -46,8 +46,8 @@ import Testing
 
         // Headless Chromium prints it and draws it: neither is blank.
         let pdf = fixture.folder + "/printed.pdf", png = fixture.folder + "/screen.png"
-        try await Tool.chromium(
-            print: URL(fileURLWithPath: folder + "/index.html"), toPDF: pdf, screenshot: png, profile: fixture.folder + "/chromium-profile")
+        let profile = fixture.folder + "/chromium-profile"
+        try await Tool.chromium(print: URL(fileURLWithPath: folder + "/index.html"), toPDF: pdf, screenshot: png, profile: profile)
         let printed = try await Tool.info(of: pdf)
         // The cover, a page per location, the categories and the checksums.
         #expect(Int(printed["Pages"] ?? "0") ?? 0 >= 5, "\(printed)")
@@ -55,16 +55,50 @@ import Testing
         #expect(first.inkedPixels > 300, "the printed cover looks blank (\(first.inkedPixels))")
         let printedText = try await Tool.text(of: pdf)
         #expect(printedText.contains(ClaimFixture.fridge) && printedText.contains("Contents inventory / claim packet"))
-        let screenshot = try Data(contentsOf: URL(fileURLWithPath: png))
-        #expect(screenshot.starts(with: [0x89, 0x50, 0x4E, 0x47]))
-        // A blank page's screenshot of the same size, for scale: the report's holds far more.
-        let blankPage = fixture.folder + "/blank.html", blankPNG = fixture.folder + "/blank.png"
-        try "<!DOCTYPE html><title>blank</title>".write(toFile: blankPage, atomically: true, encoding: .utf8)
-        try await Tool.chromium(print: URL(fileURLWithPath: blankPage), toPDF: fixture.folder + "/blank.pdf", screenshot: blankPNG, profile: fixture.folder + "/chromium-profile")
-        let blank = try Data(contentsOf: URL(fileURLWithPath: blankPNG))
-        #expect(screenshot.count > blank.count * 10, "screenshot \(screenshot.count) bytes, blank \(blank.count)")
+        // The screenshot, pixel by pixel: inked, with the photos' colours where the thumbnails are.
+        let drawn = Self.screenshotProblems(try await Tool.pixels(ofPNG: png))
+        #expect(drawn.isEmpty, "the screenshot of the report: \(drawn)")
         try ClaimSamples.keep(png, as: "claim-html.png")
         try ClaimSamples.keep(pdf, as: "claim-html-printed.pdf")
+
+        // The same check fails where it should: a blank page fails both parts; the report whose
+        // thumbnails are gone (the text drawn, the pictures not) fails the colour part alone.
+        let blankPage = fixture.folder + "/blank.html", blankPNG = fixture.folder + "/blank.png"
+        try "<!DOCTYPE html><title>blank</title>".write(toFile: blankPage, atomically: true, encoding: .utf8)
+        try await Tool.chromium(print: URL(fileURLWithPath: blankPage), toPDF: fixture.folder + "/blank.pdf", screenshot: blankPNG, profile: profile)
+        let blank = Self.screenshotProblems(try await Tool.pixels(ofPNG: blankPNG))
+        #expect(blank.count == 2, "the check passes a blank page: \(blank)")
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder + "/thumbs") {
+            try FileManager.default.removeItem(atPath: folder + "/thumbs/" + name)
+        }
+        let textOnlyPNG = fixture.folder + "/text-only.png"
+        try await Tool.chromium(
+            print: URL(fileURLWithPath: folder + "/index.html"), toPDF: fixture.folder + "/text-only.pdf", screenshot: textOnlyPNG, profile: profile)
+        let textOnly = Self.screenshotProblems(try await Tool.pixels(ofPNG: textOnlyPNG))
+        #expect(textOnly.count == 1 && textOnly.first?.contains("no colour photo") == true, "without its thumbnails: \(textOnly)")
+    }
+
+    /// What is wrong with a screenshot of the report (nothing when it looks drawn): under 2 %
+    /// of it inked (the fixture's report about 8 %, without its thumbnails 4 %, a blank page 0),
+    /// or no colour photo where the thumbnails are: fewer than 40 squares of 16 pixels in colour
+    /// (one 160-pixel thumbnail fills about 60; the fixtures are real photos, and the report's
+    /// first screen holds about 160 such squares, without its thumbnails 1), or none of them
+    /// inside a 3 × 3 block of colour (a picture, not coloured text: links and warnings never
+    /// fill one).
+    static func screenshotProblems(_ image: ColorImage) -> [String] {
+        var problems: [String] = []
+        let inked = image.inkedFraction
+        if inked < 0.02 { problems.append("\(Int(inked * 10_000)) in 10,000 pixels inked, under 2 %") }
+        let cells = image.colourCells()
+        let inside = cells.filter { cell in
+            (-1...1).allSatisfy { dx in (-1...1).allSatisfy { dy in cells.contains(.init(column: cell.column + dx, row: cell.row + dy)) } }
+        }
+        if cells.count < 40 || inside.isEmpty {
+            let columns = cells.map(\.column), rows = cells.map(\.row)
+            let region = cells.isEmpty ? "nowhere" : "columns \(columns.min()!)…\(columns.max()!), rows \(rows.min()!)…\(rows.max()!)"
+            problems.append("no colour photo is drawn: \(cells.count) squares in colour (\(region)), \(inside.count) inside a block; 40 and 1 wanted")
+        }
+        return problems
     }
 
     @Test func htmlWithoutOriginalsStillLinksThePDFReceipt() async throws {

@@ -202,6 +202,10 @@ def test_rendition_fit_200_is_an_upright_jpeg_within_the_box(image_client, pb, j
     assert (fit.info.width, fit.info.height, fit.info.orientation) == (width, height, 1)
     assert (fit.info.kind, fit.info.parent_key, fit.info.content_type) == (images.THUMBNAIL, info.key, "image/jpeg")
     assert fit.info.checksum == sha256(fit.data) and fit.info.size_bytes == len(fit.data)
+    # `source` is the image it was made from, as StatImage answers it.
+    stat = call(image_client, pb, "StatImage", images.StatImageRequest(key=info.key))
+    assert fit.source == stat
+    assert (fit.source.key, fit.source.checksum, fit.source.kind) == (info.key, sha256(jpeg), images.ORIGINAL)
 
     fill = call(image_client, pb, "GetRendition", images.GetRenditionRequest(
         key=info.key, width=200, height=100, mode=images.FILL))

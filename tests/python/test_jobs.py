@@ -162,6 +162,7 @@ def test_the_thumbnail_worker_takes_the_job_a_dead_python_worker_held_and_stores
         rendition = client.call(IMAGES + "GetRendition", pb.images.GetRenditionRequest(key=original.key, width=64, height=64),
                                 pb.images.GetRenditionResponse)
         assert rendition.info.kind == pb.images.THUMBNAIL and rendition.info.key != original.key
+        assert rendition.source.key == original.key and rendition.source.kind == pb.images.ORIGINAL
     finally:
         worker.send_signal(signal.SIGTERM)
         code = worker.wait(timeout=20)

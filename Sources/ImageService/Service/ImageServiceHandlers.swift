@@ -150,12 +150,14 @@ enum ImageServiceHandlers {
             return response
         }
         server.register(ImageServiceRPC.getRendition) { request, context in
-            let (info, data) = try await store.rendition(
+            let (info, data, source) = try await store.rendition(
                 request.key, width: Int(request.width), height: Int(request.height), mode: request.mode,
                 abandoned: { context.deadlinePassed })
             var response = GetRenditionResponse()
             response.info = info
             response.data = data
+            // The image the rendition was made from, so a caller needs no StatImage beside it.
+            response.source = source
             return response
         }
         server.register(ImageServiceRPC.stats) { _, _ in

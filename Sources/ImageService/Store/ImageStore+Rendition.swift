@@ -18,7 +18,9 @@ extension ImageStore {
 
     /// The image at `width` × `height` (FIT: inside the box, aspect kept, never enlarged; FILL:
     /// exactly the box, centre-cropped): a stored thumbnail of that size when there is one, else
-    /// rendered by the `Thumbnailer` the thumbnail worker uses, and cached.
+    /// rendered by the `Thumbnailer` the thumbnail worker uses, and cached. `source` is the image
+    /// asked for (the original or edited image the rendition is made from), as StatImage answers
+    /// it: the row read to render it, so a caller that wants both pays no second read.
     ///
     /// `abandoned` says whether the caller has stopped waiting (its deadline passed): a render
     /// that waited that long for its lane or slot is not started (DEADLINE_EXCEEDED), so work
@@ -26,7 +28,7 @@ extension ImageStore {
     public func rendition(
         _ key: String, width: Int, height: Int, mode: RenditionMode,
         abandoned: @escaping @Sendable () -> Bool = { false }
-    ) async throws -> (info: ImageInfo, data: [UInt8]) {
+    ) async throws -> (info: ImageInfo, data: [UInt8], source: ImageInfo) {
         for (name, value) in [("width", width), ("height", height)] where !(1...Self.maxRenditionEdge).contains(value) {
             throw ImageStoreError.invalid("\(name) must be in 1...\(Self.maxRenditionEdge) (got \(value))")
         }
@@ -51,11 +53,11 @@ extension ImageStore {
             $0.kind == .thumbnail && $0.contentType == "image/jpeg" && $0.orientation <= 1
                 && abs(Int($0.width) - target.width) <= 1 && abs(Int($0.height) - target.height) <= 1
         }) {
-            return (thumbnail, try await read(thumbnail))
+            return (thumbnail, try await read(thumbnail), original)
         }
 
         let cacheKey = "\(stored.cacheKey)/r/\(target.width)x\(target.height)/\(mode == .fill ? "fill" : "fit")"
-        if let cached = cache.get(cacheKey) { return (Self.renditionInfo(original, target, cached), cached) }
+        if let cached = cache.get(cacheKey) { return (Self.renditionInfo(original, target, cached), cached, original) }
 
         let limit = limits.maxRenditionSourceBytes
         guard original.sizeBytes <= limit else {
@@ -110,7 +112,7 @@ extension ImageStore {
             throw givenUp()
         }
         cache.insert(cacheKey, data)
-        return (Self.renditionInfo(original, target, data), data)
+        return (Self.renditionInfo(original, target, data), data, original)
     }
 
     private static func renditionInfo(_ original: ImageInfo, _ size: (width: Int, height: Int), _ data: [UInt8]) -> ImageInfo {

@@ -2701,7 +2701,7 @@ const ProtobufCMessageDescriptor homepwner__v1__get_rendition_request__descripto
   (ProtobufCMessageInit) homepwner__v1__get_rendition_request__init,
   NULL,NULL,NULL    /* reserved[123] */
 };
-static const ProtobufCFieldDescriptor homepwner__v1__get_rendition_response__field_descriptors[2] =
+static const ProtobufCFieldDescriptor homepwner__v1__get_rendition_response__field_descriptors[3] =
 {
   {
     "info",
@@ -2727,15 +2727,28 @@ static const ProtobufCFieldDescriptor homepwner__v1__get_rendition_response__fie
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "source",
+    3,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__GetRenditionResponse, source),
+    &homepwner__v1__image_info__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__get_rendition_response__field_indices_by_name[] = {
   1,   /* field[1] = data */
   0,   /* field[0] = info */
+  2,   /* field[2] = source */
 };
 static const ProtobufCIntRange homepwner__v1__get_rendition_response__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 2 }
+  { 0, 3 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__get_rendition_response__descriptor =
 {
@@ -2745,7 +2758,7 @@ const ProtobufCMessageDescriptor homepwner__v1__get_rendition_response__descript
   "Homepwner__V1__GetRenditionResponse",
   "homepwner.v1",
   sizeof(Homepwner__V1__GetRenditionResponse),
-  2,
+  3,
   homepwner__v1__get_rendition_response__field_descriptors,
   homepwner__v1__get_rendition_response__field_indices_by_name,
   1,  homepwner__v1__get_rendition_response__number_ranges,

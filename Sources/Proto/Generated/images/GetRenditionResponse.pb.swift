@@ -12,6 +12,8 @@ public struct GetRenditionResponse: ProtoMessage {
     public var info: ImageInfo? = nil
     /// Field 2, `data`.
     public var data: [UInt8] = []
+    /// Field 3, `source`.
+    public var source: ImageInfo? = nil
 
     /// An all-default message.
     public init() {}
@@ -37,10 +39,12 @@ extension GetRenditionResponse: CBridgedMessage {
         self.init()
         self.info = m.pointee.info.map { ImageInfo(c: $0) }
         self.data = CBridge.bytes(m.pointee.data)
+        self.source = m.pointee.source.map { ImageInfo(c: $0) }
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
         m.pointee.info = self.info.map { arena.message($0) }
         m.pointee.data = arena.bytes(self.data)
+        m.pointee.source = self.source.map { arena.message($0) }
     }
 }

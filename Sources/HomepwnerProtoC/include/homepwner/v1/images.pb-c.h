@@ -420,10 +420,16 @@ struct  Homepwner__V1__GetRenditionResponse
   ProtobufCMessage base;
   Homepwner__V1__ImageInfo *info;
   ProtobufCBinaryData data;
+  /*
+   * The original (or edited image) the rendition was made from, as StatImage would return it:
+   * its key, checksum, created_at_ms and media type, so a caller that wants both needs one call.
+   * Absent from an image service older than this field (ask StatImage then).
+   */
+  Homepwner__V1__ImageInfo *source;
 };
 #define HOMEPWNER__V1__GET_RENDITION_RESPONSE__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__get_rendition_response__descriptor) \
-    , NULL, {0,NULL} }
+    , NULL, {0,NULL}, NULL }
 
 
 struct  Homepwner__V1__EnqueueThumbnailsRequest
