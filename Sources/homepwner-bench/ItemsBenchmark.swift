@@ -80,7 +80,8 @@ enum ItemsBenchmark {
                     String(format: "%.2f (%.2f–%.2f)", ratios[ratios.count / 2], ratios.first!, ratios.last!)
                 ))
             }
-            // Valuation and readiness read every item on the store's thread: how long that is.
+            // Valuation and readiness read every item, on a read-only connection of their own:
+            // how long that is, and GetItem while they run (against GetItem alone above).
             print("valuation and readiness at \(itemCount) items…")
             let valuations = try await bench.serviceReads(seconds: seconds / 2, "item service GetValuation, 1 in flight") { client in
                 _ = try await client.call(ItemServiceRPC.getValuation, GetValuationRequest())
@@ -88,6 +89,7 @@ enum ItemsBenchmark {
             let readiness = try await bench.serviceReads(seconds: seconds / 2, "item service GetReadiness, 1 in flight") { client in
                 _ = try await client.call(ItemServiceRPC.getReadiness, GetReadinessRequest())
             }
+            let getsDuringValuations = try await bench.serviceGetsDuringValuations(seconds: seconds / 2)
             let medians = results.map(median)
             print("""
 
@@ -108,7 +110,10 @@ enum ItemsBenchmark {
                 ("move at \(itemCount)", moves, "–"),
                 ("list page 50 at \(itemCount), query", queried, "–"),
                 ("list page 50 at \(itemCount), query", rare, "–"),
-            ] + searches + [("valuation at \(itemCount)", valuations, "–"), ("readiness at \(itemCount)", readiness, "–")]
+            ] + searches + [
+                ("valuation at \(itemCount)", valuations, "–"), ("readiness at \(itemCount)", readiness, "–"),
+                ("get at \(itemCount) while valuations run", getsDuringValuations, String(format: "%.2f of get alone", getsDuringValuations.perSecond / medians[4].perSecond)),
+            ]
             for (operation, result, ratio) in rows {
                 print(String(
                     format: "| %@ | %@ | %.0f | %.1f | %.1f | %@ |", operation, result.name, result.perSecond,
@@ -258,15 +263,12 @@ enum ItemsBenchmark {
         static let notes = ["fridge by the window", "gift from grandmother", "receipt in the drawer", "wall mounted", "spare in the box"]
 
         /// The bare side of a search, in the shape the store chooses: count the matches, then
-        /// 51 rows ranked (at most 2,000 matches) or newest first, the index driving.
+        /// (at most 2,000 matches) 51 (rank, rowid) pairs ranked by the text index and their
+        /// 50 rows by id, or (more) 51 rows newest first, the index driving.
         func bareSearches(seconds: Double, words: String) throws -> Result {
             let match = words.split(separator: " ").map { "\"\($0)\"*" }.joined(separator: " ")
             let count = try bare.prepare("SELECT count(*) FROM items_text WHERE items_text MATCH ?")
-            let ranked = try bare.prepare("""
-                SELECT \(Self.columns), text_rank FROM items
-                JOIN (SELECT rowid AS text_id, rank AS text_rank FROM items_text WHERE items_text MATCH ?) ON text_id = items.id
-                ORDER BY text_rank, id LIMIT 51
-                """)
+            let ranked = try bare.prepare("SELECT rowid, rank FROM items_text WHERE items_text MATCH ? ORDER BY rank, rowid LIMIT 51")
             let newest = try bare.prepare("""
                 SELECT \(Self.columns.split(separator: ",").map { "items." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
                 FROM items_text JOIN items ON items.id = items_text.rowid WHERE items_text MATCH ? ORDER BY items_text.rowid DESC LIMIT 51
@@ -274,9 +276,16 @@ enum ItemsBenchmark {
             return try measure("bare SQLite FTS5: count, then 51 rows", seconds: seconds) {
                 try count.bind([.text(match)])
                 let matches = try count.rows().first?[0].int64Value ?? 0
-                let select = matches <= ItemStore.maxRankedMatches ? ranked : newest
-                try select.bind([.text(match)])
-                _ = try select.rows()
+                if matches <= ItemStore.maxRankedMatches {
+                    try ranked.bind([.text(match)])
+                    let ids = try ranked.rows().prefix(50).map { SQLiteValue.integer($0[0].int64Value ?? 0) }
+                    guard !ids.isEmpty else { return }
+                    _ = try bare.query(
+                        "SELECT \(Self.columns) FROM items WHERE id IN (\(ids.map { _ in "?" }.joined(separator: ", ")))", ids)
+                } else {
+                    try newest.bind([.text(match)])
+                    _ = try newest.rows()
+                }
             }
         }
 
@@ -308,6 +317,26 @@ enum ItemsBenchmark {
         func serviceGets(seconds: Double) async throws -> Result {
             let client = client, keys = keys
             return try await measureConcurrently("item service GetItem, 1 in flight", seconds: seconds, inFlight: 1) {
+                var request = GetItemRequest()
+                request.key = keys.randomElement()!
+                _ = try await client.call(ItemServiceRPC.getItem, request)
+            }
+        }
+
+        /// GetItem, 1 in flight, while another client runs GetValuation back to back (a pass over
+        /// every item each): with its own connection, a valuation holds up no GetItem.
+        func serviceGetsDuringValuations(seconds: Double) async throws -> Result {
+            let keys = keys
+            let valuer = try RPCClient(context: context, endpoint: "ipc://\(folder)/item.sock")
+            defer { valuer.close() }
+            let valuations = Task {
+                while !Task.isCancelled {
+                    _ = try? await valuer.call(ItemServiceRPC.getValuation, GetValuationRequest())
+                }
+            }
+            defer { valuations.cancel() }
+            let client = client
+            return try await measureConcurrently("item service GetItem, 1 in flight, GetValuation running", seconds: seconds, inFlight: 1) {
                 var request = GetItemRequest()
                 request.key = keys.randomElement()!
                 _ = try await client.call(ItemServiceRPC.getItem, request)

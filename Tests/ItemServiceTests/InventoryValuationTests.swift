@@ -81,6 +81,52 @@ import Testing
         #expect(storeError { try store.list(request) }?.description.contains("another sort, direction, query or filter") == true)
     }
 
+    /// A search with no other filter is ranked by the text index alone (rankedTextPage); with a
+    /// filter, by the join. Both give the same pages in the same order, with ties (equal ranks)
+    /// broken by id, in either direction.
+    @Test func aSearchAloneRanksAndPagesAsTheJoinDoes() throws {
+        let (folder, store) = try openStore()
+        defer { folder.remove() }
+        let home = try store.createLocation(locationRequest("Home", kind: .home), now: 1)
+        for index in 0..<40 {
+            var request = createRequest(index % 3 == 0 ? "Lamp" : "Lamp \(index)")
+            request.notes = String(repeating: "lamp shade ", count: index % 5)
+            request.locationKey = home.key
+            _ = try store.create(request, now: Int64(index))
+        }
+        _ = try store.create(createRequest("Sofa"), now: 50)
+        func pages(_ base: ListItemsRequest) throws -> (keys: [String], totals: Set<Int64>, ranked: Set<Bool>) {
+            var request = base
+            var keys: [String] = [], totals: Set<Int64> = [], ranked: Set<Bool> = []
+            repeat {
+                let page = try store.list(request)
+                keys += page.items.map(\.key)
+                totals.insert(page.totalCount)
+                ranked.insert(page.ranked)
+                request.pageToken = page.nextPageToken
+            } while !request.pageToken.isEmpty
+            return (keys, totals, ranked)
+        }
+        for descending in [false, true] {
+            var alone = ListItemsRequest()
+            alone.search = "lamp"
+            alone.pageSize = 7
+            alone.descending = descending
+            var filtered = alone
+            filtered.locationKey = home.key
+            let one = try pages(alone), joined = try pages(filtered)
+            #expect(one.keys.count == 40 && Set(one.keys).count == 40)
+            #expect(one.keys == joined.keys)
+            #expect(one.totals == [40] && joined.totals == [40])
+            #expect(one.ranked == [true] && joined.ranked == [true])
+        }
+        // The most relevant first: the items whose notes say "lamp" most often.
+        var first = ListItemsRequest()
+        first.search = "lamp"
+        first.pageSize = 1
+        #expect(try store.list(first).items.first?.notes.hasPrefix(String(repeating: "lamp shade ", count: 4)) == true)
+    }
+
     @Test func aSearchMatchingTooManyToRankComesNewestFirstAndSaysSo() throws {
         let (folder, store) = try openStore()
         defer { folder.remove() }
