@@ -141,7 +141,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Capture", "Locking", "Harness", "Clients", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "WorkerRuntime", "JPEG", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth"],
+            dependencies: ["Capture", "Locking", "Harness", "Clients", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "WorkerRuntime", "JPEG", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth"],
             swiftSettings: swiftSettings
         ),
     ]

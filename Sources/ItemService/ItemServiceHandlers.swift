@@ -52,7 +52,7 @@ enum ItemServiceHandlers {
             return DeleteItemResponse()
         }
         onStore(server, ItemServiceRPC.moveItem, store) { request, store in
-            try store.move(from: request.fromIndex, to: request.toIndex)
+            try store.move(from: request.fromIndex, to: request.toIndex, now: clock.nowMilliseconds())
         } finish: { MoveItemResponse() }
         attachPhoto(server, host, store, clock, photoCheck)
         detachPhoto(server, host, store, clock)
@@ -147,6 +147,12 @@ enum ItemServiceHandlers {
         onReader(server, ItemServiceRPC.getReadiness, reader) { request, reader in
             try reader.readiness(request)
         }
+        onReader(server, HistoryServiceRPC.getHistory, reader) { request, reader in
+            try reader.history(request)
+        }
+        onReader(server, HistoryServiceRPC.verifyHistory, reader) { _, reader in
+            try reader.verifyHistory()
+        }
     }
 
     /// Registers `method` to run on the store's thread and reply from there once its
@@ -164,7 +170,7 @@ enum ItemServiceHandlers {
             store.submit({ store in
                 // Queued past the call's deadline (its caller was answered 4): apply nothing.
                 try context.checkDeadline()
-                return try work(request, store)
+                return try store.acting(as: context.historyActor) { try work(request, store) }
             }) { result in
                 reply(result.map(finish))
             }
@@ -223,8 +229,10 @@ enum ItemServiceHandlers {
                 store.submit({ store in
                     // Queued (or checked with the image service) past the call's deadline: apply nothing.
                     try context.checkDeadline()
-                    return try changeWork(request, store, clock, key: \.itemKey) {
-                        try $0.attachPhoto($1, checksum: checksum, now: $2)
+                    return try store.acting(as: context.historyActor) {
+                        try changeWork(request, store, clock, key: \.itemKey) {
+                            try $0.attachPhoto($1, checksum: checksum, now: $2)
+                        }
                     }
                 }) { result in
                     reply(result.map { finishChange(host, $0) })
@@ -270,13 +278,15 @@ enum ItemServiceHandlers {
         server.registerDeferred(ItemServiceRPC.detachPhoto) { request, context, reply in
             store.submit({ store in
                 try context.checkDeadline()
-                return try changeWork(request, store, clock, key: \.itemKey) { store, request, now in
-                    if context.callerIsWorker {
-                        try store.checkCaptureHolds(
-                            itemKey: try ItemInput.key(request.itemKey, field: "item_key"),
-                            imageKey: try ItemInput.key(request.imageKey, field: "image_key"), now: now)
+                return try store.acting(as: context.historyActor) {
+                    try changeWork(request, store, clock, key: \.itemKey) { store, request, now in
+                        if context.callerIsWorker {
+                            try store.checkCaptureHolds(
+                                itemKey: try ItemInput.key(request.itemKey, field: "item_key"),
+                                imageKey: try ItemInput.key(request.imageKey, field: "image_key"), now: now)
+                        }
+                        return try store.detachPhoto(request, now: now)
                     }
-                    return try store.detachPhoto(request, now: now)
                 }
             }) { result in
                 reply(result.map { finishChange(host, $0) })

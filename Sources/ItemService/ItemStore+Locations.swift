@@ -33,6 +33,7 @@ extension ItemStore {
             try db.execute(
                 "INSERT INTO locations (key, name, parent_key, kind, notes, created_at_ms, updated_at_ms, version) VALUES (?, ?, ?, ?, ?, ?, ?, 1)",
                 [.text(key), .text(name), .text(parent), .integer(Int64(kind.rawValue)), .text(notes), .integer(now), .integer(now)])
+            try recordLocation("location.created", key: key, now: now)
             return (try location(key: key, tree: try locationTree()), true)
         }
     }
@@ -100,6 +101,7 @@ extension ItemStore {
             try db.execute(
                 "UPDATE locations SET \(names.map { "\($0) = ?" }.joined(separator: ", ")), updated_at_ms = ?, version = version + 1 WHERE key = ?",
                 names.map { fields[$0]! } + [.integer(now), .text(key)])
+            try recordLocation("location.updated", key: key, now: now)
             let after = try locationTree()
             if name != before.name || parent != before.parentKey {
                 // The words of every item below it name its path.
@@ -127,6 +129,7 @@ extension ItemStore {
                 throw ItemStoreError.failedPrecondition(
                     "location \(key) still holds \(held.joined(separator: " and ")); move or delete them first")
             }
+            try recordLocation("location.deleted", key: key, now: now)
             try db.execute("DELETE FROM locations WHERE key = ?", [.text(key)])
             try db.execute("INSERT OR REPLACE INTO deleted_locations (key, deleted_at_ms) VALUES (?, ?)", [.text(key), .integer(now)])
             return deleted

@@ -17,7 +17,8 @@ extension ItemStore {
         let role = try Self.role(request.role)
         return try write {
             var adding = false
-            let item = try changePhotos(itemKey: itemKey, now: now) { item in
+            var changed: String?
+            let item = try changePhotos(itemKey: itemKey, now: now, record: { changed = $0 }) { item in
                 var photo = imageKey
                 if !item.photoKeys.contains(imageKey) {
                     if let holder = try attachedPhoto(of: item, withChecksum: checksum) {
@@ -39,6 +40,12 @@ extension ItemStore {
                 try db.execute(
                     "UPDATE item_photos SET checksum = ? WHERE image_key = ? AND item_id = (SELECT id FROM items WHERE key = ?)",
                     [.text(checksum), .text(imageKey), .text(itemKey)])
+            }
+            if adding {
+                // Recorded after the checksum, with it: the SHA-256 the image service vouched for.
+                try recordItem("photo.attached", key: itemKey, now: now, photo: imageKey, checksum: checksum)
+            } else if let action = changed {
+                try recordItem(action, key: itemKey, now: now, photo: imageKey)
             }
             return item
         }
@@ -84,7 +91,7 @@ extension ItemStore {
     public func detachPhoto(_ request: DetachPhotoRequest, now: Int64) throws -> Item {
         let itemKey = try ItemInput.key(request.itemKey, field: "item_key")
         let imageKey = try ItemInput.key(request.imageKey, field: "image_key")
-        return try changePhotos(itemKey: itemKey, now: now) { item in
+        return try changePhotos(itemKey: itemKey, now: now, photo: imageKey) { item in
             guard let index = item.photoKeys.firstIndex(of: imageKey) else {
                 throw ItemStoreError.notFound("image \(imageKey) is not attached to item \(itemKey)")
             }
@@ -97,7 +104,7 @@ extension ItemStore {
     public func setPrimaryPhoto(_ request: SetPrimaryPhotoRequest, now: Int64) throws -> Item {
         let itemKey = try ItemInput.key(request.itemKey, field: "item_key")
         let imageKey = try ItemInput.key(request.imageKey, field: "image_key")
-        return try changePhotos(itemKey: itemKey, now: now) { item in
+        return try changePhotos(itemKey: itemKey, now: now, photo: imageKey) { item in
             guard item.photoKeys.contains(imageKey) else {
                 throw ItemStoreError.failedPrecondition(
                     "image \(imageKey) is not attached to item \(itemKey); attach it before making it primary")
@@ -111,7 +118,7 @@ extension ItemStore {
         let itemKey = try ItemInput.key(request.itemKey, field: "item_key")
         let imageKey = try ItemInput.key(request.imageKey, field: "image_key")
         let role = try Self.role(request.role)
-        return try changePhotos(itemKey: itemKey, now: now) { item in
+        return try changePhotos(itemKey: itemKey, now: now, photo: imageKey) { item in
             guard let index = item.photos.firstIndex(where: { $0.imageKey == imageKey }) else {
                 throw ItemStoreError.failedPrecondition(
                     "image \(imageKey) is not attached to item \(itemKey); attach it before giving it a role")
@@ -160,8 +167,12 @@ extension ItemStore {
         }
     }
 
-    /// Reads the item, applies `change` and stores it with a new version when anything changed.
-    private func changePhotos(itemKey: String, now: Int64, _ change: (inout Item) throws -> Void) throws -> Item {
+    /// Reads the item, applies `change` and stores it with a new version when anything changed,
+    /// recording the change in the history (`photo`: the image it is about) or, given `record`,
+    /// handing its action to the caller to record.
+    private func changePhotos(
+        itemKey: String, now: Int64, photo: String = "", record: ((String) -> Void)? = nil, _ change: (inout Item) throws -> Void
+    ) throws -> Item {
         try write {
             let before = try existing(key: itemKey)
             var item = before
@@ -171,7 +182,10 @@ extension ItemStore {
             item.photos = item.photoKeys.map { Self.photo($0, roles[$0] ?? .photo) }
             guard item.photoKeys != before.photoKeys || item.primaryPhotoKey != before.primaryPhotoKey || item.photos != before.photos
             else { return before }
-            return try savePhotos(item, before: before, now: now)
+            let saved = try savePhotos(item, before: before, now: now)
+            let action = Self.photoAction(before: before, after: item)
+            if let record { record(action) } else { try recordItem(action, key: itemKey, now: now, photo: photo) }
+            return saved
         }
     }
 

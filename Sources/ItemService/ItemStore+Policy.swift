@@ -33,6 +33,7 @@ extension ItemStore {
                     .text(key), .text(name), .integer(Int64(rule.method.rawValue)), .integer(Int64(rule.years)),
                     .integer(Int64(rule.floor)), .text(limit?.currency ?? ""), .integer(limit?.minorUnits ?? 0), .integer(now), .integer(now),
                 ])
+            try recordCategory("category.created", key: key, now: now)
             return (try findCategory(key: key)!, true)
         }
     }
@@ -80,6 +81,7 @@ extension ItemStore {
                     .text(after.name), .integer(Int64(rule.method.rawValue)), .integer(Int64(rule.years)), .integer(Int64(rule.floor)),
                     .text(after.limit?.currency ?? ""), .integer(after.limit?.minorUnits ?? 0), .integer(now), .text(key),
                 ])
+            try recordCategory("category.updated", key: key, now: now)
             return try findCategory(key: key)!
         }
     }
@@ -95,6 +97,7 @@ extension ItemStore {
                 throw ItemStoreError.failedPrecondition(
                     "category \(key) still has \(items) item\(items == 1 ? "" : "s"); change their category_key first")
             }
+            try recordCategory("category.deleted", key: key, now: now)
             try db.execute("DELETE FROM categories WHERE key = ?", [.text(key)])
             try db.execute("INSERT OR REPLACE INTO deleted_categories (key, deleted_at_ms) VALUES (?, ?)", [.text(key), .integer(now)])
             return deleted
@@ -140,6 +143,7 @@ extension ItemStore {
                     .integer(Int64(policy.warnAtPercent)), .text(policy.policyholder), .text(policy.insurer), .text(policy.policyNumber),
                     .text(policy.address), .integer(now), .integer(policy.version + 1),
                 ])
+            try recordPolicy(now: now)
             return try self.policy()
         }
     }

@@ -194,5 +194,20 @@ extension ItemStore {
                 DELETE FROM items_text WHERE rowid = old.id;
             END;
             """),
+        // The tamper-evident history (HistoryChain). The mark makes the first open by this
+        // build record what the file holds (recordUpgradeIfPending), in one transaction with
+        // removing the mark: a process killed in between records it at the next open.
+        (8, """
+            CREATE TABLE history (
+                seq INTEGER PRIMARY KEY,
+                at_ms INTEGER NOT NULL,
+                subject_key TEXT NOT NULL,
+                entry BLOB NOT NULL,
+                hash TEXT NOT NULL
+            );
+            CREATE INDEX history_by_subject ON history(subject_key, seq);
+            CREATE TABLE history_pending (what TEXT PRIMARY KEY) WITHOUT ROWID;
+            INSERT INTO history_pending (what) VALUES ('upgrade');
+            """),
     ])
 }

@@ -31,6 +31,8 @@ public final class ItemStore {
     private let selectByKey: Statement
     private let insert: Statement
     private let selectDeleted: Statement
+    /// Who the changes being made are recorded as made by (`acting(as:)`; the history).
+    var actor = HistoryChain.localActor
 
     /// Opens (creating or migrating) the database at `path`.
     ///
@@ -72,6 +74,7 @@ public final class ItemStore {
         transactions = WriteTransactions(db)
         try reloadOrder()
         transactions.undone = { [unowned self] in try? self.reloadOrder() }
+        try recordUpgradeIfPending(now: Self.wallClockMilliseconds())
     }
 
     /// Closes the connection.
@@ -168,6 +171,7 @@ public final class ItemStore {
                 item = try existing(key: key)
                 try refreshDerived(id: id, item: item, before: inserted, text: true, tags: !item.tags.isEmpty)
             }
+            try recordItem("item.created", key: key, now: now)
             return (item, true)
         }
     }
@@ -222,6 +226,7 @@ public final class ItemStore {
             let updated = try existing(key: key)
             let changed = Set(request.updateMask.map { ClaimColumns.name($0) ?? ($0 == "serialNumber" ? "serial_number" : $0) })
             try refreshDerived(id: id, item: updated, before: item, text: Self.changesText(changed), tags: changed.contains("tags"))
+            try recordItem("item.updated", key: key, now: now)
             return updated
         }
     }
@@ -249,6 +254,7 @@ public final class ItemStore {
                     "INSERT OR IGNORE INTO cascaded_photos (image_key, item_key, deleted_at_ms) VALUES (?, ?, ?)",
                     [.text(photo), .text(key), .integer(now)])
             }
+            try recordItem("item.deleted", key: key, now: now)
             try db.execute("DELETE FROM items WHERE id = ?", [.integer(id)])
             try db.execute("INSERT OR REPLACE INTO deleted_items (key, deleted_at_ms) VALUES (?, ?)", [.text(key), .integer(now)])
             _ = try jobs.enqueue(
@@ -260,7 +266,7 @@ public final class ItemStore {
     }
 
     /// Moves the item at `from` to `to` in the manual order (the seed's semantics).
-    public func move(from: Int32, to: Int32) throws {
+    public func move(from: Int32, to: Int32, now: Int64 = ItemStore.wallClockMilliseconds()) throws {
         guard from >= 0 else { throw ItemStoreError.invalidArgument("from_index must be ≥ 0 (got \(from))") }
         guard to >= 0 else { throw ItemStoreError.invalidArgument("to_index must be ≥ 0 (got \(to))") }
         let count = order.count
@@ -276,12 +282,17 @@ public final class ItemStore {
         var next = order
         let changes = next.move(from: Int(from), to: Int(to))
         guard !changes.isEmpty else { return }
+        let moved = order.entries[Int(from)].id
         try write {
             let statement = try db.prepare("UPDATE items SET position = ? WHERE id = ?")
             for change in changes {
                 try statement.bind([.integer(change.position), .integer(change.id)])
                 while try statement.step() {}
             }
+            guard let key = try db.scalar("SELECT key FROM items WHERE id = ?", [.integer(moved)])?.stringValue else {
+                throw ItemStoreError.notFound("the item at from_index \(from) is gone")
+            }
+            try recordItem("item.moved", key: key, now: now, move: (from, to))
         }
         order = next
     }

@@ -258,34 +258,11 @@ enum FsckCommand {
             }
             guard readBytes else { return }
             for image in stored {
-                var hash = SHA256()
-                var offset: Int64 = 0
-                var problem: String?
-                while offset < image.sizeBytes, problem == nil {
-                    var request = GetImageRequest()
-                    request.key = image.key
-                    request.offset = offset
-                    request.length = min(ImageGetCommand.step, image.sizeBytes - offset)
-                    do {
-                        let (reply, data) = try await images.call(
-                            ImageServiceRPC.getImage, request, largeBytesField: GetImageResponse.dataField,
-                            options: .init(timeoutMilliseconds: max(timeout, 60_000)))
-                        let part = data ?? FrameBytes(reply.data)
-                        guard !part.isEmpty else {
-                            problem = "the service sent no bytes at offset \(offset)"
-                            break
-                        }
-                        part.withUnsafeBytes { hash.update($0) }
-                        offset += Int64(part.count)
-                        bytesChecked += Int64(part.count)
-                    } catch {
-                        if error.code == .notFound { break }  // deleted since the list
-                        guard error.code == .dataLoss else { throw error }
-                        problem = error.message
-                    }
-                }
-                if problem == nil, offset == image.sizeBytes, hash.checksum() != image.checksum {
-                    problem = "its bytes hash to \(hash.checksum()), not the stored \(image.checksum)"
+                let read = try await BlobRead.hash(image, images: images, timeout: timeout)
+                bytesChecked += read.bytes
+                var problem = read.problem
+                if let checksum = read.checksum, checksum != image.checksum {
+                    problem = "its bytes hash to \(checksum), not the stored \(image.checksum)"
                 }
                 if let problem {
                     findings.append(Finding(kind: "damaged-image", key: image.key, item: image.ownerKey, detail: problem))

@@ -24,6 +24,8 @@ enum HomepwnerCLI {
         ("capture", "capture photos and movies into an item (file, library, recent, camera), with edits"),
         ("watch", "print the services' events as they happen"),
         ("fsck", "check both services agree and every blob is whole; --repair removes orphans, detaches lost photos"),
+        ("history", "every change to an item (or to everything), who made it and when, hash-chained"),
+        ("verify", "check the history's hash chain and re-hash every photo against what it recorded"),
         ("keys", "CURVE key files and the allowed keys with their roles: gen, allow, revoke, ls"),
     ]
 
@@ -97,6 +99,10 @@ enum HomepwnerCLI {
             code = await KeysCommand.run(rest)
         case "fsck":
             code = await FsckCommand.run(rest)
+        case "history":
+            code = await HistoryCommand.history(rest)
+        case "verify":
+            code = await HistoryCommand.verify(rest)
         default:
             let hint = didYouMean(command, among: commands.map(\.name))
             printError("homepwner: unknown command '\(command)'\(hint) (see homepwner --help)")

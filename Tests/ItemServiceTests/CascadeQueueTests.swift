@@ -110,7 +110,7 @@ import Testing
 
         for _ in 0..<2 {
             let store = try ItemStore(path: path)
-            #expect(try store.db.userVersion == ItemStore.schemaVersion && ItemStore.schemaVersion == 7)
+            #expect(try store.db.userVersion == ItemStore.schemaVersion && ItemStore.schemaVersion == 8)
             #expect(try store.db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'cascade_outbox'")?.int64Value == 0)
             #expect(try store.stats().pendingCascades == 3 && store.stats().itemCount == 1)
             let owed = try owedCascades(store)

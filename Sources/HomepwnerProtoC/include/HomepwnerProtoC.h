@@ -4,6 +4,7 @@
 #include "homepwner/v1/capture.pb-c.h"
 #include "homepwner/v1/events.pb-c.h"
 #include "homepwner/v1/health.pb-c.h"
+#include "homepwner/v1/history.pb-c.h"
 #include "homepwner/v1/images.pb-c.h"
 #include "homepwner/v1/inventory.pb-c.h"
 #include "homepwner/v1/items.pb-c.h"

@@ -25,6 +25,12 @@ public enum ProtoCatalog {
         HealthCheckRequest.self,
         HealthCheckResponse.self,
         HealthCondition.self,
+        HistoryEntry.self,
+        HistoryHead.self,
+        GetHistoryRequest.self,
+        GetHistoryResponse.self,
+        VerifyHistoryRequest.self,
+        VerifyHistoryResponse.self,
         ImageInfo.self,
         PutImageRequest.self,
         BeginUploadRequest.self,
@@ -165,6 +171,7 @@ public enum ProtoCatalog {
     public static let methods: [any AnyProtoMethod] =
         CaptureServiceRPC.allMethods
         + HealthRPC.allMethods
+        + HistoryServiceRPC.allMethods
         + ImageServiceRPC.allMethods
         + ItemServiceRPC.allMethods
         + JobQueueRPC.allMethods

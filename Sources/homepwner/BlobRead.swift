@@ -1,0 +1,53 @@
+import Digest
+import Proto
+import RPC
+
+/// Reads an image's bytes in ranges over RPC and hashes them (`fsck`, `verify`). The service
+/// refuses (DATA_LOSS) a range whose blocks do not match their check or whose file is missing.
+enum BlobRead {
+    /// What reading one image found.
+    struct Outcome {
+        /// "sha256:<hex>" of every byte read; nil when the read stopped (`problem`, or gone).
+        var checksum: String?
+        /// Why the bytes could not all be read, if so.
+        var problem: String?
+        /// Bytes read.
+        var bytes: Int64 = 0
+        /// Deleted since it was listed.
+        var gone = false
+    }
+
+    /// Reads every byte of `image` and hashes it.
+    static func hash(_ image: ImageInfo, images: RPCClient, timeout: UInt32) async throws -> Outcome {
+        var hash = SHA256()
+        var outcome = Outcome()
+        while outcome.bytes < image.sizeBytes {
+            var request = GetImageRequest()
+            request.key = image.key
+            request.offset = outcome.bytes
+            request.length = min(ImageGetCommand.step, image.sizeBytes - outcome.bytes)
+            do {
+                let (reply, data) = try await images.call(
+                    ImageServiceRPC.getImage, request, largeBytesField: GetImageResponse.dataField,
+                    options: .init(timeoutMilliseconds: max(timeout, 60_000)))
+                let part = data ?? FrameBytes(reply.data)
+                guard !part.isEmpty else {
+                    outcome.problem = "the service sent no bytes at offset \(outcome.bytes)"
+                    return outcome
+                }
+                part.withUnsafeBytes { hash.update($0) }
+                outcome.bytes += Int64(part.count)
+            } catch {
+                if error.code == .notFound {
+                    outcome.gone = true
+                    return outcome
+                }
+                guard error.code == .dataLoss else { throw error }
+                outcome.problem = error.message
+                return outcome
+            }
+        }
+        outcome.checksum = hash.checksum()
+        return outcome
+    }
+}
