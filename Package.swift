@@ -69,8 +69,10 @@ let package = Package(
         .target(name: "Capture", dependencies: ["Runtime"], swiftSettings: swiftSettings),
 
         // The services and workers as libraries.
-        .target(name: "ItemService", dependencies: ["Capture", "Locking", "RPC", "Proto", "Runtime", "SQLite", "JobQueue", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),
-        .target(name: "ImageService", dependencies: ["Locking", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue", "CMapGuard"], swiftSettings: swiftSettings),
+        // Online backups: a service's side (a consistent copy of its database, read in ranges).
+        .target(name: "Backup", dependencies: ["Locking", "Proto", "RPC", "Runtime", "SQLite"], swiftSettings: swiftSettings),
+        .target(name: "ItemService", dependencies: ["Backup", "Capture", "Locking", "RPC", "Proto", "Runtime", "SQLite", "JobQueue", "Digest", "WorkerRuntime"], swiftSettings: swiftSettings),
+        .target(name: "ImageService", dependencies: ["Backup", "Locking", "RPC", "Proto", "Runtime", "SQLite", "JPEG", "Media", "Digest", "JobQueue", "CMapGuard"], swiftSettings: swiftSettings),
         .target(name: "WorkerRuntime", dependencies: ["Locking", "RPC", "Proto", "Runtime"], swiftSettings: swiftSettings),
         .target(name: "CaptureWorker", dependencies: ["Capture", "Locking", "RPC", "Proto", "Runtime", "JPEG", "Media", "Digest", "WorkerRuntime", "CPidFD"], swiftSettings: swiftSettings),
         .target(name: "ThumbnailWorker", dependencies: ["RPC", "Proto", "Runtime", "JPEG", "Media", "WorkerRuntime"], swiftSettings: swiftSettings),
@@ -93,7 +95,7 @@ let package = Package(
         .target(name: "CLISupport", dependencies: ["Proto"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "homepwner",
-            dependencies: ["Capture", "Harness", "Clients", "CLISupport", "RPC", "Proto", "Runtime", "ZMQ", "Digest", "CurveAuth", "ClaimReport"],
+            dependencies: ["Capture", "Harness", "Clients", "CLISupport", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "Digest", "CurveAuth", "ClaimReport"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -2,6 +2,14 @@
 #include "HomepwnerProtoC.h"
 
 static const HPMessageEntry messages[] = {
+  { "backup", "homepwner__v1__begin_backup_request__descriptor", &homepwner__v1__begin_backup_request__descriptor },
+  { "backup", "homepwner__v1__begin_backup_response__descriptor", &homepwner__v1__begin_backup_response__descriptor },
+  { "backup", "homepwner__v1__snapshot_database_request__descriptor", &homepwner__v1__snapshot_database_request__descriptor },
+  { "backup", "homepwner__v1__database_snapshot__descriptor", &homepwner__v1__database_snapshot__descriptor },
+  { "backup", "homepwner__v1__read_snapshot_request__descriptor", &homepwner__v1__read_snapshot_request__descriptor },
+  { "backup", "homepwner__v1__read_snapshot_response__descriptor", &homepwner__v1__read_snapshot_response__descriptor },
+  { "backup", "homepwner__v1__end_backup_request__descriptor", &homepwner__v1__end_backup_request__descriptor },
+  { "backup", "homepwner__v1__end_backup_response__descriptor", &homepwner__v1__end_backup_response__descriptor },
   { "capture", "homepwner__v1__capture_source__descriptor", &homepwner__v1__capture_source__descriptor },
   { "capture", "homepwner__v1__list_sources_request__descriptor", &homepwner__v1__list_sources_request__descriptor },
   { "capture", "homepwner__v1__list_sources_response__descriptor", &homepwner__v1__list_sources_response__descriptor },
@@ -165,6 +173,7 @@ static const HPEnumEntry enums[] = {
   { "rpc", "homepwner__v1__status_code__descriptor", &homepwner__v1__status_code__descriptor },
 };
 static const HPServiceEntry services[] = {
+  { "backup", "homepwner__v1__backup_service__descriptor", &homepwner__v1__backup_service__descriptor },
   { "capture", "homepwner__v1__capture_service__descriptor", &homepwner__v1__capture_service__descriptor },
   { "health", "homepwner__v1__health__descriptor", &homepwner__v1__health__descriptor },
   { "history", "homepwner__v1__history_service__descriptor", &homepwner__v1__history_service__descriptor },

@@ -1,3 +1,4 @@
+import Backup
 import Foundation
 import JobQueue
 import Proto
@@ -67,10 +68,15 @@ public enum ItemServiceHost {
         ItemServiceHandlers.register(
             on: host, store: store, reader: reader, clock: clock, photoCheck: PhotoCheck(connection: images),
             deleted: { jobs.jobsReady(queue: CascadeQueue.name) })
+        // Online backups of items.db (docs/protocol.md §18).
+        let backups = BackupSnapshots(
+            service: "item-service", databasePath: databasePath(configuration),
+            stagingFolder: dataFolder(configuration) + "/backup-staging", holdsDeletes: false)
+        backups.register(on: host.server)
         CaptureServiceHandlers.register(
             on: host.server, store: store, sources: configuration.captureSources, images: images, clock: clock,
             enqueued: { jobs.jobsReady(queue: CaptureQueue.name) })
-        return ServiceComposition([faults, store, jobReader, reader, images, jobs.sweeper(), cascade, host])
+        return ServiceComposition([faults, store, jobReader, reader, backups, images, jobs.sweeper(), cascade, host])
     }
 
     /// The queues' figures, and the delete cascade's pending work as ItemService/Stats counts it.

@@ -17,8 +17,11 @@ enum BlobRead {
         var gone = false
     }
 
-    /// Reads every byte of `image` and hashes it.
-    static func hash(_ image: ImageInfo, images: RPCClient, timeout: UInt32) async throws -> Outcome {
+    /// Reads every byte of `image` and hashes it, handing each range to `sink` too (a backup
+    /// writes them as they come).
+    static func hash(
+        _ image: ImageInfo, images: RPCClient, timeout: UInt32, sink: ((UnsafeRawBufferPointer) throws -> Void)? = nil
+    ) async throws -> Outcome {
         var hash = SHA256()
         var outcome = Outcome()
         while outcome.bytes < image.sizeBytes {
@@ -26,17 +29,12 @@ enum BlobRead {
             request.key = image.key
             request.offset = outcome.bytes
             request.length = min(ImageGetCommand.step, image.sizeBytes - outcome.bytes)
+            let part: FrameBytes
             do {
                 let (reply, data) = try await images.call(
                     ImageServiceRPC.getImage, request, largeBytesField: GetImageResponse.dataField,
                     options: .init(timeoutMilliseconds: max(timeout, 60_000)))
-                let part = data ?? FrameBytes(reply.data)
-                guard !part.isEmpty else {
-                    outcome.problem = "the service sent no bytes at offset \(outcome.bytes)"
-                    return outcome
-                }
-                part.withUnsafeBytes { hash.update($0) }
-                outcome.bytes += Int64(part.count)
+                part = data ?? FrameBytes(reply.data)
             } catch {
                 if error.code == .notFound {
                     outcome.gone = true
@@ -46,6 +44,15 @@ enum BlobRead {
                 outcome.problem = error.message
                 return outcome
             }
+            guard !part.isEmpty else {
+                outcome.problem = "the service sent no bytes at offset \(outcome.bytes)"
+                return outcome
+            }
+            try part.withUnsafeBytes { bytes in
+                hash.update(bytes)
+                try sink?(bytes)
+            }
+            outcome.bytes += Int64(part.count)
         }
         outcome.checksum = hash.checksum()
         return outcome

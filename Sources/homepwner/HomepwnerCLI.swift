@@ -26,6 +26,8 @@ enum HomepwnerCLI {
         ("fsck", "check both services agree and every blob is whole; --repair removes orphans, detaches lost photos"),
         ("history", "every change to an item (or to everything), who made it and when, hash-chained"),
         ("verify", "check the history's hash chain and re-hash every photo against what it recorded"),
+        ("backup", "back both services up into a folder while they serve; 'backup verify DIR' checks one"),
+        ("restore", "restore a backup into an empty data folder"),
         ("keys", "CURVE key files and the allowed keys with their roles: gen, allow, revoke, ls"),
     ]
 
@@ -103,6 +105,10 @@ enum HomepwnerCLI {
             code = await HistoryCommand.history(rest)
         case "verify":
             code = await HistoryCommand.verify(rest)
+        case "backup":
+            code = await BackupCommand.run(rest)
+        case "restore":
+            code = RestoreCommand.run(rest)
         default:
             let hint = didYouMean(command, among: commands.map(\.name))
             printError("homepwner: unknown command '\(command)'\(hint) (see homepwner --help)")

@@ -19,7 +19,7 @@ import RPCTestSupport
         defer { folder.remove() }
         let composition = try ItemServiceHost.make(Self.configuration(folder), context: testContext, logger: testLogger)
         // stop() goes from the last to the first; a storage fault stops all the others.
-        #expect(composition.services.map(\.name) == ["fault-watch", "item-store", "item-jobs-reader", "item-reader", "image-service-client", "job-sweeper", "cascade", "item-service"])
+        #expect(composition.services.map(\.name) == ["fault-watch", "item-store", "item-jobs-reader", "item-reader", "backup-snapshots", "image-service-client", "job-sweeper", "cascade", "item-service"])
         #expect(composition.host === composition.services.last as? ServiceHost)
     }
 

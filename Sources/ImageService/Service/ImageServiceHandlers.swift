@@ -1,3 +1,4 @@
+import Backup
 import Digest
 import Proto
 import RPC
@@ -35,7 +36,8 @@ enum ImageServiceHandlers {
     }
 
     /// Registers every implemented ImageService method on `host`.
-    static func register(on host: ServiceHost, store: ImageStore, replyLimit: Int) {
+    /// - Parameter backups: Open backups; while one is, deletes are refused (14) until it ends.
+    static func register(on host: ServiceHost, store: ImageStore, replyLimit: Int, backups: BackupSnapshots? = nil) {
         let server = host.server
         let publish = publisher(host: host, clock: store.clock)
 
@@ -135,10 +137,12 @@ enum ImageServiceHandlers {
                 throw RPCError.permissionDenied(
                     "a worker key deletes only images a capture job stored (keys named by their job); \(request.key) is not one")
             }
+            if let refusal = backups?.deleteRefusal() { throw refusal }
             for info in try await store.delete(request.key) { publish(EventTopic.imageDeleted, info) }
             return DeleteImageResponse()
         }
         server.register(ImageServiceRPC.deleteImagesForOwner) { request, _ in
+            if let refusal = backups?.deleteRefusal() { throw refusal }
             let removed = try await store.deleteForOwner(
                 request.ownerKey, attachedKeys: request.attachedKeys, ownerDeleted: request.ownerDeleted)
             for info in removed { publish(EventTopic.imageDeleted, info) }

@@ -1,3 +1,4 @@
+import Backup
 import Foundation
 import JobQueue
 import RPC
@@ -42,7 +43,13 @@ public enum ImageServiceHost {
             throw error
         }
         // A reply carries the data plus ImageInfo and framing; keep a margin under the frame limit.
-        ImageServiceHandlers.register(on: host, store: store, replyLimit: max(4096, configuration.maxMessageBytes - (64 << 10)))
+        // Online backups of images.db; while one is open, deletes wait (docs/protocol.md §18).
+        let backups = BackupSnapshots(
+            service: "image-service", databasePath: dataFolder(configuration) + "/images.db",
+            stagingFolder: dataFolder(configuration) + "/backup-staging", holdsDeletes: true)
+        backups.register(on: host.server)
+        ImageServiceHandlers.register(
+            on: host, store: store, replyLimit: max(4096, configuration.maxMessageBytes - (64 << 10)), backups: backups)
         // The thumbnails queue, in images.db, through the store's writer (its reads on the
         // store's reader); a completed job's thumbnails are stored in the transaction that
         // completes it.
@@ -79,7 +86,7 @@ public enum ImageServiceHost {
             if let cgroup = CgroupMemoryMonitor.detect() { monitors.append(cgroup) }
         }
         let watcher = PressureWatcher(monitors: monitors, cache: cache, triggerPath: triggerPath, logger: logger)
-        return ServiceComposition([faults, store, jobs.sweeper(), reaper, watcher, host])
+        return ServiceComposition([faults, store, backups, jobs.sweeper(), reaper, watcher, host])
     }
 }
 

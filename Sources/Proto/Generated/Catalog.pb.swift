@@ -4,6 +4,14 @@
 public enum ProtoCatalog {
     /// Every message type.
     public static let messageTypes: [any ProtoMessage.Type] = [
+        BeginBackupRequest.self,
+        BeginBackupResponse.self,
+        SnapshotDatabaseRequest.self,
+        DatabaseSnapshot.self,
+        ReadSnapshotRequest.self,
+        ReadSnapshotResponse.self,
+        EndBackupRequest.self,
+        EndBackupResponse.self,
         CaptureSource.self,
         ListSourcesRequest.self,
         ListSourcesResponse.self,
@@ -169,7 +177,8 @@ public enum ProtoCatalog {
     ]
     /// Every method of every service.
     public static let methods: [any AnyProtoMethod] =
-        CaptureServiceRPC.allMethods
+        BackupServiceRPC.allMethods
+        + CaptureServiceRPC.allMethods
         + HealthRPC.allMethods
         + HistoryServiceRPC.allMethods
         + ImageServiceRPC.allMethods

@@ -1,0 +1,124 @@
+import Digest
+import Foundation
+import Runtime
+import SQLite
+
+/// Where things are in a backup folder (`BackupCommand`).
+enum BackupLayout {
+    static let manifestName = "manifest.json"
+    static let format = "homepwner-backup 1"
+
+    static func snapshots(_ folder: String) -> String { folder + "/snapshots" }
+
+    /// "20261207T061502Z": sorts by time.
+    static func snapshotName(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        return formatter.string(from: date)
+    }
+
+    /// A blob's file by its checksum ("sha256:<hex>"): `blobs/sha256/<2 hex>/<hex>`.
+    static func blobPath(_ folder: String, checksum: String) -> String {
+        let hex = checksum.hasPrefix("sha256:") ? String(checksum.dropFirst(7)) : checksum
+        return folder + "/blobs/sha256/" + hex.prefix(2) + "/" + hex
+    }
+
+    static func relative(_ path: String, to folder: String) -> String {
+        path.hasPrefix(folder + "/") ? String(path.dropFirst(folder.count + 1)) : path
+    }
+
+    /// Every image row of an images.db copy: key, checksum, size.
+    static func imageRows(_ path: String) throws -> [(key: String, checksum: String, size: Int64)] {
+        let db = try Database(path: path, mode: .readOnly)
+        defer { try? db.close() }
+        return try db.query("SELECT key, checksum, size_bytes FROM images ORDER BY seq").map {
+            ($0[0].stringValue ?? "", $0[1].stringValue ?? "", $0[2].int64Value ?? 0)
+        }
+    }
+
+    /// The newest snapshot in `folder`, or the one named.
+    static func snapshot(in folder: String, named name: String?) throws -> String {
+        if let name { return snapshots(folder) + "/" + name }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: snapshots(folder))) ?? []
+        guard let newest = names.filter({ !$0.hasSuffix(".partial") }).sorted().last else {
+            throw BackupError("\(folder) holds no backup (no \(snapshots(folder))/<time>/\(manifestName)); make one with 'homepwner backup \(folder)'")
+        }
+        return snapshots(folder) + "/" + newest
+    }
+}
+
+/// A snapshot's manifest.json: every file with its size and SHA-256, counts, versions and the
+/// history's head.
+struct BackupManifest {
+    struct File {
+        /// Relative to the snapshot's folder (databases) or to the backup folder (blobs).
+        var path: String
+        var size: Int64
+        var sha256: String
+        var schemaVersion: Int = 0
+    }
+
+    var databases: [File]
+    var blobs: [File] = []
+    var itemCount: Int64 = 0
+    var imageCount: Int64 = 0
+    var historyHead: (seq: Int64, hash: String) = (0, "")
+    var createdAt = Date()
+
+    /// Counts and the history head, from the copies.
+    mutating func readCounts(items: String, images: String) throws {
+        let itemsDB = try Database(path: items, mode: .readOnly)
+        defer { try? itemsDB.close() }
+        itemCount = try itemsDB.scalar("SELECT count(*) FROM items")?.int64Value ?? 0
+        if let row = try itemsDB.query("SELECT seq, hash FROM history ORDER BY seq DESC LIMIT 1").first {
+            historyHead = (row[0].int64Value ?? 0, row[1].stringValue ?? "")
+        }
+        let imagesDB = try Database(path: images, mode: .readOnly)
+        defer { try? imagesDB.close() }
+        imageCount = try imagesDB.scalar("SELECT count(*) FROM images")?.int64Value ?? 0
+    }
+
+    var jsonObject: [String: Any] {
+        func file(_ file: File) -> [String: Any] {
+            var object: [String: Any] = ["path": file.path, "size": file.size, "sha256": file.sha256]
+            if file.schemaVersion > 0 { object["schema_version"] = file.schemaVersion }
+            return object
+        }
+        let formatter = ISO8601DateFormatter()
+        return [
+            "format": BackupLayout.format,
+            "created_at": formatter.string(from: createdAt),
+            "homepwner_version": HomepwnerVersion.string,
+            "databases": databases.map(file),
+            "blobs": blobs.map(file),
+            "counts": ["items": itemCount, "images": imageCount, "blobs": blobs.count, "blob_bytes": blobs.reduce(0) { $0 + $1.size }],
+            "history_head": ["seq": historyHead.seq, "hash": historyHead.hash],
+        ]
+    }
+
+    func write(to path: String) throws {
+        let data = try JSONSerialization.data(withJSONObject: jsonObject, options: [.prettyPrinted, .sortedKeys])
+        try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// Reads a manifest, naming what is wrong with one that does not parse.
+    static func read(_ path: String) throws -> (databases: [File], blobs: [File], object: [String: Any]) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw BackupError("\(path) is missing") }
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], object["format"] as? String == BackupLayout.format
+        else {
+            throw BackupError("\(path) is not a manifest of this format (\(BackupLayout.format))")
+        }
+        func files(_ key: String) throws -> [File] {
+            guard let list = object[key] as? [[String: Any]] else { throw BackupError("\(path): \"\(key)\" is missing") }
+            return try list.enumerated().map { index, entry in
+                guard let file = entry["path"] as? String, let size = (entry["size"] as? NSNumber)?.int64Value,
+                    let sha = entry["sha256"] as? String
+                else { throw BackupError("\(path): \(key)[\(index)] lacks path, size or sha256") }
+                return File(path: file, size: size, sha256: sha, schemaVersion: (entry["schema_version"] as? NSNumber)?.intValue ?? 0)
+            }
+        }
+        return (try files("databases"), try files("blobs"), object)
+    }
+}
