@@ -832,7 +832,8 @@ def test_a_reader_key_reads_the_inventory_and_may_not_change_it(pb, inv, tmp_pat
             socket.connect(rpc)
             sockets[name] = socket
         socket = sockets[name]
-        header = pb.rpc.RequestHeader(method=ITEMS + method, request_id=next(request_ids), timeout_ms=5000)
+        path = method if method.startswith("/") else ITEMS + method
+        header = pb.rpc.RequestHeader(method=path, request_id=next(request_ids), timeout_ms=5000)
         socket.send_multipart([b"", header.SerializeToString(), request.SerializeToString()])
         assert socket.poll(15000, zmq.POLLIN), f"no reply to {method} by {name}:\n" + (tmp_path / "item.log").read_text()
         frames = socket.recv_multipart()
@@ -865,6 +866,12 @@ def test_a_reader_key_reads_the_inventory_and_may_not_change_it(pb, inv, tmp_pat
                 assert [loc.path for loc in body.locations] == ["Home"] and body.locations[0].item_count == 1
             if method == "GetValuation":
                 assert body.total.replacement_cost.minor_units == 2000
+        # Section 17: the history names the key that made each change; a reader may read it.
+        history = importlib.import_module("homepwner.v1.history_pb2")
+        reply, page = call("dashboard", "/homepwner.v1.HistoryService/GetHistory", history.GetHistoryRequest(),
+                           history.GetHistoryResponse)
+        assert reply.code == 0, reply.message
+        assert [(e.action, e.actor) for e in page.entries] == [("location.created", "admin"), ("item.created", "admin")]
 
         for method, request in (
                 ("CreateLocation", inv.CreateLocationRequest(name="Shed")),
