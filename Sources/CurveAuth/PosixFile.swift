@@ -32,11 +32,12 @@ struct FileIdentity: Equatable, Sendable {
     }
 }
 
-/// POSIX file operations with the exact modes and durability the key files need.
-enum PosixFile {
+/// POSIX file operations with the exact modes and durability the key files need (`package`:
+/// `Signing` writes and reads its key files with the same ones).
+package enum PosixFile {
     /// The whole file, with the `fstat` of the descriptor it was read through (so the mode and
     /// identity belong to the bytes read, even if the path is replaced meanwhile).
-    static func read(_ path: String, limit: Int = 16 << 20) throws(KeyFileError) -> (bytes: [UInt8], info: stat) {
+    package static func read(_ path: String, limit: Int = 16 << 20) throws(KeyFileError) -> (bytes: [UInt8], info: stat) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .io(path: path, operation: "open", errno: errno) }
         defer { close(fd) }
@@ -66,7 +67,7 @@ enum PosixFile {
     /// `path` (`replace`) or hard-linked to it, which fails with `exists` if `path` exists. The
     /// folder is fsynced after, so the new name survives a crash. With `owner`, the file is given
     /// to that user and group before it appears (only root may give a file away).
-    static func writeAtomically(
+    package static func writeAtomically(
         _ path: String, _ bytes: [UInt8], mode: mode_t, replace: Bool, owner: FileOwner? = nil
     ) throws(KeyFileError) {
         let (folder, base) = split(path)
@@ -115,12 +116,12 @@ enum PosixFile {
     }
 
     /// Removes `path` (undoing a half-done save); errors are ignored.
-    static func remove(_ path: String) {
+    package static func remove(_ path: String) {
         unlink(path)
     }
 
     /// Whether something exists at `path` (a dangling symlink counts).
-    static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
     }

@@ -28,7 +28,7 @@ enum HomepwnerCLI {
         ("verify", "check the history's hash chain and re-hash every photo against what it recorded"),
         ("backup", "back both services up into a folder while they serve; 'backup verify DIR' checks one"),
         ("restore", "restore a backup into an empty data folder"),
-        ("keys", "CURVE key files and the allowed keys with their roles: gen, allow, revoke, ls"),
+        ("keys", "CURVE key files and the allowed keys with their roles: gen, allow, revoke, ls; sign-gen: a signing key"),
     ]
 
     static var overview: String {

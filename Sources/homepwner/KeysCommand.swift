@@ -3,10 +3,12 @@ import Foundation
 import Runtime
 import ZMQ
 
-/// `homepwner keys gen|allow|revoke|ls`: CURVE key files and the allowed-keys file.
+/// `homepwner keys init|gen|allow|revoke|ls`: CURVE key files and the allowed-keys file;
+/// `keys sign-gen` (KeysCommand+Signing.swift): Ed25519 signing key files.
 enum KeysCommand {
     static let overview = """
-        OVERVIEW: CURVE keys and the allowed-keys file that says which keys may connect, with which role.
+        OVERVIEW: CURVE keys and the allowed-keys file that says which keys may connect, with which role;
+        Ed25519 signing keys (what signs backup manifests).
 
         USAGE:
           homepwner keys init DIR [--owner UID[:GID]]            the suite's keys: server, admin, capture-worker, thumbnail-worker, allowed_keys, metrics.token
@@ -14,6 +16,7 @@ enum KeysCommand {
           homepwner keys allow ROLE KEYFILE|Z85 [--name N] --file ALLOWED   allow a key as admin, capture-worker, thumbnail-worker, worker or reader
           homepwner keys revoke KEY|NAME --file ALLOWED          remove a key
           homepwner keys ls --file ALLOWED [--json]              list the allowed keys
+          homepwner keys sign-gen NAME [--dir D] [--force]       write NAME.sign.pub and NAME.sign.secret (0600): a signing key, not a CURVE key
 
         The allowed-keys file holds one 'ROLE Z85PUBLICKEY [NAME]' per line, '#' comments allowed.
         Edits replace it atomically: a reader sees the old file or the new one, never half of one.
@@ -64,13 +67,14 @@ enum KeysCommand {
         options: [fileOption, OptionSpec(name: "json", help: "print JSON for scripts", isFlag: true)])
 
     static func run(_ arguments: [String]) async -> Int32 {
-        await runSubcommand(of: "keys", overview: overview, names: ["init", "gen", "allow", "revoke", "ls"], arguments) { subcommand, rest in
+        await runSubcommand(of: "keys", overview: overview, names: ["init", "gen", "allow", "revoke", "ls", "sign-gen"], arguments) { subcommand, rest in
             switch subcommand {
             case "init": initialize(rest)
             case "gen": gen(rest)
             case "allow": allow(rest)
             case "revoke": revoke(rest)
             case "ls": ls(rest)
+            case "sign-gen": signGen(rest)
             default: nil
             }
         }
