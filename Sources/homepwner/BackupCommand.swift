@@ -3,6 +3,7 @@ import Foundation
 import Proto
 import RPC
 import Runtime
+import Signing
 import SQLite
 
 /// `homepwner backup DIR`: an online backup of both services into DIR, over their RPC
@@ -17,8 +18,11 @@ enum BackupCommand {
         summary: "Backs both services up into DIR while they keep serving: a consistent copy of each database and every "
             + "image's bytes (checked against its SHA-256, stored by content, so the next backup into DIR fetches only new "
             + "ones), with a manifest. 'backup verify DIR' checks a backup offline.",
-        usage: "homepwner backup DIR [--json] | homepwner backup verify DIR [--snapshot NAME] [--json]",
+        usage: "homepwner backup DIR [--sign-key FILE] [--json] | homepwner backup verify DIR [--key FILE] [--snapshot NAME] [--json]",
         options: CommonOptions.endpoints + [
+            OptionSpec(name: "sign-key", env: "HOMEPWNER_BACKUP_SIGN_KEY",
+                       help: "sign the manifest with this Ed25519 secret key (homepwner keys sign-gen)", valueName: "FILE"),
+            OptionSpec(name: "key", help: "verify: the public key the manifest must be signed with (NAME.sign.pub)", valueName: "FILE"),
             OptionSpec(name: "snapshot", help: "verify: the snapshot to check (default: the newest)", valueName: "NAME"),
             OptionSpec(name: "no-progress", help: "no progress bar", isFlag: true),
         ],
@@ -28,16 +32,26 @@ enum BackupCommand {
         guard let options = HomepwnerCLI.parse(parser, arguments) else { return HomepwnerCLI.exitCodeOverride }
         if options.positionals.first == "verify" {
             guard options.positionals.count == 2 else { return ItemCommand.usageError("backup verify", "expected one DIR") }
-            return BackupVerify.run(folder: options.positionals[1], snapshot: options["snapshot"], json: options.bool("json"))
+            return BackupVerify.run(
+                folder: options.positionals[1], snapshot: options["snapshot"], key: options["key"], json: options.bool("json"))
         }
         guard options.positionals.count == 1 else { return ItemCommand.usageError("backup", "expected one DIR") }
         let folder = options.positionals[0]
+        var signer: SigningKeyPair?
+        if let file = options["sign-key"] {
+            do {
+                signer = try SigningKeyPair.load(secretFile: file)
+            } catch {
+                printError("homepwner backup: --sign-key: \(error)")
+                return ExitCode.usage
+            }
+        }
         return await CommonOptions.withClientExitCode(options, service: "item", command: "backup") { items, timeout in
             let context = try CLIContext.make(options)
             let images = try RPCClient(context: context, endpoint: try options.string("image"))
             defer { images.close() }
             var run = BackupRun(
-                folder: folder, items: items, images: images, timeout: timeout,
+                folder: folder, items: items, images: images, timeout: timeout, signer: signer,
                 progress: !options.bool("no-progress") && !options.bool("json") && isatty(2) == 1)
             let summary = try await run.run()
             if options.bool("json") {
@@ -59,6 +73,7 @@ struct BackupRun {
     let items: RPCClient
     let images: RPCClient
     let timeout: UInt32
+    let signer: SigningKeyPair?
     let progress: Bool
 
     struct Summary {
@@ -107,6 +122,7 @@ struct BackupRun {
             summary.images = manifest.imageCount
             try await fetchBlobs(listedIn: staging + "/images.db", into: &manifest, summary: &summary)
             try manifest.write(to: staging + "/" + BackupLayout.manifestName)
+            if let signer { try BackupSignature.sign(manifest: staging + "/" + BackupLayout.manifestName, with: signer) }
             try FileManager.default.moveItem(atPath: staging, toPath: snapshotFolder)
         } catch {
             _ = try? await images.call(BackupServiceRPC.endBackup, endRequest(imageBackup.backupId), options: options)

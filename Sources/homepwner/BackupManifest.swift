@@ -1,6 +1,7 @@
 import Digest
 import Foundation
 import Runtime
+import Signing
 import SQLite
 
 /// Where things are in a backup folder (`BackupCommand`).
@@ -120,5 +121,38 @@ struct BackupManifest {
             }
         }
         return (try files("databases"), try files("blobs"), object)
+    }
+}
+
+/// The manifest's Ed25519 signature, beside it as `manifest.json.sig`: the key's fingerprint and
+/// the base64 signature of the manifest's bytes, one per line.
+enum BackupSignature {
+    static func path(of manifest: String) -> String { manifest + ".sig" }
+
+    static func sign(manifest: String, with key: SigningKeyPair) throws {
+        guard let bytes = FileManager.default.contents(atPath: manifest) else { throw BackupError("\(manifest) is missing") }
+        let signature = Data(key.sign([UInt8](bytes))).base64EncodedString()
+        try Data("\(key.fingerprint)\n\(signature)\n".utf8).write(to: URL(fileURLWithPath: path(of: manifest)), options: .atomic)
+    }
+
+    /// What is wrong with the manifest's signature checked against `key`, or nil when it holds.
+    static func problem(manifest: String, key: SigningPublicKey) -> String? {
+        let signaturePath = path(of: manifest)
+        guard let text = FileManager.default.contents(atPath: signaturePath).map({ String(decoding: $0, as: UTF8.self) }) else {
+            return "\(signaturePath): missing (the backup was not signed; make it with --sign-key)"
+        }
+        let lines = text.split(separator: "\n").map(String.init)
+        guard lines.count == 2, let signature = Data(base64Encoded: lines[1]) else {
+            return "\(signaturePath): not a signature file (a fingerprint line, then a base64 signature)"
+        }
+        guard lines[0] == key.fingerprint else {
+            return "\(signaturePath): signed by \(lines[0]), not by the key given (\(key.fingerprint))"
+        }
+        guard let bytes = FileManager.default.contents(atPath: manifest),
+            key.verify(signature: [UInt8](signature), message: [UInt8](bytes))
+        else {
+            return "\(manifest): its signature does not verify with \(key.fingerprint): the manifest was changed after it was signed"
+        }
+        return nil
     }
 }

@@ -1,6 +1,7 @@
 import Digest
 import Foundation
 import Runtime
+import Signing
 
 /// `homepwner backup verify DIR`: offline, every file the manifest lists re-hashed; a missing
 /// file, a wrong size or a flipped byte is reported naming the file.
@@ -11,13 +12,28 @@ enum BackupVerify {
         var filesChecked = 0
         var bytesChecked: Int64 = 0
         var problems: [String] = []
+        /// "signed by ed25519:…, checked", "signed by …, not checked (give --key)" or "not signed".
+        var signature = "not signed"
     }
 
-    static func check(folder: String, snapshot name: String?) throws -> Findings {
+    static func check(folder: String, snapshot name: String?, key: String? = nil) throws -> Findings {
         let snapshot = try BackupLayout.snapshot(in: folder, named: name)
         var findings = Findings()
         findings.snapshot = (snapshot as NSString).lastPathComponent
-        let manifest = try BackupManifest.read(snapshot + "/" + BackupLayout.manifestName)
+        let manifestPath = snapshot + "/" + BackupLayout.manifestName
+        if let key {
+            let publicKey = try SigningPublicKey.load(file: key)
+            if let problem = BackupSignature.problem(manifest: manifestPath, key: publicKey) {
+                findings.problems.append(problem)
+                findings.signature = "signature does not hold"
+            } else {
+                findings.signature = "signed by \(publicKey.fingerprint), checked"
+            }
+        } else if let text = FileManager.default.contents(atPath: BackupSignature.path(of: manifestPath)) {
+            let signer = String(decoding: text, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? "?"
+            findings.signature = "signed by \(signer), not checked (give --key)"
+        }
+        let manifest = try BackupManifest.read(manifestPath)
         for (file, base) in manifest.databases.map({ ($0, snapshot) }) + manifest.blobs.map({ ($0, folder) }) {
             let path = base + "/" + file.path
             findings.filesChecked += 1
@@ -42,15 +58,15 @@ enum BackupVerify {
         return findings
     }
 
-    static func run(folder: String, snapshot: String?, json: Bool) -> Int32 {
+    static func run(folder: String, snapshot: String?, key: String?, json: Bool) -> Int32 {
         do {
-            let findings = try check(folder: folder, snapshot: snapshot)
+            let findings = try check(folder: folder, snapshot: snapshot, key: key)
             if json {
                 print("{\"snapshot\": \(jsonString(findings.snapshot)), \"files\": \(findings.filesChecked), \"bytes\": \(findings.bytesChecked), "
-                    + "\"intact\": \(findings.problems.isEmpty), \"problems\": [" + findings.problems.map(jsonString).joined(separator: ", ") + "]}")
+                    + "\"signature\": \(jsonString(findings.signature)), \"intact\": \(findings.problems.isEmpty), \"problems\": [" + findings.problems.map(jsonString).joined(separator: ", ") + "]}")
             } else {
                 for problem in findings.problems { print(problem) }
-                print("\(findings.snapshot): \(findings.filesChecked) files, \(ImageCommand.byteCount(findings.bytesChecked)) checked: "
+                print("\(findings.snapshot): \(findings.filesChecked) files, \(ImageCommand.byteCount(findings.bytesChecked)) checked, \(findings.signature): "
                     + (findings.problems.isEmpty ? "intact" : "\(findings.problems.count) problems"))
             }
             return findings.problems.isEmpty ? ExitCode.ok : ExitCode.failure
@@ -69,10 +85,11 @@ enum RestoreCommand {
         command: "restore",
         summary: "Restores a backup made by 'homepwner backup' into an empty data folder, after checking every file "
             + "against the manifest. Start the suite on that folder (ops/run --data-dir D, or the compose volume).",
-        usage: "homepwner restore DIR --data-dir D [--snapshot NAME]",
+        usage: "homepwner restore DIR --data-dir D [--key FILE] [--snapshot NAME]",
         options: [
             OptionSpec(name: "data-dir", help: "the data folder to restore into: must be empty or not exist", valueName: "D"),
             OptionSpec(name: "snapshot", help: "the snapshot to restore (default: the newest)", valueName: "NAME"),
+            OptionSpec(name: "key", help: "the public key the manifest must be signed with (NAME.sign.pub)", valueName: "FILE"),
             OptionSpec(name: "json", help: "a JSON summary", isFlag: true),
         ],
         allowsPositionals: true)
@@ -88,7 +105,7 @@ enum RestoreCommand {
                 throw BackupError(
                     "\(target) is not empty (it holds \(existing.sorted().prefix(3).joined(separator: ", "))\(existing.count > 3 ? ", …" : "")); restore into an empty folder")
             }
-            let findings = try BackupVerify.check(folder: folder, snapshot: options["snapshot"])
+            let findings = try BackupVerify.check(folder: folder, snapshot: options["snapshot"], key: options["key"])
             guard findings.problems.isEmpty else {
                 for problem in findings.problems { printError(problem) }
                 throw BackupError("\(findings.snapshot) does not verify (\(findings.problems.count) problems); restore another snapshot with --snapshot")

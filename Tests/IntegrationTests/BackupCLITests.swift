@@ -28,7 +28,11 @@ import Testing
         // The same bytes on a third item: stored once in the backup.
         made.append(try await FsckCLITests.itemWithPhoto(clients, photos[0]))
 
-        let first = try await Self.homepwner(["backup", backup, "--json"], harness)
+        let keys = harness.dataDirectory + "/../keys"
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        let generated = try await Self.homepwner(["keys", "sign-gen", "backup", "--dir", keys], harness)
+        #expect(generated.status == 0, "\(generated.stderr)")
+        let first = try await Self.homepwner(["backup", backup, "--json", "--sign-key", keys + "/backup.sign.secret"], harness)
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
         let summary = try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any]
         #expect(summary?["items"] as? Int == 3 && summary?["images"] as? Int == 3, "\(first.stdout)")
@@ -44,6 +48,20 @@ import Testing
 
         let verified = try await Self.homepwner(["backup", "verify", backup], harness)
         #expect(verified.status == 0 && verified.stdout.contains(": 5 files") && verified.stdout.hasSuffix("intact\n"), "\(verified.stdout)")
+        #expect(verified.stdout.contains("not signed"), "\(verified.stdout)")  // the second backup was not signed
+        // The first was: its signature holds with the public key, and not once its manifest changes.
+        let snapshots = try FileManager.default.contentsOfDirectory(atPath: backup + "/snapshots").sorted()
+        #expect(snapshots.count == 2)
+        let signed = try await Self.homepwner(["backup", "verify", backup, "--snapshot", snapshots[0], "--key", keys + "/backup.sign.pub"], harness)
+        #expect(signed.status == 0 && signed.stdout.contains("signed by ed25519:") && signed.stdout.contains(", checked: intact"), "\(signed.stdout)")
+        let manifest = backup + "/snapshots/" + snapshots[0] + "/manifest.json"
+        let original = try String(contentsOfFile: manifest, encoding: .utf8)
+        try original.replacingOccurrences(of: "\"items\" : 3", with: "\"items\" : 2").write(toFile: manifest, atomically: true, encoding: .utf8)
+        let forged = try await Self.homepwner(["backup", "verify", backup, "--snapshot", snapshots[0], "--key", keys + "/backup.sign.pub"], harness)
+        #expect(forged.status == 1 && forged.stdout.contains("\(manifest): its signature does not verify with ed25519:"), "\(forged.stdout)")
+        try original.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let unsigned = try await Self.homepwner(["backup", "verify", backup, "--key", keys + "/backup.sign.pub"], harness)
+        #expect(unsigned.status == 1 && unsigned.stdout.contains("manifest.json.sig: missing"), "\(unsigned.stdout)")
 
         // Restore the newest into an empty folder; a non-empty one is refused.
         let restored = harness.dataDirectory + "/../restored"
