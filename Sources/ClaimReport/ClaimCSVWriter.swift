@@ -7,12 +7,16 @@ import Proto
 /// (per-unit × quantity), in the row's Currency; one in another currency is followed by its code.
 /// A text field that a spreadsheet would run as a formula (it starts with =, +, -, @, a tab or a
 /// CR) is written with a leading apostrophe, as OWASP advises against CSV injection: an item
-/// named "=HYPERLINK(…)" stays text when the adjuster opens the file.
+/// named "=HYPERLINK(…)" stays text when the adjuster opens the file. "Photo files" names each
+/// original "<sha256>.<ext>", "; " apart; "Photo taken" gives, in the same order and the same
+/// way, when each was taken (`ImageInfo.taken_at`, ISO 8601: "2024-05-07T09:33:04+08:00", the
+/// camera's local time with its UTC offset when it recorded one), an entry empty for a photo
+/// without one, the field empty when none of them has one.
 final class ClaimCSVWriter: ClaimWriter {
     /// The header row's fields.
     static let header = [
         "Room", "Quantity", "Description", "Brand", "Model", "Serial", "Purchase date", "Purchase price", "Replacement cost", "ACV",
-        "Currency", "Category", "Tags", "Notes", "Photo files",
+        "Currency", "Category", "Tags", "Notes", "Photo files", "Photo taken",
     ]
 
     private let file: ClaimFile
@@ -56,11 +60,14 @@ final class ClaimCSVWriter: ClaimWriter {
             return code == rowCurrency ? copy.decimalText : copy.decimalText + " " + code
         }
         let text = inert
+        // The photos the image service holds, each with its file name.
+        let stored = claim.photos.filter { !$0.originalFileName.isEmpty }
         return [
             text(room), String(claim.quantity), text(item.name), text(item.brand), text(item.model), text(item.serialNumber),
             item.purchaseDate, amount(claim.purchaseTotal), amount(valuation?.replacementCost), amount(valuation?.actualCashValue),
             rowCurrency, text(claim.categoryName), text(item.tags.joined(separator: "; ")), text(item.notes),
-            claim.photos.map(\.originalFileName).filter { !$0.isEmpty }.joined(separator: "; "),
+            stored.map(\.originalFileName).joined(separator: "; "),
+            text(stored.contains { $0.info?.takenAt.isEmpty == false } ? stored.map { $0.info?.takenAt ?? "" }.joined(separator: "; ") : ""),
         ]
     }
 

@@ -231,9 +231,9 @@ final class ClaimHTMLWriter: ClaimWriter {
             """
             <section class="checksums" id="checksums">
             <h2>Original photos and their SHA-256</h2>
-            <p class="meta">Each photo as the image service received it: its SHA-256 proves the original has not changed since.</p>
+            <p class="meta">Each photo as the image service received it: its SHA-256 proves the original has not changed since. Taken is when the camera says it took the photo (its EXIF DateTimeOriginal, read when it was received), in the camera's time zone when it recorded one.</p>
             <table>
-            <thead><tr><th>Item</th><th>Photo</th><th>Received</th><th>SHA-256</th></tr></thead>
+            <thead><tr><th>Item</th><th>Photo</th><th>Taken</th><th>Received</th><th>SHA-256</th></tr></thead>
             <tbody>
 
             """)
@@ -241,6 +241,7 @@ final class ClaimHTMLWriter: ClaimWriter {
             try write(
                 "<tr><td>\(e(entry.itemName))<div class=\"meta\">\(e(entry.sectionName))</div></td>"
                     + "<td>\(e(entry.caption))<div class=\"meta\">\(e(entry.contentType)), \(e(ClaimText.size(entry.sizeBytes)))</div></td>"
+                    + "<td>\(takenCell(entry))</td>"
                     + "<td>\(e(ClaimText.utc(milliseconds: entry.receivedAtMilliseconds)))</td><td class=\"sha\">\(e(entry.sha256))</td></tr>\n")
         }
         try write(
@@ -255,6 +256,13 @@ final class ClaimHTMLWriter: ClaimWriter {
             """)
         try page.close()
         return 0
+    }
+
+    /// The Taken cell of a ledger entry: when the photo was taken; for a JPEG without a date,
+    /// a note that it has none; empty for a document or a movie.
+    private func takenCell(_ entry: ClaimLedger.Entry) -> String {
+        if !entry.takenAt.isEmpty { return e(ClaimText.taken(entry.takenAt)) }
+        return entry.contentType == "image/jpeg" ? "<span class=\"meta\">no date in the photo</span>" : ""
     }
 
     // MARK: Originals

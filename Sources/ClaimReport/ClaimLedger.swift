@@ -1,11 +1,11 @@
 import Foundation
 
-/// Every original photo of the report with its SHA-256 and the time the image service
-/// received it, for the packet's last pages. Entries are spooled to a file beside the output
+/// Every original photo of the report with its SHA-256, the time the image service received it
+/// and the time it was taken (its EXIF), for the packet's last pages. Entries are spooled to a file beside the output
 /// as the items are written and read back at the end, so the list costs no memory however
 /// long it is.
 public final class ClaimLedger {
-    /// One original: what it is, whose, its digest and when it was received.
+    /// One original: what it is, whose, its digest, when it was received and when taken.
     public struct Entry: Sendable, Hashable {
         /// The item it belongs to.
         public var itemName: String
@@ -23,6 +23,9 @@ public final class ClaimLedger {
         public var sha256: String
         /// When the image service stored it (ms since the Unix epoch).
         public var receivedAtMilliseconds: Int64
+        /// When it was taken, as the image service read it from its EXIF (`ImageInfo.taken_at`:
+        /// "2024-05-07T09:33:04+08:00", or local time alone); "" when unknown.
+        public var takenAt: String
         /// "<sha256>.<ext>", as an HTML export names the original.
         public var fileName: String
     }
@@ -52,7 +55,7 @@ public final class ClaimLedger {
             guard let info = photo.info else { continue }
             let fields = [
                 item.item.name, section.name, photo.caption, photo.key, info.contentType, String(info.sizeBytes), photo.sha256,
-                String(info.createdAtMs), photo.originalFileName,
+                String(info.createdAtMs), photo.originalFileName, info.takenAt,
             ]
             try file?.write(fields.map(Self.escaped).joined(separator: "\t") + "\n")
             count += 1
@@ -66,12 +69,12 @@ public final class ClaimLedger {
         let reader = try ClaimLineReader(path: path)
         while let line = try reader.next() {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map { Self.unescaped(String($0)) }
-            guard fields.count == 9 else { continue }
+            guard fields.count == 10 else { continue }
             try body(
                 Entry(
                     itemName: fields[0], sectionName: fields[1], caption: fields[2], key: fields[3], contentType: fields[4],
                     sizeBytes: Int64(fields[5]) ?? 0, sha256: fields[6], receivedAtMilliseconds: Int64(fields[7]) ?? 0,
-                    fileName: fields[8]))
+                    takenAt: fields[9], fileName: fields[8]))
         }
     }
 

@@ -179,7 +179,9 @@ extension ClaimPDFWriter {
         }
     }
 
-    /// Every original with its SHA-256 and the time the image service received it.
+    /// Every original with its SHA-256, the time the image service received it and the time it
+    /// was taken (its EXIF), each in three lines: the item and its location, then received at
+    /// the right; the SHA-256, then taken at the right; what it is.
     private func checksumPages(_ ledger: ClaimLedger) throws {
         try newPage()
         func heading(_ continued: Bool) {
@@ -188,7 +190,9 @@ extension ClaimPDFWriter {
             if !continued {
                 for line in regular.wrapped(
                     "Each photo and document as the image service received it, with the item it belongs to. The SHA-256 of a file "
-                        + "proves it is the one received then: compare it with `sha256sum` of the original.", size: 8, width: width)
+                        + "proves it is the one received then: compare it with `sha256sum` of the original. \"Taken\" is when the camera "
+                        + "says it took the photo (its EXIF DateTimeOriginal, read when it was received), in the camera's time zone "
+                        + "when it recorded one.", size: 8, width: width)
                 {
                     text(line, x: left, baseline: y + 8, font: regular, size: 8, color: Self.grey)
                     y += 10.5
@@ -202,7 +206,7 @@ extension ClaimPDFWriter {
             y += 14
         }
         try ledger.forEach { entry in
-            if y + 26 > bottom {
+            if y + 36 > bottom {
                 try newPage()
                 heading(true)
             }
@@ -212,10 +216,16 @@ extension ClaimPDFWriter {
                 "received " + ClaimText.utc(milliseconds: entry.receivedAtMilliseconds), x: right, baseline: y + 9, font: regular, size: 7.5,
                 alignment: .right)
             text(entry.sha256, x: left + 8, baseline: y + 19.5, font: mono, size: 7.5)
+            // A JPEG without a date says so; a document or a movie has none to say.
+            if !entry.takenAt.isEmpty {
+                text("taken " + ClaimText.taken(entry.takenAt), x: right, baseline: y + 19.5, font: regular, size: 7.5, alignment: .right, width: 170)
+            } else if entry.contentType == "image/jpeg" {
+                text("taken: no date in the photo", x: right, baseline: y + 19.5, font: regular, size: 7, color: Self.grey, alignment: .right)
+            }
             text(
-                "\(entry.caption) · \(entry.contentType) · \(ClaimText.size(entry.sizeBytes))", x: right, baseline: y + 19.5, font: regular,
-                size: 7, color: Self.grey, alignment: .right, width: right - left - 310)
-            y += 26
+                "\(entry.caption) · \(entry.contentType) · \(ClaimText.size(entry.sizeBytes))", x: left + 8, baseline: y + 29.5, font: regular,
+                size: 7, color: Self.grey, width: width - 8)
+            y += 36
         }
     }
 

@@ -25,6 +25,16 @@ public enum ClaimText {
         formatter("yyyy-MM-dd HH:mm:ss 'UTC'").string(from: date)
     }
 
+    /// When a photo was taken, from the image service's `taken_at` (ISO 8601, the camera's
+    /// local time, its UTC offset when the camera recorded one): "2024-05-07 09:33:04 +08:00",
+    /// "2024-05-07 09:33:04 (no time zone)"; text of another form as it is; "" for "".
+    public static func taken(_ takenAt: String) -> String {
+        let bytes = Array(takenAt.utf8)
+        guard bytes.count == 19 || bytes.count == 25, bytes[10] == UInt8(ascii: "T") else { return takenAt }
+        let local = String(decoding: bytes[0..<10], as: UTF8.self) + " " + String(decoding: bytes[11..<19], as: UTF8.self)
+        return bytes.count == 25 ? local + " " + String(decoding: bytes[19...], as: UTF8.self) : local + " (no time zone)"
+    }
+
     /// "2026-11-29" (UTC).
     public static func day(_ date: Date) -> String {
         formatter("yyyy-MM-dd").string(from: date)

@@ -77,7 +77,8 @@ public enum MediaSniffer {
     }
 
     /// Validates a whole JPEG in place: every segment wherever the frame header is, every
-    /// scan's entropy-coded data, the EOI (`JPEG.validate`, at memory speed, no decode).
+    /// scan's entropy-coded data, the EOI (`JPEG.validate`, at memory speed, no decode); reads
+    /// its orientation and when it was taken (`EXIF.takenAt`) from its EXIF.
     ///
     /// Only an arithmetic-coded JPEG, whose data the structure cannot bound, is decoded as
     /// well (at 1/8 scale), under the render limit: a decode can hold a large buffer. One over
@@ -116,7 +117,9 @@ public enum MediaSniffer {
         return SniffedMedia(
             mediaType: .image, contentType: "image/jpeg", width: header.width, height: header.height,
             orientation: header.orientation, extraneousBytes: validation.extraneousBytes,
-            extraneousRuns: validation.extraneousRuns, firstExtraneousOffset: validation.firstExtraneousOffset)
+            extraneousRuns: validation.extraneousRuns, firstExtraneousOffset: validation.firstExtraneousOffset,
+            // The header's segments again, up to the first Exif APP1: the bytes validate just read.
+            takenAt: EXIF.takenAt(in: data) ?? "")
     }
 
     private static func describe(_ error: JPEGError) -> MediaError {

@@ -14,4 +14,7 @@ public struct SniffedMedia: Sendable, Equatable {
     public var extraneousBytes = 0
     /// Their runs, and where the first starts.
     public var extraneousRuns = 0, firstExtraneousOffset: Int?
+    /// When a JPEG was taken, from its EXIF (`EXIF.takenAt`: "2024-05-07T09:33:04+08:00"); ""
+    /// when it has no valid DateTimeOriginal, and for anything else.
+    public var takenAt = ""
 }

@@ -21,11 +21,11 @@ import Testing
         #expect(gatherer.figures.thumbnailsFetched == 0)
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(!bytes.starts(with: [0xEF, 0xBB, 0xBF]), "no byte order mark")
-        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("Room,Quantity,Description,Brand,Model,Serial,Purchase date,Purchase price,Replacement cost,ACV,Currency,Category,Tags,Notes,Photo files\r\n"))
+        #expect(String(decoding: bytes, as: UTF8.self).hasPrefix("Room,Quantity,Description,Brand,Model,Serial,Purchase date,Purchase price,Replacement cost,ACV,Currency,Category,Tags,Notes,Photo files,Photo taken\r\n"))
 
         let rows = try await Self.pythonRows(path)
         #expect(rows.count == 6, "\(rows)")
-        #expect(rows.allSatisfy { $0.count == 15 })
+        #expect(rows.allSatisfy { $0.count == 16 })
         // In ListLocations order (depth first, siblings by name), by name within a room, items in
         // no location last.
         #expect(rows.dropFirst().map { $0[0] } == ["Home / Bedroom", "Home / Bedroom", "Home / Kitchen", "Home / Kitchen", "No location"])
@@ -46,6 +46,8 @@ import Testing
         #expect(tokyoFiles.count == 2 && tokyoFiles[1].hasSuffix(".pdf"), "\(tokyoFiles)")
         let hose = try #require(rows.last)
         #expect(hose[8] == "25.00" && hose[14] == "", "the value_in_dollars basis: \(hose)")
+        // None of the household's photos has an EXIF date (ClaimTakenTests has some).
+        #expect(rows.dropFirst().allSatisfy { $0[15] == "" }, "\(rows.map { $0[15] })")
 
         // ACV after straight-line depreciation, as GetValuation computes it.
         let item = try #require(fixture.items[ClaimFixture.fridge])

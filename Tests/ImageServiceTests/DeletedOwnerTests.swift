@@ -195,8 +195,9 @@ import Testing
         // One owner retired twice, spelt two ways: the earlier time stays.
         let twice = UUID().uuidString.lowercased()
         try db.execute("INSERT INTO deleted_owners (owner_key, deleted_at_ms) VALUES (?, 5), (?, 3)", [.text(twice), .text(twice.uppercased())])
-        // Without what versions after 4 added (migration 6: thumbnail sizes; 7: uploads).
-        try db.execute("DROP INDEX images_thumbnails; ALTER TABLE images DROP COLUMN thumbnail_size; DROP TABLE uploads")
+        // Without what versions after 4 added (migration 6: thumbnail sizes; 7: uploads; 9: taken_at).
+        try db.execute(
+            "DROP INDEX images_thumbnails; ALTER TABLE images DROP COLUMN thumbnail_size; DROP TABLE uploads; ALTER TABLE images DROP COLUMN taken_at")
         try db.setUserVersion(4)
         try db.close()
 

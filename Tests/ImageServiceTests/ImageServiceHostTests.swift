@@ -38,7 +38,7 @@ let hostTestContext = try! Context(ioThreads: 1)
             rpcEndpoint: Self.rpcEndpoint(folder), eventsEndpoint: "ipc://\(folder.path)/events.sock",
             dataDirectory: folder.path + "/data", watchMemoryPressure: false)
         let idle = try ImageServiceHost.make(configuration, context: hostTestContext, logger: testLogger)
-        #expect(idle.services.map { $0.name } == ["fault-watch", "image-store", "backup-snapshots", "job-sweeper", "image-upload-reaper", "image-cache-pressure", "image-service"])
+        #expect(idle.services.map { $0.name } == ["fault-watch", "image-store", "backup-snapshots", "job-sweeper", "image-taken-at-backfill", "image-upload-reaper", "image-cache-pressure", "image-service"])
         let store = try #require(idle.first(ImageStore.self))
         // Its writer's thread would have created (and reconciled) the index.
         let index = folder.path + "/data/images/images.db"

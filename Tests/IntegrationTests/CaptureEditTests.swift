@@ -108,4 +108,38 @@ import RPCTestSupport
         #expect((edited.width, edited.height) == (1200, 1200) && edited.parentKey == job.originalKey)
         #expect(try await suite.getItem().photoKeys == [job.originalKey, job.editedKey])
     }
+
+    /// An edit keeps no EXIF (its output is made without the original's metadata), and the
+    /// thumbnail worker's thumbnails none either: both carry the original's `taken_at`.
+    @Test func theEditAndTheThumbnailsOfADatedPhotoWereTakenWhenItWas() async throws {
+        let suite = try await CaptureSuite()
+        defer { suite.stop() }
+        try suite.harness.start(.thumbnailWorker)
+        let dated = EXIFSamples.inserting(
+            EXIFSamples.app1([EXIFSamples.dateTimeOriginal("2023:08:15 17:45:30"), EXIFSamples.offsetTimeOriginal("-04:00")]),
+            into: try Fixtures.orientationPhoto("Landscape_1.jpg"))
+        var crop = Edit()
+        (crop.cropX, crop.cropY, crop.cropWidth, crop.cropHeight) = (100, 50, 400, 300)
+        let job = try await suite.capture { [crop] in $0.source = .upload; $0.data = dated; $0.edit = crop }
+        #expect(job.state == .done && !job.editedKey.isEmpty, "\(job.error)")
+        let original = try await suite.info(job.originalKey), edited = try await suite.info(job.editedKey)
+        #expect(original.takenAt == "2023-08-15T17:45:30-04:00")
+        let editedBytes = try await suite.bytes(of: job.editedKey)
+        #expect(edited.kind == .edited && EXIF.takenAt(in: editedBytes) == nil)
+        #expect(edited.takenAt == original.takenAt)
+        // Every thumbnail the worker makes of either.
+        var list = ListImagesRequest()
+        list.ownerKey = suite.item
+        list.kind = .thumbnail
+        list.pageSize = 1000
+        let end = ContinuousClock.now + .seconds(60)
+        var thumbnails: [ImageInfo] = []
+        while ContinuousClock.now < end {
+            thumbnails = try await suite.images.call(ImageServiceRPC.listImages, list).images
+            if Set(thumbnails.map(\.parentKey)) == [job.originalKey, job.editedKey] { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(Set(thumbnails.map(\.parentKey)) == [job.originalKey, job.editedKey], "\(thumbnails.map(\.parentKey))")
+        #expect(thumbnails.allSatisfy { $0.takenAt == original.takenAt }, "\(thumbnails.map(\.takenAt))")
+    }
 }

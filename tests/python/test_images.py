@@ -283,3 +283,62 @@ def test_cache_stats_and_purge(image_client, pb, jpeg):
     # Reads still work after a purge.
     assert call(image_client, pb, "GetImage", images.GetImageRequest(key=info.key)).data == jpeg
     assert error_of(image_client, pb, "PurgeCache", images.PurgeCacheRequest(level=5)).code == 3
+
+
+def exif_app1(date: str, offset: str | None = None) -> bytes:
+    """An APP1 Exif segment (big-endian TIFF) whose Exif IFD (IFD0's tag 0x8769) holds
+    DateTimeOriginal (0x9003) and, if given, OffsetTimeOriginal (0x9011), ASCII as cameras
+    write them."""
+    values = [(0x9003, date.encode() + b"\0")] + ([(0x9011, offset.encode() + b"\0")] if offset else [])
+    data_at = 26 + 2 + 12 * len(values) + 4  # the values follow the Exif IFD at 26
+    entries, data = b"", b""
+    for tag, value in values:
+        entries += struct.pack(">HHII", tag, 2, len(value), data_at + len(data))
+        data += value + (b"\0" if len(value) % 2 else b"")
+    tiff = b"MM\0*" + struct.pack(">I", 8) + struct.pack(">HHHIII", 1, 0x8769, 4, 1, 26, 0)
+    tiff += struct.pack(">H", len(values)) + entries + struct.pack(">I", 0) + data
+    payload = b"Exif\0\0" + tiff
+    return b"\xff\xe1" + struct.pack(">H", len(payload) + 2) + payload
+
+
+def test_taken_at_is_when_the_camera_took_the_photo(image_client, pb, jpeg):
+    """Section 11, `taken_at`: EXIF DateTimeOriginal in ISO 8601, with OffsetTimeOriginal."""
+    images = pb.images
+    owner = "taken-" + uuid.uuid4().hex
+    photo = jpeg[:2] + exif_app1("2024:05:07 09:33:04", "+08:00") + jpeg[2:]
+
+    # A chunked upload of it.
+    begun = call(image_client, pb, "BeginUpload", images.BeginUploadRequest(owner_key=owner, total_size=len(photo)))
+    half = len(photo) // 2
+    for start, end in ((0, half), (half, len(photo))):
+        call(image_client, pb, "AppendUpload", images.AppendUploadRequest(
+            upload_id=begun.upload_id, offset=start, data=photo[start:end]))
+    uploaded = call(image_client, pb, "CommitUpload", images.CommitUploadRequest(upload_id=begun.upload_id))
+    assert uploaded.taken_at == "2024-05-07T09:33:04+08:00"
+    assert call(image_client, pb, "StatImage", images.StatImageRequest(key=uploaded.key)).taken_at == uploaded.taken_at
+
+    # A real camera file with a date and no offset: local time alone.
+    gps = (REPO_ROOT / "Tests" / "Fixtures" / "pillow" / "exif_gps.jpg").read_bytes()
+    put = call(image_client, pb, "PutImage", images.PutImageRequest(owner_key=owner, data=gps))
+    assert put.taken_at == "2099-09-29T10:10:10"
+
+    # None: EXIF without a date, the zeros a camera writes for unknown, a date out of range.
+    for data in (jpeg, jpeg[:2] + exif_app1("0000:00:00 00:00:00", "+08:00") + jpeg[2:],
+                 jpeg[:2] + exif_app1("2024:13:07 09:33:04") + jpeg[2:]):
+        assert call(image_client, pb, "PutImage", images.PutImageRequest(owner_key=owner, data=data)).taken_at == ""
+
+    # An edit without EXIF of its own was taken when its photo was.
+    rendition = call(image_client, pb, "GetRendition", images.GetRenditionRequest(key=uploaded.key, width=64, height=64))
+    assert rendition.source.taken_at == uploaded.taken_at
+    edited = call(image_client, pb, "PutImage", images.PutImageRequest(
+        data=rendition.data, kind=images.EDITED, parent_key=uploaded.key))
+    assert edited.owner_key == owner and edited.taken_at == uploaded.taken_at
+
+    listed = call(image_client, pb, "ListImages", images.ListImagesRequest(owner_key=owner, page_size=100)).images
+    assert [image.taken_at for image in listed if image.kind != images.THUMBNAIL] == [
+        "2024-05-07T09:33:04+08:00", "2099-09-29T10:10:10", "", "", "", "2024-05-07T09:33:04+08:00"]
+    # Thumbnails a worker may have made by now carry their image's.
+    by_key = {image.key: image for image in listed}
+    for image in listed:
+        if image.kind == images.THUMBNAIL:
+            assert image.taken_at == by_key[image.parent_key].taken_at

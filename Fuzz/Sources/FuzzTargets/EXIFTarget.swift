@@ -2,10 +2,11 @@ import JPEG
 
 extension FuzzTarget {
     /// A TIFF block (what follows "Exif\0\0") as the APP1 segment of a good JPEG: the
-    /// orientation and date readers (`TIFFReader`), through `EXIF` and through the header.
+    /// orientation and date readers (`TIFFReader`: DateTimeOriginal, OffsetTimeOriginal and
+    /// their ISO 8601 form), through `EXIF` and through the header.
     static let exifTIFF = FuzzTarget(
         name: "exif-tiff",
-        summary: "the EXIF APP1 and TIFF readers (orientation, the Exif IFD's DateTimeOriginal)",
+        summary: "the EXIF APP1 and TIFF readers (orientation, the Exif IFD's DateTimeOriginal and OffsetTimeOriginal)",
         maxLength: 4096
     ) { input, outcome in
         let app1 = TinyJPEG.segment(0xE1, Array("Exif\0\0".utf8) + input.prefix(65_533 - 6))

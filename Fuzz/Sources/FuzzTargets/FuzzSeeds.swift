@@ -169,8 +169,21 @@ public enum FuzzSeeds {
                 seeds.append((file.split(separator: "/").last!.replacingOccurrences(of: ".jpg", with: ".tiff"), Array(segment.payload.dropFirst(6))))
             }
         }
+        seeds.append(("made-date-offset-mm.tiff", dateBlockMM))
         return seeds
     }
+
+    /// A Motorola-order (MM) TIFF block whose Exif IFD holds DateTimeOriginal
+    /// "2024:05:07 09:33:04" and OffsetTimeOriginal "-05:30", each at its offset: IFD0 at 8
+    /// (the Exif IFD pointer), the Exif IFD at 26, the values from 56.
+    static let dateBlockMM: [UInt8] = {
+        func u16(_ value: Int) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
+        func u32(_ value: Int) -> [UInt8] { u16(value >> 16) + u16(value & 0xFFFF) }
+        var block = Array("MM".utf8) + u16(42) + u32(8)
+        block += u16(1) + u16(0x8769) + u16(4) + u32(1) + u32(26) + u32(0)
+        block += u16(2) + u16(0x9003) + u16(2) + u32(20) + u32(56) + u16(0x9011) + u16(2) + u32(7) + u32(76) + u32(0)
+        return block + Array("2024:05:07 09:33:04".utf8) + [0] + Array("-05:30".utf8) + [0, 0]
+    }()
 
     /// ICC profile chunks: the fixtures' own (number, count and part, as the target reads them)
     /// and a profile cut into three, out of order, told grey, with a chunk missing.

@@ -57,12 +57,32 @@ enum JPEGChecks {
     /// MediaSniffer's decodes, one at a time.
     static let decodeSlots = DispatchSemaphore(value: 1)
 
-    /// The DateTimeOriginal read, which must be 19 characters "YYYY:MM:DD HH:MM:SS" when found.
+    /// The DateTimeOriginal read, which must be 19 characters "YYYY:MM:DD HH:MM:SS" when found,
+    /// OffsetTimeOriginal ("+HH:MM" or "-HH:MM"), and `takenAt` (what PutImage records): the
+    /// date in ISO 8601, with the offset after it when there is one, and nothing without a date.
     static func date(in jpeg: UnsafeRawBufferPointer, _ outcome: inout FuzzOutcome) {
-        let date = EXIF.dateTimeOriginal(in: [UInt8](jpeg))
-        guard let date else { return }
+        let bytes = [UInt8](jpeg)
+        let date = EXIF.dateTimeOriginal(in: bytes), offset = EXIF.offsetTimeOriginal(in: bytes)
+        let takenAt = EXIF.takenAt(in: jpeg)
+        if let offset {
+            outcome.answer("EXIF offset: \(offset)")
+            let sign = offset.utf8.first
+            outcome.check(
+                offset.utf8.count == 6 && (sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-")),
+                "EXIF offset \"\(offset)\" is not of the form +HH:MM")
+        }
+        guard let date else {
+            outcome.check(takenAt == nil, "taken at \(takenAt ?? "") without a DateTimeOriginal")
+            return
+        }
         outcome.answer("EXIF date: \(date)")
         outcome.check(date.utf8.count == 19, "EXIF date \"\(date)\" is not 19 characters")
+        var iso = Array(date.utf8)
+        iso[4] = UInt8(ascii: "-")
+        iso[7] = UInt8(ascii: "-")
+        iso[10] = UInt8(ascii: "T")
+        let expected = String(decoding: iso, as: UTF8.self) + (offset ?? "")
+        outcome.check(takenAt == expected, "taken at \(takenAt ?? "nil"), not \(expected) (the date and the offset in ISO 8601)")
     }
 
     /// Two thumbnails (FIT and FILL), each a JPEG of the size it says.

@@ -104,6 +104,18 @@ extension BlobStore {
         return nil
     }
 
+    /// The first `count` bytes of blob `key` (the whole blob when it is shorter), as they are
+    /// on disk: not checked against the blob's checksums, for metadata that sits at the head
+    /// (a JPEG's EXIF). Throws when the file is missing or cannot be read.
+    func head(key: String, size: Int64, count: Int) throws -> [UInt8] {
+        let (fd, path) = try openStored(key)
+        defer { close(fd) }
+        let length = Int(min(Int64(count), size, try Self.size(fd, path)))
+        var bytes = [UInt8](repeating: 0, count: length)
+        try bytes.withUnsafeMutableBytes { try Self.readAll(fd, $0, offset: 0, path: path) }
+        return bytes
+    }
+
     private func verify(_ bytes: UnsafeRawBufferPointer, block: Int, at start: Int64, _ checks: BlockChecks, key: String) throws {
         let actual = BlockChecks.digest(bytes)
         guard actual == checks.digests[block] else {

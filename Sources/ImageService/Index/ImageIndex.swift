@@ -117,6 +117,13 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
             WHERE queue = '\(ThumbnailQueue.name)' AND state IN (1, 2, 4) AND dedupe_key GLOB 'image:*:*'
               AND EXISTS (SELECT 1 FROM images WHERE key = substr(jobs.dedupe_key, 7, 36));
             """),
+        // When a photo was taken (`ImageInfo.taken_at`, from its EXIF), written with every new
+        // row ("" for none). NULL marks a JPEG row stored before it was recorded, until the
+        // store's backfill reads its blob's head (ImageIndex+TakenAt); nothing else has one.
+        (9, """
+            ALTER TABLE images ADD COLUMN taken_at TEXT;
+            UPDATE images SET taken_at = '' WHERE content_type <> 'image/jpeg';
+            """),
     ])
 
     /// The SQL function migration 8 sets a thumbnail job's generation with: (payload, generation)
@@ -127,7 +134,7 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
     private static let uuidPattern = "[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]-[0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f][0-9A-Fa-f]"
 
     static let columns =
-        "seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check, block_checks"
+        "seq, key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check, block_checks, taken_at"
 
     /// The writer connection (creates and migrates the file), or with `readOnly` a reader
     /// connection beside it.
@@ -167,29 +174,39 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
 
     /// Adds the row of a new image, in a write of its own (a savepoint of the batch it runs in),
     /// and, for a JPEG original or edit, its thumbnail job in the same write: a crash leaves
-    /// both or neither.
-    func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) throws {
+    /// both or neither. Returns the row as written (see `insertRow`).
+    @discardableResult
+    func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) throws -> ImageInfo {
         try transactions.write { try insertRow(info, contentCheck: contentCheck, blockChecks: blockChecks) }
     }
 
-    /// `insert` inside a write already open.
+    /// `insert` inside a write already open; returns the row as written: `info`, with its
+    /// parent's `taken_at` when it is an EDITED or THUMBNAIL image whose own bytes gave none
+    /// (an edit or a thumbnail shows the photo it was made from; the parent's row is read here
+    /// anyway, in the transaction that adds the child).
     ///
     /// - Parameter thumbnailSize: For a THUMBNAIL, the size it was made at; nil for its longest edge.
-    func insertRow(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks, thumbnailSize: Int? = nil) throws {
+    @discardableResult
+    func insertRow(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks, thumbnailSize: Int? = nil) throws -> ImageInfo {
         try refuseDeletedOwner(info.ownerKey)
-        // The put checked its parent before writing; a delete of the parent since then (which
-        // removes what was made from it in one transaction on this connection) must not leave
-        // this child behind, pointing at nothing.
-        if !info.parentKey.isEmpty, try get(info.parentKey) == nil {
-            throw ImageStoreError.notFound("parent_key \(info.parentKey): no such image (deleted while this image was being stored)")
+        var info = info
+        if !info.parentKey.isEmpty {
+            // The put checked its parent before writing; a delete of the parent since then (which
+            // removes what was made from it in one transaction on this connection) must not leave
+            // this child behind, pointing at nothing.
+            guard let parent = try get(info.parentKey) else {
+                throw ImageStoreError.notFound("parent_key \(info.parentKey): no such image (deleted while this image was being stored)")
+            }
+            if info.takenAt.isEmpty { info.takenAt = parent.takenAt }
         }
         try db.execute(
-            "INSERT INTO images (key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check, block_checks, thumbnail_size) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO images (key, owner_key, kind, parent_key, media_type, content_type, size_bytes, width, height, orientation, checksum, created_at_ms, content_check, block_checks, thumbnail_size, taken_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [.text(info.key), .text(info.ownerKey), .integer(Int64(info.kind.rawValue)), .text(info.parentKey),
              .integer(Int64(info.mediaType.rawValue)), .text(info.contentType), .integer(info.sizeBytes),
              .integer(Int64(info.width)), .integer(Int64(info.height)), .integer(Int64(info.orientation)),
              .text(info.checksum), .integer(info.createdAtMs), .text(contentCheck), .blob(blockChecks.encoded),
-             .integer(info.kind == .thumbnail ? Int64(thumbnailSize ?? Int(max(info.width, info.height))) : 0)])
+             .integer(info.kind == .thumbnail ? Int64(thumbnailSize ?? Int(max(info.width, info.height))) : 0),
+             .text(info.takenAt)])
         if !thumbnailSizes.isEmpty && ThumbnailQueue.wants(info) {
             // The row's sequence number, never reused: the generation its job is for.
             let generation = db.lastInsertRowID
@@ -197,15 +214,17 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
                 queue: ThumbnailQueue.name, payload: ThumbnailQueue.payload(info.key, generation: generation, sizes: thumbnailSizes),
                 dedupeKey: ThumbnailQueue.dedupeKey(info.key, generation: generation, sizes: thumbnailSizes), now: info.createdAtMs)
         }
+        return info
     }
 
     /// Replaces the row `lost` (whose blob file is gone) by `image`, of the same key, in one
-    /// transaction; fails when `lost` is no longer the row of its key.
-    func replace(_ lost: StoredImage, with image: StoredImage) throws {
+    /// transaction; fails when `lost` is no longer the row of its key. Returns the new row as
+    /// written (see `insertRow`).
+    func replace(_ lost: StoredImage, with image: StoredImage) throws -> ImageInfo {
         try transactions.write {
             try db.execute(
                 "DELETE FROM images WHERE key = ? AND checksum = ?", [.text(lost.info.key), .text(lost.info.checksum)])
-            try insertRow(image.info, contentCheck: image.contentCheck, blockChecks: image.blockChecks)
+            return try insertRow(image.info, contentCheck: image.contentCheck, blockChecks: image.blockChecks)
         }
     }
 
@@ -330,6 +349,8 @@ final class ImageIndex: JobStoreHost, WriteTransactionsStore {
         info.orientation = Int32(row[10].int64Value ?? 0)
         info.checksum = row[11].stringValue ?? ""
         info.createdAtMs = row[12].int64Value ?? 0
+        // NULL (a JPEG stored before it was recorded, not yet backfilled) reads as none.
+        info.takenAt = row[15].stringValue ?? ""
         return (row[0].int64Value ?? 0, info)
     }
 }

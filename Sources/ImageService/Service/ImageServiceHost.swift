@@ -14,7 +14,8 @@ public enum ImageServiceHost {
 
     /// image-service's parts, in start order: the fault watch (a storage fault stops the others),
     /// the store (opened and reconciled with its files
-    /// when it starts), the thumbnail queue's sweeper, the upload reaper, the memory-pressure
+    /// when it starts), the thumbnail queue's sweeper, the backfill of when older photos were
+    /// taken (`TakenAtBackfill`), the upload reaper, the memory-pressure
     /// watcher and the host serving Health, the ImageService methods and the `thumbnails`
     /// JobQueue. Nothing is opened, bound or started here.
     public static func make(
@@ -86,7 +87,7 @@ public enum ImageServiceHost {
             if let cgroup = CgroupMemoryMonitor.detect() { monitors.append(cgroup) }
         }
         let watcher = PressureWatcher(monitors: monitors, cache: cache, triggerPath: triggerPath, logger: logger)
-        return ServiceComposition([faults, store, backups, jobs.sweeper(), reaper, watcher, host])
+        return ServiceComposition([faults, store, backups, jobs.sweeper(), TakenAtBackfill(store: store), reaper, watcher, host])
     }
 }
 

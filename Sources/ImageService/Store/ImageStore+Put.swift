@@ -76,7 +76,8 @@ extension ImageStore {
                 contentCheck: digests.check, blockChecks: digests.blocks)
             return (stored, false, media.extraneousNote(key: key))
         }
-        if !restored { try await indexPlaced(stored, replacing: replacing) }
+        // As committed: an edit or thumbnail without a date of its own has its parent's.
+        let placed = restored ? stored : try await indexPlaced(stored, replacing: replacing)
         if let note { logger.info(note) }
         if let replacing {
             if restored {
@@ -87,13 +88,13 @@ extension ImageStore {
                     "put of image \(key): its row was there without its blob file (a crash lost the rename before it reached the disk, or the file was removed), and the bytes sent are not the ones it was stored with (\(replacing.info.sizeBytes) bytes, \(replacing.info.checksum)); that image cannot be recovered, and this one (\(stored.info.sizeBytes) bytes, \(stored.info.checksum)) replaces it under its key")
             }
         }
-        let info = stored.info
+        let info = placed.info
         // Small blobs (thumbnails, small photos) are likely read soon and cost little to keep. A
         // large original is cached when it is read again (`admits`): caching every upload would push
         // hot thumbnails out, and would keep each put's buffer alive, so that every large put
         // needs (and page-faults in) fresh memory.
         if data.count <= Self.cacheOnPutBytes {
-            cache.insert(stored.cacheKey, data.array, image: stored, ticket: ticket)
+            cache.insert(placed.cacheKey, data.array, image: placed, ticket: ticket)
         }
         return (info, true)
     }
@@ -197,7 +198,8 @@ extension ImageStore {
         Self.makeInfo(new, media: media, size: size, checksum: checksum, createdAtMs: clock.nowMilliseconds())
     }
 
-    /// The row of a new image: what was declared, what the bytes are, and when it was made.
+    /// The row of a new image: what was declared, what the bytes are (when a JPEG was taken
+    /// among them), and when it was stored.
     static func makeInfo(_ new: NewImage, media: SniffedMedia, size: Int64, checksum: String, createdAtMs: Int64) -> ImageInfo {
         var info = ImageInfo()
         info.key = new.key
@@ -212,17 +214,20 @@ extension ImageStore {
         info.orientation = Int32(media.orientation)
         info.checksum = checksum
         info.createdAtMs = createdAtMs
+        info.takenAt = media.takenAt
         return info
     }
 
-    /// Adds the row of a blob already on disk; removes the blob when the row cannot be added.
+    /// Adds the row of a blob already on disk and returns it as written (`ImageIndex.insertRow`);
+    /// removes the blob when the row cannot be added.
     ///
     /// Rows that arrive while a commit is running are committed together by the next one (group
     /// commit): concurrent puts share fsyncs instead of queueing one fsync each.
-    func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) async throws {
+    func insert(_ info: ImageInfo, contentCheck: String, blockChecks: BlockChecks = BlockChecks()) async throws -> ImageInfo {
         do {
-            try await indexWrite { try $0.insert(info, contentCheck: contentCheck, blockChecks: blockChecks) }
-            thumbnails.announceJob(for: info)
+            let written = try await indexWrite { try $0.insert(info, contentCheck: contentCheck, blockChecks: blockChecks) }
+            thumbnails.announceJob(for: written)
+            return written
         } catch {
             // A row the disk may have kept names this blob: it stays (restart's recovery decides).
             if !(error is CommitOutcomeUnknown) { blobs.remove(key: info.key) }
@@ -240,7 +245,10 @@ extension ImageStore {
     ///
     /// - Parameter lost: A row of the same key whose blob file is gone: removed in the
     ///   transaction that adds this one. Should the folder fsync then fail, neither row stays.
-    func indexPlaced(_ image: StoredImage, replacing lost: StoredImage? = nil) async throws {
+    /// - Returns: `image` as its row was committed (`ImageIndex.insertRow`: a derived image
+    ///   without a date of its own has its parent's).
+    @discardableResult
+    func indexPlaced(_ image: StoredImage, replacing lost: StoredImage? = nil) async throws -> StoredImage {
         let info = image.info, blobs = blobs
         async let synced = Self.outcome { try await self.onLane { try blobs.syncFolder(of: info.key) } }
         let commit = await Self.outcome {
@@ -253,7 +261,10 @@ extension ImageStore {
             }
         }
         let folderSynced = await synced
-        if case .failure(let error) = commit {
+        let written: ImageInfo
+        switch commit {
+        case .success(let row): written = row
+        case .failure(let error):
             // Known not to be committed: nothing names the blob. Unknown (the disk failed under
             // the commit): the row may be there after the restart's recovery, so the blob stays;
             // without the row recovery quarantines it. Never a row without its bytes.
@@ -272,6 +283,9 @@ extension ImageStore {
             writer.fault(reason)
             throw CommitOutcomeUnknown(reason: reason)
         }
+        var placed = image
+        placed.info = written
+        return placed
     }
 
     /// `body`'s result or error, as a value (for steps whose errors are weighed together).

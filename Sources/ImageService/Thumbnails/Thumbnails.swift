@@ -251,13 +251,11 @@ final class Thumbnails: Sendable {
             return made.indices.map { index -> (image: StoredImage, size: Int) in
                 let (thumbnail, key) = made[index], media = media[index], file = files[index]
                 let new = NewImage(ownerKey: parent.ownerKey, kind: .thumbnail, parentKey: parent.key, key: key)
-                return (
-                    StoredImage(
-                        info: ImageStore.makeInfo(
-                            new, media: media, size: Int64(thumbnail.data.count), checksum: file.digests.checksum,
-                            createdAtMs: clock.nowMilliseconds()),
-                        contentCheck: file.digests.check, blockChecks: file.digests.blocks),
-                    Int(thumbnail.size))
+                var info = ImageStore.makeInfo(
+                    new, media: media, size: Int64(thumbnail.data.count), checksum: file.digests.checksum, createdAtMs: clock.nowMilliseconds())
+                // A thumbnail keeps no EXIF: it was taken when its image was (as its row will say).
+                if info.takenAt.isEmpty { info.takenAt = parent.takenAt }
+                return (StoredImage(info: info, contentCheck: file.digests.check, blockChecks: file.digests.blocks), Int(thumbnail.size))
             }
         } catch {
             for path in temporaries { unlink(path) }

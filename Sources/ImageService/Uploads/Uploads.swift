@@ -219,8 +219,12 @@ final class Uploads: Sendable {
 
     /// Verifies size, checksum and media of a complete upload and stores it as an image: its
     /// blob renamed into place here, its row added by `index` (the store's insert of a put's
-    /// row), under the claim of its key.
-    func commit(_ id: String, checksum: String, index: (ImageInfo, _ contentCheck: String) async throws -> Void) async throws -> ImageInfo {
+    /// row, which returns it as written), under the claim of its key. When the photo was taken
+    /// comes from the validation's walk of the staged file (`MediaSniffer.jpeg`), which reads
+    /// its header in place: nothing is read again for it.
+    func commit(
+        _ id: String, checksum: String, index: (ImageInfo, _ contentCheck: String) async throws -> ImageInfo
+    ) async throws -> ImageInfo {
         expire()
         if !checksum.isEmpty { try Self.checkFormat(checksum, field: "checksum") }
         var upload = try claimUpload(id)
@@ -299,8 +303,8 @@ final class Uploads: Sendable {
         }
         // The staging file is gone (renamed): the row goes too, whatever the insert does.
         forgetUploadRows([id])
-        let info = ImageStore.makeInfo(new, media: media, size: upload.totalSize, checksum: actual, createdAtMs: clock.nowMilliseconds())
-        try await index(info, upload.check.checksum())
+        let made = ImageStore.makeInfo(new, media: media, size: upload.totalSize, checksum: actual, createdAtMs: clock.nowMilliseconds())
+        let info = try await index(made, upload.check.checksum())
         if let note = media.extraneousNote(key: key) { logger.info(note) }
         return info
     }

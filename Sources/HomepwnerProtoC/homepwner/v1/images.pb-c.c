@@ -1447,7 +1447,7 @@ void   homepwner__v1__image_stats_response__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__image_stats_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor homepwner__v1__image_info__field_descriptors[12] =
+static const ProtobufCFieldDescriptor homepwner__v1__image_info__field_descriptors[13] =
 {
   {
     "key",
@@ -1593,6 +1593,18 @@ static const ProtobufCFieldDescriptor homepwner__v1__image_info__field_descripto
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "taken_at",
+    13,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_STRING,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__ImageInfo, taken_at),
+    NULL,
+    &protobuf_c_empty_string,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__image_info__field_indices_by_name[] = {
   10,   /* field[10] = checksum */
@@ -1606,12 +1618,13 @@ static const unsigned homepwner__v1__image_info__field_indices_by_name[] = {
   1,   /* field[1] = owner_key */
   3,   /* field[3] = parent_key */
   6,   /* field[6] = size_bytes */
+  12,   /* field[12] = taken_at */
   7,   /* field[7] = width */
 };
 static const ProtobufCIntRange homepwner__v1__image_info__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 12 }
+  { 0, 13 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__image_info__descriptor =
 {
@@ -1621,7 +1634,7 @@ const ProtobufCMessageDescriptor homepwner__v1__image_info__descriptor =
   "Homepwner__V1__ImageInfo",
   "homepwner.v1",
   sizeof(Homepwner__V1__ImageInfo),
-  12,
+  13,
   homepwner__v1__image_info__field_descriptors,
   homepwner__v1__image_info__field_indices_by_name,
   1,  homepwner__v1__image_info__number_ranges,

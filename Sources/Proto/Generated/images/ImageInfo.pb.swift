@@ -32,6 +32,8 @@ public struct ImageInfo: ProtoMessage {
     public var checksum: String = ""
     /// Field 12, `created_at_ms`.
     public var createdAtMs: Int64 = 0
+    /// Field 13, `taken_at`.
+    public var takenAt: String = ""
 
     /// An all-default message.
     public init() {}
@@ -67,6 +69,7 @@ extension ImageInfo: CBridgedMessage {
         self.orientation = m.pointee.orientation
         self.checksum = CBridge.string(m.pointee.checksum)
         self.createdAtMs = m.pointee.created_at_ms
+        self.takenAt = CBridge.string(m.pointee.taken_at)
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -82,5 +85,6 @@ extension ImageInfo: CBridgedMessage {
         m.pointee.orientation = self.orientation
         m.pointee.checksum = arena.string(self.checksum)
         m.pointee.created_at_ms = self.createdAtMs
+        m.pointee.taken_at = arena.string(self.takenAt)
     }
 }

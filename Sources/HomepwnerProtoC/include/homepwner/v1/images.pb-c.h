@@ -136,10 +136,21 @@ struct  Homepwner__V1__ImageInfo
    */
   char *checksum;
   int64_t created_at_ms;
+  /*
+   * When the photo was taken, as the camera recorded it: a JPEG's EXIF DateTimeOriginal
+   * (tag 0x9003) as ISO 8601 local time "YYYY-MM-DDTHH:MM:SS", followed by its EXIF
+   * OffsetTimeOriginal (tag 0x9011, "+02:00" / "-05:00") when the file has one
+   * ("2024-05-07T09:33:04+08:00"). Read from the bytes when the image is stored. Empty when
+   * the JPEG has none or a malformed one (cameras write "0000:00:00 00:00:00" for unknown),
+   * and for anything that is not a JPEG. An EDITED or THUMBNAIL image whose own bytes have
+   * none carries its parent's. Images stored before the service recorded it are filled in
+   * after an upgrade, in the background, from the head of their stored bytes.
+   */
+  char *taken_at;
 };
 #define HOMEPWNER__V1__IMAGE_INFO__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__image_info__descriptor) \
-    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, HOMEPWNER__V1__IMAGE_KIND__IMAGE_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, HOMEPWNER__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0 }
+    , (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, HOMEPWNER__V1__IMAGE_KIND__IMAGE_KIND_UNSPECIFIED, (char *)protobuf_c_empty_string, HOMEPWNER__V1__MEDIA_TYPE__MEDIA_TYPE_UNSPECIFIED, (char *)protobuf_c_empty_string, 0, 0, 0, 0, (char *)protobuf_c_empty_string, 0, (char *)protobuf_c_empty_string }
 
 
 struct  Homepwner__V1__PutImageRequest
