@@ -83,6 +83,8 @@ public final class ClaimGatherer {
         madeAt: Date = Date()
     ) async throws -> ClaimOverview {
         let scope = location?.key ?? ""
+        // First: every change the report can show was made by this entry or before it.
+        let historyHead = try await services.historyHead()
         let policy = try await services.policy()
         let valuation = try await services.valuation(asOf: asOf, location: scope)
         let readiness = try await services.readiness(location: scope)
@@ -100,7 +102,7 @@ public final class ClaimGatherer {
         return ClaimOverview(
             location: location, policy: policy, cover: ClaimCover(policy: policy, overrides: overrides), valuation: valuation,
             readiness: readiness, sections: sections, categoryNames: categoryNames, itemCount: itemCount, photoCount: photoCount,
-            madeAt: madeAt)
+            madeAt: madeAt, historyHead: historyHead)
     }
 
     /// Photos attached to the items of `scope`, counted a page at a time (the cover needs the

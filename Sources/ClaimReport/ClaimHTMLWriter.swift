@@ -232,6 +232,7 @@ final class ClaimHTMLWriter: ClaimWriter {
             <section class="checksums" id="checksums">
             <h2>Original photos and their SHA-256</h2>
             <p class="meta">Each photo as the image service received it: its SHA-256 proves the original has not changed since. Taken is when the camera says it took the photo (its EXIF DateTimeOriginal, read when it was received), in the camera's time zone when it recorded one.</p>
+            <p class="meta">History head when this report began: <code>\(e(overview.historyHeadText))</code>. Every change to the inventory is kept in a hash chain (homepwner history); an entry after this head is a change made after this report.</p>
             <table>
             <thead><tr><th>Item</th><th>Photo</th><th>Taken</th><th>Received</th><th>SHA-256</th></tr></thead>
             <tbody>

@@ -26,6 +26,16 @@ public struct ClaimOverview: Sendable {
     public let photoCount: Int64
     /// When the report was made.
     public let madeAt: Date
+    /// The inventory history's head when the report began (docs/protocol.md §17): an entry
+    /// written after it, a change made after the report was handed over, shows against it.
+    /// Nil from an item service without a history.
+    public let historyHead: HistoryHead?
+
+    /// The head in words: "entry 42, sha256:…" ("no history kept" when there is none).
+    public var historyHeadText: String {
+        guard let historyHead, historyHead.seq > 0 else { return "no history kept" }
+        return "entry \(historyHead.seq), \(historyHead.hash)"
+    }
 
     /// The scope in words: the location's path, or "Everything".
     public var scopeName: String { location?.path ?? "Everything" }
@@ -45,7 +55,8 @@ public struct ClaimOverview: Sendable {
     /// Builds an overview from its parts (tests and the gatherer).
     public init(
         location: Location?, policy: Policy, cover: ClaimCover, valuation: GetValuationResponse, readiness: GetReadinessResponse,
-        sections: [ClaimSection], categoryNames: [String: String], itemCount: Int64, photoCount: Int64, madeAt: Date
+        sections: [ClaimSection], categoryNames: [String: String], itemCount: Int64, photoCount: Int64, madeAt: Date,
+        historyHead: HistoryHead? = nil
     ) {
         self.location = location
         self.policy = policy
@@ -57,5 +68,6 @@ public struct ClaimOverview: Sendable {
         self.itemCount = itemCount
         self.photoCount = photoCount
         self.madeAt = madeAt
+        self.historyHead = historyHead
     }
 }

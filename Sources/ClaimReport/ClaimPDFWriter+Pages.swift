@@ -197,6 +197,18 @@ extension ClaimPDFWriter {
                     text(line, x: left, baseline: y + 8, font: regular, size: 8, color: Self.grey)
                     y += 10.5
                 }
+                y += 4
+                if let overview {
+                    text("History head when this report began: " + overview.historyHeadText, x: left, baseline: y + 8, font: regular, size: 7.5)
+                    y += 10.5
+                    for line in regular.wrapped(
+                        "Every change to the inventory is kept in a hash chain (homepwner history); an entry after this head is a change "
+                            + "made after this report. 'homepwner verify' checks the chain and the originals.", size: 8, width: width)
+                    {
+                        text(line, x: left, baseline: y + 8, font: regular, size: 8, color: Self.grey)
+                        y += 10.5
+                    }
+                }
                 y += 6
             }
         }

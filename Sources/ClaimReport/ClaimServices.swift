@@ -36,6 +36,18 @@ public struct ClaimServices: Sendable {
         try await items.call(ItemServiceRPC.getPolicy, GetPolicyRequest(), options: options)
     }
 
+    /// The history's head; nil from an item service that keeps none (UNIMPLEMENTED).
+    func historyHead() async throws -> HistoryHead? {
+        var request = GetHistoryRequest()
+        request.pageSize = 1
+        do {
+            return try await items.call(HistoryServiceRPC.getHistory, request, options: options).head
+        } catch {
+            guard error.code == .unimplemented else { throw error }
+            return nil
+        }
+    }
+
     func locations(root: String) async throws -> ListLocationsResponse {
         var request = ListLocationsRequest()
         request.rootKey = root

@@ -46,6 +46,10 @@ import TestSupport
         try ClaimSamples.keep(pdf, as: "claim-many.pdf")
         let text = try await Tool.text(of: pdf)
         #expect(text.contains("Tool 001") && text.contains("Tool 330"))
+        // The last pages carry the history's head: every create is an entry before it.
+        let head = try #require(try await fixture.clients.items.call(HistoryServiceRPC.getHistory, GetHistoryRequest(), options: fixture.options).head)
+        #expect(head.seq >= Int64(count))
+        #expect(text.contains("History head when this report began: entry \(head.seq), \(head.hash)"), "\(text.suffix(3000))")
         #expect(try await Tool.info(of: pdf)["Pages"] == String(pdfSummary.pages) && pdfSummary.pages > 8)
     }
 
