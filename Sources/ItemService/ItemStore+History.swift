@@ -18,12 +18,14 @@ extension ItemStore {
     }
 
     /// Records a change to the item with `key` as the transaction has it now (call it before
-    /// the row goes, for a delete).
+    /// the row goes, for a delete). `item`: the caller's read of its row in this transaction,
+    /// when it has one (no second read); else it is read here.
     func recordItem(
-        _ action: String, key: String, now: Int64, photo: String = "", checksum: String = "", move: (from: Int32, to: Int32)? = nil
+        _ action: String, key: String, now: Int64, as item: Item? = nil, photo: String = "", checksum: String = "",
+        move: (from: Int32, to: Int32)? = nil
     ) throws {
         var entry = newEntry(action, subject: key, now: now)
-        entry.item = try existing(key: key)
+        entry.item = try item ?? existing(key: key)
         entry.photoKey = photo
         entry.photoChecksum = checksum
         if let move {
@@ -49,8 +51,8 @@ extension ItemStore {
     }
 
     /// Records the policy as it is now.
-    func recordPolicy(now: Int64) throws {
-        var entry = newEntry("policy.updated", subject: "", now: now)
+    func recordPolicy(_ action: String = "policy.updated", now: Int64) throws {
+        var entry = newEntry(action, subject: "", now: now)
         entry.policy = try policy()
         try HistoryChain.append(entry, to: db)
     }
@@ -68,11 +70,7 @@ extension ItemStore {
                 for category in try categories(counted: false) {
                     try recordCategory("category.recorded", key: category.key, now: now)
                 }
-                if try policy().version > 0 {
-                    var entry = newEntry("policy.recorded", subject: "", now: now)
-                    entry.policy = try policy()
-                    try HistoryChain.append(entry, to: db)
-                }
+                if try policy().version > 0 { try recordPolicy("policy.recorded", now: now) }
                 let keys = try db.query("SELECT key FROM items ORDER BY id").compactMap { $0[0].stringValue }
                 for key in keys { try recordItem("item.recorded", key: key, now: now) }
             }

@@ -171,7 +171,8 @@ public final class ItemStore {
                 item = try existing(key: key)
                 try refreshDerived(id: id, item: item, before: inserted, text: true, tags: !item.tags.isEmpty)
             }
-            try recordItem("item.created", key: key, now: now)
+            // With claim fields, `item` is the row read back; else it is built here, so read.
+            try recordItem("item.created", key: key, now: now, as: claim.isEmpty ? nil : item)
             return (item, true)
         }
     }
@@ -226,7 +227,7 @@ public final class ItemStore {
             let updated = try existing(key: key)
             let changed = Set(request.updateMask.map { ClaimColumns.name($0) ?? ($0 == "serialNumber" ? "serial_number" : $0) })
             try refreshDerived(id: id, item: updated, before: item, text: Self.changesText(changed), tags: changed.contains("tags"))
-            try recordItem("item.updated", key: key, now: now)
+            try recordItem("item.updated", key: key, now: now, as: updated)
             return updated
         }
     }
@@ -254,7 +255,7 @@ public final class ItemStore {
                     "INSERT OR IGNORE INTO cascaded_photos (image_key, item_key, deleted_at_ms) VALUES (?, ?, ?)",
                     [.text(photo), .text(key), .integer(now)])
             }
-            try recordItem("item.deleted", key: key, now: now)
+            try recordItem("item.deleted", key: key, now: now, as: item)
             try db.execute("DELETE FROM items WHERE id = ?", [.integer(id)])
             try db.execute("INSERT OR REPLACE INTO deleted_items (key, deleted_at_ms) VALUES (?, ?)", [.text(key), .integer(now)])
             _ = try jobs.enqueue(

@@ -17,6 +17,18 @@ enum BlobRead {
         var gone = false
     }
 
+    /// The image's info, nil when the image service does not have it.
+    static func stat(_ key: String, images: RPCClient, options: CallOptions) async throws -> ImageInfo? {
+        var request = StatImageRequest()
+        request.key = key
+        do {
+            return try await images.call(ImageServiceRPC.statImage, request, options: options)
+        } catch {
+            guard error.code == .notFound else { throw error }
+            return nil
+        }
+    }
+
     /// Reads every byte of `image` and hashes it, handing each range to `sink` too (a backup
     /// writes them as they come).
     static func hash(

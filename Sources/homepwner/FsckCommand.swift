@@ -147,14 +147,7 @@ enum FsckCommand {
 
         /// The image's info now, nil when it is not stored.
         func stat(_ key: String) async throws -> ImageInfo? {
-            var request = StatImageRequest()
-            request.key = key
-            do {
-                return try await images.call(ImageServiceRPC.statImage, request, options: options)
-            } catch {
-                guard error.code == .notFound else { throw error }
-                return nil
-            }
+            try await BlobRead.stat(key, images: images, options: options)
         }
 
         /// Photos an item lists that the image store does not have (checked again one by one:

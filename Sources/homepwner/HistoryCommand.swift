@@ -149,21 +149,9 @@ enum HistoryCommand {
             } while !list.pageToken.isEmpty
         }
 
-        /// The image's info, nil when the service does not have it.
-        private static func stat(_ request: StatImageRequest, images: RPCClient, options: CallOptions) async throws -> ImageInfo? {
-            do {
-                return try await images.call(ImageServiceRPC.statImage, request, options: options)
-            } catch {
-                guard error.code == .notFound else { throw error }
-                return nil
-            }
-        }
-
         private mutating func check(item: String, photo: String, recorded: String?) async throws {
             checked += 1
-            var stat = StatImageRequest()
-            stat.key = photo
-            guard let info = try await Self.stat(stat, images: images, options: options) else {
+            guard let info = try await BlobRead.stat(photo, images: images, options: options) else {
                 findings.append("item \(item) photo \(photo): the image service does not have it")
                 return
             }
