@@ -23,6 +23,8 @@ case "load":
     await LoadBenchmark.run(Array(arguments.dropFirst()))
 case "report":
     await ReportBenchmark.run(Array(arguments.dropFirst()))
+case "backup":
+    await BackupBenchmark.run(Array(arguments.dropFirst()))
 case nil, "-h", "--help":
     print("""
         USAGE: homepwner-bench BENCHMARK [options]
@@ -37,6 +39,8 @@ case nil, "-h", "--help":
                  the client side has its own, as another process would), --profile VARIANT [--bytes N];
                  --renditions [--rounds N] [--source-mb 200] [--count 32]: 1 KB PutImage latency alone and
                  while --count GetRendition cache misses of a --source-mb MB JPEG render
+          backup homepwner backup of --gb G (2) GB of photos vs tar of the data folders, an incremental one after 1%
+                 new photos, and backup verify vs sha256sum; --rounds N (3)
           report a claim PDF of --items N (10,000) items with --photos P (2) photos each, written by the homepwner
                  executable, vs GetRendition of every photo it embeds (4 in flight), --rounds N (3) alternated; its peak RSS
           queue  no-op jobs through Lease/Complete over RPC (durable), 1 and --workers N (default 4) workers,

@@ -61,8 +61,17 @@ struct BackupManifest {
         var schemaVersion: Int = 0
     }
 
+    /// An image whose bytes the backup could not copy (unreadable, or not hashing to its
+    /// checksum): its row is in the copy of images.db, its bytes are not in the folder.
+    struct NotCopied {
+        var key: String
+        var sha256: String
+        var why: String
+    }
+
     var databases: [File]
     var blobs: [File] = []
+    var notCopied: [NotCopied] = []
     var itemCount: Int64 = 0
     var imageCount: Int64 = 0
     var historyHead: (seq: Int64, hash: String) = (0, "")
@@ -96,6 +105,7 @@ struct BackupManifest {
             "blobs": blobs.map(file),
             "counts": ["items": itemCount, "images": imageCount, "blobs": blobs.count, "blob_bytes": blobs.reduce(0) { $0 + $1.size }],
             "history_head": ["seq": historyHead.seq, "hash": historyHead.hash],
+            "not_copied": notCopied.map { ["key": $0.key, "sha256": $0.sha256, "why": $0.why] },
         ]
     }
 
@@ -105,7 +115,7 @@ struct BackupManifest {
     }
 
     /// Reads a manifest, naming what is wrong with one that does not parse.
-    static func read(_ path: String) throws -> (databases: [File], blobs: [File], object: [String: Any]) {
+    static func read(_ path: String) throws -> (databases: [File], blobs: [File], notCopied: [NotCopied], object: [String: Any]) {
         guard let data = FileManager.default.contents(atPath: path) else { throw BackupError("\(path) is missing") }
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any], object["format"] as? String == BackupLayout.format
         else {
@@ -120,7 +130,10 @@ struct BackupManifest {
                 return File(path: file, size: size, sha256: sha, schemaVersion: (entry["schema_version"] as? NSNumber)?.intValue ?? 0)
             }
         }
-        return (try files("databases"), try files("blobs"), object)
+        let notCopied = ((object["not_copied"] as? [[String: Any]]) ?? []).map {
+            NotCopied(key: $0["key"] as? String ?? "?", sha256: $0["sha256"] as? String ?? "?", why: $0["why"] as? String ?? "?")
+        }
+        return (try files("databases"), try files("blobs"), notCopied, object)
     }
 }
 

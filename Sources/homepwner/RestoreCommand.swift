@@ -14,6 +14,8 @@ enum BackupVerify {
         var problems: [String] = []
         /// "signed by ed25519:…, checked", "signed by …, not checked (give --key)" or "not signed".
         var signature = "not signed"
+        /// Images the backup could not copy (each also a problem).
+        var notCopied: [BackupManifest.NotCopied] = []
     }
 
     static func check(folder: String, snapshot name: String?, key: String? = nil) throws -> Findings {
@@ -34,6 +36,10 @@ enum BackupVerify {
             findings.signature = "signed by \(signer), not checked (give --key)"
         }
         let manifest = try BackupManifest.read(manifestPath)
+        findings.notCopied = manifest.notCopied
+        for missing in manifest.notCopied {
+            findings.problems.append("image \(missing.key) (\(missing.sha256)): not in this backup: \(missing.why)")
+        }
         for (file, base) in manifest.databases.map({ ($0, snapshot) }) + manifest.blobs.map({ ($0, folder) }) {
             let path = base + "/" + file.path
             findings.filesChecked += 1
@@ -85,11 +91,14 @@ enum RestoreCommand {
         command: "restore",
         summary: "Restores a backup made by 'homepwner backup' into an empty data folder, after checking every file "
             + "against the manifest. Start the suite on that folder (ops/run --data-dir D, or the compose volume).",
-        usage: "homepwner restore DIR --data-dir D [--key FILE] [--snapshot NAME]",
+        usage: "homepwner restore DIR --data-dir D [--key FILE] [--snapshot NAME] [--allow-missing]",
         options: [
             OptionSpec(name: "data-dir", help: "the data folder to restore into: must be empty or not exist", valueName: "D"),
             OptionSpec(name: "snapshot", help: "the snapshot to restore (default: the newest)", valueName: "NAME"),
             OptionSpec(name: "key", help: "the public key the manifest must be signed with (NAME.sign.pub)", valueName: "FILE"),
+            OptionSpec(name: "allow-missing",
+                       help: "restore a snapshot whose backup could not copy some images (its manifest's not_copied): their rows are "
+                           + "restored without bytes, and 'homepwner fsck' lists them as damaged", isFlag: true),
             OptionSpec(name: "json", help: "a JSON summary", isFlag: true),
         ],
         allowsPositionals: true)
@@ -106,16 +115,24 @@ enum RestoreCommand {
                     "\(target) is not empty (it holds \(existing.sorted().prefix(3).joined(separator: ", "))\(existing.count > 3 ? ", …" : "")); restore into an empty folder")
             }
             let findings = try BackupVerify.check(folder: folder, snapshot: options["snapshot"], key: options["key"])
-            guard findings.problems.isEmpty else {
+            let allowMissing = options.bool("allow-missing")
+            let blocking = findings.problems.count - (allowMissing ? findings.notCopied.count : 0)
+            guard blocking == 0 else {
                 for problem in findings.problems { printError(problem) }
-                throw BackupError("\(findings.snapshot) does not verify (\(findings.problems.count) problems); restore another snapshot with --snapshot")
+                let hint = findings.notCopied.count == findings.problems.count
+                    ? "the backup could not copy \(findings.notCopied.count) images; restore another snapshot with --snapshot, or this one without their bytes with --allow-missing"
+                    : "restore another snapshot with --snapshot"
+                throw BackupError("\(findings.snapshot) does not verify (\(findings.problems.count) problems); \(hint)")
             }
             let snapshot = try BackupLayout.snapshot(in: folder, named: options["snapshot"])
-            let images = try restore(snapshot: snapshot, folder: folder, into: target)
+            let missing = Set(findings.notCopied.map(\.sha256))
+            let images = try restore(snapshot: snapshot, folder: folder, into: target, skipping: missing)
             if options.bool("json") {
-                print("{\"snapshot\": \(jsonString(findings.snapshot)), \"data_dir\": \(jsonString(target)), \"images\": \(images)}")
+                print("{\"snapshot\": \(jsonString(findings.snapshot)), \"data_dir\": \(jsonString(target)), \"images\": \(images), "
+                    + "\"images_without_bytes\": \(findings.notCopied.count)}")
             } else {
-                print("restored \(findings.snapshot) into \(target): items.db, images.db and \(images) images")
+                print("restored \(findings.snapshot) into \(target): items.db, images.db and \(images) images"
+                    + (missing.isEmpty ? "" : "; \(findings.notCopied.count) without their bytes (homepwner fsck lists them)"))
             }
             return ExitCode.ok
         } catch {
@@ -125,19 +142,19 @@ enum RestoreCommand {
     }
 
     /// Copies the databases and every image's bytes into `target`; returns the image count.
-    static func restore(snapshot: String, folder: String, into target: String) throws -> Int {
+    static func restore(snapshot: String, folder: String, into target: String, skipping missing: Set<String> = []) throws -> Int {
         let manager = FileManager.default
         for sub in ["items", "images/blobs"] { try manager.createDirectory(atPath: target + "/" + sub, withIntermediateDirectories: true) }
         try copy(snapshot + "/items.db", to: target + "/items/items.db")
         try copy(snapshot + "/images.db", to: target + "/images/images.db")
         let rows = try BackupLayout.imageRows(target + "/images/images.db")
-        for row in rows {
+        for row in rows where !missing.contains(row.checksum) {
             let source = BackupLayout.blobPath(folder, checksum: row.checksum)
             let fan = target + "/images/blobs/" + row.key.prefix(2)
             try manager.createDirectory(atPath: fan, withIntermediateDirectories: true)
             try copy(source, to: fan + "/" + row.key)
         }
-        return rows.count
+        return rows.count - rows.filter { missing.contains($0.checksum) }.count
     }
 
     /// Copies a file and makes it durable.
