@@ -260,6 +260,11 @@ struct BackupRun {
         var done: Int64 = 0
         let images = images
         let timeout = timeout
+        // Fetched blobs keep their .partial names until one syncfs(2) has made them all durable,
+        // then are renamed into place: one flush for the lot, not an fsync per blob, and a crash
+        // never leaves a blob under its final name with bytes not on disk.
+        var ready: [(partial: String, path: String)] = []
+        defer { for file in ready { try? FileManager.default.removeItem(atPath: file.partial) } }
         try await withThrowingTaskGroup(of: (BlobJob, BlobOutcome).self) { group in
             var next = 0
             func start() {
@@ -271,9 +276,10 @@ struct BackupRun {
             for _ in 0..<Self.blobsInFlight { start() }
             while let (job, outcome) = try await group.next() {
                 switch outcome {
-                case .fetched(let bytes):
+                case .fetched(let bytes, let partial):
                     summary.blobsFetched += 1
                     summary.bytesFetched += bytes
+                    ready.append((partial, job.path))
                 case .notCopied(let why):
                     listed[job.checksum] = nil
                     manifest.notCopied.append(.init(key: job.key, sha256: job.checksum, why: why))
@@ -285,16 +291,27 @@ struct BackupRun {
             }
         }
         bar.finish()
+        if !ready.isEmpty {
+            try Self.syncFilesystem(of: folder)
+            for file in ready {
+                // rename(2) replaces a stale file of the wrong size in one step.
+                guard rename(file.partial, file.path) == 0 else {
+                    throw BackupError("cannot move \(file.partial) to \(file.path): \(String(cString: strerror(errno)))")
+                }
+            }
+            ready = []
+            try Self.syncFilesystem(of: folder)  // the renames
+        }
         manifest.blobs = order.compactMap { listed[$0] }
     }
 
     enum BlobOutcome: Sendable {
-        case fetched(bytes: Int64)
+        case fetched(bytes: Int64, partial: String)
         case notCopied(why: String)
     }
 
-    /// Fetches one image into `<path>.partial`, hashing it as it comes, and renames it into place
-    /// only when every byte arrived and they hash to the checksum.
+    /// Fetches one image into `<path>.partial.<random>`, hashing it as it comes; kept only when
+    /// every byte arrived and they hash to the checksum (the caller renames it into place).
     static func fetch(_ job: BlobJob, images: RPCClient, timeout: UInt32) async throws -> BlobOutcome {
         var info = ImageInfo()
         info.key = job.key
@@ -308,7 +325,6 @@ struct BackupRun {
             read = try await BlobRead.hash(info, images: images, timeout: timeout) { bytes in
                 try handle.write(contentsOf: Data(bytes))
             }
-            try handle.synchronize()
             try handle.close()
         } catch {
             try? handle.close()
@@ -321,14 +337,31 @@ struct BackupRun {
                 ?? read.checksum.map { "its bytes hash to \($0), not its recorded \(job.checksum)" }
                 ?? "deleted during the backup")
         }
-        // rename(2) replaces a stale file of the wrong size in one step.
-        guard rename(partial, job.path) == 0 else {
-            let why = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(atPath: partial)
-            throw BackupError("cannot move \(partial) to \(job.path): \(why)")
-        }
-        return .fetched(bytes: read.bytes)
+        return .fetched(bytes: read.bytes, partial: partial)
     }
+
+    /// syncfs(2) of the filesystem holding `folder` (sync(2) where the C library lacks it).
+    static func syncFilesystem(of folder: String) throws {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0, Self.syncfs(fd) == 0 else {
+            let why = String(cString: strerror(errno))
+            if fd >= 0 { close(fd) }
+            throw BackupError("cannot flush \(folder) to disk: \(why)")
+        }
+        close(fd)
+    }
+
+    /// glibc declares syncfs only under _GNU_SOURCE, which Swift's Glibc module does not set:
+    /// looked up by name once (RTLD_DEFAULT).
+    private static let syncfs: @convention(c) (Int32) -> Int32 = {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "syncfs") else {
+            return { _ in
+                sync()
+                return 0
+            }
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+    }()
 }
 
 /// Keeps the image service's backup open (and so its deletes held) while the blobs are fetched,
