@@ -21,7 +21,16 @@ What it checks, in order (each step bounded in time; on failure the containers' 
      crash_image_service): its restart policy brings it back, the batch finishes, every job
      done, nothing lost, no thumbnail missing;
   7. stop (every container exits 0 on SIGTERM), down, up: every item and photo still there;
-  8. the memory of each container (docker stats) after the workload and after the restart.
+  8. the memory of each container (docker stats) after the workload and after the restart;
+  9. the backup profile (its own image, homepwner-backup): `homepwner backup /backups` every
+     3 s, signed, each copied by restic to a local repository in the restic volume; two rounds
+     of each, `homepwner backup verify --key` in the container, `restic check`, restic's latest
+     snapshot restored in the container equal to the files of /backups and verifying; exit 0
+     on SIGTERM;
+ 10. the README's restore into the volumes, twice: from the backups volume, then from restic
+     (--from-restic), each after a change the restore must undo: the stack stopped, `docker-compose
+     run … backup homepwner-backup-service restore` with the data volumes mounted, started
+     again: the backed-up items, images and bytes served, every file the image user's.
 """
 
 from __future__ import annotations
@@ -50,6 +59,10 @@ DOCKER = os.environ.get("DOCKER", "/usr/bin/docker")
 LIBRARY_PHOTO = REPO / "Tests" / "Fixtures" / "exif-orientation" / "Landscape_6.jpg"
 CASCADE_PHOTO = REPO / "Tests" / "Fixtures" / "exif-orientation" / "Portrait_3.jpg"
 SERVICES = ("item-service", "image-service", "capture-worker", "thumbnail-worker")
+# Started only with --profile backup.
+BACKUP = "backup"
+# What the backup service is given (rendered into the compose file): a round every 3 s.
+BACKUP_INTERVAL = 3
 
 
 class Failure(Exception):
@@ -136,17 +149,26 @@ class Stack:
         # The file as users run it, alone: compose accepts it (--quiet: valid, nothing printed).
         run(["docker-compose", "-f", str(COMPOSE), "config", "--quiet"])
         alone = yaml.safe_load(run(["docker-compose", "-f", str(COMPOSE), "config"]).stdout)
-        check(set(alone["services"]) == set(SERVICES) and {"items-data", "images-data", "photo-library"} <= set(alone["volumes"]),
+        check(set(alone["services"]) == {*SERVICES, BACKUP} and {"items-data", "images-data", "photo-library", "backups", "restic"} <= set(alone["volumes"]),
               f"docker-compose config of {COMPOSE.name}: {sorted(alone['services'])}, volumes {sorted(alone.get('volumes', {}))}")
-        env = dict(os.environ, HOMEPWNER_KEYS=str(self.keys), **{f"HOMEPWNER_TEST_{k}_PORT": str(v) for k, v in self.ports.items()})
+        check(alone["services"][BACKUP].get("profiles") == ["backup"] and all(not alone["services"][s].get("profiles") for s in SERVICES),
+              f"profiles: {[(s, v.get('profiles')) for s, v in alone['services'].items()]}")
+        # The backup service as a user sets it up (README): signed with a key of the keys folder,
+        # restic to a repository in the restic volume, the password from a file there too.
+        env = dict(os.environ, HOMEPWNER_KEYS=str(self.keys), **{f"HOMEPWNER_TEST_{k}_PORT": str(v) for k, v in self.ports.items()},
+                   HOMEPWNER_BACKUP_INTERVAL=str(BACKUP_INTERVAL), HOMEPWNER_BACKUP_SIGN_KEY="/keys/backup.sign.secret",
+                   RESTIC_REPOSITORY="/restic/repo", RESTIC_PASSWORD_FILE="/keys/restic.password")
+        for name in ("RESTIC_PASSWORD", "HOMEPWNER_RESTIC_DIR"):
+            env.pop(name, None)
         merged = run(["docker-compose", "-p", self.project, "-f", str(COMPOSE), "-f", str(HOST_OVERRIDE), "config"], env=env)
         config = yaml.safe_load(merged.stdout)
-        check(set(config["services"]) == set(SERVICES), f"services: {sorted(config['services'])}")
+        check(set(config["services"]) == {*SERVICES, BACKUP}, f"services: {sorted(config['services'])}")
         for name, service in config["services"].items():
             service.pop("ports", None)
             service.pop("build", None)
             check(service.get("network_mode") == "host", f"{name} is not on the host network")
-            check(service.get("image") == self.args.image, f"{name} runs {service.get('image')}")
+            image = self.args.backup_image if name == BACKUP else self.args.image
+            check(service.get("image") == image, f"{name} runs {service.get('image')}, not {image}")
         for name, secret in config.get("secrets", {}).items():
             check(Path(secret["file"]).parent == self.keys, f"secret {name} is {secret['file']}, not from {self.keys}")
         self.rendered.write_text("# rendered by tests/compose/scenario.py; not for editing\n" + yaml.safe_dump(config, sort_keys=False))
@@ -172,6 +194,13 @@ class Stack:
                             ("admin.key_secret", os.getuid())):
             info = (self.keys / name).stat()
             check(info.st_uid == owner and info.st_mode & 0o777 == 0o600, f"{name}: uid {info.st_uid}, mode {oct(info.st_mode)}")
+        # The backup profile's: the key that signs each manifest, and restic's password, both the
+        # containers' user's (README, "Back up and restore").
+        run([self.homepwner, "keys", "sign-gen", "backup", "--dir", str(self.keys), "--owner", "10001"])
+        password = self.keys / "restic.password"
+        password.write_text(f"homepwner test {random.getrandbits(64):x}\n")
+        os.chown(password, 10001, 10001)
+        password.chmod(0o600)
 
     # -- docker --------------------------------------------------------------------------
 
@@ -179,7 +208,8 @@ class Stack:
         return run(["docker-compose", "-p", self.project, "-f", str(self.rendered), *args], timeout=timeout)
 
     def containers(self, service: str | None = None) -> list[str]:
-        out = self.compose("ps", "-q", *([service] if service else [])).stdout
+        # --profile backup: the backup service's container too, when there is one.
+        out = self.compose("--profile", "backup", "ps", "-q", *([service] if service else [])).stdout
         return [line for line in out.split() if line]
 
     def inspect(self, container: str, template: str) -> str:
@@ -320,6 +350,7 @@ class Stack:
         with self.phase("up and healthy"):
             self.compose("up", "-d", "--no-build")
             self.wait_healthy(one_each)
+            check(not self.containers(BACKUP), "up without --profile backup started the backup service")
             health = self.cli("health", "item", "image").stdout
             check(health.count("SERVING") == 2, health)
             for part, port in (("item-service", "ITEM_METRICS"), ("image-service", "IMAGE_METRICS")):
@@ -518,14 +549,130 @@ class Stack:
         with self.phase("memory after the restart (docker stats)"):
             self.figures["memory_after_restart"] = self.memory()
 
+        self.backup_profile(one_each)
+
         with self.phase("down -v"):
             mounted = self.volumes_mounted()
-            self.compose("down", "-v")
+            self.compose("--profile", "backup", "down", "-v")
             volumes = run([DOCKER, "volume", "ls", "-q", "--filter", f"label=com.docker.compose.project={self.project}"]).stdout.split()
             check(not volumes, f"volumes left: {volumes}")
             left = [v for v in sorted(self.seen_volumes | mounted)
                     if run([DOCKER, "volume", "inspect", v], ok=(0, 1)).returncode == 0]
             check(not left, f"volumes of this run left after down -v (anonymous ones left by `down`?): {left}")
+
+    def in_container(self, container: str, *command: str, ok: tuple[int, ...] = (0,), timeout: float = 120) -> subprocess.CompletedProcess:
+        return run([DOCKER, "exec", container, *command], ok=ok, timeout=timeout)
+
+    def snapshot_names(self, container: str) -> list[str]:
+        """The finished snapshots in the backup container's /backups, oldest first."""
+        listed = self.in_container(container, "ls", "/backups/snapshots", ok=(0, 1, 2)).stdout.split()
+        return sorted(name for name in listed if not name.endswith(".partial"))
+
+    def restic_snapshots(self, container: str) -> list[dict]:
+        """restic's snapshots of the repository the backup service writes (none before its first round)."""
+        listed = self.in_container(container, "restic", "snapshots", "--json", ok=(0, 1))
+        return json.loads(listed.stdout) if listed.returncode == 0 and listed.stdout.strip() else []
+
+    def state(self) -> tuple[dict, dict]:
+        """({item key: (name, photo keys)}, {image key: checksum}): what a restore must bring back."""
+        items = {i["key"]: (i["name"], tuple(i["photo_keys"])) for i in self.cli_json("item", "ls", "--limit", "100000")["items"]}
+        return items, {i["key"]: i["checksum"] for i in self.all_images()}
+
+    def restore_volumes(self, *options: str) -> str:
+        """The README's restore into compose's volumes: the stack stopped (every container exits
+        0), the backup service's program run once with the two data volumes mounted, the stack
+        started again and healthy. Its output."""
+        self.compose("--profile", "backup", "stop", "-t", "60")
+        exits = {self.name(c): self.inspect(c, "{{.State.ExitCode}}") for c in self.containers()}
+        check(all(code == "0" for code in exits.values()), f"exit codes on SIGTERM: {exits}")
+        restored = run(["docker-compose", "-p", self.project, "-f", str(self.rendered), "--profile", "backup",
+                        "run", "--rm", "--no-deps",
+                        "-v", f"{self.project}_items-data:/restore/items-data",
+                        "-v", f"{self.project}_images-data:/restore/images-data",
+                        BACKUP, "homepwner-backup-service", "restore", *options], timeout=300)
+        output = restored.stdout + restored.stderr
+        log("restore: " + output.strip().replace("\n", "\n   "))
+        # Every file the services will open is the image user's (what they run as).
+        for volume in ("items-data", "images-data"):
+            foreign = run([DOCKER, "run", "--rm", "--network", "none", "--user", "0", "--entrypoint", "find",
+                           "-v", f"{self.project}_{volume}:/v", self.args.image, "/v", "!", "-user", "10001"]).stdout.split()
+            check(not foreign, f"{volume}: not owned by 10001 after the restore: {foreign[:10]}")
+        self.compose("up", "-d", "--no-build")
+        self.wait_healthy({s: 1 for s in SERVICES})
+        return output
+
+    def backup_profile(self, one_each: dict[str, int]) -> None:
+        with self.phase("backup profile: signed backups every 3 s, each copied by restic"):
+            items, images = self.state()
+            check(len(images) > 50, f"images to back up: {len(images)}")
+            self.compose("--profile", "backup", "up", "-d", "--no-build", BACKUP)
+            self.wait_healthy({**one_each, BACKUP: 1})
+            container = self.containers(BACKUP)[0]
+            deadline = time.monotonic() + 120
+            while True:
+                names, offsite = self.snapshot_names(container), self.restic_snapshots(container)
+                if len(names) >= 2 and len(offsite) >= 2:
+                    break
+                check(time.monotonic() < deadline, f"after 120 s: backups {names}, restic snapshots {len(offsite)}")
+                time.sleep(1)
+            self.compose("--profile", "backup", "stop", "-t", "60", BACKUP)
+            check(self.inspect(container, "{{.State.ExitCode}}") == "0", f"backup exited {self.inspect(container, '{{.State.ExitCode}}')} on SIGTERM")
+            logs = run([DOCKER, "logs", container]).stdout
+            check("restic init" in logs and logs.count("round done") >= 2, f"the backup service's log:\n{logs[-3000:]}")
+            # The checks, in a one-off container of the backup service once its loop has stopped
+            # (restic check wants the repository to itself): every snapshot verifies with the
+            # signing key; restic's repository checks; its latest snapshot, restored, verifies and
+            # holds the files of /backups as they were then (a snapshot or blob once written never
+            # changes).
+            script = """
+                for name in $(ls /backups/snapshots | grep -v partial); do
+                  homepwner backup verify /backups --snapshot "$name" --key /keys/backup.sign.pub
+                done
+                restic check
+                restic restore latest --target /tmp/offsite
+                homepwner backup verify /tmp/offsite/backups --key /keys/backup.sign.pub
+                echo "== offsite"; cd /tmp/offsite/backups && find . -type f -exec sha256sum {} +
+                echo "== backups"; cd /backups && find . -type f -exec sha256sum {} +
+                echo "== manifest"; cat "/backups/snapshots/$(ls /backups/snapshots | grep -v partial | tail -n 1)/manifest.json"
+            """
+            checked = run(["docker-compose", "-p", self.project, "-f", str(self.rendered), "--profile", "backup",
+                           "run", "--rm", "--no-deps", BACKUP, "sh", "-euc", script], timeout=300).stdout
+            head, _, rest = checked.partition("== offsite\n")
+            offsite_files, _, rest = rest.partition("== backups\n")
+            backup_files, _, manifest = rest.partition("== manifest\n")
+            digests = lambda text: {l.split(None, 1)[1].strip(): l.split(None, 1)[0] for l in text.splitlines() if l.strip()}
+            restored, current = digests(offsite_files), digests(backup_files)
+            check(head.count("signed by ed25519:") >= len(names) + 1, f"verify did not say who signed each snapshot:\n{head[-2000:]}")
+            check(restored and all(current.get(path) == digest for path, digest in restored.items()),
+                  f"restic's copy differs from /backups: {[p for p, d in restored.items() if current.get(p) != d][:10]}")
+            blobs = sum(1 for p in restored if p.startswith("./blobs/"))
+            check(blobs == len(set(images.values())), f"restic's copy holds {blobs} blobs; the stack {len(set(images.values()))} distinct images")
+            counts = json.loads(manifest)["counts"]
+            check(counts["items"] == len(items) and counts["images"] == len(images),
+                  f"the newest snapshot counts {counts}; the stack has {len(items)} items, {len(images)} images")
+            log(f"{len(names)} snapshots verify with the signing key; restic: {len(offsite)} snapshots, check passed, "
+                f"its latest restored ({len(restored)} files, {blobs} blobs) equals /backups and verifies")
+            self.figures["backup"] = {"snapshots": len(names), "restic_snapshots": len(offsite), "files": len(restored)}
+            self.backed_up = (items, images)
+
+        with self.phase("restore into the volumes (README): from the backups volume, then from restic"):
+            items, images = self.backed_up
+            for options in ((), ("--from-restic",)):
+                # A change after the backup, which the restore must undo.
+                victim = next(key for key, (name, photos) in sorted(self.state()[0].items()) if not photos and key != self.sofa)
+                self.cli("item", "rm", victim)
+                added = self.cli_json("item", "add", "Bought after the backup", "--value", "5")["key"]
+                output = self.restore_volumes("--key", "/keys/backup.sign.pub", *options)
+                check("moved what /restore/items-data/items held" in output, f"the restore did not move the old data aside:\n{output}")
+                after_items, after_images = self.state()
+                check(after_items == items, f"after the restore{' '.join(options)}: {len(after_items)} items, want {len(items)}; "
+                      f"the deleted one back: {victim in after_items}, the added one gone: {added not in after_items}")
+                check(after_images == images, f"after the restore: {len(after_images)} images, want {len(images)}")
+                got = self.work / "original-restored.jpg"
+                self.cli("image", "get", self.original, "-o", str(got))
+                check(got.read_bytes() == LIBRARY_PHOTO.read_bytes(), "the original's bytes changed by the restore")
+                log(f"restore {' '.join(options) or 'from the backups volume'}: {len(items)} items and {len(images)} images back, "
+                    f"the deleted item back, the later one gone")
 
     def check_keys(self) -> None:
         """CURVE in the containers: a client without keys gets no answer (and is told why it may
@@ -599,6 +746,7 @@ def main() -> int:
     parser.add_argument("--work", default=str(REPO / ".build" / "compose-test"))
     parser.add_argument("--rendered", help="where the merged compose file goes (default: WORK/docker-compose.rendered.yml)")
     parser.add_argument("--image", default="homepwner:test")
+    parser.add_argument("--backup-image", default="homepwner-backup:test", help="the Dockerfile's backup stage")
     parser.add_argument("--photos", type=int, default=160, help="photos put for the two-worker and crash batches")
     args = parser.parse_args()
     args.rendered = args.rendered or str(Path(args.work) / "docker-compose.rendered.yml")

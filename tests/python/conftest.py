@@ -92,10 +92,18 @@ class RunningService:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
 
+def default_stack(document: dict) -> dict:
+    """A compose file with only the services `docker compose up` starts: a service of a profile
+    (the backup profile's `backup`) runs only when asked for (--profile NAME), and has tests of
+    its own (test_backup_restic.py; ops/test-compose in Docker)."""
+    return {**document, "services": {name: service for name, service in document["services"].items() if not service.get("profiles")}}
+
+
 @pytest.fixture(scope="session")
 def compose() -> dict:
-    """compose/docker-compose.yml as read (test_k8s has its own: the services only)."""
-    return yaml.safe_load(COMPOSE.read_text())
+    """compose/docker-compose.yml as read, its services those `docker compose up` starts
+    (default_stack; test_k8s has its own: the services only)."""
+    return default_stack(yaml.safe_load(COMPOSE.read_text()))
 
 
 @pytest.fixture(scope="session")

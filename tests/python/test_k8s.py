@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import COMPOSE, DOCKERFILE, REPO_ROOT, compose_mounts, compose_secrets
+from conftest import COMPOSE, DOCKERFILE, REPO_ROOT, compose_mounts, compose_secrets, default_stack
 
 K8S = REPO_ROOT / "compose" / "k8s"
 # The oldest Kubernetes the manifests claim to fit, and the newest the pinned package bundles.
@@ -33,12 +33,13 @@ def load_all() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def compose_file() -> dict:
-    return yaml.safe_load(COMPOSE.read_text())
+    return default_stack(yaml.safe_load(COMPOSE.read_text()))
 
 
 @pytest.fixture(scope="module")
 def compose() -> dict:
-    return yaml.safe_load(COMPOSE.read_text())["services"]
+    """The services `docker compose up` starts: the backup profile's has no part in compose/k8s."""
+    return default_stack(yaml.safe_load(COMPOSE.read_text()))["services"]
 
 
 @pytest.fixture(scope="module")
