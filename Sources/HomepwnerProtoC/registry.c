@@ -152,6 +152,16 @@ static const HPMessageEntry messages[] = {
   { "rpc", "homepwner__v1__request_header__descriptor", &homepwner__v1__request_header__descriptor },
   { "rpc", "homepwner__v1__response_header__descriptor", &homepwner__v1__response_header__descriptor },
   { "rpc", "homepwner__v1__empty__descriptor", &homepwner__v1__empty__descriptor },
+  { "transfer", "homepwner__v1__begin_import_request__descriptor", &homepwner__v1__begin_import_request__descriptor },
+  { "transfer", "homepwner__v1__begin_import_response__descriptor", &homepwner__v1__begin_import_response__descriptor },
+  { "transfer", "homepwner__v1__import_photo__descriptor", &homepwner__v1__import_photo__descriptor },
+  { "transfer", "homepwner__v1__add_import_request__descriptor", &homepwner__v1__add_import_request__descriptor },
+  { "transfer", "homepwner__v1__add_import_response__descriptor", &homepwner__v1__add_import_response__descriptor },
+  { "transfer", "homepwner__v1__import_conflict__descriptor", &homepwner__v1__import_conflict__descriptor },
+  { "transfer", "homepwner__v1__commit_import_request__descriptor", &homepwner__v1__commit_import_request__descriptor },
+  { "transfer", "homepwner__v1__commit_import_response__descriptor", &homepwner__v1__commit_import_response__descriptor },
+  { "transfer", "homepwner__v1__abort_import_request__descriptor", &homepwner__v1__abort_import_request__descriptor },
+  { "transfer", "homepwner__v1__abort_import_response__descriptor", &homepwner__v1__abort_import_response__descriptor },
 };
 static const HPEnumEntry enums[] = {
   { "capture", "homepwner__v1__capture_source_type__descriptor", &homepwner__v1__capture_source_type__descriptor },
@@ -181,6 +191,7 @@ static const HPServiceEntry services[] = {
   { "items", "homepwner__v1__item_service__descriptor", &homepwner__v1__item_service__descriptor },
   { "jobs", "homepwner__v1__job_queue__descriptor", &homepwner__v1__job_queue__descriptor },
   { "metrics", "homepwner__v1__metrics__descriptor", &homepwner__v1__metrics__descriptor },
+  { "transfer", "homepwner__v1__import_service__descriptor", &homepwner__v1__import_service__descriptor },
 };
 
 size_t hp_message_count(void) { return sizeof messages / sizeof messages[0]; }

@@ -73,6 +73,9 @@ public enum ItemServiceHost {
             service: "item-service", databasePath: databasePath(configuration),
             stagingFolder: dataFolder(configuration) + "/backup-staging", holdsDeletes: false)
         backups.register(on: host.server)
+        // Imports of a portable export (docs/protocol.md §19).
+        ImportServiceHandlers.register(
+            on: host.server, store: store, staging: ImportStaging(clock: clock), photoCheck: PhotoCheck(connection: images))
         CaptureServiceHandlers.register(
             on: host.server, store: store, sources: configuration.captureSources, images: images, clock: clock,
             enqueued: { jobs.jobsReady(queue: CaptureQueue.name) })

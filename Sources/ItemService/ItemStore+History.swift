@@ -93,6 +93,10 @@ extension ItemStore {
         entry.actor = actor
         entry.action = action
         entry.subjectKey = subject
+        if let importing, action.hasSuffix(".created") {
+            entry.action = String(action.dropLast("created".count)) + "imported"
+            entry.importSource = importing
+        }
         return entry
     }
 }

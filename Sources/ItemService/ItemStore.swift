@@ -33,6 +33,9 @@ public final class ItemStore {
     private let selectDeleted: Statement
     /// Who the changes being made are recorded as made by (`acting(as:)`; the history).
     var actor = HistoryChain.localActor
+    /// While an import commits (`commitImport`): the exporting installation's history head,
+    /// which turns each `….created` entry into `….imported` carrying it.
+    var importing: HistoryHead?
 
     /// Opens (creating or migrating) the database at `path`.
     ///
@@ -116,8 +119,10 @@ public final class ItemStore {
 
     /// Creates an item, or returns the one created before with the same client-chosen key.
     ///
+    /// - Parameter record: Whether to record `item.created`; an import records the item once its
+    ///   photos are in (`commitImport`).
     /// - Returns: The item and whether this call created it.
-    public func create(_ request: CreateItemRequest, now: Int64) throws -> (item: Item, created: Bool) {
+    public func create(_ request: CreateItemRequest, now: Int64, record: Bool = true) throws -> (item: Item, created: Bool) {
         var name = request.name, serial = request.serialNumber, value = request.valueInDollars
         if request.random {
             if !name.isEmpty || !serial.isEmpty || value != 0 {
@@ -172,7 +177,7 @@ public final class ItemStore {
                 try refreshDerived(id: id, item: item, before: inserted, text: true, tags: !item.tags.isEmpty)
             }
             // With claim fields, `item` is the row read back; else it is built here, so read.
-            try recordItem("item.created", key: key, now: now, as: claim.isEmpty ? nil : item)
+            if record { try recordItem("item.created", key: key, now: now, as: claim.isEmpty ? nil : item) }
             return (item, true)
         }
     }

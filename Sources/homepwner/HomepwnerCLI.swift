@@ -28,6 +28,8 @@ enum HomepwnerCLI {
         ("verify", "check the history's hash chain and re-hash every photo against what it recorded"),
         ("backup", "back both services up into a folder while they serve; 'backup verify DIR' checks one"),
         ("restore", "restore a backup into an empty data folder"),
+        ("export", "write the inventory, its history and photos into a portable tar another installation can import"),
+        ("import", "read an export into this installation, keys kept; conflicts reported, nothing half-imported"),
         ("keys", "CURVE key files and the allowed keys with their roles: gen, allow, revoke, ls; sign-gen: a signing key"),
     ]
 
@@ -109,6 +111,10 @@ enum HomepwnerCLI {
             code = await BackupCommand.run(rest)
         case "restore":
             code = RestoreCommand.run(rest)
+        case "export":
+            code = await ExportCommand.run(rest)
+        case "import":
+            code = await ImportCommand.run(rest)
         default:
             let hint = didYouMean(command, among: commands.map(\.name))
             printError("homepwner: unknown command '\(command)'\(hint) (see homepwner --help)")

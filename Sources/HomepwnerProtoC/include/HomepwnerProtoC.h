@@ -13,6 +13,7 @@
 #include "homepwner/v1/metrics.pb-c.h"
 #include "homepwner/v1/options.pb-c.h"
 #include "homepwner/v1/rpc.pb-c.h"
+#include "homepwner/v1/transfer.pb-c.h"
 
 /* Every descriptor of every .proto file, for runtime lookup (JSON, the CLI, tests). */
 typedef struct { const char *file; const char *symbol; const ProtobufCMessageDescriptor *descriptor; } HPMessageEntry;

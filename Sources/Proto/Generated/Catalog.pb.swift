@@ -154,6 +154,16 @@ public enum ProtoCatalog {
         RequestHeader.self,
         ResponseHeader.self,
         Empty.self,
+        BeginImportRequest.self,
+        BeginImportResponse.self,
+        ImportPhoto.self,
+        AddImportRequest.self,
+        AddImportResponse.self,
+        ImportConflict.self,
+        CommitImportRequest.self,
+        CommitImportResponse.self,
+        AbortImportRequest.self,
+        AbortImportResponse.self,
     ]
     /// Every enum type.
     public static let enumTypes: [any ProtoEnum.Type] = [
@@ -185,4 +195,5 @@ public enum ProtoCatalog {
         + ItemServiceRPC.allMethods
         + JobQueueRPC.allMethods
         + MetricsRPC.allMethods
+        + ImportServiceRPC.allMethods
 }

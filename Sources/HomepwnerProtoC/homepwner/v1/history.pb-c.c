@@ -277,7 +277,7 @@ void   homepwner__v1__verify_history_response__free_unpacked
   assert(message->base.descriptor == &homepwner__v1__verify_history_response__descriptor);
   protobuf_c_message_free_unpacked ((ProtobufCMessage*)message, allocator);
 }
-static const ProtobufCFieldDescriptor homepwner__v1__history_entry__field_descriptors[15] =
+static const ProtobufCFieldDescriptor homepwner__v1__history_entry__field_descriptors[16] =
 {
   {
     "seq",
@@ -459,6 +459,18 @@ static const ProtobufCFieldDescriptor homepwner__v1__history_entry__field_descri
     0,             /* flags */
     0,NULL,NULL    /* reserved1,reserved2, etc */
   },
+  {
+    "import_source",
+    16,
+    PROTOBUF_C_LABEL_NONE,
+    PROTOBUF_C_TYPE_MESSAGE,
+    0,   /* quantifier_offset */
+    offsetof(Homepwner__V1__HistoryEntry, import_source),
+    &homepwner__v1__history_head__descriptor,
+    NULL,
+    0,             /* flags */
+    0,NULL,NULL    /* reserved1,reserved2, etc */
+  },
 };
 static const unsigned homepwner__v1__history_entry__field_indices_by_name[] = {
   3,   /* field[3] = action */
@@ -467,6 +479,7 @@ static const unsigned homepwner__v1__history_entry__field_indices_by_name[] = {
   7,   /* field[7] = category */
   13,   /* field[13] = from_index */
   12,   /* field[12] = hash */
+  15,   /* field[15] = import_source */
   5,   /* field[5] = item */
   6,   /* field[6] = location */
   10,   /* field[10] = photo_checksum */
@@ -480,7 +493,7 @@ static const unsigned homepwner__v1__history_entry__field_indices_by_name[] = {
 static const ProtobufCIntRange homepwner__v1__history_entry__number_ranges[1 + 1] =
 {
   { 1, 0 },
-  { 0, 15 }
+  { 0, 16 }
 };
 const ProtobufCMessageDescriptor homepwner__v1__history_entry__descriptor =
 {
@@ -490,7 +503,7 @@ const ProtobufCMessageDescriptor homepwner__v1__history_entry__descriptor =
   "Homepwner__V1__HistoryEntry",
   "homepwner.v1",
   sizeof(Homepwner__V1__HistoryEntry),
-  15,
+  16,
   homepwner__v1__history_entry__field_descriptors,
   homepwner__v1__history_entry__field_indices_by_name,
   1,  homepwner__v1__history_entry__number_ranges,

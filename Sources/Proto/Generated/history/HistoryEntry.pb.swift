@@ -38,6 +38,8 @@ public struct HistoryEntry: ProtoMessage {
     public var fromIndex: Int32 = 0
     /// Field 15, `to_index`.
     public var toIndex: Int32 = 0
+    /// Field 16, `import_source`.
+    public var importSource: HistoryHead? = nil
 
     /// An all-default message.
     public init() {}
@@ -76,6 +78,7 @@ extension HistoryEntry: CBridgedMessage {
         self.hash = CBridge.string(m.pointee.hash)
         self.fromIndex = m.pointee.from_index
         self.toIndex = m.pointee.to_index
+        self.importSource = m.pointee.import_source.map { HistoryHead(c: $0) }
     }
 
     func fill(_ m: UnsafeMutablePointer<CType>, _ arena: Arena) {
@@ -94,5 +97,6 @@ extension HistoryEntry: CBridgedMessage {
         m.pointee.hash = arena.string(self.hash)
         m.pointee.from_index = self.fromIndex
         m.pointee.to_index = self.toIndex
+        m.pointee.import_source = self.importSource.map { arena.message($0) }
     }
 }

@@ -56,7 +56,8 @@ struct  Homepwner__V1__HistoryEntry
    * photo.detached, photo.primary, photo.reordered, photo.role, location.created,
    * location.updated, location.deleted, category.created, category.updated,
    * category.deleted, policy.updated; item.recorded, location.recorded, category.recorded
-   * and policy.recorded for the state found at the upgrade.
+   * and policy.recorded for the state found at the upgrade; item.imported, location.imported
+   * and category.imported for what an import created.
    */
   char *action;
   /*
@@ -89,10 +90,15 @@ struct  Homepwner__V1__HistoryEntry
    */
   int32_t from_index;
   int32_t to_index;
+  /*
+   * item.imported, location.imported, category.imported: the exporting installation's
+   * history head when it exported (docs/protocol.md §19).
+   */
+  Homepwner__V1__HistoryHead *import_source;
 };
 #define HOMEPWNER__V1__HISTORY_ENTRY__INIT \
  { PROTOBUF_C_MESSAGE_INIT (&homepwner__v1__history_entry__descriptor) \
-    , 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, NULL, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0 }
+    , 0, 0, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, NULL, NULL, NULL, NULL, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, (char *)protobuf_c_empty_string, 0, 0, NULL }
 
 
 /*
