@@ -60,6 +60,11 @@ enum BackupCommand {
         let folder = options.positionals[0]
         do {
             try BackupLock.acquire(folder)
+            // Holding the lock, any snapshot still .partial is what a killed backup left.
+            let snapshots = BackupLayout.snapshots(folder)
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: snapshots)) ?? [] where name.hasSuffix(".partial") {
+                try FileManager.default.removeItem(atPath: snapshots + "/" + name)
+            }
         } catch {
             printError("homepwner backup: \(error)")
             return ExitCode.failure

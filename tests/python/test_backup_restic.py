@@ -382,6 +382,22 @@ def test_the_backup_service_program_backs_up_on_its_interval_through_restic_and_
         assert not list((folder / "snapshots").glob("*.partial")), sorted((folder / "snapshots").iterdir())
         text = log.read_text()
         assert "restic init" in text and text.count("round done") >= 2 and "stopped" in text, text
+        # Retention: a round with HOMEPWNER_BACKUP_KEEP_DAILY=1 keeps only today's newest snapshot,
+        # and what it keeps verifies.
+        kept_log = tmp_path / "backup-service-kept.log"
+        with open(kept_log, "wb") as out:
+            process = subprocess.Popen([str(BACKUP_SERVICE)], env={**env, "HOMEPWNER_BACKUP_KEEP_DAILY": "1", "RESTIC_REPOSITORY": ""},
+                                       stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while "round done" not in kept_log.read_text():
+            assert process.poll() is None and time.monotonic() < deadline, kept_log.read_text()
+            time.sleep(0.2)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0, kept_log.read_text()
+        assert "retention: kept 1 snapshots, removed " in kept_log.read_text(), kept_log.read_text()
+        assert len([p for p in (folder / "snapshots").iterdir()]) == 1, sorted((folder / "snapshots").iterdir())
+        verified = subprocess.run([str(_executable("homepwner")), "backup", "verify", str(folder)], capture_output=True, text=True, timeout=60)
+        assert verified.returncode == 0, verified.stdout + verified.stderr
         # A round that fails (the services gone) makes it unhealthy, and it goes on trying.
         live.stop()
         with open(log, "wb") as out:
