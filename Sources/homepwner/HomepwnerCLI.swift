@@ -31,6 +31,8 @@ enum HomepwnerCLI {
         ("export", "write the inventory, its history and photos into a portable tar another installation can import"),
         ("import", "read an export into this installation, keys kept; conflicts reported, nothing half-imported"),
         ("keys", "CURVE key files and the allowed keys with their roles: gen, allow, revoke, ls; sign-gen: a signing key"),
+        ("completions", "print the bash, zsh or fish completion script (ops/install installs them)"),
+        ("man", "print the man page, homepwner(1), in roff"),
     ]
 
     static var overview: String {
@@ -42,8 +44,9 @@ enum HomepwnerCLI {
         COMMANDS:
 
         """
+        let width = (commands.map(\.name.count).max() ?? 0) + 2
         for command in commands {
-            text += "  " + command.name.padding(toLength: 10, withPad: " ", startingAt: 0) + command.summary + "\n"
+            text += "  " + command.name.padding(toLength: width, withPad: " ", startingAt: 0) + command.summary + "\n"
         }
         text += """
 
@@ -115,6 +118,10 @@ enum HomepwnerCLI {
             code = await ExportCommand.run(rest)
         case "import":
             code = await ImportCommand.run(rest)
+        case "completions":
+            code = CompletionsCommand.run(rest)
+        case "man":
+            code = CompletionsCommand.man(rest)
         default:
             let hint = didYouMean(command, among: commands.map(\.name))
             printError("homepwner: unknown command '\(command)'\(hint) (see homepwner --help)")
