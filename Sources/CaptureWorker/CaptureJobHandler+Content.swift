@@ -89,9 +89,10 @@ extension CaptureJobHandler {
         case .file(let file):
             let head = try file.read(at: 0, count: MediaSniffer.headBytes)
             if JPEG.sniff(head) { return (.image, "image/jpeg") }
-            media = try sniff(head, source.name)
+            // A PNG is refused below by its signature, not validated for nothing.
+            media = try PNG.sniff(head) ? (.image, "image/png") : sniff(head, source.name)
         case .bytes(let bytes):
-            media = try sniff(bytes, source.name)
+            media = try PNG.sniff(bytes) ? (.image, "image/png") : sniff(bytes, source.name)
         }
         guard media.mediaType == .movie || media.contentType == "image/jpeg" else {
             throw RPCError.invalidArgument("\(source.name) is \(media.contentType), which capture cannot decode; send a JPEG photo or a movie")

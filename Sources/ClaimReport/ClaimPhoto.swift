@@ -83,6 +83,7 @@ public struct ClaimPhoto: Sendable {
     public static func fileExtension(of contentType: String) -> String {
         switch contentType.lowercased() {
         case "image/jpeg": "jpg"
+        case "image/png": "png"
         case "image/heic": "heic"
         case "image/avif": "avif"
         case "application/pdf": "pdf"

@@ -104,6 +104,7 @@ struct AlbumExport: Sendable {
     static func fileExtension(_ contentType: String) -> String {
         switch contentType {
         case "image/jpeg": "jpg"
+        case "image/png": "png"
         case "image/heic": "heic"
         case "image/avif": "avif"
         case "application/pdf": "pdf"

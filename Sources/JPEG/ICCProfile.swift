@@ -11,6 +11,8 @@ public struct ICCProfile: Sendable, Equatable {
     /// The most profile bytes one APP2 segment holds: 65,535 less the length field and the
     /// chunk header, as libjpeg's jpeg_write_icc_profile splits them.
     static let maxChunk = 65_535 - 2 - chunkHeader
+    /// The largest profile a JPEG can carry: 255 APP2 segments of `maxChunk`.
+    static let maxBytes = 255 * maxChunk
 
     /// Wraps a whole profile (its header is not checked).
     public init(bytes: [UInt8]) {

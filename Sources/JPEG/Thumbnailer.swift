@@ -76,12 +76,16 @@ public struct Thumbnailer: Sendable {
     public let quality: Int
     /// The limits the original is read under.
     public let options: DecodeOptions
+    /// What a PNG's transparent pixels are composited on (`thumbnails(ofPNG:sizes:)`).
+    public let background: RGBColor
 
-    /// A thumbnailer encoding at `quality` (1...100) and reading under `options`.
-    public init(quality: Int = Thumbnailer.defaultQuality, options: DecodeOptions = .init()) {
+    /// A thumbnailer encoding at `quality` (1...100), reading under `options`, and compositing
+    /// a PNG's transparency on `background`.
+    public init(quality: Int = Thumbnailer.defaultQuality, options: DecodeOptions = .init(), background: RGBColor = .white) {
         precondition((1...100).contains(quality), "JPEG quality must be in 1...100 (got \(quality))")
         self.quality = quality
         self.options = options
+        self.background = background
     }
 
     /// The thumbnails of `jpeg` at `sizes`, in that order, from one decode.
@@ -102,7 +106,14 @@ public struct Thumbnailer: Sendable {
         // A profile for other samples than the output's (a CMYK original's, whose pixels were
         // converted without it) would have the thumbnail's colours misread: it goes.
         let profile = ICCProfile(chunks: walker.iccChunks, in: jpeg).flatMap { $0.colorSpace == (gray ? "GRAY" : "RGB ") ? $0 : nil }
-        let segments = profile?.segments ?? []
+        return try encode(pixels, plans: plans, sizes: sizes, gray: gray, segments: profile?.segments ?? [])
+    }
+
+    /// Each plan's size resized from upright `pixels` and encoded at `quality` with `segments`
+    /// (the ICC profile's), in the order of `sizes`.
+    func encode(
+        _ pixels: RGBImage, plans: [RenditionPlan], sizes: [Target], gray: Bool, segments: [UInt8]
+    ) throws(JPEGError) -> [Output] {
         // Largest first, so a smaller FIT size can be averaged from a larger one already made.
         var outputs = [Output?](repeating: nil, count: plans.count)
         var madeFits: [RGBImage] = []
@@ -127,15 +138,20 @@ public struct Thumbnailer: Sendable {
 
     /// What each size is made by, and the one decode size (DCT-scaled) that covers them all.
     private static func plans(_ header: JPEGHeader, _ sizes: [Target]) -> (plans: [RenditionPlan], decode: (width: Int, height: Int)) {
-        let upright = JPEG.uprightSize(width: header.width, height: header.height, orientation: header.orientation)
-        let plans = sizes.map { target in
-            let box = target.fit == .fill && !target.enlargesToFill
-                ? RenditionPlan.unenlargedBox((target.width, target.height), in: upright) : (target.width, target.height)
-            return RenditionPlan(width: header.width, height: header.height, orientation: header.orientation, box: box, fit: target.fit)
-        }
+        let plans = Self.plans(width: header.width, height: header.height, orientation: header.orientation, sizes)
         // Every plan's decode target is in stored pixels, so the largest of each edge covers them all.
         let cover = plans.reduce((width: 1, height: 1)) { (max($0.width, $1.decodeTarget.width), max($0.height, $1.decodeTarget.height)) }
         return (plans, JPEG.scaledSize(of: header, toCover: cover))
+    }
+
+    /// What each size is made by, for a picture stored at `width` × `height` with `orientation`.
+    static func plans(width: Int, height: Int, orientation: Int, _ sizes: [Target]) -> [RenditionPlan] {
+        let upright = JPEG.uprightSize(width: width, height: height, orientation: orientation)
+        return sizes.map { target in
+            let box = target.fit == .fill && !target.enlargesToFill
+                ? RenditionPlan.unenlargedBox((target.width, target.height), in: upright) : (target.width, target.height)
+            return RenditionPlan(width: width, height: height, orientation: orientation, box: box, fit: target.fit)
+        }
     }
 
     /// About the most memory `thumbnails(of:sizes:)` holds at once for `jpeg`, in bytes, from

@@ -2,14 +2,15 @@ import Dispatch
 import JPEG
 import Proto
 
-/// Recognises JPEG (its whole structure validated, the header under a pixel limit), HEIC/AVIF,
+/// Recognises JPEG (its whole structure validated, the header under a pixel limit), PNG
+/// (validated whole, `MediaSniffer+PNG.swift`), HEIC/AVIF,
 /// PDF documents by their header and trailer (`MediaSniffer+PDF.swift`), and movies by their
 /// container signature (ISO BMFF/QuickTime, Matroska/WebM, AVI).
 public enum MediaSniffer {
     /// Bytes needed to classify by signature.
     public static let headBytes = 64
 
-    /// Classifies a container by its first bytes; nil for JPEG, PDF and anything unknown.
+    /// Classifies a container by its first bytes; nil for JPEG, PNG, PDF and anything unknown.
     public static func container(_ head: ArraySlice<UInt8>) -> SniffedMedia? {
         let head = Array(head.prefix(headBytes))
         func ascii(_ range: Range<Int>) -> String {
@@ -47,25 +48,34 @@ public enum MediaSniffer {
 
     /// `classify` of an array.
     public static func classify(
-        _ data: [UInt8], maxPixels: Int, maxDecodeBytes: Int64 = .max, decodeSlots: DispatchSemaphore
+        _ data: [UInt8], maxPixels: Int, maxDecodeBytes: Int64 = .max,
+        maxDecodedBytes: Int = DecodeOptions.defaultMaxDecodedBytes, decodeSlots: DispatchSemaphore
     ) throws(MediaError) -> SniffedMedia {
         let result = data.withUnsafeBytes { buffer in
             Result { () throws(MediaError) in
-                try classify(buffer, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, decodeSlots: decodeSlots)
+                try classify(
+                    buffer, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, maxDecodedBytes: maxDecodedBytes,
+                    decodeSlots: decodeSlots)
             }
         }
         return try result.get()
     }
 
     /// Classifies whole data in place (a request frame, a memory map): JPEG (its whole
-    /// structure validated), a PDF (its header and trailer), HEIC or a movie. `maxDecodeBytes`,
-    /// `decodeSlots`: see `jpeg`.
+    /// structure validated), PNG (validated whole), a PDF (its header and trailer), HEIC or a
+    /// movie. `maxDecodeBytes`, `decodeSlots`: see `jpeg` (for a PNG, the most bytes it may
+    /// have, `png`'s `maxFileBytes`); `maxDecodedBytes`: see `png`.
     public static func classify(
-        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max, decodeSlots: DispatchSemaphore
+        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max,
+        maxDecodedBytes: Int = DecodeOptions.defaultMaxDecodedBytes, decodeSlots: DispatchSemaphore
     ) throws(MediaError) -> SniffedMedia {
         guard data.count > 0 else { throw MediaError("data is empty") }
         if JPEG.sniff(data) {
             return try jpeg(data, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, decodeSlots: decodeSlots)
+        }
+        if PNG.sniff(data) {
+            return try png(
+                data, maxPixels: maxPixels, maxFileBytes: maxDecodeBytes, maxDecodedBytes: maxDecodedBytes, decodeSlots: decodeSlots)
         }
         if startsAsPDF(data.prefix(pdfSignature.count)) {
             return try pdf(head: data.prefix(headBytes), tail: data.suffix(pdfTrailerBytes))
@@ -139,6 +149,6 @@ public enum MediaSniffer {
         let hex = head.prefix(8).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }
             .joined(separator: " ")
         return MediaError(
-            "data is not a JPEG image, a PDF document or a known movie container (first bytes: \(hex)); accepted: JPEG, HEIC, PDF, MP4/MOV, Matroska/WebM, AVI")
+            "data is not a JPEG or PNG image, a PDF document or a known movie container (first bytes: \(hex)); accepted: JPEG, PNG, HEIC, PDF, MP4/MOV, Matroska/WebM, AVI")
     }
 }

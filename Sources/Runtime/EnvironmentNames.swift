@@ -44,6 +44,11 @@ public enum EnvironmentNames {
     public static let imageMaxDocumentBytes = "HOMEPWNER_IMAGE_MAX_DOCUMENT_BYTES"
     /// image-service: the largest stored JPEG a rendition is made from, in bytes.
     public static let imageMaxRenditionSourceBytes = "HOMEPWNER_IMAGE_MAX_RENDITION_SOURCE_BYTES"
+    /// image-service: the largest pixel buffer a PNG is decoded into (width × height × 4), in bytes.
+    public static let imageMaxDecodedBytes = "HOMEPWNER_IMAGE_MAX_DECODED_BYTES"
+    /// image-service and thumbnail-worker: the colour a PNG's transparency is composited on
+    /// in its renditions and thumbnails (`RRGGBB`); one variable, so both make the same pixels.
+    public static let pngBackground = "HOMEPWNER_PNG_BACKGROUND"
     /// image-service: seconds before an idle chunked upload is dropped.
     public static let imageUploadExpirySeconds = "HOMEPWNER_IMAGE_UPLOAD_EXPIRY_SECONDS"
     /// image-service: the thumbnail sizes queued for each stored JPEG ("64,256,1024"; "" for none).

@@ -66,8 +66,10 @@ struct ThumbnailSource {
         }
         let needed = Int64(kept.count) + (size - position)
         guard needed <= Int64(limitBytes) else {
+            // Not a JPEG (a PNG): it is read whole, and nothing of it is skipped.
+            let what = position == 0 ? "all of it" : "its frame and scans; \(skipped) bytes of metadata it does not need are skipped"
             throw JobFailure(
-                "image \(key) cannot be made into thumbnails within this worker's memory budget: decoding it needs \(needed) of its \(size) bytes (its frame and scans; \(skipped) bytes of metadata it does not need are skipped), over the budget of \(limitBytes) bytes (--memory-mb)",
+                "image \(key) cannot be made into thumbnails within this worker's memory budget: decoding it needs \(needed) of its \(size) bytes (\(what)), over the budget of \(limitBytes) bytes (--memory-mb)",
                 permanent: true)
         }
         kept.reserveCapacity(Int(needed))

@@ -9,10 +9,24 @@ import ZMQ
 /// Composes thumbnail-worker: a connection to the image service, the job runner that leases
 /// `thumbnails` jobs from it and makes their thumbnails, and a Health endpoint.
 public enum ThumbnailWorkerHost {
-    /// The flags of the thumbnail-worker executable.
+    /// The flags of the thumbnail-worker executable: a worker's, and `--png-background`.
     public static let options = WorkerConfiguration.options(
         healthEnv: EnvironmentNames.thumbnailWorkerHealth, healthDefault: Defaults.thumbnailWorkerHealth,
-        memoryBytesPerJob: memoryBytesPerJob)
+        memoryBytesPerJob: memoryBytesPerJob) + [
+            OptionSpec(
+                name: "png-background", env: EnvironmentNames.pngBackground, defaultValue: RGBColor.white.description,
+                help: "colour a PNG's transparent pixels are composited on in its thumbnails (RRGGBB); give image-service the same",
+                valueName: "RRGGBB"),
+        ]
+
+    /// The colour of a `--png-background` value: six hex digits, `#` optional.
+    public static func pngBackground(_ options: ParsedOptions) throws -> RGBColor {
+        let text = try options.string("png-background")
+        guard let color = RGBColor(hex: text) else {
+            throw OptionError.invalidValue(option: "--png-background", value: text, reason: "not a colour as RRGGBB (six hex digits, e.g. ffffff)")
+        }
+        return color
+    }
 
     /// The memory budget per job at once when `--memory-mb` is not given: an 18-megapixel
     /// progressive JPEG decoded for a 1024 thumbnail holds about 70 MB, a baseline one about 17 MB.
@@ -22,12 +36,19 @@ public enum ThumbnailWorkerHost {
     /// jobs at once as `configuration.concurrency`) and the host answering Health/Check. The
     /// worker holds nothing durable: a job it was running when it died returns to the queue
     /// when its lease expires. Nothing is connected or bound until the composition starts.
-    public static func make(_ configuration: WorkerConfiguration, context: Context, logger: Logger) throws -> ServiceComposition {
+    ///
+    /// - Parameter pngBackground: What a PNG's transparency is composited on.
+    public static func make(
+        _ configuration: WorkerConfiguration, pngBackground: RGBColor = .white, context: Context, logger: Logger
+    ) throws -> ServiceComposition {
         let connection = ClientConnection(name: "image-service-connection", context: context, endpoint: configuration.imageServiceEndpoint)
         // `concurrency` thumbnails made at once within the memory budget, and `readAhead` more
         // jobs running: each reads its original while the others decode, then waits its turn.
         let slots = ComputeSlots(count: configuration.concurrency, budgetBytes: configuration.memoryBytes(perJob: memoryBytesPerJob))
-        let handler = ThumbnailJobHandler(connection: connection, slots: slots, weigher: workingBytes, maker: makeThumbnails)
+        let thumbnailer = Thumbnailer(background: pngBackground)
+        let handler = ThumbnailJobHandler(
+            connection: connection, slots: slots, weigher: { workingBytes($0, $1, with: thumbnailer) },
+            maker: { try makeThumbnails($0, $1, with: thumbnailer) })
         let runner = JobRunner(
             name: "thumbnail-runner", connection: connection,
             configuration: JobRunner.Configuration(
@@ -47,15 +68,30 @@ public enum ThumbnailWorkerHost {
     /// a batch). One per process: it holds one more original in memory.
     public static let readAhead = 1
 
-    /// What making `sizes` of `jpeg` holds at its peak (`Thumbnailer.workingBytes`); 0 for a
-    /// header that does not read, which the making then reports.
-    static func workingBytes(_ jpeg: [UInt8], _ sizes: [Int]) -> Int {
-        (try? Thumbnailer().workingBytes(of: jpeg, sizes: sizes.map { Thumbnailer.Target(longestEdge: $0) })) ?? 0
+    /// What making `sizes` of `original` (a JPEG or a PNG) holds at its peak
+    /// (`Thumbnailer.workingBytes`); 0 for a header that does not read, which the making then
+    /// reports.
+    static func workingBytes(_ original: [UInt8], _ sizes: [Int]) -> Int { workingBytes(original, sizes, with: Thumbnailer()) }
+
+    /// `workingBytes(_:_:)` with `thumbnailer`'s limits.
+    static func workingBytes(_ original: [UInt8], _ sizes: [Int], with thumbnailer: Thumbnailer) -> Int {
+        let targets = sizes.map { Thumbnailer.Target(longestEdge: $0) }
+        if PNG.sniff(original) { return (try? thumbnailer.workingBytes(ofPNG: original, sizes: targets)) ?? 0 }
+        return (try? thumbnailer.workingBytes(of: original, sizes: targets)) ?? 0
     }
 
-    /// Every size from one decode (`Thumbnailer`, quality 80, the ICC profile kept).
-    static func makeThumbnails(_ jpeg: [UInt8], _ sizes: [Int]) throws -> [Thumbnail] {
-        try Thumbnailer().thumbnails(of: jpeg, sizes: sizes.map { Thumbnailer.Target(longestEdge: $0) }).map { output in
+    /// Every size from one decode (`Thumbnailer`, quality 80, the ICC profile kept) of a JPEG,
+    /// or of a PNG composited on the thumbnailer's background.
+    static func makeThumbnails(_ original: [UInt8], _ sizes: [Int]) throws -> [Thumbnail] {
+        try makeThumbnails(original, sizes, with: Thumbnailer())
+    }
+
+    /// `makeThumbnails(_:_:)` by `thumbnailer` (its background for a PNG).
+    static func makeThumbnails(_ original: [UInt8], _ sizes: [Int], with thumbnailer: Thumbnailer) throws -> [Thumbnail] {
+        let targets = sizes.map { Thumbnailer.Target(longestEdge: $0) }
+        let outputs = try PNG.sniff(original)
+            ? thumbnailer.thumbnails(ofPNG: original, sizes: targets) : thumbnailer.thumbnails(of: original, sizes: targets)
+        return outputs.map { output in
             var thumbnail = Thumbnail()
             thumbnail.size = Int32(output.target.width)
             thumbnail.data = output.data

@@ -4,9 +4,10 @@ import ThumbnailWorker
 
 await ProcessRunner.run(
     command: "thumbnail-worker",
-    summary: "Takes thumbnail jobs: decodes with DCT scaling, orients, resizes and stores thumbnails.",
+    summary: "Takes thumbnail jobs: decodes (JPEG with DCT scaling, PNG composited on a background), orients, resizes and stores thumbnails.",
     options: ThumbnailWorkerHost.options,
     metricsEnvironment: EnvironmentNames.thumbnailWorkerMetrics
 ) { options, context, logger in
-    try ThumbnailWorkerHost.make(try WorkerConfiguration(options), context: context, logger: logger)
+    try ThumbnailWorkerHost.make(
+        try WorkerConfiguration(options), pngBackground: try ThumbnailWorkerHost.pngBackground(options), context: context, logger: logger)
 }

@@ -105,7 +105,7 @@ import Testing
             return message
         }
         #expect(await refused([]) == "data is empty")
-        #expect(await refused(Array("hello, world".utf8)).hasPrefix("data is not a JPEG image, a PDF document or a known movie container (first bytes: 68 65 6c"))
+        #expect(await refused(Array("hello, world".utf8)).hasPrefix("data is not a JPEG or PNG image, a PDF document or a known movie container (first bytes: 68 65 6c"))
         let photo = try Samples.photo("Portrait_3.jpg")
         #expect(await refused(Array(photo.prefix(photo.count / 2))).hasPrefix("data: JPEG is"))
         #expect(await refused(Array(photo.prefix(300))).contains("JPEG"))

@@ -89,7 +89,7 @@ import Testing
         guard case .invalid(let message) = await storeError({ try await store.commitUpload(id2, checksum: "") }) else {
             Issue.record("expected INVALID_ARGUMENT"); return
         }
-        #expect(message.hasPrefix("data is not a JPEG image") && message.hasSuffix("; the upload is discarded"))
+        #expect(message.hasPrefix("data is not a JPEG or PNG image") && message.hasSuffix("; the upload is discarded"))
 
         let id3 = try await store.beginUpload(NewImage(mediaType: .image), totalSize: Int64(data.count), checksum: "").uploadID
         _ = try await store.appendUpload(id3, offset: 0, data: data)

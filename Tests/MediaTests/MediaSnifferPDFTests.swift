@@ -58,7 +58,7 @@ import TestSupport
 
     @Test func aPDFHeaderAnywhereButTheFirstByteIsNotAPDF() {
         let pdf = [0x20] + SamplePDF.make()
-        #expect(Self.refusal(pdf) == "data is not a JPEG image, a PDF document or a known movie container (first bytes: 20 25 50 44 46 2d 31 2e); accepted: JPEG, HEIC, PDF, MP4/MOV, Matroska/WebM, AVI")
+        #expect(Self.refusal(pdf) == "data is not a JPEG or PNG image, a PDF document or a known movie container (first bytes: 20 25 50 44 46 2d 31 2e); accepted: JPEG, PNG, HEIC, PDF, MP4/MOV, Matroska/WebM, AVI")
     }
 
     /// A JPEG that readers as lenient as Acrobat would also open as a PDF (its header in a

@@ -36,7 +36,7 @@ import TestSupport
             #expect(throws: MediaError.self) { try MediaSniffer.classify(data, maxPixels: 1000, decodeSlots: Self.decodeSlots) }
         }
         let gif = try #require(throws: MediaError.self) { try MediaSniffer.classify(Array("GIF89a....".utf8), maxPixels: 1000, decodeSlots: Self.decodeSlots) }
-        #expect(gif.message == "data is not a JPEG image, a PDF document or a known movie container (first bytes: 47 49 46 38 39 61 2e 2e); accepted: JPEG, HEIC, PDF, MP4/MOV, Matroska/WebM, AVI")
+        #expect(gif.message == "data is not a JPEG or PNG image, a PDF document or a known movie container (first bytes: 47 49 46 38 39 61 2e 2e); accepted: JPEG, PNG, HEIC, PDF, MP4/MOV, Matroska/WebM, AVI")
     }
 
     @Test(arguments: 1...8)

@@ -8,6 +8,7 @@ import os
 import struct
 import time
 import uuid
+import zlib
 from pathlib import Path
 
 import pytest
@@ -342,3 +343,57 @@ def test_taken_at_is_when_the_camera_took_the_photo(image_client, pb, jpeg):
     for image in listed:
         if image.kind == images.THUMBNAIL:
             assert image.taken_at == by_key[image.parent_key].taken_at
+
+
+def png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def png(width: int, height: int, color_type: int, depth: int, rows: list[bytes], extra: bytes = b"") -> bytes:
+    """A PNG from its rows as stored (no filter bytes): every row gets filter 0."""
+    ihdr = struct.pack(">IIBBBBB", width, height, depth, color_type, 0, 0, 0)
+    raw = b"".join(b"\x00" + row for row in rows)
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + extra + png_chunk(b"IDAT", zlib.compress(raw, 9))
+            + png_chunk(b"IEND", b""))
+
+
+def test_png_originals_are_stored_untouched_and_rendered_as_jpeg(image_client, pb):
+    images = pb.images
+    # RGBA, left half transparent; 16-bit grey; a palette whose entry 0 is transparent (tRNS).
+    rgba = png(64, 48, 6, 8, [bytes([0, 0, 0, 0]) * 32 + bytes([200, 30, 30, 255]) * 32 for _ in range(48)])
+    grey16 = png(64, 48, 0, 16, [b"".join(struct.pack(">H", x * 1000) for x in range(64)) for _ in range(48)])
+    palette = png(64, 48, 3, 8, [bytes([x // 16 for x in range(64)]) for _ in range(48)],
+                  extra=png_chunk(b"PLTE", bytes([0, 0, 0, 250, 0, 0, 0, 250, 0, 0, 0, 250])) + png_chunk(b"tRNS", b"\x00"))
+    for name, data in [("rgba", rgba), ("grey16", grey16), ("palette", palette)]:
+        info = call(image_client, pb, "PutImage", images.PutImageRequest(owner_key="pngs", data=data, content_type="image/png"))
+        assert (info.media_type, info.content_type, info.width, info.height, info.orientation) == (images.IMAGE, "image/png", 64, 48, 0), name
+        assert info.checksum == sha256(data) and info.size_bytes == len(data), name
+        assert call(image_client, pb, "GetImage", images.GetImageRequest(key=info.key)).data == data, name
+        fit = call(image_client, pb, "GetRendition", images.GetRenditionRequest(key=info.key, width=32, height=32))
+        assert jpeg_size(fit.data) == (32, 24), name
+        assert (fit.info.content_type, fit.info.width, fit.info.height, fit.info.orientation) == ("image/jpeg", 32, 24, 1), name
+        assert fit.source.content_type == "image/png", name
+
+
+def test_hostile_pngs_are_invalid_argument_naming_what_is_wrong(image_client, pb):
+    images = pb.images
+    good = png(16, 16, 2, 8, [bytes(48) for _ in range(16)])
+    claims = (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", 100000, 100000, 8, 2, 0, 0, 0))
+              + png_chunk(b"IDAT", zlib.compress(b"\x00")) + png_chunk(b"IEND", b""))
+    # 8200 x 8200 grey of zeros: a small file, 268,960,000 bytes of decoded pixels.
+    bomb = (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", 8200, 8200, 8, 0, 0, 0, 0))
+            + png_chunk(b"IDAT", zlib.compress(bytes(8201 * 8200), 9)) + png_chunk(b"IEND", b""))
+    assert len(bomb) < 200_000
+    bad_crc = bytearray(good)
+    bad_crc[45] ^= 0x01  # inside the IDAT data (the chunk starts at 33)
+    for name, data, fragment in [
+        ("claims", claims, "PNG of 100000×100000 = 10000000000 pixels is over the limit of 100000000 pixels (--max-pixels)"),
+        ("bomb", bomb, "PNG of 8200×8200 decodes to 268960000 bytes of pixels (4 a pixel), over the limit of 268435456 bytes (--max-decoded-bytes)"),
+        ("truncated", good[:50], "data: PNG is truncated"),
+        ("bad crc", bytes(bad_crc), "data: PNG is damaged: a CRC does not match (chunk IDAT at offset 33"),
+    ]:
+        error = error_of(image_client, pb, "PutImage", images.PutImageRequest(owner_key="hostile-pngs", data=data))
+        assert error.code == pb.rpc.INVALID_ARGUMENT == 3, name
+        assert fragment in error.message, (name, error.message)
+    listed = call(image_client, pb, "ListImages", images.ListImagesRequest(owner_key="hostile-pngs"))
+    assert list(listed.images) == []

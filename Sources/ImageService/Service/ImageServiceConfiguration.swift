@@ -1,4 +1,5 @@
 import Foundation
+import JPEG
 import JobQueue
 import Runtime
 
@@ -14,7 +15,7 @@ public struct ImageServiceConfiguration: Sendable {
     public var maxMessageBytes: Int
     /// The cache's byte budget; 0 = an eighth of the memory limit of the machine or cgroup (at most 2 GiB).
     public var cacheBudgetBytes: Int
-    /// Largest width × height of a JPEG accepted.
+    /// Largest width × height of a JPEG or PNG accepted.
     public var maxPixels: Int
     /// Largest chunked upload.
     public var maxUploadBytes: Int64
@@ -22,6 +23,10 @@ public struct ImageServiceConfiguration: Sendable {
     public var maxRenditionSourceBytes: Int64
     /// Largest PDF document accepted (PutImage or chunked upload).
     public var maxDocumentBytes: Int64 = ImageStoreLimits.defaultMaxDocumentBytes
+    /// Largest pixel buffer a PNG is decoded into (width × height × 4), checked from its header.
+    public var maxDecodedBytes: Int = DecodeOptions.defaultMaxDecodedBytes
+    /// What a PNG's transparency is composited on in its renditions.
+    public var pngBackground: RGBColor = .white
     /// Idle uploads are dropped after this many seconds.
     public var uploadExpirySeconds: Int
     /// Whether PSI and cgroup monitors feed the cache (tests drive it themselves).
@@ -74,14 +79,19 @@ public struct ImageServiceConfiguration: Sendable {
         OptionSpec(name: "cache-bytes", env: EnvironmentNames.imageCacheBytes, defaultValue: "0",
                    help: "image cache budget (0 = 1/8 of the memory limit, at most 2 GiB)", valueName: "BYTES"),
         OptionSpec(name: "max-pixels", env: EnvironmentNames.imageMaxPixels, defaultValue: "100000000",
-                   help: "largest width × height of a JPEG accepted", valueName: "PIXELS"),
+                   help: "largest width × height of a JPEG or PNG accepted", valueName: "PIXELS"),
         OptionSpec(name: "max-upload-bytes", env: EnvironmentNames.imageMaxUploadBytes, defaultValue: String(4 << 30),
                    help: "largest chunked upload", valueName: "BYTES"),
         OptionSpec(name: "max-rendition-source-bytes", env: EnvironmentNames.imageMaxRenditionSourceBytes,
-                   defaultValue: String(256 << 20), help: "largest stored JPEG a rendition is made from, and largest arithmetic-coded JPEG accepted", valueName: "BYTES"),
+                   defaultValue: String(256 << 20), help: "largest stored JPEG or PNG a rendition is made from, and largest arithmetic-coded JPEG or PNG accepted", valueName: "BYTES"),
         OptionSpec(name: "max-document-bytes", env: EnvironmentNames.imageMaxDocumentBytes,
                    defaultValue: String(ImageStoreLimits.defaultMaxDocumentBytes), help: "largest PDF document accepted",
                    valueName: "BYTES"),
+        OptionSpec(name: "max-decoded-bytes", env: EnvironmentNames.imageMaxDecodedBytes,
+                   defaultValue: String(DecodeOptions.defaultMaxDecodedBytes),
+                   help: "largest pixel buffer a PNG is decoded into (width × height × 4), checked from its header before decoding",
+                   valueName: "BYTES"),
+        pngBackgroundOption,
         OptionSpec(name: "upload-expiry", env: EnvironmentNames.imageUploadExpirySeconds, defaultValue: "900",
                    help: "seconds an idle upload is kept", valueName: "SECONDS"),
         OptionSpec(name: "thumbnail-sizes", env: EnvironmentNames.imageThumbnailSizes,
@@ -92,6 +102,21 @@ public struct ImageServiceConfiguration: Sendable {
                    defaultValue: String(ImageStoreLimits.defaultQuarantineRetentionMilliseconds / 1000),
                    help: "seconds a start's quarantine/ folder is kept (0 = for good)", valueName: "SECONDS"),
     ] + JobRetention.options
+
+    /// `--png-background`, which thumbnail-worker takes too (one variable, so renditions and
+    /// thumbnails of a PNG are the same pixels).
+    public static let pngBackgroundOption = OptionSpec(
+        name: "png-background", env: EnvironmentNames.pngBackground, defaultValue: RGBColor.white.description,
+        help: "colour a PNG's transparent pixels are composited on in its renditions (RRGGBB)", valueName: "RRGGBB")
+
+    /// The colour of a `--png-background` value: six hex digits, `#` optional.
+    public static func pngBackground(_ options: ParsedOptions) throws -> RGBColor {
+        let text = try options.string("png-background")
+        guard let color = RGBColor(hex: text) else {
+            throw OptionError.invalidValue(option: "--png-background", value: text, reason: "not a colour as RRGGBB (six hex digits, e.g. ffffff)")
+        }
+        return color
+    }
 
     /// The sizes of a `--thumbnail-sizes` value: 1…8192 each, at most 8, no repeats, in order.
     static func thumbnailSizes(_ text: String) throws -> [Int] {
@@ -114,7 +139,7 @@ public struct ImageServiceConfiguration: Sendable {
 
     /// Reads the parsed flags; refuses values outside their range.
     public init(_ options: ParsedOptions) throws {
-        for (name, minimum) in [("cache-bytes", 0), ("max-pixels", 1), ("max-upload-bytes", 1), ("max-rendition-source-bytes", 1), ("max-document-bytes", 1), ("upload-expiry", 1)] {
+        for (name, minimum) in [("cache-bytes", 0), ("max-pixels", 1), ("max-upload-bytes", 1), ("max-rendition-source-bytes", 1), ("max-document-bytes", 1), ("max-decoded-bytes", 1), ("upload-expiry", 1)] {
             let value = try options.int(name)
             guard value >= minimum else {
                 throw OptionError.invalidValue(option: "--\(name)", value: String(value), reason: "must be ≥ \(minimum)")
@@ -130,6 +155,8 @@ public struct ImageServiceConfiguration: Sendable {
             maxRenditionSourceBytes: Int64(try options.int("max-rendition-source-bytes")),
             thumbnailSizes: try Self.thumbnailSizes(try options.string("thumbnail-sizes")))
         maxDocumentBytes = Int64(try options.int("max-document-bytes"))
+        maxDecodedBytes = try options.int("max-decoded-bytes")
+        pngBackground = try Self.pngBackground(options)
         quarantineRetentionMilliseconds = try JobRetention.milliseconds(options, "quarantine-retention")
         jobRetention = try JobRetention(options)
     }

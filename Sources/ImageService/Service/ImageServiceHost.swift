@@ -22,13 +22,15 @@ public enum ImageServiceHost {
         _ configuration: ImageServiceConfiguration, context: Context, logger: Logger
     ) throws -> ServiceComposition {
         let cache = ImageCache(budgetBytes: configuration.effectiveCacheBudgetBytes)
-        let limits = ImageStoreLimits(
+        var limits = ImageStoreLimits(
             maxPixels: configuration.maxPixels, maxUploadBytes: configuration.maxUploadBytes,
             maxChunkBytes: max(4096, min(16 << 20, configuration.maxMessageBytes - (64 << 10))),
             uploadExpiryMilliseconds: Int64(configuration.uploadExpirySeconds) * 1000,
             maxRenditionSourceBytes: configuration.maxRenditionSourceBytes, maxDocumentBytes: configuration.maxDocumentBytes,
             quarantineRetentionMilliseconds: configuration.quarantineRetentionMilliseconds,
             jobRetention: configuration.jobRetention)
+        limits.maxDecodedBytes = configuration.maxDecodedBytes
+        limits.pngBackground = configuration.pngBackground
         let faults = FaultWatch(logger: logger)
         let store = try ImageStore(
             folder: dataFolder(configuration), cache: cache, limits: limits, logger: logger,

@@ -1,18 +1,25 @@
+import JPEG
 import Media
 
 extension ImageStore {
     /// What `data` is (`MediaSniffer.classify`), refused as INVALID_ARGUMENT; the decode that
-    /// validates an arithmetic-coded JPEG holds a render slot.
-    static func classify(_ data: some BlobBytes, maxPixels: Int, maxDecodeBytes: Int64 = .max) throws -> SniffedMedia {
-        try data.withBlobBytes { buffer in try classify(buffer, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes) }
+    /// validates an arithmetic-coded JPEG or a PNG holds a render slot.
+    static func classify(
+        _ data: some BlobBytes, maxPixels: Int, maxDecodeBytes: Int64 = .max, maxDecodedBytes: Int = DecodeOptions.defaultMaxDecodedBytes
+    ) throws -> SniffedMedia {
+        try data.withBlobBytes { buffer in
+            try classify(buffer, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, maxDecodedBytes: maxDecodedBytes)
+        }
     }
 
     /// `classify` of bytes in place.
     static func classify(
-        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max
+        _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max,
+        maxDecodedBytes: Int = DecodeOptions.defaultMaxDecodedBytes
     ) throws(ImageStoreError) -> SniffedMedia {
         try refusedAsInvalid { () throws(MediaError) in
-            try MediaSniffer.classify(data, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, decodeSlots: renders)
+            try MediaSniffer.classify(
+                data, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, maxDecodedBytes: maxDecodedBytes, decodeSlots: renders)
         }
     }
 

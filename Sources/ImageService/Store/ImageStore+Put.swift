@@ -57,7 +57,8 @@ extension ImageStore {
             // its caller has its DEADLINE_EXCEEDED; writing now would only store what it may
             // send again.
             if abandoned() { throw CancellationError() }
-            let media = try Self.classify(data, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
+            let media = try Self.classify(
+                data, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes, maxDecodedBytes: limits.maxDecodedBytes)
             try Self.checkSize(media, size: Int64(data.count), limits: limits)
             try Self.check(media, against: new)
             let (temporary, digests) = try self.writeTemporary(data, key: key)

@@ -18,7 +18,8 @@ extension ImageStore {
 
     /// The image at `width` × `height` (FIT: inside the box, aspect kept, never enlarged; FILL:
     /// exactly the box, centre-cropped): a stored thumbnail of that size when there is one, else
-    /// rendered by the `Thumbnailer` the thumbnail worker uses, and cached. `source` is the image
+    /// rendered by the `Thumbnailer` the thumbnail worker uses (a PNG's transparency composited
+    /// on `ImageStoreLimits.pngBackground`), and cached. `source` is the image
     /// asked for (the original or edited image the rendition is made from), as StatImage answers
     /// it: the row read to render it, so a caller that wants both pays no second read.
     ///
@@ -38,9 +39,10 @@ extension ImageStore {
         }
         let stored = try await image(key)
         let original = stored.info
-        guard original.mediaType == .image, original.contentType == "image/jpeg", original.width > 0, original.height > 0 else {
+        let isPNG = original.contentType == "image/png"
+        guard original.mediaType == .image, original.contentType == "image/jpeg" || isPNG, original.width > 0, original.height > 0 else {
             throw ImageStoreError.failedPrecondition(
-                "image \(original.key) is \(original.contentType); renditions are made from JPEG images only")
+                "image \(original.key) is \(original.contentType); renditions are made from JPEG and PNG images only")
         }
         let plan = RenditionPlan(
             width: Int(original.width), height: Int(original.height), orientation: Int(original.orientation),
@@ -69,7 +71,8 @@ extension ImageStore {
         let cachedSource = cache.get(stored.cacheKey)
         // The thumbnail worker's code, so a rendition is the pixels a stored thumbnail of its
         // size would be; FILL enlarges to exactly the box, as GetRendition promises.
-        let thumbnailer = Thumbnailer(options: DecodeOptions(maxPixels: limits.maxPixels))
+        let thumbnailer = Thumbnailer(
+            options: DecodeOptions(maxPixels: limits.maxPixels, maxDecodedBytes: limits.maxDecodedBytes), background: limits.pngBackground)
         let size = Thumbnailer.Target(width: width, height: height, fit: plan.fit, enlargesToFill: true)
         let renders = Self.renders, blobs = blobs, key = original.key, sizeBytes = original.sizeBytes
         let checksum = stored.verification
@@ -96,6 +99,14 @@ extension ImageStore {
                     defer { renders.signal() }
                     try notStarted()
                     hooks.rendering?(key)
+                    if isPNG {
+                        do throws(PNGError) {
+                            return try thumbnailer.thumbnails(ofPNG: source, sizes: [size])[0].data
+                        } catch {
+                            throw ImageStoreError.failedPrecondition(
+                                "image \(key) cannot be rendered: its PNG does not decode (\(error.message))")
+                        }
+                    }
                     do throws(JPEGError) {
                         return try thumbnailer.thumbnails(of: source, sizes: [size])[0].data
                     } catch {

@@ -1,10 +1,16 @@
+import JPEG
 import JobQueue
 import Proto
 
 /// The limits the store enforces on what clients send.
 public struct ImageStoreLimits: Sendable {
-    /// Largest width × height a JPEG header may declare (checked before anything is decoded).
+    /// Largest width × height a JPEG or PNG header may declare (checked before anything is decoded).
     public var maxPixels: Int
+    /// Largest pixel buffer a PNG is decoded into (width × height × 4), checked from its header
+    /// before anything is inflated (`DecodeOptions.maxDecodedBytes`).
+    public var maxDecodedBytes: Int = DecodeOptions.defaultMaxDecodedBytes
+    /// What a PNG's transparent pixels are composited on in its renditions.
+    public var pngBackground: RGBColor = .white
     /// Largest blob accepted through a chunked upload.
     public var maxUploadBytes: Int64
     /// Largest AppendUpload chunk.
@@ -15,8 +21,8 @@ public struct ImageStoreLimits: Sendable {
     public var maxOpenUploads: Int
     /// Uploads open at once in all (each holds a staging file open).
     public var maxOpenUploadsTotal: Int
-    /// Largest stored JPEG a rendition is made from (it is read and decoded whole), and
-    /// largest arithmetic-coded JPEG a put or upload accepts (it is decoded to be validated).
+    /// Largest stored JPEG or PNG a rendition is made from (it is read and decoded whole), and
+    /// largest arithmetic-coded JPEG or PNG a put or upload accepts (it is decoded to be validated).
     public var maxRenditionSourceBytes: Int64
     /// Largest PDF document accepted, by PutImage or a chunked upload.
     public var maxDocumentBytes: Int64

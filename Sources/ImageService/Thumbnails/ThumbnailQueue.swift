@@ -1,7 +1,7 @@
 import JobQueue
 import Proto
 
-/// The `thumbnails` queue image-service serves: one job per stored ORIGINAL or EDITED JPEG,
+/// The `thumbnails` queue image-service serves: one job per stored ORIGINAL or EDITED JPEG or PNG,
 /// for all its sizes, enqueued in the transaction that adds the image's row.
 public enum ThumbnailQueue {
     /// The queue's name on the wire.
@@ -22,10 +22,13 @@ public enum ThumbnailQueue {
         JobQueueConfiguration(name: name, retention: retention)
     }
 
-    /// Whether storing `info` makes thumbnails: a JPEG original or edit (not a thumbnail, a movie,
-    /// HEIC or a PDF document).
+    /// The content types thumbnails are made from.
+    static let contentTypes = ["image/jpeg", "image/png"]
+
+    /// Whether storing `info` makes thumbnails: a JPEG or PNG original or edit (not a thumbnail,
+    /// a movie, HEIC or a PDF document).
     static func wants(_ info: ImageInfo) -> Bool {
-        (info.kind == .original || info.kind == .edited) && info.mediaType == .image && info.contentType == "image/jpeg"
+        (info.kind == .original || info.kind == .edited) && info.mediaType == .image && contentTypes.contains(info.contentType)
     }
 
     /// One pending job per image and set of sizes: the image as stored now (its key and

@@ -1,6 +1,7 @@
 import Digest
 import Dispatch
 import Foundation
+import JPEG
 import Locking
 import Media
 import Proto
@@ -283,7 +284,7 @@ final class Uploads: Sendable {
                 }
                 try upload.flushPending()
                 staged?(upload.path)
-                let media = try Self.sniff(upload, maxPixels: limits.maxPixels, maxDecodeBytes: limits.maxRenditionSourceBytes)
+                let media = try Self.sniff(upload, limits: limits)
                 try ImageStore.checkSize(media, size: upload.totalSize, limits: limits, ending: "; the upload is discarded")
                 try ImageStore.check(media, against: declared)
                 try BlobStore.check(fsync(upload.fd), "fsync", upload.path)
@@ -412,9 +413,10 @@ final class Uploads: Sendable {
     }
 
     /// Classifies a staged upload: a container by its first bytes; a PDF by those and its last
-    /// `MediaSniffer.pdfTrailerBytes`; a JPEG validated whole in place, through a read-only map
-    /// of the staged file (never read into memory whole).
-    private static func sniff(_ upload: Upload, maxPixels: Int, maxDecodeBytes: Int64) throws -> SniffedMedia {
+    /// `MediaSniffer.pdfTrailerBytes`; a JPEG or PNG validated whole in place, through a
+    /// read-only map of the staged file (never read into memory whole).
+    private static func sniff(_ upload: Upload, limits: ImageStoreLimits) throws -> SniffedMedia {
+        let maxPixels = limits.maxPixels, maxDecodeBytes = limits.maxRenditionSourceBytes
         let head = try readStaged(upload, offset: 0, count: Int(min(upload.totalSize, Int64(MediaSniffer.headBytes))))
         if MediaSniffer.startsAsPDF(head) {
             let count = min(upload.totalSize, Int64(MediaSniffer.pdfTrailerBytes))
@@ -425,11 +427,15 @@ final class Uploads: Sendable {
                 throw ImageStoreError.invalid(error.message)
             }
         }
-        guard head.starts(with: [0xFF, 0xD8, 0xFF]) else { return try ImageStore.classify(head, maxPixels: maxPixels) }
+        let isPNG = head.starts(with: PNG.signature)
+        guard head.starts(with: [0xFF, 0xD8, 0xFF]) || isPNG else { return try ImageStore.classify(head, maxPixels: maxPixels) }
         let map = try MappedFile(fd: upload.fd, count: Int(upload.totalSize), path: upload.path)
         do {
             return try map.readBack { bytes in
-                try ImageStore.classifyJPEG(bytes, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes)
+                try isPNG
+                    ? ImageStore.classify(
+                        bytes, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes, maxDecodedBytes: limits.maxDecodedBytes)
+                    : ImageStore.classifyJPEG(bytes, maxPixels: maxPixels, maxDecodeBytes: maxDecodeBytes)
             }
         } catch let error as BlobIOError where error.code == EIO {
             // The bytes received are not all on disk any more: refused, never stored as sent.

@@ -1,0 +1,4 @@
+#ifndef HOMEPWNER_CSPNG_SHIM_H
+#define HOMEPWNER_CSPNG_SHIM_H
+#include <spng.h>
+#endif
