@@ -58,16 +58,13 @@ extension ItemStore {
         for location in tree.byKey.values { names[location.parentKey, default: []].insert(location.name.lowercased()) }
         for location in staged.locations {
             if let held = tree.byKey[location.key] {
-                let fields = Self.differing(Self.storedFields(location), Self.storedFields(held))
-                if fields.isEmpty {
-                    plan.locationsUnchanged += 1
+                if let conflict = Self.compare("location", location.key, Self.storedFields(location), Self.storedFields(held)) {
+                    plan.conflicts.append(conflict)
                 } else {
-                    plan.conflicts.append(Self.conflict("location", location.key, fields,
-                        "location \(location.key) exists here with other \(fields.joined(separator: ", ")); change or delete one of them"))
+                    plan.locationsUnchanged += 1
                 }
-            } else if let deletedAt = try db.scalar("SELECT deleted_at_ms FROM deleted_locations WHERE key = ?", [.text(location.key)])?.int64Value {
-                plan.conflicts.append(Self.conflict("location", location.key, [],
-                    "location \(location.key) was deleted here at \(deletedAt) ms; its key cannot come back"))
+            } else if let deleted = try deletedConflict("location", location.key, table: "deleted_locations") {
+                plan.conflicts.append(deleted)
             } else if !location.parentKey.isEmpty && !present.contains(location.parentKey) {
                 plan.conflicts.append(Self.conflict("location", location.key, ["parent_key"],
                     "location \(location.key): its parent \(location.parentKey) is not imported (it conflicts)"))
@@ -88,16 +85,13 @@ extension ItemStore {
         }
         for category in staged.categories {
             if categories.contains(category.key) {
-                let fields = Self.differing(Self.storedFields(category), Self.storedFields(try storedCategory(category.key)))
-                if fields.isEmpty {
-                    plan.categoriesUnchanged += 1
+                if let conflict = Self.compare("category", category.key, Self.storedFields(category), Self.storedFields(try storedCategory(category.key))) {
+                    plan.conflicts.append(conflict)
                 } else {
-                    plan.conflicts.append(Self.conflict("category", category.key, fields,
-                        "category \(category.key) exists here with other \(fields.joined(separator: ", ")); change or delete one of them"))
+                    plan.categoriesUnchanged += 1
                 }
-            } else if let deletedAt = try db.scalar("SELECT deleted_at_ms FROM deleted_categories WHERE key = ?", [.text(category.key)])?.int64Value {
-                plan.conflicts.append(Self.conflict("category", category.key, [],
-                    "category \(category.key) was deleted here at \(deletedAt) ms; its key cannot come back"))
+            } else if let deleted = try deletedConflict("category", category.key, table: "deleted_categories") {
+                plan.conflicts.append(deleted)
             } else if categoryNames.contains(category.name.lowercased()) {
                 plan.conflicts.append(Self.conflict("category", category.key, ["name"],
                     "category \(category.key): a category named \(ItemInput.quoted(category.name)) exists here already; rename one"))
@@ -109,16 +103,13 @@ extension ItemStore {
         }
         for item in staged.items {
             if let held = try find(key: item.key) {
-                let fields = Self.differing(Self.content(item), Self.content(held))
-                if fields.isEmpty {
-                    plan.itemsUnchanged += 1
+                if let conflict = Self.compare("item", item.key, Self.content(item), Self.content(held)) {
+                    plan.conflicts.append(conflict)
                 } else {
-                    plan.conflicts.append(Self.conflict("item", item.key, fields,
-                        "item \(item.key) exists here with other \(fields.joined(separator: ", ")); change or delete one of them"))
+                    plan.itemsUnchanged += 1
                 }
-            } else if let deletedAt = try db.scalar("SELECT deleted_at_ms FROM deleted_items WHERE key = ?", [.text(item.key)])?.int64Value {
-                plan.conflicts.append(Self.conflict("item", item.key, [],
-                    "item \(item.key) was deleted here at \(deletedAt) ms; its key cannot come back"))
+            } else if let deleted = try deletedConflict("item", item.key, table: "deleted_items") {
+                plan.conflicts.append(deleted)
             } else if !item.locationKey.isEmpty && !present.contains(item.locationKey) {
                 plan.conflicts.append(Self.conflict("item", item.key, ["location_key"],
                     "item \(item.key): its location \(item.locationKey) is not imported (it conflicts)"))
@@ -306,6 +297,20 @@ extension ItemStore {
             }
         }
         return out
+    }
+
+    /// A subject held here already: nil when its content is the staged one's (unchanged), else
+    /// the conflict naming the fields that differ.
+    private static func compare<Message: ProtoMessage>(_ kind: String, _ key: String, _ staged: Message, _ held: Message) -> ImportConflict? {
+        let fields = differing(staged, held)
+        guard !fields.isEmpty else { return nil }
+        return conflict(kind, key, fields, "\(kind) \(key) exists here with other \(fields.joined(separator: ", ")); change or delete one of them")
+    }
+
+    /// The conflict of a key deleted here (its tombstone in `table`), nil when it was not.
+    private func deletedConflict(_ kind: String, _ key: String, table: String) throws -> ImportConflict? {
+        guard let deletedAt = try db.scalar("SELECT deleted_at_ms FROM \(table) WHERE key = ?", [.text(key)])?.int64Value else { return nil }
+        return Self.conflict(kind, key, [], "\(kind) \(key) was deleted here at \(deletedAt) ms; its key cannot come back")
     }
 
     private static func conflict(_ kind: String, _ key: String, _ fields: [String], _ message: String) -> ImportConflict {

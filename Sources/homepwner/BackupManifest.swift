@@ -12,12 +12,19 @@ enum BackupLayout {
     static func snapshots(_ folder: String) -> String { folder + "/snapshots" }
 
     /// "20261207T061502Z": sorts by time.
-    static func snapshotName(_ date: Date) -> String {
+    static func snapshotName(_ date: Date) -> String { snapshotFormatter().string(from: date) }
+
+    /// The time a snapshot's name says, nil for another name.
+    static func snapshotDate(_ name: String) -> Date? {
+        name.count == 16 ? snapshotFormatter().date(from: name) : nil
+    }
+
+    private static func snapshotFormatter() -> DateFormatter {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        return formatter.string(from: date)
+        return formatter
     }
 
     /// A blob's file by its checksum ("sha256:<hex>"): `blobs/sha256/<2 hex>/<hex>`.

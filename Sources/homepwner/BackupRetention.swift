@@ -16,8 +16,8 @@ struct BackupRetention {
         var kept = Set<String>()
         var days = Set<String>()
         var weeks = Set<String>()
-        let dated = names.compactMap { name in Self.date(name).map { (name, $0) } }
-        kept.formUnion(names.filter { Self.date($0) == nil })
+        let dated = names.compactMap { name in BackupLayout.snapshotDate(name).map { (name, $0) } }
+        kept.formUnion(names.filter { BackupLayout.snapshotDate($0) == nil })
         for (index, (name, date)) in dated.sorted(by: { $0.0 > $1.0 }).enumerated() {
             if index == 0 { kept.insert(name) }
             let day = String(name.prefix(8))
@@ -26,16 +26,6 @@ struct BackupRetention {
             if weeks.count < weekly, weeks.insert(week).inserted { kept.insert(name) }
         }
         return kept
-    }
-
-    /// The time a snapshot's name ("20261207T061502Z") says, nil for another name.
-    static func date(_ name: String) -> Date? {
-        guard name.count == 16 else { return nil }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
-        return formatter.date(from: name)
     }
 
     /// "2026-W49": the ISO 8601 week (weeks start on Monday; week 1 holds the year's first Thursday).
