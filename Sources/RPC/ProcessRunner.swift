@@ -33,23 +33,33 @@ public enum ProcessRunner {
         return try BearerToken.load(file: file)
     }
 
+    /// The parser `run` reads a command line with: `options`, then `--metrics`,
+    /// `--metrics-token-file` and the common options.
+    public static func parser(command: String, summary: String, options: [OptionSpec], metricsEnvironment: String) -> OptionParser {
+        OptionParser(
+            command: command, summary: summary,
+            options: options + [metricsOption(environment: metricsEnvironment), metricsTokenOption] + commonOptions)
+    }
+
     /// Parses options, builds the process's composition and runs its services in a
     /// `ServiceGroup` until SIGTERM/SIGINT (started in order, stopped in reverse); never returns.
     /// With `--metrics`, a scrape endpoint serving Metrics/Stats as Prometheus text runs last.
     ///
     /// Exit codes: 0 after a clean stop or `--help`, 2 for a usage error, 1 when a service failed.
+    ///
+    /// - Parameter arguments: the command line after the program's name (after `homepwner NAME`
+    ///   when the multi-call CLI runs it).
     public static func run(
         command: String, summary: String, options: [OptionSpec], metricsEnvironment: String,
+        arguments: [String] = Array(CommandLine.arguments.dropFirst()),
         makeComposition: (ParsedOptions, Context, Logger) throws -> ServiceComposition
     ) async -> Never {
         MallocTuning.forLargeMessages()
         MallocTuning.trimForTheProcess()
-        let parser = OptionParser(
-            command: command, summary: summary,
-            options: options + [metricsOption(environment: metricsEnvironment), metricsTokenOption] + commonOptions)
+        let parser = parser(command: command, summary: summary, options: options, metricsEnvironment: metricsEnvironment)
         let parsed: ParsedOptions
         do {
-            parsed = try parser.parse(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
+            parsed = try parser.parse(arguments, environment: ProcessInfo.processInfo.environment)
         } catch {
             if case let .helpRequested(text) = error {
                 print(text)

@@ -29,7 +29,7 @@ enum CommandTable {
         KeysCommand.genParser, KeysCommand.allowParser, KeysCommand.initParser, KeysCommand.revokeParser, KeysCommand.lsParser,
         KeysCommand.signGenParser,
         CompletionsCommand.parser, CompletionsCommand.manParser,
-    ]
+    ] + ServicePrograms.all.map(\.parser)
 
     /// One word of the command line: a command, or a subcommand under one.
     struct Node {

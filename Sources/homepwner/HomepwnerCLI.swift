@@ -33,7 +33,7 @@ enum HomepwnerCLI {
         ("keys", "CURVE key files and the allowed keys with their roles: gen, allow, revoke, ls; sign-gen: a signing key"),
         ("completions", "print the bash, zsh or fish completion script (ops/install installs them)"),
         ("man", "print the man page, homepwner(1), in roff"),
-    ]
+    ] + ServicePrograms.all.map { ($0.command, $0.summary) }
 
     static var overview: String {
         var text = """
@@ -70,6 +70,8 @@ enum HomepwnerCLI {
         case "--version", "version":
             print("homepwner \(HomepwnerVersion.string)")
             code = 0
+        case let name where ServicePrograms.names.contains(name):
+            await ServicePrograms.named(name)!.main(rest)
         case "up":
             code = await UpCommand.run(rest)
         case "health":

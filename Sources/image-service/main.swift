@@ -1,12 +1,6 @@
+// image-service: the thin main of ServiceProgram.imageService (also run as
+// "homepwner NAME" and by a link named NAME to the homepwner executable).
 import ImageService
 import RPC
-import Runtime
 
-await ProcessRunner.run(
-    command: "image-service",
-    summary: "Serves the Homepwner blob store: photos and videos by UUID, renditions, a memory-aware cache.",
-    options: ImageServiceConfiguration.options,
-    metricsEnvironment: EnvironmentNames.imageMetrics
-) { options, context, logger in
-    try ImageServiceHost.make(try ImageServiceConfiguration(options), context: context, logger: logger)
-}
+await ServiceProgram.imageService.main(Array(CommandLine.arguments.dropFirst()))

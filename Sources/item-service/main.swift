@@ -1,12 +1,6 @@
+// item-service: the thin main of ServiceProgram.itemService (also run as
+// "homepwner NAME" and by a link named NAME to the homepwner executable).
 import ItemService
 import RPC
-import Runtime
 
-await ProcessRunner.run(
-    command: "item-service",
-    summary: "Serves the Homepwner items: SQLite store, manual order, photos per item, delete cascade.",
-    options: ItemServiceConfiguration.options,
-    metricsEnvironment: EnvironmentNames.itemMetrics
-) { options, context, logger in
-    try ItemServiceHost.make(try ItemServiceConfiguration(options), context: context, logger: logger)
-}
+await ServiceProgram.itemService.main(Array(CommandLine.arguments.dropFirst()))

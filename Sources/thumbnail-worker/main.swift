@@ -1,13 +1,6 @@
-import RPC
-import Runtime
+// thumbnail-worker: the thin main of ServiceProgram.thumbnailWorker (also run as
+// "homepwner NAME" and by a link named NAME to the homepwner executable).
 import ThumbnailWorker
+import RPC
 
-await ProcessRunner.run(
-    command: "thumbnail-worker",
-    summary: "Takes thumbnail jobs: decodes (JPEG with DCT scaling, PNG composited on a background), orients, resizes and stores thumbnails.",
-    options: ThumbnailWorkerHost.options,
-    metricsEnvironment: EnvironmentNames.thumbnailWorkerMetrics
-) { options, context, logger in
-    try ThumbnailWorkerHost.make(
-        try WorkerConfiguration(options), pngBackground: try ThumbnailWorkerHost.pngBackground(options), context: context, logger: logger)
-}
+await ServiceProgram.thumbnailWorker.main(Array(CommandLine.arguments.dropFirst()))

@@ -30,9 +30,15 @@ def prefix(tmp_path_factory):
     return prefix
 
 
+SERVICES = ("item-service", "image-service", "capture-worker", "thumbnail-worker")
+
+
 def test_install_puts_the_executables_completions_and_man_page_in_the_prefix(prefix):
-    for product in ("homepwner", "item-service", "image-service", "capture-worker", "thumbnail-worker"):
-        assert os.access(prefix / "bin" / product, os.X_OK), product
+    # One executable: the four service names are links to it (issue 31, item 5).
+    assert (prefix / "bin/homepwner").is_file() and not (prefix / "bin/homepwner").is_symlink()
+    for name in SERVICES:
+        assert (prefix / "bin" / name).is_symlink() and os.readlink(prefix / "bin" / name) == "homepwner", name
+        assert os.access(prefix / "bin" / name, os.X_OK), name
     version = subprocess.run([str(prefix / "bin/homepwner"), "--version"], capture_output=True, text=True, timeout=30)
     assert version.returncode == 0 and version.stdout.startswith("homepwner "), version
     for path in ("share/bash-completion/completions/homepwner", "share/zsh/site-functions/_homepwner",
@@ -58,7 +64,8 @@ def bash_complete(prefix, *words):
 
 
 def test_bash_completes_commands_subcommands_options_and_file_values(prefix):
-    assert bash_complete(prefix, "homepwner", "it") == ["item"]
+    assert bash_complete(prefix, "homepwner", "it") == ["item", "item-service"]
+    assert bash_complete(prefix, "homepwner", "thumbnail-worker", "--png-b") == ["--png-background"]
     assert bash_complete(prefix, "homepwner", "item", "photo", "") == ["add", "rm", "primary", "order", "role"]
     assert bash_complete(prefix, "homepwner", "backup", "--ke") == ["--key", "--keep-daily", "--keep-weekly"]
     assert bash_complete(prefix, "homepwner", "completions", "") == ["bash", "zsh", "fish"]
@@ -98,7 +105,7 @@ def test_fish_completes_commands_subcommands_options_and_file_values(prefix):
                               capture_output=True, text=True, timeout=30, cwd=prefix)
         assert done.returncode == 0, done.stderr
         return [row.split("\t")[0] for row in done.stdout.splitlines()]
-    assert complete("homepwner it") == ["item"]
+    assert complete("homepwner it") == ["item", "item-service"]
     assert complete("homepwner item photo ") == ["add", "order", "primary", "rm", "role"]
     assert complete("homepwner backup --keep-") == ["--keep-daily", "--keep-weekly"]
     assert complete("homepwner backup --sign-key bi") == ["bin/"]
@@ -141,3 +148,68 @@ def test_the_man_page_renders_cleanly_and_lists_every_command_the_cli_dispatches
                 assert f"homepwner {' '.join(other)}" in helped.stdout, f"{path} --help does not name {other}: {helped.stdout[:300]!r}"
         else:
             assert helped.stdout.startswith(f"OVERVIEW: {summary}\n"), f"{path}: {helped.stdout[:200]!r} vs {summary!r}"
+
+
+def test_the_links_run_each_service_and_together_make_thumbnails(prefix, tmp_path):
+    """Each link is its program (the same help as 'homepwner NAME --help'); started by the links,
+    the four serve together: an image put is thumbnailed by the worker, all four answer health,
+    and each stops cleanly on SIGTERM."""
+    import signal
+    import socket
+    import time
+
+    cli = str(prefix / "bin/homepwner")
+    for name in SERVICES:
+        linked = subprocess.run([str(prefix / "bin" / name), "--help"], capture_output=True, text=True, timeout=30)
+        named = subprocess.run([cli, name, "--help"], capture_output=True, text=True, timeout=30)
+        assert linked.returncode == 0 and named.returncode == 0, (linked.stderr, named.stderr)
+        assert linked.stdout == named.stdout and f"USAGE: {name} [options]" in linked.stdout, linked.stdout[:300]
+    wrong = subprocess.run([str(prefix / "bin/item-service"), "--no-such-option"], capture_output=True, text=True, timeout=30)
+    assert wrong.returncode == 2 and "item-service: " in wrong.stderr and "--no-such-option" in wrong.stderr, wrong.stderr
+
+    def port() -> str:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return f"tcp://127.0.0.1:{s.getsockname()[1]}"
+
+    item, image, capture, thumbnail = port(), port(), port(), port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HOMEPWNER_")}
+    runs = {
+        "image-service": ["--rpc", image, "--events", port(), "--data-dir", str(tmp_path / "images"), "--thumbnail-sizes", "64,256"],
+        "item-service": ["--rpc", item, "--events", port(), "--data-dir", str(tmp_path / "items"), "--image-service", image],
+        "capture-worker": ["--rpc", capture, "--item-service", item, "--image-service", image],
+        "thumbnail-worker": ["--rpc", thumbnail, "--item-service", item, "--image-service", image],
+    }
+    processes = {}
+    try:
+        for name, arguments in runs.items():
+            log = open(tmp_path / f"{name}.log", "wb")
+            processes[name] = subprocess.Popen([str(prefix / "bin" / name), *arguments], stdout=log, stderr=subprocess.STDOUT, env=env)
+        endpoints = ["--item", item, "--image", image, "--capture-worker", capture, "--thumbnail-worker", thumbnail]
+        deadline = time.monotonic() + 30
+        while True:
+            health = subprocess.run([cli, "health", "all", *endpoints, "--timeout", "1000"], capture_output=True, text=True, timeout=30, env=env)
+            if health.returncode == 0:
+                break
+            assert time.monotonic() < deadline, health.stdout + health.stderr
+            time.sleep(0.3)
+        for name in SERVICES:
+            assert name in health.stdout, health.stdout
+        photo = ROOT / "Tests/Fixtures/exif-orientation/Landscape_6.jpg"
+        put = subprocess.run([cli, "image", "put", str(photo), "--image", image, "--json"], capture_output=True, text=True, timeout=60, env=env)
+        assert put.returncode == 0, put.stderr
+        batch = subprocess.run([cli, "thumbs", "batch", "--missing", "--item", item, "--image", image, "--json"],
+                               capture_output=True, text=True, timeout=120, env=env)
+        assert batch.returncode == 0, batch.stdout + batch.stderr
+        listed = subprocess.run([cli, "image", "ls", "--image", image, "--json"], capture_output=True, text=True, timeout=60, env=env)
+        assert listed.returncode == 0, listed.stderr
+        assert listed.stdout.count('"THUMBNAIL"') == 2, listed.stdout
+    finally:
+        for name, process in processes.items():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        codes = {name: process.wait(timeout=15) for name, process in processes.items()}
+    assert codes == {name: 0 for name in processes}, {n: (tmp_path / f"{n}.log").read_text()[-800:] for n in processes}
+    # Each logged under its own name: the program chosen by the link, not 'homepwner'.
+    for name in SERVICES:
+        assert f" {name}: " in (tmp_path / f"{name}.log").read_text(), name

@@ -1,0 +1,18 @@
+import Capture
+import RPC
+import Runtime
+import WorkerRuntime
+
+extension ServiceProgram {
+    /// capture-worker: what its executable, `homepwner capture-worker` and a link of that name run.
+    public static let captureWorker = ServiceProgram(
+        command: "capture-worker",
+        summary: "Takes capture jobs: obtains, validates and edits photos and videos, stores and attaches them.",
+        options: CaptureWorkerHost.options,
+        metricsEnvironment: EnvironmentNames.captureWorkerMetrics
+    ) { options, context, logger in
+        try CaptureWorkerHost.make(
+            try WorkerConfiguration(options), sources: try CaptureSources(options), background: try CaptureWorkerHost.background(options),
+            context: context, logger: logger)
+    }
+}
