@@ -89,15 +89,20 @@ extension CaptureJobHandler {
         case .file(let file):
             let head = try file.read(at: 0, count: MediaSniffer.headBytes)
             if JPEG.sniff(head) { return (.image, "image/jpeg") }
-            // A PNG is refused below by its signature, not validated for nothing.
-            media = try PNG.sniff(head) ? (.image, "image/png") : sniff(head, source.name)
+            // A PNG or a HEIC is refused below by its signature, not validated (decoded) for nothing.
+            media = try Self.signature(head) ?? sniff(head, source.name)
         case .bytes(let bytes):
-            media = try PNG.sniff(bytes) ? (.image, "image/png") : sniff(bytes, source.name)
+            media = try Self.signature(bytes) ?? sniff(bytes, source.name)
         }
         guard media.mediaType == .movie || media.contentType == "image/jpeg" else {
             throw RPCError.invalidArgument("\(source.name) is \(media.contentType), which capture cannot decode; send a JPEG photo or a movie")
         }
         return media
+    }
+
+    /// A PNG's or a HEIC's type by its signature alone; nil for anything else.
+    private static func signature(_ bytes: [UInt8]) -> (mediaType: MediaType, contentType: String)? {
+        PNG.sniff(bytes) ? (.image, "image/png") : HEIF.sniff(bytes) ? (.image, "image/heic") : nil
     }
 
     private func sniff(_ bytes: [UInt8], _ name: String) throws -> (mediaType: MediaType, contentType: String) {

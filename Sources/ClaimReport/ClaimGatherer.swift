@@ -256,14 +256,14 @@ public final class ClaimGatherer {
     }
 
     /// A photo listed rather than shown: when a thumbnail was asked for, why there is none (what
-    /// it is, or `renditionError`, what GetRendition said of a JPEG or PNG it could not render).
+    /// it is, or `renditionError`, what GetRendition said of a JPEG, PNG or HEIC it could not render).
     private static func listed(_ photo: ItemPhoto, info: ImageInfo, thumbnails: Bool, renditionError: String) -> ClaimPhoto {
         let why: String
         if info.mediaType == .document || info.contentType == "application/pdf" {
             why = "a PDF document"
         } else if info.mediaType == .movie {
             why = "a movie (\(info.contentType))"
-        } else if info.contentType != "image/jpeg" && info.contentType != "image/png" {
+        } else if !["image/jpeg", "image/png", "image/heic"].contains(info.contentType) {
             why = "\(info.contentType) has no thumbnail"
         } else {
             why = renditionError

@@ -3,7 +3,7 @@ import JPEG
 import Proto
 
 /// Recognises JPEG (its whole structure validated, the header under a pixel limit), PNG
-/// (validated whole, `MediaSniffer+PNG.swift`), HEIC/AVIF,
+/// (validated whole, `MediaSniffer+PNG.swift`), HEIC (validated whole, `MediaSniffer+HEIF.swift`), AVIF,
 /// PDF documents by their header and trailer (`MediaSniffer+PDF.swift`), and movies by their
 /// container signature (ISO BMFF/QuickTime, Matroska/WebM, AVI).
 public enum MediaSniffer {
@@ -11,6 +11,7 @@ public enum MediaSniffer {
     public static let headBytes = 64
 
     /// Classifies a container by its first bytes; nil for JPEG, PNG, PDF and anything unknown.
+    /// A HEIC is named by its brand here; `classify` validates it whole first.
     public static func container(_ head: ArraySlice<UInt8>) -> SniffedMedia? {
         let head = Array(head.prefix(headBytes))
         func ascii(_ range: Range<Int>) -> String {
@@ -62,9 +63,10 @@ public enum MediaSniffer {
     }
 
     /// Classifies whole data in place (a request frame, a memory map): JPEG (its whole
-    /// structure validated), PNG (validated whole), a PDF (its header and trailer), HEIC or a
-    /// movie. `maxDecodeBytes`, `decodeSlots`: see `jpeg` (for a PNG, the most bytes it may
-    /// have, `png`'s `maxFileBytes`); `maxDecodedBytes`: see `png`.
+    /// structure validated), PNG and HEIC (validated whole), a PDF (its header and trailer),
+    /// or a movie. `maxDecodeBytes`, `decodeSlots`: see `jpeg` (for a PNG or a HEIC, the most
+    /// bytes it may have, `png`'s and `heif`'s `maxFileBytes`); `maxDecodedBytes`: see `png`
+    /// and `heif`.
     public static func classify(
         _ data: UnsafeRawBufferPointer, maxPixels: Int, maxDecodeBytes: Int64 = .max,
         maxDecodedBytes: Int = DecodeOptions.defaultMaxDecodedBytes, decodeSlots: DispatchSemaphore
@@ -75,6 +77,10 @@ public enum MediaSniffer {
         }
         if PNG.sniff(data) {
             return try png(
+                data, maxPixels: maxPixels, maxFileBytes: maxDecodeBytes, maxDecodedBytes: maxDecodedBytes, decodeSlots: decodeSlots)
+        }
+        if HEIF.sniff(data) {
+            return try heif(
                 data, maxPixels: maxPixels, maxFileBytes: maxDecodeBytes, maxDecodedBytes: maxDecodedBytes, decodeSlots: decodeSlots)
         }
         if startsAsPDF(data.prefix(pdfSignature.count)) {

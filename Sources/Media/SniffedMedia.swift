@@ -6,7 +6,8 @@ public struct SniffedMedia: Sendable, Equatable {
     public var mediaType: MediaType
     /// The MIME type, e.g. "image/jpeg", "video/mp4", "application/pdf".
     public var contentType: String
-    /// A JPEG's declared size, as stored (before orientation); 0 for anything else.
+    /// A JPEG's declared size, as stored (before orientation); a PNG's; a HEIC's as displayed
+    /// (after its `irot`/`imir`, which its decode applies); 0 for anything else.
     public var width = 0, height = 0
     /// EXIF orientation 1...8 for JPEG; 0 when not an image with one.
     public var orientation = 0

@@ -68,7 +68,7 @@ public enum ThumbnailWorkerHost {
     /// a batch). One per process: it holds one more original in memory.
     public static let readAhead = 1
 
-    /// What making `sizes` of `original` (a JPEG or a PNG) holds at its peak
+    /// What making `sizes` of `original` (a JPEG, a PNG or a HEIC) holds at its peak
     /// (`Thumbnailer.workingBytes`); 0 for a header that does not read, which the making then
     /// reports.
     static func workingBytes(_ original: [UInt8], _ sizes: [Int]) -> Int { workingBytes(original, sizes, with: Thumbnailer()) }
@@ -77,11 +77,12 @@ public enum ThumbnailWorkerHost {
     static func workingBytes(_ original: [UInt8], _ sizes: [Int], with thumbnailer: Thumbnailer) -> Int {
         let targets = sizes.map { Thumbnailer.Target(longestEdge: $0) }
         if PNG.sniff(original) { return (try? thumbnailer.workingBytes(ofPNG: original, sizes: targets)) ?? 0 }
+        if HEIF.sniff(original) { return (try? thumbnailer.workingBytes(ofHEIF: original, sizes: targets)) ?? 0 }
         return (try? thumbnailer.workingBytes(of: original, sizes: targets)) ?? 0
     }
 
     /// Every size from one decode (`Thumbnailer`, quality 80, the ICC profile kept) of a JPEG,
-    /// or of a PNG composited on the thumbnailer's background.
+    /// of a PNG composited on the thumbnailer's background, or of a HEIC upright by its irot/imir.
     static func makeThumbnails(_ original: [UInt8], _ sizes: [Int]) throws -> [Thumbnail] {
         try makeThumbnails(original, sizes, with: Thumbnailer())
     }
@@ -90,7 +91,8 @@ public enum ThumbnailWorkerHost {
     static func makeThumbnails(_ original: [UInt8], _ sizes: [Int], with thumbnailer: Thumbnailer) throws -> [Thumbnail] {
         let targets = sizes.map { Thumbnailer.Target(longestEdge: $0) }
         let outputs = try PNG.sniff(original)
-            ? thumbnailer.thumbnails(ofPNG: original, sizes: targets) : thumbnailer.thumbnails(of: original, sizes: targets)
+            ? thumbnailer.thumbnails(ofPNG: original, sizes: targets)
+            : HEIF.sniff(original) ? thumbnailer.thumbnails(ofHEIF: original, sizes: targets) : thumbnailer.thumbnails(of: original, sizes: targets)
         return outputs.map { output in
             var thumbnail = Thumbnail()
             thumbnail.size = Int32(output.target.width)

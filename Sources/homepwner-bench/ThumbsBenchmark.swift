@@ -6,7 +6,8 @@ import Locking
 
 /// `homepwner-bench thumbs`: the `Thumbnailer` in this process next to a bare C loop over
 /// libjpeg-turbo doing the same decode-scale-resize-encode (ops/thumbs/thumbs.c) and Pillow in
-/// draft mode (ops/thumbs/thumbs_pillow.py), on the same photos, one and two workers, in one run.
+/// draft mode (ops/thumbs/thumbs_pillow.py), on the same photos, one and two workers, in one run;
+/// then the PNG and HEIC rows (`formats`; `--formats-only` runs only those).
 ///
 /// The corpus, the C binary and Pillow's venv come from ops/thumbs/prepare (a cache folder
 /// outside the repository). Every contender reads the files into memory first and times only
@@ -32,8 +33,14 @@ enum ThumbsBenchmark {
         let sizes = sizesText.split(separator: ",").compactMap { Int($0) }
         do {
             let prepared = try output(of: "ops/thumbs/prepare", [])
-            guard prepared.count == 4 else { throw Failure("ops/thumbs/prepare printed \(prepared)") }
+            guard prepared.count == 7 else { throw Failure("ops/thumbs/prepare printed \(prepared)") }
             let (corpus, cLoop, python, progressive) = (prepared[0], prepared[1], prepared[2], prepared[3])
+            if arguments.contains("--formats-only") {
+                try formats(
+                    binary: prepared[4], pngFolder: prepared[5], heicFolder: prepared[6], sizes: sizes, sizesText: sizesText,
+                    quality: quality, roundCount: roundCount)
+                return
+            }
             let files = try FileManager.default.subpathsOfDirectory(atPath: corpus)
                 .filter { $0.lowercased().hasSuffix(".jpg") }.sorted().map { "\(corpus)/\($0)" }
             let photos = try files.map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: $0))) }
@@ -88,6 +95,9 @@ enum ThumbsBenchmark {
             print(String(
                 format: "Peak RSS of thumbnail-worker over %d progressive 18-megapixel JPEGs (5196×3464): %.0f MB with one job at a time, %.0f MB with two",
                 large.count, workerPeak.one, workerPeak.two))
+            try formats(
+                binary: prepared[4], pngFolder: prepared[5], heicFolder: prepared[6], sizes: sizes, sizesText: sizesText,
+                quality: quality, roundCount: roundCount)
         } catch {
             FileHandle.standardError.write(Data("thumbs benchmark failed: \(error)\n".utf8))
             exit(1)

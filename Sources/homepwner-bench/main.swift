@@ -48,8 +48,9 @@ case nil, "-h", "--help":
                  and with --max-jobs N (default 16) per Lease; options: --seconds S (per round, default 3),
                  --rounds N (default 3)
           thumbs the Thumbnailer (one and two threads) vs a bare C loop over libjpeg-turbo and Pillow (draft)
-                 on Debian's wallpapers (ops/thumbs/prepare); options: --rounds N (default 3, alternated),
-                 --sizes 64,256,1024, --quality 80
+                 on Debian's wallpapers (ops/thumbs/prepare), then PNG and HEIC originals vs bare libspng and
+                 libheif C loops; options: --rounds N (default 3, alternated), --sizes 64,256,1024,
+                 --quality 80, --formats-only (the PNG and HEIC rows alone)
           capture a 12-megapixel photo captured with a square edit end to end (the three processes), one and
                  two workers, vs a bare C loop over libjpeg-turbo (ops/capture/prepare); options: --rounds N
                  (default 3), --captures N (a round, default 24)

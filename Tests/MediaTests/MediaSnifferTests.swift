@@ -17,8 +17,6 @@ import TestSupport
             (Self.ftyp("mp42"), .movie, "video/mp4"),
             (Self.ftyp("qt  "), .movie, "video/quicktime"),
             (Self.ftyp("3gp5"), .movie, "video/3gpp"),
-            (Self.ftyp("heic"), .image, "image/heic"),
-            (Self.ftyp("mif1"), .image, "image/heic"),
             (Self.ftyp("avif"), .image, "image/avif"),
             ([0, 0, 0, 8] + Array("moov".utf8) + [0, 0], .movie, "video/quicktime"),
             ([0x1A, 0x45, 0xDF, 0xA3, 0x9F, 0x42, 0x82, 0x84] + Array("webm".utf8), .movie, "video/webm"),

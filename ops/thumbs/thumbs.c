@@ -7,6 +7,9 @@
 // and no structure walk: what the C loop leaves out is what the Swift one pays for.
 //
 // thumbs THREADS ROUNDS QUALITY SIZES(64,256,1024) FILE...  → "images <n> seconds <s> bytes <b>"
+//
+// thumbs_formats.c includes this file with THUMBS_NO_MAIN for its resize and its sizes
+// (`encodeSizes`), and decodes PNG and HEIC instead.
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -50,20 +53,21 @@ static Axis axis(int source, int destination) {
 
 static void freeAxis(Axis a) { free(a.first); free(a.taps); free(a.weights); }
 
-static unsigned char *resize(const unsigned char *src, int sw, int sh, int dw, int dh) {
+static unsigned char *resize(const unsigned char *src, int sourceStride, int sw, int sh, int dw, int dh) {
     // Row by row, as RGBImage.resized: the source rows under an output row weighted into one
     // row of float at the source's width (a contiguous loop the compiler vectorizes), then
     // averaged across to the new width and rounded once.
     Axis h = axis(sw, dw), v = axis(sh, dh);
     int sourceLength = sw * 3, length = dw * 3;
+    if (sourceStride == 0) sourceStride = sourceLength;
     unsigned char *out = malloc((size_t)length * dh);
     float *sum = malloc(sourceLength * sizeof(float));
     for (int y = 0; y < dh; y++) {
         const float *vw = v.weights + (size_t)y * v.stride;
-        const unsigned char *row = src + (size_t)v.first[y] * sourceLength;
+        const unsigned char *row = src + (size_t)v.first[y] * sourceStride;
         for (int i = 0; i < sourceLength; i++) sum[i] = row[i] * vw[0];
         for (int k = 1; k < v.taps[y]; k++) {
-            row += sourceLength;
+            row += sourceStride;
             for (int i = 0; i < sourceLength; i++) sum[i] += row[i] * vw[k];
         }
         unsigned char *t = out + (size_t)y * length;
@@ -81,7 +85,9 @@ static unsigned char *resize(const unsigned char *src, int sw, int sh, int dw, i
     return out;
 }
 
-static void thumbnail(tjhandle decoder, tjhandle encoder, const File *file, long long *bytes) {
+static void encodeSizes(tjhandle encoder, const unsigned char *pixels, int stride, int w, int h, int dw, int dh, long long *bytes);
+
+__attribute__((unused)) static void thumbnail(tjhandle decoder, tjhandle encoder, const File *file, long long *bytes) {
     int w, h, subsampling, colorspace;
     if (tjDecompressHeader3(decoder, file->data, file->size, &w, &h, &subsampling, &colorspace)) {
         fprintf(stderr, "header: %s\n", tjGetErrorStr2(decoder));
@@ -102,6 +108,13 @@ static void thumbnail(tjhandle decoder, tjhandle encoder, const File *file, long
         fprintf(stderr, "decode: %s\n", tjGetErrorStr2(decoder));
         exit(1);
     }
+    encodeSizes(encoder, pixels, 0, w, h, dw, dh, bytes);
+    free(pixels);
+}
+
+// Every size of a picture of w × h decoded at dw × dh (rows `stride` bytes apart, 0 = dw × 3),
+// encoded and counted in *bytes.
+static void encodeSizes(tjhandle encoder, const unsigned char *pixels, int stride, int w, int h, int dw, int dh, long long *bytes) {
     // Largest first: each size is averaged from the smallest one made already that has at
     // least twice its pixels in each dimension, else from the decode (as the Thumbnailer does).
     int order[16], made = 0;
@@ -114,14 +127,14 @@ static void thumbnail(tjhandle decoder, tjhandle encoder, const File *file, long
         int i = order[k];
         double fit = fmin(1, fmin((double)sizes[i] / w, (double)sizes[i] / h));
         int ow = (int)fmax(1, round(w * fit)), oh = (int)fmax(1, round(h * fit));
-        unsigned char *source = pixels;
-        int sw = dw, sh = dh;
+        const unsigned char *source = pixels;
+        int sw = dw, sh = dh, sourceStride = stride;
         for (int m = 0; m < made; m++)
-            if (widths[m] >= 2 * ow && heights[m] >= 2 * oh && widths[m] * heights[m] < sw * sh) { source = images[m]; sw = widths[m]; sh = heights[m]; }
-        unsigned char *small = (ow == sw && oh == sh) ? source : resize(source, sw, sh, ow, oh);
+            if (widths[m] >= 2 * ow && heights[m] >= 2 * oh && widths[m] * heights[m] < sw * sh) { source = images[m]; sw = widths[m]; sh = heights[m]; sourceStride = 0; }
+        unsigned char *small = (ow == sw && oh == sh) ? (unsigned char *)source : resize(source, sourceStride, sw, sh, ow, oh);
         unsigned char *jpeg = NULL;
         unsigned long size = 0;
-        if (tjCompress2(encoder, small, ow, 0, oh, TJPF_RGB, &jpeg, &size, TJSAMP_420, quality, 0)) {
+        if (tjCompress2(encoder, small, ow, small == source ? sourceStride : 0, oh, TJPF_RGB, &jpeg, &size, TJSAMP_420, quality, 0)) {
             fprintf(stderr, "encode: %s\n", tjGetErrorStr2(encoder));
             exit(1);
         }
@@ -130,9 +143,9 @@ static void thumbnail(tjhandle decoder, tjhandle encoder, const File *file, long
         if (small != source) { images[made] = small; widths[made] = ow; heights[made] = oh; made++; }
     }
     for (int m = 0; m < made; m++) free(images[m]);
-    free(pixels);
 }
 
+#ifndef THUMBS_NO_MAIN
 static void *worker(void *argument) {
     int index = (int)(long)argument;
     tjhandle decoder = tjInitDecompress(), encoder = tjInitCompress();
@@ -167,3 +180,4 @@ int main(int argc, char **argv) {
     printf("images %d seconds %.3f bytes %lld\n", fileCount * rounds, now() - start, bytes);
     return 0;
 }
+#endif

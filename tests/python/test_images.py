@@ -397,3 +397,46 @@ def test_hostile_pngs_are_invalid_argument_naming_what_is_wrong(image_client, pb
         assert fragment in error.message, (name, error.message)
     listed = call(image_client, pb, "ListImages", images.ListImagesRequest(owner_key="hostile-pngs"))
     assert list(listed.images) == []
+
+
+def heif_enc(source: Path, tmp_path: Path) -> bytes:
+    """A HEIC made by heif-enc (libheif-examples) from a JPEG: its pixels as stored, its EXIF copied."""
+    import subprocess
+    out = tmp_path / (source.stem + ".heic")
+    subprocess.run(["heif-enc", "-q", "60", "-o", str(out), str(source)], check=True, capture_output=True)
+    return out.read_bytes()
+
+
+def test_heic_originals_are_stored_untouched_rendered_as_jpeg_and_exif_orientation_is_ignored(image_client, pb, tmp_path):
+    images = pb.images
+    # Portrait_6.jpg: 1800 x 1200 as stored, EXIF Orientation 6. As a HEIC without irot it is shown
+    # as stored: MIAF says a renderer ignores an EXIF orientation.
+    heic = heif_enc(PORTRAIT_6, tmp_path)
+    info = call(image_client, pb, "PutImage", images.PutImageRequest(owner_key="heics", data=heic))
+    assert (info.media_type, info.content_type, info.width, info.height) == (images.IMAGE, "image/heic", 1800, 1200)
+    assert info.checksum == sha256(heic) and info.size_bytes == len(heic)
+    assert call(image_client, pb, "GetImage", images.GetImageRequest(key=info.key)).data == heic
+    fit = call(image_client, pb, "GetRendition", images.GetRenditionRequest(key=info.key, width=240, height=240))
+    assert jpeg_size(fit.data) == (240, 160)
+    assert (fit.info.content_type, fit.info.width, fit.info.height, fit.info.orientation) == ("image/jpeg", 240, 160, 1)
+    assert fit.source.content_type == "image/heic"
+    assert b"Exif\x00\x00" not in fit.data
+
+
+def test_hostile_heics_are_invalid_argument_naming_what_is_wrong(image_client, pb, tmp_path):
+    images = pb.images
+    good = heif_enc(REPO_ROOT / "Tests" / "Fixtures" / "pillow" / "hopper.jpg", tmp_path)
+    ispe = good.index(b"ispe")
+    claims = good[:ispe + 8] + struct.pack(">II", 100000, 100000) + good[ispe + 16:]
+    garbage = good[:good[3]] + bytes((i * 97 + 13) % 251 for i in range(4000))
+    for name, data, fragment in [
+        ("claims", claims, "data: HEIC of 100000×100000 = 10000000000 pixels is over the limit of 100000000 pixels (--max-pixels)"),
+        ("truncated", good[:len(good) - 300], "data: HEIC is "),
+        ("garbage", garbage, "data: HEIC is damaged or unsupported ("),
+    ]:
+        error = error_of(image_client, pb, "PutImage", images.PutImageRequest(owner_key="hostile-heics", data=data))
+        assert error.code == pb.rpc.INVALID_ARGUMENT == 3, name
+        assert fragment in error.message, (name, error.message)
+    listed = call(image_client, pb, "ListImages", images.ListImagesRequest(owner_key="hostile-heics"))
+    assert list(listed.images) == []
+    assert call(image_client, pb, "PutImage", images.PutImageRequest(owner_key="hostile-heics", data=good)).width == 128

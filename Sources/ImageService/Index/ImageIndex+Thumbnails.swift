@@ -11,7 +11,7 @@ extension ImageIndex {
         var has: Set<Int>
     }
 
-    /// A page of the images thumbnails are made from (JPEG and PNG ORIGINAL and EDITED), in stored
+    /// A page of the images thumbnails are made from (JPEG, PNG and HEIC ORIGINAL and EDITED), in stored
     /// order after `afterSequence`, each with the sizes of `sizes` it already has a THUMBNAIL
     /// of: one query for the page, however many images it holds.
     ///

@@ -15,7 +15,7 @@ public struct ImageServiceConfiguration: Sendable {
     public var maxMessageBytes: Int
     /// The cache's byte budget; 0 = an eighth of the memory limit of the machine or cgroup (at most 2 GiB).
     public var cacheBudgetBytes: Int
-    /// Largest width × height of a JPEG or PNG accepted.
+    /// Largest width × height of a JPEG, PNG or HEIC accepted.
     public var maxPixels: Int
     /// Largest chunked upload.
     public var maxUploadBytes: Int64
@@ -79,17 +79,17 @@ public struct ImageServiceConfiguration: Sendable {
         OptionSpec(name: "cache-bytes", env: EnvironmentNames.imageCacheBytes, defaultValue: "0",
                    help: "image cache budget (0 = 1/8 of the memory limit, at most 2 GiB)", valueName: "BYTES"),
         OptionSpec(name: "max-pixels", env: EnvironmentNames.imageMaxPixels, defaultValue: "100000000",
-                   help: "largest width × height of a JPEG or PNG accepted", valueName: "PIXELS"),
+                   help: "largest width × height of a JPEG, PNG or HEIC accepted", valueName: "PIXELS"),
         OptionSpec(name: "max-upload-bytes", env: EnvironmentNames.imageMaxUploadBytes, defaultValue: String(4 << 30),
                    help: "largest chunked upload", valueName: "BYTES"),
         OptionSpec(name: "max-rendition-source-bytes", env: EnvironmentNames.imageMaxRenditionSourceBytes,
-                   defaultValue: String(256 << 20), help: "largest stored JPEG or PNG a rendition is made from, and largest arithmetic-coded JPEG or PNG accepted", valueName: "BYTES"),
+                   defaultValue: String(256 << 20), help: "largest stored JPEG, PNG or HEIC a rendition is made from, and largest arithmetic-coded JPEG, PNG or HEIC accepted", valueName: "BYTES"),
         OptionSpec(name: "max-document-bytes", env: EnvironmentNames.imageMaxDocumentBytes,
                    defaultValue: String(ImageStoreLimits.defaultMaxDocumentBytes), help: "largest PDF document accepted",
                    valueName: "BYTES"),
         OptionSpec(name: "max-decoded-bytes", env: EnvironmentNames.imageMaxDecodedBytes,
                    defaultValue: String(DecodeOptions.defaultMaxDecodedBytes),
-                   help: "largest pixel buffer a PNG is decoded into (width × height × 4), checked from its header before decoding",
+                   help: "largest pixel buffer a PNG (width × height × 4) or HEIC (× 6, × 8 with alpha) is decoded into, checked from its header before decoding",
                    valueName: "BYTES"),
         pngBackgroundOption,
         OptionSpec(name: "upload-expiry", env: EnvironmentNames.imageUploadExpirySeconds, defaultValue: "900",

@@ -19,7 +19,7 @@ extension ImageStore {
     /// The image at `width` × `height` (FIT: inside the box, aspect kept, never enlarged; FILL:
     /// exactly the box, centre-cropped): a stored thumbnail of that size when there is one, else
     /// rendered by the `Thumbnailer` the thumbnail worker uses (a PNG's transparency composited
-    /// on `ImageStoreLimits.pngBackground`), and cached. `source` is the image
+    /// on `ImageStoreLimits.pngBackground`; a HEIC upright by its own `irot`/`imir`), and cached. `source` is the image
     /// asked for (the original or edited image the rendition is made from), as StatImage answers
     /// it: the row read to render it, so a caller that wants both pays no second read.
     ///
@@ -39,10 +39,10 @@ extension ImageStore {
         }
         let stored = try await image(key)
         let original = stored.info
-        let isPNG = original.contentType == "image/png"
-        guard original.mediaType == .image, original.contentType == "image/jpeg" || isPNG, original.width > 0, original.height > 0 else {
+        let isPNG = original.contentType == "image/png", isHEIC = original.contentType == "image/heic"
+        guard original.mediaType == .image, original.contentType == "image/jpeg" || isPNG || isHEIC, original.width > 0, original.height > 0 else {
             throw ImageStoreError.failedPrecondition(
-                "image \(original.key) is \(original.contentType); renditions are made from JPEG and PNG images only")
+                "image \(original.key) is \(original.contentType); renditions are made from JPEG, PNG and HEIC images only")
         }
         let plan = RenditionPlan(
             width: Int(original.width), height: Int(original.height), orientation: Int(original.orientation),
@@ -99,6 +99,14 @@ extension ImageStore {
                     defer { renders.signal() }
                     try notStarted()
                     hooks.rendering?(key)
+                    if isHEIC {
+                        do throws(HEIFError) {
+                            return try thumbnailer.thumbnails(ofHEIF: source, sizes: [size])[0].data
+                        } catch {
+                            throw ImageStoreError.failedPrecondition(
+                                "image \(key) cannot be rendered: its HEIC does not decode (\(error.message))")
+                        }
+                    }
                     if isPNG {
                         do throws(PNGError) {
                             return try thumbnailer.thumbnails(ofPNG: source, sizes: [size])[0].data

@@ -4,10 +4,11 @@ import Proto
 
 /// The limits the store enforces on what clients send.
 public struct ImageStoreLimits: Sendable {
-    /// Largest width × height a JPEG or PNG header may declare (checked before anything is decoded).
+    /// Largest width × height a JPEG, PNG or HEIC header may declare (checked before anything is decoded).
     public var maxPixels: Int
-    /// Largest pixel buffer a PNG is decoded into (width × height × 4), checked from its header
-    /// before anything is inflated (`DecodeOptions.maxDecodedBytes`).
+    /// Largest pixel buffer a PNG is decoded into (width × height × 4), or a HEIC's decode holds
+    /// (× 6, × 8 with alpha: `HEIFHeader.decodedBytes`), checked from its header before
+    /// anything is decoded (`DecodeOptions.maxDecodedBytes`).
     public var maxDecodedBytes: Int = DecodeOptions.defaultMaxDecodedBytes
     /// What a PNG's transparent pixels are composited on in its renditions.
     public var pngBackground: RGBColor = .white
@@ -21,8 +22,8 @@ public struct ImageStoreLimits: Sendable {
     public var maxOpenUploads: Int
     /// Uploads open at once in all (each holds a staging file open).
     public var maxOpenUploadsTotal: Int
-    /// Largest stored JPEG or PNG a rendition is made from (it is read and decoded whole), and
-    /// largest arithmetic-coded JPEG or PNG a put or upload accepts (it is decoded to be validated).
+    /// Largest stored JPEG, PNG or HEIC a rendition is made from (it is read and decoded whole), and
+    /// largest arithmetic-coded JPEG, PNG or HEIC a put or upload accepts (it is decoded to be validated).
     public var maxRenditionSourceBytes: Int64
     /// Largest PDF document accepted, by PutImage or a chunked upload.
     public var maxDocumentBytes: Int64

@@ -1,7 +1,7 @@
 import JobQueue
 import Proto
 
-/// The `thumbnails` queue image-service serves: one job per stored ORIGINAL or EDITED JPEG or PNG,
+/// The `thumbnails` queue image-service serves: one job per stored ORIGINAL or EDITED JPEG, PNG or HEIC,
 /// for all its sizes, enqueued in the transaction that adds the image's row.
 public enum ThumbnailQueue {
     /// The queue's name on the wire.
@@ -23,10 +23,10 @@ public enum ThumbnailQueue {
     }
 
     /// The content types thumbnails are made from.
-    static let contentTypes = ["image/jpeg", "image/png"]
+    static let contentTypes = ["image/jpeg", "image/png", "image/heic"]
 
-    /// Whether storing `info` makes thumbnails: a JPEG or PNG original or edit (not a thumbnail,
-    /// a movie, HEIC or a PDF document).
+    /// Whether storing `info` makes thumbnails: a JPEG, PNG or HEIC original or edit (not a
+    /// thumbnail, a movie, AVIF or a PDF document).
     static func wants(_ info: ImageInfo) -> Bool {
         (info.kind == .original || info.kind == .edited) && info.mediaType == .image && contentTypes.contains(info.contentType)
     }

@@ -413,7 +413,7 @@ final class Uploads: Sendable {
     }
 
     /// Classifies a staged upload: a container by its first bytes; a PDF by those and its last
-    /// `MediaSniffer.pdfTrailerBytes`; a JPEG or PNG validated whole in place, through a
+    /// `MediaSniffer.pdfTrailerBytes`; a JPEG, PNG or HEIC validated whole in place, through a
     /// read-only map of the staged file (never read into memory whole).
     private static func sniff(_ upload: Upload, limits: ImageStoreLimits) throws -> SniffedMedia {
         let maxPixels = limits.maxPixels, maxDecodeBytes = limits.maxRenditionSourceBytes
@@ -427,7 +427,8 @@ final class Uploads: Sendable {
                 throw ImageStoreError.invalid(error.message)
             }
         }
-        let isPNG = head.starts(with: PNG.signature)
+        // A PNG or HEIC goes through `classify` whole; a JPEG through `classifyJPEG`.
+        let isPNG = head.starts(with: PNG.signature) || HEIF.sniff(head)
         guard head.starts(with: [0xFF, 0xD8, 0xFF]) || isPNG else { return try ImageStore.classify(head, maxPixels: maxPixels) }
         let map = try MappedFile(fd: upload.fd, count: Int(upload.totalSize), path: upload.path)
         do {
