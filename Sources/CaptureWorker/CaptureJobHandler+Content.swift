@@ -89,13 +89,14 @@ extension CaptureJobHandler {
         case .file(let file):
             let head = try file.read(at: 0, count: MediaSniffer.headBytes)
             if JPEG.sniff(head) { return (.image, "image/jpeg") }
-            // A PNG or a HEIC is refused below by its signature, not validated (decoded) for nothing.
+            // A PNG is refused below by its signature, not validated for nothing; a HEIC is
+            // checked whole in its slot (`prepare`), as a JPEG in a file is.
             media = try Self.signature(head) ?? sniff(head, source.name)
         case .bytes(let bytes):
             media = try Self.signature(bytes) ?? sniff(bytes, source.name)
         }
-        guard media.mediaType == .movie || media.contentType == "image/jpeg" else {
-            throw RPCError.invalidArgument("\(source.name) is \(media.contentType), which capture cannot decode; send a JPEG photo or a movie")
+        guard media.mediaType == .movie || media.contentType == "image/jpeg" || media.contentType == "image/heic" else {
+            throw RPCError.invalidArgument("\(source.name) is \(media.contentType), which capture cannot decode; send a JPEG or HEIC photo or a movie")
         }
         return media
     }
@@ -123,7 +124,8 @@ extension CaptureJobHandler {
         // DCT coefficients without a decode, so the photo is decoded first.
         let decodes = edit?.isCropOnly ?? true
         @Sendable func work(_ bytes: [UInt8]) throws -> [UInt8]? {
-            if decodes { try decoder(bytes) }
+            // A HEIC's edit always decodes it whole (there is no lossless crop of it).
+            if decodes && !(edit != nil && HEIF.sniff(bytes)) { try decoder(bytes) }
             return try edit.map { try editor(bytes, $0).data }
         }
         switch source.content {

@@ -61,9 +61,14 @@ public enum CaptureWorkerHost {
         return ServiceComposition([items, images, threads, runner, host])
     }
 
-    /// A whole decode, under the pixel limit: what a photo must pass to be stored.
+    /// A whole decode, under the pixel limit: what a photo must pass to be stored (a HEIC's
+    /// checks and decode, `HEIF.validate`).
     static func decode(_ jpeg: [UInt8]) throws {
         do {
+            if HEIF.sniff(jpeg) {
+                _ = try HEIF.validate(jpeg)
+                return
+            }
             _ = try JPEG.decode(jpeg)
         } catch {
             throw RPCError.invalidArgument("the photo does not decode: \(error)")
@@ -83,7 +88,13 @@ public enum CaptureWorkerHost {
     /// and as much again for their upright copy or the edited region (6 bytes a pixel; the
     /// lossless crop's coefficients take 3 to 6); 0 for a header that does not read (the
     /// decode says why).
+    /// A HEIC's: its decode's (`HEIFHeader.decodedBytes`) and its upright pixels' edited region
+    /// again (3 a pixel).
     static func workingBytes(_ jpeg: [UInt8]) -> Int {
+        if HEIF.sniff(jpeg) {
+            guard let header = try? HEIF.header(of: jpeg) else { return 0 }
+            return header.decodedBytes + header.width * header.height * 3
+        }
         guard let header = try? JPEG.header(of: jpeg) else { return 0 }
         return header.width * header.height * 6
     }
@@ -105,12 +116,13 @@ public enum CaptureWorkerHost {
     /// The edit of a photo (`PhotoEditor`): what does not fit the photo is INVALID_ARGUMENT.
     static func edit(_ jpeg: [UInt8], _ edit: Edit, background: PhotoEdit.Color) throws -> (data: [UInt8], lossless: Bool) {
         do {
-            let edited = try PhotoEditor().edit(jpeg, photoEdit(edit, background: background))
+            let edit = photoEdit(edit, background: background)
+            let edited = try HEIF.sniff(jpeg) ? PhotoEditor().edit(heif: jpeg, edit) : PhotoEditor().edit(jpeg, edit)
             return (edited.data, edited.lossless)
         } catch {
             switch error.kind {
             case .invalidEdit: throw RPCError.invalidArgument(error.message)
-            case .image: throw RPCError.invalidArgument("the photo cannot be edited: \(error.message)")
+            case .image, .heif: throw RPCError.invalidArgument("the photo cannot be edited: \(error.message)")
             }
         }
     }

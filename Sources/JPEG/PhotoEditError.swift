@@ -9,6 +9,8 @@ public struct PhotoEditError: Error, CustomStringConvertible, Sendable, Equatabl
         /// The original could not be read (not a JPEG, cut off, damaged, too many pixels,
         /// unsupported) or the output not written.
         case image(JPEGError)
+        /// A HEIC original could not be read (`PhotoEditor.edit(heif:_:)`).
+        case heif(HEIFError)
     }
 
     /// The kind of failure.
@@ -27,6 +29,11 @@ public struct PhotoEditError: Error, CustomStringConvertible, Sendable, Equatabl
         self.init(kind: .invalidEdit, message: message)
     }
 
+    /// The HEIC's error, in its words.
+    init(heif error: HEIFError) {
+        self.init(kind: .heif(error), message: error.message)
+    }
+
     /// The JPEG's error, in its words.
     init(image error: JPEGError) {
         self.init(kind: .image(error), message: error.message)
@@ -37,6 +44,7 @@ public struct PhotoEditError: Error, CustomStringConvertible, Sendable, Equatabl
         switch kind {
         case .invalidEdit: "invalid photo edit: \(message)"
         case .image(let error): error.description
+        case .heif(let error): error.description
         }
     }
 }

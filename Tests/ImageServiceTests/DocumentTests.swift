@@ -96,7 +96,7 @@ import RPCTestSupport
             #expect(try await client.call(ImageServiceRPC.statImage, stat) == info)
             let refused = await rpcError { try await Self.rendition(client, info.key) }
             #expect(refused?.code == .failedPrecondition)
-            #expect(refused?.message == "image \(info.key) is application/pdf; renditions are made from JPEG and PNG images only")
+            #expect(refused?.message == "image \(info.key) is application/pdf; renditions are made from JPEG, PNG and HEIC images only")
         }
         var documents = ListImagesRequest()
         documents.mediaType = .document
@@ -128,7 +128,7 @@ import RPCTestSupport
 
         let refused = await rpcError { try await Self.enqueue(client, keys: [document.key]) }
         #expect(refused?.code == .failedPrecondition)
-        #expect(refused?.message == "keys: thumbnails are made from JPEG and PNG originals and edits only, not from \(document.key) (ORIGINAL, application/pdf)")
+        #expect(refused?.message == "keys: thumbnails are made from JPEG, PNG and HEIC originals and edits only, not from \(document.key) (ORIGINAL, application/pdf)")
         // Every image: the photo's job is running, and the PDF is not looked at.
         let everything = try await Self.enqueue(client, all: true)
         #expect(everything.enqueued == 0 && everything.alreadyPending == 1 && everything.alreadyDone == 0)
@@ -223,7 +223,7 @@ import RPCTestSupport
         let info = try await store.put(disguised, NewImage()).info
         #expect(info.mediaType == .document && info.contentType == "application/pdf" && info.width == 0)
         #expect(await storeError { try await store.rendition(info.key, width: 10, height: 10, mode: .fit) }
-            == .failedPrecondition("image \(info.key) is application/pdf; renditions are made from JPEG and PNG images only"))
+            == .failedPrecondition("image \(info.key) is application/pdf; renditions are made from JPEG, PNG and HEIC images only"))
         #expect(!ThumbnailQueue.wants(info))
         #expect(try await store.read(info) == disguised)
     }
