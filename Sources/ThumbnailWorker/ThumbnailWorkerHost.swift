@@ -1,5 +1,6 @@
 import Foundation
 import JPEG
+import Movie
 import Proto
 import RPC
 import Runtime
@@ -68,7 +69,7 @@ public enum ThumbnailWorkerHost {
     /// a batch). One per process: it holds one more original in memory.
     public static let readAhead = 1
 
-    /// What making `sizes` of `original` (a JPEG, a PNG or a HEIC) holds at its peak
+    /// What making `sizes` of `original` (a JPEG, a PNG, a HEIC or a movie) holds at its peak
     /// (`Thumbnailer.workingBytes`); 0 for a header that does not read, which the making then
     /// reports.
     static func workingBytes(_ original: [UInt8], _ sizes: [Int]) -> Int { workingBytes(original, sizes, with: Thumbnailer()) }
@@ -78,11 +79,14 @@ public enum ThumbnailWorkerHost {
         let targets = sizes.map { Thumbnailer.Target(longestEdge: $0) }
         if PNG.sniff(original) { return (try? thumbnailer.workingBytes(ofPNG: original, sizes: targets)) ?? 0 }
         if HEIF.sniff(original) { return (try? thumbnailer.workingBytes(ofHEIF: original, sizes: targets)) ?? 0 }
+        if !JPEG.sniff(original), Movie.sniff(original) { return (try? thumbnailer.workingBytes(ofMovie: original, sizes: targets)) ?? 0 }
         return (try? thumbnailer.workingBytes(of: original, sizes: targets)) ?? 0
     }
 
     /// Every size from one decode (`Thumbnailer`, quality 80, the ICC profile kept) of a JPEG,
-    /// of a PNG composited on the thumbnailer's background, or of a HEIC upright by its irot/imir.
+    /// of a PNG composited on the thumbnailer's background, of a HEIC upright by its irot/imir,
+    /// or of a movie's poster frame (`Movie.poster`: at 1 s or the first frame after it that is
+    /// not black, upright, within `MovieLimits` and the thumbnailer's pixel limit; no metadata).
     static func makeThumbnails(_ original: [UInt8], _ sizes: [Int]) throws -> [Thumbnail] {
         try makeThumbnails(original, sizes, with: Thumbnailer())
     }
@@ -90,9 +94,16 @@ public enum ThumbnailWorkerHost {
     /// `makeThumbnails(_:_:)` by `thumbnailer` (its background for a PNG).
     static func makeThumbnails(_ original: [UInt8], _ sizes: [Int], with thumbnailer: Thumbnailer) throws -> [Thumbnail] {
         let targets = sizes.map { Thumbnailer.Target(longestEdge: $0) }
-        let outputs = try PNG.sniff(original)
-            ? thumbnailer.thumbnails(ofPNG: original, sizes: targets)
-            : HEIF.sniff(original) ? thumbnailer.thumbnails(ofHEIF: original, sizes: targets) : thumbnailer.thumbnails(of: original, sizes: targets)
+        let outputs: [Thumbnailer.Output]
+        if PNG.sniff(original) {
+            outputs = try thumbnailer.thumbnails(ofPNG: original, sizes: targets)
+        } else if HEIF.sniff(original) {
+            outputs = try thumbnailer.thumbnails(ofHEIF: original, sizes: targets)
+        } else if !JPEG.sniff(original), Movie.sniff(original) {
+            outputs = try thumbnailer.thumbnails(ofMovie: original, sizes: targets)
+        } else {
+            outputs = try thumbnailer.thumbnails(of: original, sizes: targets)
+        }
         return outputs.map { output in
             var thumbnail = Thumbnail()
             thumbnail.size = Int32(output.target.width)

@@ -28,7 +28,7 @@ enum ThumbsCommand {
             + "as one batch, then shows its progress until it is done.",
         usage: "homepwner thumbs batch (--missing | --all | KEY...) [--sizes 64,256] [--no-wait]",
         options: CommonOptions.endpoints + [
-            OptionSpec(name: "all", help: "every JPEG, PNG and HEIC original and edit, every size made again", isFlag: true),
+            OptionSpec(name: "all", help: "every JPEG, PNG and HEIC original and edit and every movie, every size made again", isFlag: true),
             OptionSpec(name: "missing", help: "only the sizes each image lacks (with KEYs: of those images; else of all)", isFlag: true),
             OptionSpec(name: "sizes", help: "longest edges in pixels, e.g. 64,256 (default: the image service's)", valueName: "N,N,…"),
             OptionSpec(name: "no-wait", help: "print the batch id and return at once", isFlag: true),

@@ -128,7 +128,7 @@ import RPCTestSupport
 
         let refused = await rpcError { try await Self.enqueue(client, keys: [document.key]) }
         #expect(refused?.code == .failedPrecondition)
-        #expect(refused?.message == "keys: thumbnails are made from JPEG, PNG and HEIC originals and edits only, not from \(document.key) (ORIGINAL, application/pdf)")
+        #expect(refused?.message == "keys: thumbnails are made from JPEG, PNG and HEIC originals and edits and MP4, MOV, 3GP, Matroska and WebM movies only, not from \(document.key) (ORIGINAL, application/pdf)")
         // Every image: the photo's job is running, and the PDF is not looked at.
         let everything = try await Self.enqueue(client, all: true)
         #expect(everything.enqueued == 0 && everything.alreadyPending == 1 && everything.alreadyDone == 0)

@@ -85,7 +85,8 @@ import Testing
         let store = try makeStore(folder)
         let movie = try await store.put(Samples.mp4(), NewImage()).info
         #expect(await storeError { try await store.rendition(movie.key, width: 10, height: 10, mode: .fit) }
-            == .failedPrecondition("image \(movie.key) is video/mp4; renditions are made from JPEG, PNG and HEIC images only"))
+            == .failedPrecondition(
+                "image \(movie.key) is video/mp4, a movie whose poster has not been made yet: the thumbnail worker makes its thumbnails from its poster frame; EnqueueThumbnails with its key (homepwner thumbs batch \(movie.key)) and ask again once the job is done; a job that failed says why (JobQueue GetJob)"))
         #expect(await storeError { try await store.rendition(movie.key, width: 0, height: 10, mode: .fit) }
             == .invalid("width must be in 1...8192 (got 0)"))
         #expect(await storeError { try await store.rendition(movie.key, width: 10, height: 9000, mode: .fill) }

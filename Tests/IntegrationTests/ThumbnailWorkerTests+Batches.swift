@@ -86,7 +86,7 @@ extension ThumbnailWorkerTests {
         thumbnail.parentKey = original.key
         let child = try await client.call(ImageServiceRPC.putImage, thumbnail)
         let ofThumbnail = await refusal { $0.keys = [child.key] }
-        #expect(ofThumbnail?.code == .failedPrecondition && ofThumbnail?.message.contains("JPEG, PNG and HEIC originals and edits only") == true)
+        #expect(ofThumbnail?.code == .failedPrecondition && ofThumbnail?.message.contains("JPEG, PNG and HEIC originals and edits and MP4, MOV, 3GP, Matroska and WebM movies only") == true)
         // A thumbnail a client put counts as its longest edge for missing_only.
         let sweep = try await client.call(ImageServiceRPC.enqueueThumbnails, {
             var request = EnqueueThumbnailsRequest()

@@ -11,7 +11,7 @@ extension ImageIndex {
         var has: Set<Int>
     }
 
-    /// A page of the images thumbnails are made from (JPEG, PNG and HEIC ORIGINAL and EDITED), in stored
+    /// A page of the images thumbnails are made from (JPEG, PNG and HEIC ORIGINAL and EDITED, movies), in stored
     /// order after `afterSequence`, each with the sizes of `sizes` it already has a THUMBNAIL
     /// of: one query for the page, however many images it holds.
     ///
@@ -24,8 +24,7 @@ extension ImageIndex {
                  WHERE t.parent_key = i.key AND t.kind = \(ImageKind.thumbnail.rawValue) AND t.thumbnail_size IN (\(sizeList)))
             FROM images i
             WHERE i.seq > ? AND i.kind IN (\(ImageKind.original.rawValue), \(ImageKind.edited.rawValue))
-              AND i.media_type = \(MediaType.image.rawValue)
-              AND i.content_type IN (\(ThumbnailQueue.contentTypes.map { "'\($0)'" }.joined(separator: ",")))
+              AND \(ThumbnailQueue.wantedSQL)
             """
         var params: [SQLiteValue] = [.integer(afterSequence)]
         if let keys {

@@ -17,7 +17,8 @@ extension ImageStore {
     static let renders = DispatchSemaphore(value: renderSlots)
 
     /// The image at `width` × `height` (FIT: inside the box, aspect kept, never enlarged; FILL:
-    /// exactly the box, centre-cropped): a stored thumbnail of that size when there is one, else
+    /// exactly the box, centre-cropped; a movie's from its poster thumbnails,
+    /// `posterRendition`): a stored thumbnail of that size when there is one, else
     /// rendered by the `Thumbnailer` the thumbnail worker uses (a PNG's transparency composited
     /// on `ImageStoreLimits.pngBackground`; a HEIC upright by its own `irot`/`imir`), and cached. `source` is the image
     /// asked for (the original or edited image the rendition is made from), as StatImage answers
@@ -39,6 +40,9 @@ extension ImageStore {
         }
         let stored = try await image(key)
         let original = stored.info
+        if original.mediaType == .movie {
+            return try await posterRendition(of: original, width: width, height: height, mode: mode, abandoned: abandoned)
+        }
         let isPNG = original.contentType == "image/png", isHEIC = original.contentType == "image/heic"
         guard original.mediaType == .image, original.contentType == "image/jpeg" || isPNG || isHEIC, original.width > 0, original.height > 0 else {
             throw ImageStoreError.failedPrecondition(
@@ -134,7 +138,7 @@ extension ImageStore {
         return (Self.renditionInfo(original, target, data), data, original)
     }
 
-    private static func renditionInfo(_ original: ImageInfo, _ size: (width: Int, height: Int), _ data: [UInt8]) -> ImageInfo {
+    static func renditionInfo(_ original: ImageInfo, _ size: (width: Int, height: Int), _ data: [UInt8]) -> ImageInfo {
         var info = original
         info.kind = .thumbnail
         info.parentKey = original.key

@@ -1,8 +1,10 @@
 import JobQueue
 import Proto
 
-/// The `thumbnails` queue image-service serves: one job per stored ORIGINAL or EDITED JPEG, PNG or HEIC,
-/// for all its sizes, enqueued in the transaction that adds the image's row.
+/// The `thumbnails` queue image-service serves: one job per stored ORIGINAL or EDITED JPEG, PNG or
+/// HEIC, and per ORIGINAL movie in a container posters are made from (its poster frame's
+/// thumbnails, made by the thumbnail worker), for all its sizes, enqueued in the transaction that
+/// adds the image's row.
 public enum ThumbnailQueue {
     /// The queue's name on the wire.
     public static let name = JobQueueSpec.thumbnails.name
@@ -22,13 +24,30 @@ public enum ThumbnailQueue {
         JobQueueConfiguration(name: name, retention: retention)
     }
 
-    /// The content types thumbnails are made from.
+    /// The content types of images thumbnails are made from.
     static let contentTypes = ["image/jpeg", "image/png", "image/heic"]
 
-    /// Whether storing `info` makes thumbnails: a JPEG, PNG or HEIC original or edit (not a
-    /// thumbnail, a movie, AVIF or a PDF document).
+    /// The content types of movies whose poster frame thumbnails are made from: the containers
+    /// the worker's demuxers read (ISO BMFF/QuickTime, Matroska/WebM; not AVI).
+    static let movieContentTypes = ["video/mp4", "video/quicktime", "video/3gpp", "video/webm", "video/x-matroska"]
+
+    /// Whether storing `info` makes thumbnails: a JPEG, PNG or HEIC original or edit, or a movie
+    /// in `movieContentTypes` (not a thumbnail, AVIF, AVI or a PDF document).
     static func wants(_ info: ImageInfo) -> Bool {
-        (info.kind == .original || info.kind == .edited) && info.mediaType == .image && contentTypes.contains(info.contentType)
+        guard info.kind == .original || info.kind == .edited else { return false }
+        switch info.mediaType {
+        case .image: return contentTypes.contains(info.contentType)
+        case .movie: return movieContentTypes.contains(info.contentType)
+        default: return false
+        }
+    }
+
+    /// The SQL condition `wants` is in the `images` table (aliased `i`), for the pages of
+    /// `EnqueueThumbnails` with `all`.
+    static var wantedSQL: String {
+        func list(_ types: [String]) -> String { types.map { "'\($0)'" }.joined(separator: ",") }
+        return "((i.media_type = \(MediaType.image.rawValue) AND i.content_type IN (\(list(contentTypes))))"
+            + " OR (i.media_type = \(MediaType.movie.rawValue) AND i.content_type IN (\(list(movieContentTypes)))))"
     }
 
     /// One pending job per image and set of sizes: the image as stored now (its key and

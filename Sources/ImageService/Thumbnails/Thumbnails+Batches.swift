@@ -14,7 +14,7 @@ extension Thumbnails {
         guard request.all != !request.keys.isEmpty else {
             throw ImageStoreError.invalid(
                 request.all ? "give keys or all, not both (all is set and \(request.keys.count) keys are given)"
-                    : "give the images: keys, or all = true for every JPEG, PNG and HEIC original and edit")
+                    : "give the images: keys, or all = true for every JPEG, PNG and HEIC original and edit and every movie")
         }
         let keys = request.all ? nil : try await checkedThumbnailSources(request.keys)
         var response = EnqueueThumbnailsResponse()
@@ -110,7 +110,7 @@ extension Thumbnails {
         if !missing.isEmpty { throw ImageStoreError.notFound("keys: no such image: \(named(missing))") }
         if !unfit.isEmpty {
             throw ImageStoreError.failedPrecondition(
-                "keys: thumbnails are made from JPEG, PNG and HEIC originals and edits only, not from \(named(unfit))")
+                "keys: thumbnails are made from JPEG, PNG and HEIC originals and edits and MP4, MOV, 3GP, Matroska and WebM movies only, not from \(named(unfit))")
         }
         return keys
     }
