@@ -167,7 +167,7 @@ class Stack:
             service.pop("ports", None)
             service.pop("build", None)
             check(service.get("network_mode") == "host", f"{name} is not on the host network")
-            image = self.args.backup_image if name == BACKUP else self.args.image
+            image = {BACKUP: self.args.backup_image, "thumbnail-worker": self.args.media_image}.get(name, self.args.image)
             check(service.get("image") == image, f"{name} runs {service.get('image')}, not {image}")
         for name, secret in config.get("secrets", {}).items():
             check(Path(secret["file"]).parent == self.keys, f"secret {name} is {secret['file']}, not from {self.keys}")
@@ -396,6 +396,37 @@ class Stack:
             check(done >= int(batch["total"]), f"image-service's Stats: thumbnails done {done}, batch {batch['total']}")
             text = self.scrape(self.ports["IMAGE_METRICS"])
             check('homepwner_queue_done{process="image-service",queue="thumbnails"}' in text, text[:500])
+
+        with self.phase("a movie's poster (the media image's FFmpeg, loaded by the thumbnail worker)"):
+            # A portrait phone-style movie: 1 s of black, then a red top and a blue bottom,
+            # stored turned a quarter (a display matrix), as phones store portrait video.
+            movie = Path(self.args.work) / "walkthrough.mp4"
+            coded = Path(self.args.work) / "coded.mp4"
+            run(["ffmpeg", "-v", "error", "-y", "-f", "lavfi", "-i", "color=black:s=320x240:d=1:r=25", "-f", "lavfi",
+                 "-i", "color=red:s=160x240:d=2:r=25", "-f", "lavfi", "-i", "color=blue:s=160x240:d=2:r=25",
+                 "-filter_complex", "[1][2]hstack[c];[0][c]concat=n=2:v=1:a=0", "-c:v", "libx264", "-pix_fmt", "yuv420p",
+                 str(coded)], timeout=120)
+            run(["ffmpeg", "-v", "error", "-y", "-i", str(coded), "-c", "copy", "-metadata:s:v", "rotate=90", str(movie)], timeout=60)
+            put = self.cli_json("image", "put", str(movie))
+            key = (put[0] if isinstance(put, list) else put)["key"]
+            # Storing it queued its thumbnails job, as for a photo.
+            deadline = time.monotonic() + 120
+            while True:
+                posters = sorted((i for i in self.all_images() if i["kind"] == "THUMBNAIL" and i["parent_key"] == key),
+                                 key=lambda i: int(i["width"]))
+                if len(posters) >= 3:
+                    break
+                check(time.monotonic() < deadline, f"the movie's poster thumbnails after 120 s: {posters}; "
+                      f"its jobs: {self.cli('queue', 'dead', 'thumbnails', ok=(0, 1, 2, 3, 4, 5)).stdout[-1500:]}")
+                time.sleep(1)
+            check(len(posters) == 3, f"the movie's poster thumbnails: {posters}")
+            largest = posters[-1]
+            # Upright: the stored 320x240 turned a quarter is 240x320 (portrait).
+            check(int(largest["height"]) > int(largest["width"]), f"the poster is not upright (portrait): {largest}")
+            got = Path(self.args.work) / "poster.jpg"
+            self.cli("image", "get", largest["key"], "-o", str(got))
+            check(got.read_bytes()[:2] == b"\xff\xd8", "the poster is not a JPEG")
+            log(f"movie {key}: {len(posters)} poster thumbnails, the largest {largest['width']}x{largest['height']}")
 
         with self.phase("cascade delete"):
             lamp = self.cli_json("item", "add", "Lamp", "--value", "80")["key"]
@@ -747,6 +778,7 @@ def main() -> int:
     parser.add_argument("--rendered", help="where the merged compose file goes (default: WORK/docker-compose.rendered.yml)")
     parser.add_argument("--image", default="homepwner:test")
     parser.add_argument("--backup-image", default="homepwner-backup:test", help="the Dockerfile's backup stage")
+    parser.add_argument("--media-image", default="homepwner-media:test", help="the Dockerfile's media stage (the thumbnail workers')")
     parser.add_argument("--photos", type=int, default=160, help="photos put for the two-worker and crash batches")
     args = parser.parse_args()
     args.rendered = args.rendered or str(Path(args.work) / "docker-compose.rendered.yml")
