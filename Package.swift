@@ -44,6 +44,9 @@ let package = Package(
         // Movie posters (FFmpeg's libavformat, libavcodec, libswscale behind CAV): the frame a
         // movie shows in a list, made into thumbnails by JPEG's Thumbnailer.
         .target(name: "Movie", dependencies: ["CAV", "JPEG"], swiftSettings: swiftSettings),
+        // How sharp a thumbnail is: a plain Lanczos-3 reference resize and SSIM on luma, for the
+        // sharpness bench and tests only (no service links it).
+        .target(name: "ImageQuality", dependencies: ["JPEG"], swiftSettings: swiftSettings),
         // The wire format's varint, shared by Proto and the generator that writes Proto/Generated.
         .target(name: "ProtoWire", swiftSettings: swiftSettings),
         .target(name: "Proto", dependencies: ["CProtobufC", "HomepwnerProtoC", "ProtoWire"], swiftSettings: swiftSettings),
@@ -114,7 +117,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "homepwner-bench",
-            dependencies: ["Locking", "RPC", "ZMQ", "Proto", "Runtime", "SQLite", "ItemService", "ImageService", "Harness", "Clients", "JPEG", "JobQueue", "CurveAuth", "ClaimReport"],
+            dependencies: ["Locking", "RPC", "ZMQ", "Proto", "Runtime", "SQLite", "ItemService", "ImageService", "Harness", "Clients", "JPEG", "ImageQuality", "JobQueue", "CurveAuth", "ClaimReport"],
             swiftSettings: swiftSettings),
         // Reads the protoc-c descriptors and writes Sources/Proto/Generated (ops/gen-proto).
         .executableTarget(name: "ProtoGenSwift", dependencies: ["CProtobufC", "HomepwnerProtoC", "ProtoWire"], swiftSettings: swiftSettings),
@@ -135,7 +138,7 @@ let package = Package(
         .testTarget(name: "CurveAuthTests", dependencies: ["Locking", "CurveAuth", "ZMQ", "Runtime", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "SigningTests", dependencies: ["Signing", "CurveAuth", "Digest"], swiftSettings: swiftSettings),
         .testTarget(name: "SQLiteTests", dependencies: ["Locking", "SQLite"], swiftSettings: swiftSettings),
-        .testTarget(name: "JPEGTests", dependencies: ["JPEG", "TestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "JPEGTests", dependencies: ["JPEG", "ImageQuality", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "MovieTests", dependencies: ["Movie", "JPEG", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "MediaTests", dependencies: ["Media", "Proto", "TestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ProtoTests", dependencies: ["Proto", "ProtoWire", "TestSupport"], swiftSettings: swiftSettings),

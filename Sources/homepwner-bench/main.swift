@@ -17,6 +17,8 @@ case "queue":
     await QueueBenchmark.run(Array(arguments.dropFirst()))
 case "thumbs":
     await ThumbsBenchmark.run(Array(arguments.dropFirst()))
+case "sharpness":
+    await SharpnessBenchmark.run(Array(arguments.dropFirst()))
 case "capture":
     await CaptureBenchmark.run(Array(arguments.dropFirst()))
 case "load":
@@ -51,6 +53,10 @@ case nil, "-h", "--help":
                  on Debian's wallpapers (ops/thumbs/prepare), then PNG and HEIC originals vs bare libspng and
                  libheif C loops; options: --rounds N (default 3, alternated), --sizes 64,256,1024,
                  --quality 80, --formats-only (the PNG and HEIC rows alone)
+          sharpness each thumbnail (FIT --sizes 64,256,1024 at --quality 80) of Tests/Fixtures' photos and the wallpapers
+                 (ops/thumbs/prepare) scored by SSIM on luma against a Lanczos-3 resize of the full-size upright
+                 original: min, p5, median and bytes per size, the worst 5; --repository-only (no wallpapers);
+                 --save DIR --only TEXT writes the thumbnails and references of matching files (ops/thumbs/crosscheck.py)
           capture a 12-megapixel photo captured with a square edit end to end (the three processes), one and
                  two workers, vs a bare C loop over libjpeg-turbo (ops/capture/prepare); options: --rounds N
                  (default 3), --captures N (a round, default 24)
