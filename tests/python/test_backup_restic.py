@@ -295,9 +295,13 @@ def test_the_backup_service_is_a_profile_with_its_own_image_and_reads_what_compo
     dockerfile = DOCKERFILE.read_text()
     found = stages(dockerfile)
     assert list(found)[-1] == "runtime", f"stages: {list(found)}"
+    # The backup image's files are assembled in backup-root (the runtime image's and restic) and
+    # copied into an empty image, as the runtime image's are from runtime-root.
     installs = {name: bool(re.search(r"apt-get install[^\n]*\brestic\b", text)) for name, text in found.items()}
-    assert installs == {name: name == "backup" for name in found}, f"the stages installing restic: {installs}"
-    assert "COPY compose/backup-service /usr/local/bin/homepwner-backup-service" in found["backup"]
+    assert installs == {name: name == "backup-root" for name in found}, f"the stages installing restic: {installs}"
+    assert "COPY compose/backup-service /rootfs/usr/local/bin/homepwner-backup-service" in found["backup-root"]
+    assert "COPY --from=backup-root /rootfs/ /" in found["backup"]
+    assert "COPY --from=runtime-root /rootfs/ /" in found["runtime"]
     assert backup["command"] == ["homepwner-backup-service"]
     assert backup["healthcheck"]["test"] == ["CMD", "homepwner-backup-service", "health"]
     assert os.access(BACKUP_SERVICE, os.X_OK)

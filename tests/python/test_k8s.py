@@ -124,7 +124,8 @@ def test_k8s_part_runs_the_compose_command_and_environment(name, compose, resour
     assert len(env) == len(spec.get("env", [])), f"{name}: a variable set twice"
     expected = {k: without_hosts(str(v)) for k, v in service.get("environment", {}).items() if k.startswith("HOMEPWNER_")}
     assert {k: without_hosts(v) for k, v in env.items()} == expected
-    assert spec["image"] == service["image"] == "homepwner:latest"
+    # The thumbnail workers run the Dockerfile's media stage (FFmpeg's libraries, for movie posters).
+    assert spec["image"] == service["image"] == ("homepwner-media:latest" if name == "thumbnail-worker" else "homepwner:latest")
     assert spec["imagePullPolicy"] == "IfNotPresent"
 
 
