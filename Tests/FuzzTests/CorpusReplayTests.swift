@@ -18,7 +18,7 @@ import Testing
     /// The fewest inputs each target's folder holds today (its seeds), so a corpus that went
     /// missing, or a folder the replay no longer finds, fails instead of replaying nothing.
     static let floors: [String: Int] = [
-        "rpc-request": 53, "proto-message": 104, "call-json": 50, "jpeg": 16, "heic": 5, "exif-tiff": 8, "icc-profile": 6,
+        "rpc-request": 53, "proto-message": 104, "call-json": 50, "jpeg": 16, "heic": 5, "png": 11, "exif-tiff": 8, "icc-profile": 6,
         "zap-request": 8, "allowed-keys": 9, "key-file": 8, "scrape-http": 14,
     ]
 

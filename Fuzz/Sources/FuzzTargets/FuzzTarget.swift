@@ -39,7 +39,7 @@ public struct FuzzTarget: Sendable {
 
     /// Every target, in the order ops/fuzz runs them.
     public static let all: [FuzzTarget] = [
-        rpcRequest, protoMessage, callJSON, jpeg, heic, exifTIFF, iccProfile, zapRequest, allowedKeys, keyFile, scrapeHTTP,
+        rpcRequest, protoMessage, callJSON, jpeg, heic, png, exifTIFF, iccProfile, zapRequest, allowedKeys, keyFile, scrapeHTTP,
     ]
 
     /// The target called `name`.
