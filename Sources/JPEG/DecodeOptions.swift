@@ -20,8 +20,8 @@ public struct DecodeOptions: Sendable {
     /// × 4), checked from its header before anything is inflated. A PNG cannot be decoded at a
     /// reduced scale as a JPEG is, so this bounds what a small file that inflates to a huge
     /// picture (a decompression bomb) can make a decode hold. The maxSegments limit counts a
-    /// PNG's chunks. A HEIC's decode is held to it as well (`HEIFHeader.decodedBytes`, 6 bytes
-    /// a pixel of its coded size, 8 with alpha).
+    /// PNG's chunks. A HEIC's decode is held to it as well (`HEIFHeader.decodedBytes`, 8 bytes
+    /// a pixel of its coded size as measured, 11 with alpha).
     public var maxDecodedBytes: Int = DecodeOptions.defaultMaxDecodedBytes
 
     /// The default of `maxExtraneousBytes`: 65,536.

@@ -120,14 +120,14 @@ import TestSupport
         let heic = try TestHEICs.encode(jpegFile: Fixtures.pillowFolder.appendingPathComponent("hopper.jpg"))
         let made = try ThumbnailWorkerHost.makeThumbnails(heic, [32], with: Thumbnailer())
         #expect(made.map { [$0.size, $0.width, $0.height] } == [[32, 32, 32]])
-        #expect(ThumbnailWorkerHost.workingBytes(heic, [32, 64]) == 128 * 128 * 6 + 64 * 64 * 3)
+        #expect(ThumbnailWorkerHost.workingBytes(heic, [32, 64]) == 128 * 128 * 8 + 64 * 64 * 3)
         var refusal = ""
         do {
             _ = try ThumbnailWorkerHost.makeThumbnails(heic, [32], with: Thumbnailer(options: DecodeOptions(maxDecodedBytes: 1000)))
         } catch {
             refusal = "\(error)"
         }
-        #expect(refusal == "HEIC is over the decoded-bytes limit: its primary image declares 128×128, whose decode holds 98304 bytes (6 a pixel), over the limit of 1000 bytes")
+        #expect(refusal == "HEIC is over the decoded-bytes limit: its primary image declares 128×128, whose decode holds 131072 bytes (8 a pixel), over the limit of 1000 bytes")
     }
 
     @Test func hostileHEICsAreRefusedWithPreciseCodesAndTheServiceStillAnswers() async throws {
@@ -137,14 +137,14 @@ import TestSupport
         defer { stop() }
         let good = try TestHEICs.encode(jpegFile: Fixtures.pillowFolder.appendingPathComponent("hopper.jpg"))
         let huge = try TestHEICs.claiming(good, width: 100_000, height: 100_000)
-        // 9000 × 9000 = 81 megapixels, under the pixel limit; its decode holds 486 MB.
+        // 9000 × 9000 = 81 megapixels, under the pixel limit; its decode holds 648 MB.
         let large = try TestHEICs.claiming(good, width: 9000, height: 9000)
         var garbage = Array(good.prefix(Int(good[3])))
         var generator = SplitMix64(seed: 7)
         garbage += (0..<4000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
         let cases: [(String, [UInt8], String)] = [
             ("huge", huge, "data: HEIC of 100000×100000 = 10000000000 pixels is over the limit of 100000000 pixels (--max-pixels)"),
-            ("large", large, "data: HEIC of 9000×9000 needs 486000000 bytes to decode (6 a pixel), over the limit of 268435456 bytes (--max-decoded-bytes)"),
+            ("large", large, "data: HEIC of 9000×9000 needs 648000000 bytes to decode (8 a pixel), over the limit of 268435456 bytes (--max-decoded-bytes)"),
             ("truncated", Array(good.prefix(good.count - 300)), "data: HEIC is "),
             ("garbage", garbage, "data: HEIC is damaged or unsupported ("),
         ]

@@ -97,10 +97,10 @@ struct HEIFTests {
     @Test("a HEIC whose decode would hold more than the byte limit is refused before decoding")
     func tooManyBytes() throws {
         let heic = try TestHEICs.encode(jpeg: try TestImages.pillow("hopper.jpg"))
-        let refused = try #require(error { _ = try HEIF.validate(heic, options: DecodeOptions(maxDecodedBytes: 128 * 128 * 6 - 1)) })
-        #expect(refused.kind == .tooManyBytes(width: 128, height: 128, bytes: 128 * 128 * 6, limit: 128 * 128 * 6 - 1), "\(refused)")
-        #expect(try HEIF.validate(heic, options: DecodeOptions(maxDecodedBytes: 128 * 128 * 6)).width == 128)
-        #expect(try Thumbnailer().workingBytes(ofHEIF: heic, sizes: [Thumbnailer.Target(longestEdge: 64)]) == 128 * 128 * 6 + 64 * 64 * 3)
+        let refused = try #require(error { _ = try HEIF.validate(heic, options: DecodeOptions(maxDecodedBytes: 128 * 128 * 8 - 1)) })
+        #expect(refused.kind == .tooManyBytes(width: 128, height: 128, bytes: 128 * 128 * 8, limit: 128 * 128 * 8 - 1), "\(refused)")
+        #expect(try HEIF.validate(heic, options: DecodeOptions(maxDecodedBytes: 128 * 128 * 8)).width == 128)
+        #expect(try Thumbnailer().workingBytes(ofHEIF: heic, sizes: [Thumbnailer.Target(longestEdge: 64)]) == 128 * 128 * 8 + 64 * 64 * 3)
     }
 
     @Test("a truncated HEIC, garbage after its ftyp, and what is not a HEIC are refused with what is wrong")

@@ -7,7 +7,7 @@ public struct ImageStoreLimits: Sendable {
     /// Largest width × height a JPEG, PNG or HEIC header may declare (checked before anything is decoded).
     public var maxPixels: Int
     /// Largest pixel buffer a PNG is decoded into (width × height × 4), or a HEIC's decode holds
-    /// (× 6, × 8 with alpha: `HEIFHeader.decodedBytes`), checked from its header before
+    /// (× 8, × 11 with alpha: `HEIFHeader.decodedBytes`), checked from its header before
     /// anything is decoded (`DecodeOptions.maxDecodedBytes`).
     public var maxDecodedBytes: Int = DecodeOptions.defaultMaxDecodedBytes
     /// What a PNG's transparent pixels are composited on in its renditions.
