@@ -48,9 +48,6 @@ public enum Movie {
             "\(String(cString: failure)): posters are decoded by FFmpeg's libraries (\(String(cString: homepwner_av_library_names()))), loaded when a poster is made; install them (Debian: apt-get install libavformat59 libavcodec59 libswscale6) or run this worker from the Docker image's media stage (homepwner-media)")
     }
 
-    /// Whether FFmpeg's libraries are there to make posters with (see `loadFFmpeg`).
-    public static var canMakePosters: Bool { homepwner_av_load() == nil }
-
     /// Whether `data` starts as a container posters are made from.
     public static func sniff(_ data: [UInt8]) -> Bool {
         data.withUnsafeBytes { demuxer(for: UnsafeRawBufferPointer(rebasing: $0.prefix(16))) != nil }

@@ -62,6 +62,7 @@ enum HomepwnerCLI {
             exit(ExitCode.usage)
         }
         let rest = Array(arguments.dropFirst())
+        if let program = ServicePrograms.named(command) { await program.main(rest) }
         let code: Int32
         switch command {
         case "-h", "--help", "help":
@@ -70,8 +71,6 @@ enum HomepwnerCLI {
         case "--version", "version":
             print("homepwner \(HomepwnerVersion.string)")
             code = 0
-        case let name where ServicePrograms.names.contains(name):
-            await ServicePrograms.named(name)!.main(rest)
         case "up":
             code = await UpCommand.run(rest)
         case "health":

@@ -8,24 +8,21 @@ import ThumbnailWorker
 /// `homepwner item-service …`, or by a link named `item-service` to it (what `ops/install` and
 /// the Docker image install), exactly as their own executables run them.
 enum ServicePrograms {
-    /// Their names, in the order the CLI lists them.
-    static let names = ["item-service", "image-service", "capture-worker", "thumbnail-worker"]
+    /// Each program's name, in the order the CLI lists them, and how to get it: only the program
+    /// asked for is built, so a service started by its link runs none of the others' code at
+    /// start-up.
+    private static let table: [(name: String, program: @Sendable () -> ServiceProgram)] = [
+        ("item-service", { .itemService }), ("image-service", { .imageService }),
+        ("capture-worker", { .captureWorker }), ("thumbnail-worker", { .thumbnailWorker }),
+    ]
 
     /// Every program (their options built: for the help, the man page and completions).
-    static var all: [ServiceProgram] { names.compactMap(named) }
+    static var all: [ServiceProgram] { table.map { $0.program() } }
 
     /// The program called `name` (a first argument, or the last part of the path this executable
-    /// was run by); nil for "homepwner" and anything else. Only that program is built: a service
-    /// started by its link runs none of the others' code (its idle memory stays what its own
-    /// executable's was).
+    /// was run by); nil for "homepwner" and anything else.
     static func named(_ name: String) -> ServiceProgram? {
-        switch name {
-        case "item-service": .itemService
-        case "image-service": .imageService
-        case "capture-worker": .captureWorker
-        case "thumbnail-worker": .thumbnailWorker
-        default: nil
-        }
+        table.first { $0.name == name }?.program()
     }
 
     /// The program a path names by its last component: "/usr/local/bin/image-service".

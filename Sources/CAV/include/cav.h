@@ -81,7 +81,6 @@ const char *_Nonnull homepwner_av_library_names(void);
 static inline int homepwner_averror_eof(void) { return AVERROR_EOF; }
 static inline int homepwner_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int homepwner_averror_exit(void) { return AVERROR_EXIT; }
-static inline int homepwner_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
 static inline int64_t homepwner_nopts(void) { return AV_NOPTS_VALUE; }
 static inline int homepwner_seek_size(void) { return AVSEEK_SIZE; }
 
