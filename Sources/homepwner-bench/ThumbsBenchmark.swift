@@ -7,7 +7,8 @@ import Locking
 /// `homepwner-bench thumbs`: the `Thumbnailer` in this process next to a bare C loop over
 /// libjpeg-turbo doing the same decode-scale-resize-encode (ops/thumbs/thumbs.c) and Pillow in
 /// draft mode (ops/thumbs/thumbs_pillow.py), on the same photos, one and two workers, in one run;
-/// then the PNG and HEIC rows (`formats`; `--formats-only` runs only those).
+/// then the PNG and HEIC rows (`formats`; `--formats-only` runs only those; `--quick` runs only
+/// the Thumbnailer and the C loop).
 ///
 /// The corpus, the C binary and Pillow's venv come from ops/thumbs/prepare (a cache folder
 /// outside the repository). Every contender reads the files into memory first and times only
@@ -62,6 +63,21 @@ enum ThumbsBenchmark {
             if quality != Thumbnailer.defaultQuality {
                 print("(the end-to-end rows use the worker's quality, \(Thumbnailer.defaultQuality), not --quality \(quality))")
             }
+            if arguments.contains("--quick") {
+                // The Thumbnailer and the C loop alone: the implementation's ratio, in a minute.
+                var rounds: [[Result]] = []
+                for _ in 0..<roundCount {
+                    var round: [Result] = []
+                    for workers in [1, 2] {
+                        round.append(try thumbnailer(photos, workers: workers, sizes: sizes, quality: quality))
+                        round.append(try external("C loop (libjpeg-turbo)", workers, cLoop, ["\(workers)"] + common))
+                    }
+                    round.append(try areaAverageLoop(cLoop, common))
+                    rounds.append(round)
+                }
+                report(rounds[0].indices.map { column in rounds.map { $0[column] }.sorted { $0.perSecond < $1.perSecond }[roundCount / 2] }, peak: peakResidentMegabytes())
+                return
+            }
             let context = try Context()
             let suite = try Suite(context: context)
             defer { suite.close() }
@@ -73,6 +89,7 @@ enum ThumbsBenchmark {
                 for workers in [1, 2] {
                     round.append(try external("C loop (libjpeg-turbo)", workers, cLoop, ["\(workers)"] + common))
                 }
+                round.append(try areaAverageLoop(cLoop, common))
                 round.append(try external("Pillow (draft)", 2, python, ["ops/thumbs/thumbs_pillow.py", "2"] + common))
                 // Pillow given the Thumbnailer's shortcut too: the smaller sizes from the larger.
                 round.append(try external(
@@ -132,19 +149,28 @@ enum ThumbsBenchmark {
     }
 
     /// A baseline process, which prints "images N seconds S bytes B".
-    static func external(_ name: String, _ workers: Int, _ executable: String, _ arguments: [String]) throws -> Result {
-        let words = try output(of: executable, arguments).last?.split(separator: " ").map(String.init) ?? []
+    static func external(
+        _ name: String, _ workers: Int, _ executable: String, _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> Result {
+        let words = try output(of: executable, arguments, environment: environment).last?.split(separator: " ").map(String.init) ?? []
         guard words.count == 6, let images = Int(words[1]), let seconds = Double(words[3]), let bytes = Int(words[5]) else {
             throw Failure("\(name) printed \(words)")
         }
         return Result(name: name, workers: workers, images: images, seconds: seconds, bytes: bytes)
     }
 
+    /// The C loop doing the work of the pipeline before the sharper thumbnails (area average,
+    /// one baseline encode at the quality asked for), one worker: what they cost.
+    static func areaAverageLoop(_ cLoop: String, _ common: [String]) throws -> Result {
+        try external("Area-average C loop (the pipeline before 2026-12-07)", 1, cLoop, ["1"] + common, environment: ["THUMBS_AREA": "1"])
+    }
+
     /// The lines `executable` prints; it must exit 0.
-    static func output(of executable: String, _ arguments: [String]) throws -> [String] {
+    static func output(of executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> [String] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()

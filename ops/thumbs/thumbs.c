@@ -1,10 +1,18 @@
 // The bare libjpeg-turbo baseline of `ops/bench thumbs`: the Thumbnailer's work in plain C.
 // Each JPEG is decoded once with TurboJPEG at the smallest DCT scale of 1/2, 1/4 and 1/8 (those
 // libjpeg-turbo has SIMD code for) that leaves at least twice the largest FIT size; each size is
-// area-averaged (row by row in float, as RGBImage.resized), largest first, from the smallest
-// size made already with twice its pixels in each dimension, else from the decode; and encoded
-// at the quality asked for, 4:2:0. No EXIF orientation, no ICC
-// and no structure walk: what the C loop leaves out is what the Swift one pays for.
+// shrunk with Catmull-Rom (row by row in float, as RGBImage.resized), largest first, from the
+// smallest size made already with twice its pixels in each dimension, else from the decode; and
+// encoded 4:2:0 as Thumbnailer.encodeKeepingStructure does: baseline trials up the quality
+// ladder (the quality asked for, 8 more at 128 pixels or less, up by 3, then 95), each decoded
+// back to RGB and its luma compared with the input's by 8×8 block SSIM (windows 4 pixels in)
+// until it keeps 0.97 (0.965 from 512 pixels), then one progressive encode at that quality.
+// No EXIF orientation, no ICC and no structure walk: what the C loop leaves out is what the
+// Swift one pays for.
+//
+// With THUMBS_AREA=1 in the environment it does the work of the pipeline before 2026-12-07
+// instead (area average, one baseline encode at the quality asked for), so a run shows what the
+// sharper thumbnails cost.
 //
 // thumbs THREADS ROUNDS QUALITY SIZES(64,256,1024) FILE...  → "images <n> seconds <s> bytes <b>"
 //
@@ -20,7 +28,7 @@
 
 typedef struct { unsigned char *data; unsigned long size; } File;
 static File *files;
-static int fileCount, threads, rounds, quality, sizeCount, sizes[16];
+static int fileCount, threads, rounds, quality, sizeCount, sizes[16], area;
 static long long outputBytes[64];
 
 static double now(void) {
@@ -29,24 +37,41 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec / 1e9;
 }
 
-// One axis of an area-averaging resize: per output sample its first source sample, its taps
-// and their weights (the overlap of the output's footprint with each source sample).
+// One axis of a shrinking resize: per output sample its first source sample, its taps and their
+// weights: Catmull-Rom over two output pixels each side, normalised (as ResampleAxis), or with
+// `area` the overlap of the output's footprint with each source sample.
 typedef struct { int *first, *taps, stride; float *weights; } Axis;
+
+static double catmullRom(double x) {
+    x = fabs(x);
+    if (x < 1) return (1.5 * x - 2.5) * x * x + 1;
+    if (x < 2) return (((x - 5) * x + 8) * x - 4) * -0.5;
+    return 0;
+}
 
 static Axis axis(int source, int destination) {
     Axis a;
     double scale = (double)source / destination;
-    a.stride = (int)ceil(scale) + 1;
+    a.stride = area ? (int)ceil(scale) + 1 : (int)ceil(4 * scale) + 2;
     a.first = calloc(destination, sizeof(int));
     a.taps = calloc(destination, sizeof(int));
     a.weights = calloc((size_t)destination * a.stride, sizeof(float));
     for (int o = 0; o < destination; o++) {
-        double left = o * scale, right = fmin(source, (o + 1) * scale);
-        int begin = (int)floor(left), end = (int)fmin(source, ceil(right));
-        a.first[o] = begin;
-        a.taps[o] = end - begin;
-        for (int i = begin; i < end; i++)
-            a.weights[(size_t)o * a.stride + i - begin] = (float)((fmin(right, i + 1) - fmax(left, i)) / scale);
+        float *w = a.weights + (size_t)o * a.stride;
+        if (area) {
+            double left = o * scale, right = fmin(source, (o + 1) * scale);
+            int begin = (int)floor(left), end = (int)fmin(source, ceil(right));
+            a.first[o] = begin;
+            a.taps[o] = end - begin;
+            for (int i = begin; i < end; i++) w[i - begin] = (float)((fmin(right, i + 1) - fmax(left, i)) / scale);
+        } else {
+            double centre = (o + 0.5) * scale, support = 2 * scale, total = 0, raw[a.stride];
+            int begin = (int)fmax(0, floor(centre - support + 0.5)), end = (int)fmin(source, floor(centre + support + 0.5));
+            for (int i = begin; i < end; i++) total += raw[i - begin] = catmullRom((i + 0.5 - centre) / scale);
+            a.first[o] = begin;
+            a.taps[o] = end - begin;
+            for (int i = begin; i < end; i++) w[i - begin] = (float)(raw[i - begin] / total);
+        }
     }
     return a;
 }
@@ -86,6 +111,66 @@ static unsigned char *resize(const unsigned char *src, int sourceStride, int sw,
 }
 
 static void encodeSizes(tjhandle encoder, const unsigned char *pixels, int stride, int w, int h, int dw, int dh, long long *bytes);
+
+// The luma libjpeg's encoder computes (16-bit fixed point, rounded) of w × h RGB, rows `stride` apart.
+static void luma(const unsigned char *rgb, int stride, int w, int h, unsigned char *out) {
+    if (stride == 0) stride = w * 3;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            const unsigned char *p = rgb + (size_t)y * stride + x * 3;
+            out[(size_t)y * w + x] = (unsigned char)((19595 * p[0] + 38470 * p[1] + 7471 * p[2] + 32768) >> 16);
+        }
+}
+
+// Mean SSIM of two luma planes over whole 8×8 windows starting 4 pixels in (one window of the
+// whole image under 12 pixels on an edge), as EncodeFidelity.blockSSIM.
+static double blockSSIM(const unsigned char *a, const unsigned char *b, int w, int h) {
+    int whole = !(w >= 12 && h >= 12), bw = whole ? w : 8, bh = whole ? h : 8, offset = whole ? 0 : 4;
+    int across = (w - offset) / bw, down = (h - offset) / bh;
+    double n = (double)bw * bh, total = 0;
+    for (int by = 0; by < down; by++)
+        for (int bx = 0; bx < across; bx++) {
+            long sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+            for (int y = offset + by * bh; y < offset + (by + 1) * bh; y++)
+                for (int x = offset + bx * bw; x < offset + (bx + 1) * bw; x++) {
+                    int p = a[(size_t)y * w + x], q = b[(size_t)y * w + x];
+                    sa += p; sb += q; saa += p * p; sbb += q * q; sab += p * q;
+                }
+            double ma = sa / n, mb = sb / n, va = saa / n - ma * ma, vb = sbb / n - mb * mb, cab = sab / n - ma * mb;
+            total += ((2 * ma * mb + 6.5025) * (2 * cab + 58.5225)) / ((ma * ma + mb * mb + 6.5025) * (va + vb + 58.5225));
+        }
+    return total / (across * down);
+}
+
+// The quality Thumbnailer.encodeKeepingStructure settles on for w × h RGB.
+// Its own encoder: a TurboJPEG 2.1 handle that has encoded progressive keeps the scan script, so
+// a later baseline encode on it writes progressive scans with the default Huffman tables.
+static int ladderQuality(const unsigned char *rgb, int stride, int w, int h) {
+    if (quality >= 95) return quality;
+    int first = (w > h ? w : h) <= 128 ? quality + 8 : quality;
+    if (first > 95) first = 95;
+    double kept = (w > h ? w : h) >= 512 ? 0.965 : 0.97;
+    unsigned char *input = malloc((size_t)w * h), *decoded = malloc((size_t)w * h * 3), *output = malloc((size_t)w * h);
+    luma(rgb, stride, w, h, input);
+    tjhandle encoder = tjInitCompress(), decoder = tjInitDecompress();
+    int chosen = 95;
+    for (int rung = first; rung < 95; rung += 3) {
+        unsigned char *jpeg = NULL;
+        unsigned long size = 0;
+        if (tjCompress2(encoder, rgb, w, stride, h, TJPF_RGB, &jpeg, &size, TJSAMP_420, rung, 0) ||
+            tjDecompress2(decoder, jpeg, size, decoded, w, 0, h, TJPF_RGB, 0)) {
+            fprintf(stderr, "ladder: %s\n", tjGetErrorStr2(NULL));
+            exit(1);
+        }
+        tjFree(jpeg);
+        luma(decoded, 0, w, h, output);
+        if (blockSSIM(input, output, w, h) >= kept) { chosen = rung; break; }
+    }
+    tjDestroy(encoder);
+    tjDestroy(decoder);
+    free(input); free(decoded); free(output);
+    return chosen;
+}
 
 __attribute__((unused)) static void thumbnail(tjhandle decoder, tjhandle encoder, const File *file, long long *bytes) {
     int w, h, subsampling, colorspace;
@@ -132,9 +217,11 @@ static void encodeSizes(tjhandle encoder, const unsigned char *pixels, int strid
         for (int m = 0; m < made; m++)
             if (widths[m] >= 2 * ow && heights[m] >= 2 * oh && widths[m] * heights[m] < sw * sh) { source = images[m]; sw = widths[m]; sh = heights[m]; sourceStride = 0; }
         unsigned char *small = (ow == sw && oh == sh) ? (unsigned char *)source : resize(source, sourceStride, sw, sh, ow, oh);
+        int smallStride = small == source ? sourceStride : 0;
+        int chosen = area ? quality : ladderQuality(small, smallStride, ow, oh);
         unsigned char *jpeg = NULL;
         unsigned long size = 0;
-        if (tjCompress2(encoder, small, ow, small == source ? sourceStride : 0, oh, TJPF_RGB, &jpeg, &size, TJSAMP_420, quality, 0)) {
+        if (tjCompress2(encoder, small, ow, smallStride, oh, TJPF_RGB, &jpeg, &size, TJSAMP_420, chosen, area ? 0 : TJFLAG_PROGRESSIVE)) {
             fprintf(stderr, "encode: %s\n", tjGetErrorStr2(encoder));
             exit(1);
         }
@@ -159,6 +246,7 @@ static void *worker(void *argument) {
 int main(int argc, char **argv) {
     if (argc < 6) { fprintf(stderr, "usage: thumbs THREADS ROUNDS QUALITY SIZES FILE...\n"); return 2; }
     threads = atoi(argv[1]); rounds = atoi(argv[2]); quality = atoi(argv[3]);
+    area = getenv("THUMBS_AREA") && !strcmp(getenv("THUMBS_AREA"), "1");
     for (char *s = strtok(argv[4], ","); s && sizeCount < 16; s = strtok(NULL, ",")) sizes[sizeCount++] = atoi(s);
     fileCount = argc - 5;
     files = calloc(fileCount, sizeof(File));
