@@ -126,7 +126,10 @@ public enum JPEG {
 
     /// `encode`, with `segments` (whole marker segments, e.g. `ICCProfile.segments`) right
     /// after the SOI and the JFIF APP0 TurboJPEG writes.
-    static func encode(_ image: RGBImage, quality: Int, subsampling: Subsampling, segments: [UInt8]) throws(JPEGError) -> [UInt8] {
+    /// `progressive`: TJFLAG_PROGRESSIVE (optimised Huffman tables; fewer bytes, slower to encode).
+    static func encode(
+        _ image: RGBImage, quality: Int, subsampling: Subsampling, segments: [UInt8], progressive: Bool = false
+    ) throws(JPEGError) -> [UInt8] {
         image.assertConsistent()
         let samp = switch subsampling {
         case .s444: TJSAMP_444
@@ -136,7 +139,7 @@ public enum JPEG {
         }
         return try compress(
             image.pixels, width: image.width, height: image.height, pixelFormat: TJPF_RGB, subsampling: samp, quality: quality,
-            segments: segments)
+            flags: progressive ? TJFLAG_PROGRESSIVE : 0, segments: segments)
     }
 
     /// Encodes Adobe-convention CMYK (4 bytes per pixel, 255 = no ink) as a YCCK JPEG with 4:4:4 sampling; for tests.

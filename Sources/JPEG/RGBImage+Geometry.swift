@@ -17,23 +17,25 @@ extension RGBImage {
         return RGBImage(width: right - left, height: bottom - top, pixels: output)
     }
 
-    /// Scales to exactly width × height: area-average (box) filter on a shrinking axis, bilinear on an enlarging one.
-    public func resized(width: Int, height: Int) -> RGBImage {
+    /// Scales to exactly width × height: `filter` (the area average by default) on a shrinking
+    /// axis, bilinear on an enlarging one.
+    public func resized(width: Int, height: Int, filter: ResampleFilter = .box) -> RGBImage {
         precondition(width > 0 && height > 0, "resize target must be positive (got \(width)×\(height))")
         precondition(self.width > 0 && self.height > 0, "cannot resize an empty image")
         assertConsistent()
         if width == self.width, height == self.height { return self }
-        let horizontal = ResampleAxis(source: self.width, destination: width)
-        let vertical = ResampleAxis(source: self.height, destination: height)
+        let horizontal = ResampleAxis(source: self.width, destination: width, filter: filter)
+        let vertical = ResampleAxis(source: self.height, destination: height, filter: filter)
         // Row by row: the source rows under an output row are weighted into one row of Float at
         // the source's width, which is then averaged across to the new width and rounded once.
         // The only buffer is that row. The vertical pass is a loop over contiguous samples on raw
         // pointers with wrapping arithmetic, so the compiler vectorizes it (an index checked for
-        // overflow keeps it scalar, at four times the cost); the horizontal one reads three
-        // channels per tap.
+        // overflow keeps it scalar, at four times the cost); the horizontal one reads each tap's
+        // three channels as one SIMD4 (the row has one Float more, so the last pixel's fourth
+        // lane reads it) and weighs them in one multiply-add.
         let sourceRowLength = self.width * 3, rowLength = width * 3
         let output = [UInt8](unsafeUninitializedCapacity: rowLength * height) { buffer, initialized in
-            var row = [Float](repeating: 0, count: sourceRowLength)
+            var row = [Float](repeating: 0, count: sourceRowLength + 1)
             pixels.withUnsafeBufferPointer { source in
                 row.withUnsafeMutableBufferPointer { sumBuffer in
                     let source = source.baseAddress!, sum = sumBuffer.baseAddress!, target = buffer.baseAddress!
@@ -80,21 +82,21 @@ extension RGBImage {
         axis.first.withUnsafeBufferPointer { first in
             axis.taps.withUnsafeBufferPointer { taps in
                 axis.weights.withUnsafeBufferPointer { weights in
+                    let low = SIMD4<Float>(repeating: 0), high = SIMD4<Float>(repeating: 255), half = SIMD4<Float>(repeating: 0.5)
                     for x in 0..<width {
-                        var r: Float = 0, g: Float = 0, b: Float = 0
-                        var pixel = sum + first[x] &* 3
+                        var rgb = SIMD4<Float>(repeating: 0)
+                        var pixel = UnsafeRawPointer(sum + first[x] &* 3)
                         var weight = weights.baseAddress! + x &* axis.stride
                         for _ in 0..<taps[x] {
-                            r += pixel[0] * weight.pointee
-                            g += pixel[1] * weight.pointee
-                            b += pixel[2] * weight.pointee
-                            pixel += 3
+                            rgb += pixel.loadUnaligned(as: SIMD4<Float>.self) * weight.pointee
+                            pixel += 3 &* MemoryLayout<Float>.stride
                             weight += 1
                         }
+                        let rounded = (rgb + half).clamped(lowerBound: low, upperBound: high)
                         let out = target + x &* 3
-                        out[0] = UInt8(min(max(r + 0.5, 0), 255))
-                        out[1] = UInt8(min(max(g + 0.5, 0), 255))
-                        out[2] = UInt8(min(max(b + 0.5, 0), 255))
+                        out[0] = UInt8(rounded[0])
+                        out[1] = UInt8(rounded[1])
+                        out[2] = UInt8(rounded[2])
                     }
                 }
             }
@@ -111,8 +113,9 @@ extension RGBImage {
         return resized(width: newWidth, height: newHeight)
     }
 
-    /// Scales to cover w × h, keeping the aspect ratio, and crops the centre to exactly w × h.
-    public func filled(to w: Int, _ h: Int) -> RGBImage {
+    /// Scales to cover w × h, keeping the aspect ratio, and crops the centre to exactly w × h,
+    /// shrinking with `filter`.
+    public func filled(to w: Int, _ h: Int, filter: ResampleFilter = .box) -> RGBImage {
         precondition(w > 0 && h > 0, "fill box must be positive (got \(w)×\(h))")
         precondition(width > 0 && height > 0, "cannot fill from an empty image")
         // Crop the source to the target's aspect first: same result as scale-then-crop, less work.
@@ -124,6 +127,6 @@ extension RGBImage {
             cropHeight = min(height, max(1, Int((Double(width) / targetAspect).rounded())))
         }
         return cropped(x: (width - cropWidth) / 2, y: (height - cropHeight) / 2, width: cropWidth, height: cropHeight)
-            .resized(width: w, height: h)
+            .resized(width: w, height: h, filter: filter)
     }
 }

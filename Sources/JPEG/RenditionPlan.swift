@@ -17,7 +17,7 @@ public struct RenditionPlan: Sendable {
     /// The output size: what the rendition's info reports, exactly.
     public let size: (width: Int, height: Int)
     /// What the DCT-scaled decode is asked to cover, in stored (unoriented) pixels: twice the
-    /// resize's source in each dimension (or the whole image), so the area averaging after it
+    /// resize's source in each dimension (or the whole image), so the resize after it
     /// always reads at least two decoded pixels per output pixel and never scales up.
     public let decodeTarget: (width: Int, height: Int)
 
@@ -51,7 +51,7 @@ public struct RenditionPlan: Sendable {
     /// scale or FILL's covering scale, never above 1, each edge rounded up.
     ///
     /// Why twice: DCT scaling filters within each 8×8 block alone, so where it does all the
-    /// reduction its block seams and ringing show; the area-averaging resize, which spans
+    /// reduction its block seams and ringing show; the resize, which spans
     /// them, is left at least the last factor of two (as Pillow's `thumbnail` drafts to twice
     /// the size, its `reducing_gap` of 2).
     public static func decodeTarget(
@@ -74,13 +74,15 @@ public struct RenditionPlan: Sendable {
             min(size.height, max(1, Int((Double(box.height) * factor).rounded()))))
     }
 
-    /// Resizes an upright decode to exactly `size`: FIT from the whole picture, FILL from its
-    /// centre cropped to the box's aspect.
+    /// Resizes an upright decode to exactly `size` with Catmull-Rom (`ResampleFilter.catmullRom`):
+    /// FIT from the whole picture, FILL from its centre cropped to the box's aspect.
     ///
     /// FIT is resized to `size`, worked out from the original's declared size: the DCT-scaled
     /// decode rounds its edges up, so its own aspect can be a pixel off.
     public func resize(_ upright: RGBImage) -> RGBImage {
-        fit == .fill ? upright.filled(to: size.width, size.height) : upright.resized(width: size.width, height: size.height)
+        fit == .fill
+            ? upright.filled(to: size.width, size.height, filter: .catmullRom)
+            : upright.resized(width: size.width, height: size.height, filter: .catmullRom)
     }
 }
 

@@ -30,13 +30,13 @@ extension Thumbnailer {
     }
 
     /// About the most memory `thumbnails(ofHEIF:sizes:)` holds at once for `heif`, from its
-    /// boxes alone: the decode's peak (`HEIFHeader.decodedBytes`) and the largest size. Throws
+    /// boxes alone: the decode's peak (`HEIFHeader.decodedBytes`) and the largest size's encode (`encodingBytes`). Throws
     /// what the header's checks throw.
     public func workingBytes(ofHEIF heif: UnsafeRawBufferPointer, sizes: [Target]) throws(HEIFError) -> Int {
         precondition(!sizes.isEmpty, "no thumbnail size asked for")
         let header = try HEIF.header(of: heif, options: options)
         let plans = Self.plans(width: header.width, height: header.height, orientation: 1, sizes)
-        return header.decodedBytes + (plans.map { $0.size.width * $0.size.height * 3 }.max() ?? 0)
+        return header.decodedBytes + Self.encodingBytes(plans)
     }
 
     /// `workingBytes(ofHEIF:sizes:)` of an array.

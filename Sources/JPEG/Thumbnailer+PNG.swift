@@ -30,12 +30,12 @@ extension Thumbnailer {
 
     /// About the most memory `thumbnails(ofPNG:sizes:)` holds at once for `png`, from its
     /// header alone: the decoded pixels (`PNGHeader.decodedBytes`, in which the RGB pixels are
-    /// then made) and the largest size. Throws what the header's checks throw.
+    /// then made) and the largest size's encode (`encodingBytes`). Throws what the header's checks throw.
     public func workingBytes(ofPNG png: UnsafeRawBufferPointer, sizes: [Target]) throws(PNGError) -> Int {
         precondition(!sizes.isEmpty, "no thumbnail size asked for")
         let header = try PNG.header(of: png, options: options)
         let plans = Self.plans(width: header.width, height: header.height, orientation: 1, sizes)
-        return header.decodedBytes + (plans.map { $0.size.width * $0.size.height * 3 }.max() ?? 0)
+        return header.decodedBytes + Self.encodingBytes(plans)
     }
 
     /// `workingBytes(ofPNG:sizes:)` of an array.

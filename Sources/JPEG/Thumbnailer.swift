@@ -11,14 +11,19 @@
 ///    TJFLAG_LIMITSCANS on by default; grey comes out as RGB, CMYK and YCCK are converted to
 ///    RGB (Adobe's inverted samples too, `RGBImage(width:height:cmyk:adobeInverted:)`).
 /// 3. The EXIF orientation applied (all eight), so the pixels are upright.
-/// 4. Each size area-averaged (`RGBImage.resized`: a box filter over the whole footprint of
-///    each output pixel, no nearest-neighbour sampling): FIT inside the box, FILL the box's
-///    centre, never enlarged. Largest first: a FIT size is averaged from the smallest larger FIT
-///    size already made that has at least twice its pixels in each dimension (the 256 from the
-///    1024, the 64 from the 256), else from the decode, so the small sizes cost next to nothing.
-/// 5. Each encoded at `quality` (4:2:0; one grey channel for a grey original) with no
-///    metadata but the original's ICC profile: no EXIF (so no GPS and no Orientation, which
-///    the upright pixels no longer need), no XMP, no comments.
+/// 4. Each size shrunk with Catmull-Rom (`RGBImage.resized(…, filter: .catmullRom)`, Pillow's
+///    BICUBIC; the area average it replaced was soft: BENCHMARKS.md, `ops/bench sharpness`): FIT
+///    inside the box, FILL the box's centre, never enlarged. Largest first: a FIT size is resized
+///    from the smallest larger FIT size already made that has at least twice its pixels in each
+///    dimension (the 256 from the 1024, the 64 from the 256), else from the decode, so the small
+///    sizes cost next to nothing.
+/// 5. Each encoded progressive (optimised Huffman tables: the bytes the higher qualities below
+///    cost) at `quality` (`quality` + 8 for a thumbnail of 128 pixels or less on its long edge,
+///    where every block shows), 4:2:0 (one grey channel for a grey original), and again up the
+///    ladder of `qualityLadder` while the encode keeps less than `structureKept` of the
+///    structure it was given (`EncodeFidelity`: fine texture, grain, small print, which the JPEG
+///    quantisation smears); with no metadata but the original's ICC profile: no EXIF (so no GPS
+///    and no Orientation, which the upright pixels no longer need), no XMP, no comments.
 ///
 /// Memory, for an 18-megapixel (5184×3456) photo and a 1024 FIT: the decode at 1/2 is
 /// 2592×1728 RGB, 13.4 MB (the full-size RGB, 53.7 MB, is never allocated), and its upright
@@ -67,6 +72,8 @@ public struct Thumbnailer: Sendable {
         public let width: Int
         /// Its height in pixels.
         public let height: Int
+        /// The JPEG quality it was encoded at (`qualityLadder`).
+        public let quality: Int
     }
 
     /// The JPEG quality thumbnails are encoded at unless asked otherwise.
@@ -114,17 +121,62 @@ public struct Thumbnailer: Sendable {
     func encode(
         _ pixels: RGBImage, plans: [RenditionPlan], sizes: [Target], gray: Bool, segments: [UInt8]
     ) throws(JPEGError) -> [Output] {
-        // Largest first, so a smaller FIT size can be averaged from a larger one already made.
+        // Largest first, so a smaller FIT size can be resized from a larger one already made.
         var outputs = [Output?](repeating: nil, count: plans.count)
         var madeFits: [RGBImage] = []
         for index in plans.indices.sorted(by: { plans[$0].size.width * plans[$0].size.height > plans[$1].size.width * plans[$1].size.height }) {
             let plan = plans[index]
             let image = plan.resize(plan.fit == .fit ? Self.source(for: plan.size, among: madeFits) ?? pixels : pixels)
             if plan.fit == .fit { madeFits.append(image) }
-            let data = try JPEG.encode(image, quality: quality, subsampling: gray ? .gray : .s420, segments: segments)
-            outputs[index] = Output(target: sizes[index], data: data, width: plan.size.width, height: plan.size.height)
+            let (data, rung) = try Self.encodeKeepingStructure(image, quality: quality, subsampling: gray ? .gray : .s420, segments: segments)
+            outputs[index] = Output(target: sizes[index], data: data, width: plan.size.width, height: plan.size.height, quality: rung)
         }
         return outputs.map { $0! }
+    }
+
+    /// The least `EncodeFidelity.blockSSIM` an encode of a `width` × `height` thumbnail must keep
+    /// for the quality ladder to stop: 0.97, or 0.965 from 512 pixels on the long edge.
+    /// Calibrated on `ops/bench sharpness` (BENCHMARKS.md): the least that puts every thumbnail
+    /// of its 199 photos at SSIM ≥ 0.95 against a Lanczos-3 resize of the full-size original
+    /// (the lowest 0.955 at 1024, 0.959 at 256), within 10 % more bytes than before the ladder;
+    /// 0.97 at 1024 costs 3 % more bytes for no thumbnail that needed them.
+    static func structureKept(width: Int, height: Int) -> Double {
+        max(width, height) >= 512 ? 0.965 : 0.97
+    }
+
+    /// The qualities a thumbnail of `width` × `height` is tried at, in turn, when asked for
+    /// `quality`: from it (8 more on a thumbnail of 128 pixels or less on its long edge) up by 4,
+    /// then 95; just `quality` when that is 95 or more. 80 climbs 84, 88, 92, 95.
+    static func qualityLadder(_ quality: Int, width: Int, height: Int) -> [Int] {
+        guard quality < 95 else { return [quality] }
+        let first = min(95, max(width, height) <= 128 ? quality + 8 : quality)
+        return Array(stride(from: first, to: 95, by: 3)) + [95]
+    }
+
+    /// `image` encoded progressive at the first quality of `qualityLadder` whose encode keeps
+    /// `structureKept` of the luma it was given, or at the last one; and that quality.
+    ///
+    /// The rungs are tried as baseline JPEGs, each decoded back: a progressive JPEG of the
+    /// same quality holds the same quantised coefficients (so decodes to the same pixels) in
+    /// other scans, and costs five times as much to encode and four to decode. Only the quality
+    /// chosen is encoded progressive.
+    static func encodeKeepingStructure(
+        _ image: RGBImage, quality: Int, subsampling: Subsampling, segments: [UInt8]
+    ) throws(JPEGError) -> (data: [UInt8], quality: Int) {
+        let ladder = qualityLadder(quality, width: image.width, height: image.height)
+        var chosen = ladder[ladder.count - 1]
+        if ladder.count > 1 {
+            let luma = EncodeFidelity.luma(of: image)
+            for rung in ladder.dropLast() {
+                let trial = try JPEG.encode(image, quality: rung, subsampling: subsampling, segments: [])
+                let decoded = try EncodeFidelity.decodedLuma(trial, width: image.width, height: image.height)
+                if EncodeFidelity.blockSSIM(luma, decoded, width: image.width, height: image.height) >= structureKept(width: image.width, height: image.height) {
+                    chosen = rung
+                    break
+                }
+            }
+        }
+        return (try JPEG.encode(image, quality: chosen, subsampling: subsampling, segments: segments, progressive: true), chosen)
     }
 
     /// The header segments walked and read (the pixel limit checked), with the decoder that
@@ -157,7 +209,7 @@ public struct Thumbnailer: Sendable {
     /// About the most memory `thumbnails(of:sizes:)` holds at once for `jpeg`, in bytes, from
     /// its headers alone (no pixel is decoded): the decoded pixels (4 bytes each for CMYK and
     /// YCCK, with their RGB conversion beside them), their upright copy when the orientation
-    /// turns them, the largest size, and for a progressive frame every DCT coefficient of the
+    /// turns them, the largest size's encode (`encodingBytes`), and for a progressive frame every DCT coefficient of the
     /// full-size image (2 bytes each, whatever the scale), which libjpeg keeps until the last
     /// scan. A worker weighs its jobs by it (`ComputeSlots`) to bound its memory. Throws what
     /// `thumbnails` would throw for a bad header.
@@ -169,7 +221,7 @@ public struct Thumbnailer: Sendable {
         let cmyk = header.colorSpace == .cmyk || header.colorSpace == .ycck
         var bytes = pixels * (cmyk ? 4 + 3 : 3)
         if plans[0].orientation != 1 { bytes += pixels * 3 }
-        bytes += plans.map { $0.size.width * $0.size.height * 3 }.max() ?? 0
+        bytes += Self.encodingBytes(plans)
         if let frame = walker.frame, frame.progressive {
             // Per component, its blocks across and down, padded to whole MCUs, 64 coefficients
             // of 2 bytes each (jdcoefct.c's whole-image buffer).
@@ -178,6 +230,13 @@ public struct Thumbnailer: Sendable {
             bytes += frame.components.reduce(0) { $0 + mcusWide * $1.h * mcusHigh * $1.v * 128 }
         }
         return bytes
+    }
+
+    /// What encoding the largest of `plans` holds at once, 11 bytes a pixel: its RGB (3), the
+    /// progressive encoder's coefficients (2 bytes for each of 1.5 samples at 4:2:0), and the
+    /// quality ladder's RGB decoded back (3) and the two luma planes it compares (2).
+    static func encodingBytes(_ plans: [RenditionPlan]) -> Int {
+        11 * (plans.map { $0.size.width * $0.size.height }.max() ?? 0)
     }
 
     /// `workingBytes(of:sizes:)` of an array.

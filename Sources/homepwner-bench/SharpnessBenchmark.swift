@@ -25,6 +25,7 @@ enum SharpnessBenchmark {
         let height: Int
         let ssim: Double
         let bytes: Int
+        let quality: Int
     }
 
     static func run(_ arguments: [String]) async {
@@ -39,7 +40,7 @@ enum SharpnessBenchmark {
             var files = try fixturePhotos()
             if !arguments.contains("--repository-only") {
                 let prepared = try ThumbsBenchmark.output(of: "ops/thumbs/prepare", [])
-                guard prepared.count == 4 else { throw ThumbsBenchmark.Failure("ops/thumbs/prepare printed \(prepared)") }
+                guard prepared.count == 7 else { throw ThumbsBenchmark.Failure("ops/thumbs/prepare printed \(prepared)") }
                 files += try FileManager.default.subpathsOfDirectory(atPath: prepared[0])
                     .filter { $0.lowercased().hasSuffix(".jpg") }.sorted().map { "\(prepared[0])/\($0)" }
             }
@@ -63,6 +64,11 @@ enum SharpnessBenchmark {
                 print(String(
                     format: "| %d | %d | %.4f | %.4f | %.4f | %d | %d |", size, ssims.count, ssims[0],
                     ssims[Int(Double(ssims.count - 1) * 0.05)], median(ssims), ssims.filter { $0 < 0.95 }.count, bytes))
+            }
+            print("\nQualities encoded at (the ladder):\n")
+            for size in sizes {
+                let counts = Dictionary(grouping: scores.filter { $0.size == size }, by: \.quality).mapValues(\.count).sorted { $0.key < $1.key }
+                print("- \(size): " + counts.map { "q\($0.key) ×\($0.value)" }.joined(separator: ", "))
             }
             let all = scores.map(\.ssim).sorted()
             print(String(format: "\nAll sizes: min %.4f, median %.4f, %d of %d below 0.95", all.first ?? 0, median(all), all.filter { $0 < 0.95 }.count, all.count))
@@ -108,7 +114,7 @@ enum SharpnessBenchmark {
                         let reference = LanczosReference.resized(upright, width: output.width, height: output.height)
                         scores.append(Score(
                             file: files[index], size: size, width: output.width, height: output.height,
-                            ssim: SSIM.luma(thumbnail, reference), bytes: output.data.count))
+                            ssim: SSIM.luma(thumbnail, reference), bytes: output.data.count, quality: output.quality))
                         if let save {
                             let stem = "\(save)/\(URL(fileURLWithPath: files[index]).deletingPathExtension().lastPathComponent)-\(size)"
                             try Data(output.data).write(to: URL(fileURLWithPath: "\(stem).jpg"))

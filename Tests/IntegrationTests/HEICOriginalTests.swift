@@ -120,7 +120,7 @@ import TestSupport
         let heic = try TestHEICs.encode(jpegFile: Fixtures.pillowFolder.appendingPathComponent("hopper.jpg"))
         let made = try ThumbnailWorkerHost.makeThumbnails(heic, [32], with: Thumbnailer())
         #expect(made.map { [$0.size, $0.width, $0.height] } == [[32, 32, 32]])
-        #expect(ThumbnailWorkerHost.workingBytes(heic, [32, 64]) == 128 * 128 * 8 + 64 * 64 * 3)
+        #expect(ThumbnailWorkerHost.workingBytes(heic, [32, 64]) == 128 * 128 * 8 + 64 * 64 * 11)
         var refusal = ""
         do {
             _ = try ThumbnailWorkerHost.makeThumbnails(heic, [32], with: Thumbnailer(options: DecodeOptions(maxDecodedBytes: 1000)))

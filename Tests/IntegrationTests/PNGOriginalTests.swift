@@ -136,7 +136,7 @@ import TestSupport
         let corner = try JPEG.decode(made[0].data).pixel(x: 1, y: 16)
         #expect(corner.r <= 8 && corner.g <= 8 && corner.b <= 8, "\(corner)")
         // Its decoded RGBA and its largest size, weighed before the slot is taken.
-        #expect(ThumbnailWorkerHost.workingBytes(png, [32, 64]) == 128 * 128 * 4 + 64 * 64 * 3)
+        #expect(ThumbnailWorkerHost.workingBytes(png, [32, 64]) == 128 * 128 * 4 + 64 * 64 * 11)
         let small = Thumbnailer(options: DecodeOptions(maxDecodedBytes: 1000))
         var refusal = ""
         do {

@@ -122,7 +122,7 @@ struct ThumbnailerTests {
         }
     }
 
-    @Test("the pipeline is the DCT-scaled decode, area-averaged and encoded at the quality asked for: 80 by default")
+    @Test("the pipeline is the DCT-scaled decode, shrunk with Catmull-Rom and encoded progressive at the quality asked for (80 by default) or up its ladder")
     func quality() throws {
         let data = try TestImages.photo("Landscape_1.jpg")
         let sizes = [Thumbnailer.Target(longestEdge: 256)]
@@ -133,9 +133,13 @@ struct ThumbnailerTests {
         #expect(Thumbnailer.defaultQuality == 80)
         #expect(standard == (try Thumbnailer(quality: 80).thumbnails(of: data, sizes: sizes)[0].data))
         #expect(try Thumbnailer(quality: 30).thumbnails(of: data, sizes: sizes)[0].data.count < standard.count)
-        // Byte for byte the decode at that scale, area-averaged, encoded by JPEG.encode at 80.
+        // Byte for byte the decode at that scale, shrunk with Catmull-Rom, encoded by the ladder from 80.
         #expect(decoded.width == 900 && decoded.height == 600)
-        #expect(standard == (try JPEG.encode(decoded.resized(width: 256, height: 171), quality: 80)))
+        let resized = decoded.resized(width: 256, height: 171, filter: .catmullRom)
+        let laddered = try Thumbnailer.encodeKeepingStructure(resized, quality: 80, subsampling: .s420, segments: [])
+        #expect(standard == laddered.data)
+        #expect(try JPEG.encode(resized, quality: laddered.quality, subsampling: .s420, segments: [], progressive: true) == standard)
+        #expect(try JPEG.validate(standard).scans > 1, "a progressive JPEG has several scans")
     }
 }
 
@@ -147,7 +151,7 @@ struct ThumbnailerTests {
         let progressive = try JPEG.encodeProgressive(image, quality: 80)
         let sizes = [Thumbnailer.Target(longestEdge: 256)]
         // A 256 FIT decodes at 1/2 (1000×750: 1/4 would leave less than twice 256×192).
-        let pixels = 1000 * 750 * 3, largest = 256 * 192 * 3
+        let pixels = 1000 * 750 * 3, largest = 256 * 192 * 11  // its encode: `Thumbnailer.encodingBytes`
         #expect(try Thumbnailer().workingBytes(of: baseline, sizes: sizes) == pixels + largest)
         // 4:2:0 in MCUs of 16×16: 125 × 94 of them, four Y blocks and one of each chroma, 128 bytes a block.
         let coefficients = 125 * 94 * 6 * 128
