@@ -14,6 +14,8 @@ public struct MovieThumbnails: Sendable {
     public let thumbnailer: Thumbnailer
     /// The most of a movie fetched to find its poster (`MovieLimits.maxBytes`, `--movie-max-read-mb`).
     public let maxReadBytes: Int64
+    /// Posters made and blocks fetched, for Metrics/Stats (shared by every copy).
+    public let counts = MovieCounts()
 
     /// `maxReadBytes` when not given: `MovieLimits`' default, 1 GiB.
     public static let defaultMaxReadBytes = MovieLimits().maxBytes
@@ -83,5 +85,39 @@ final class MovieReads: Sendable {
         }
         guard let bytes else { throw MovieFetchTimedOut() }
         return bytes
+    }
+}
+
+/// What the worker's movie jobs did since it started: posters made, and the blocks they read
+/// (every fetch, for headers and posters, those of failed jobs too).
+public final class MovieCounts: Sendable {
+    private let posters = Atomic<Int>(0)
+    private let blocks = Atomic<Int>(0)
+    private let bytes = Atomic<Int64>(0)
+
+    init() {}
+
+    /// Counts what `source` fetched, and a poster when one was made.
+    func add(_ source: RangedMovieSource, poster: Bool) {
+        let fetched = source.fetched
+        blocks.add(fetched.blocks, ordering: .relaxed)
+        bytes.add(fetched.bytes, ordering: .relaxed)
+        if poster { posters.add(1, ordering: .relaxed) }
+    }
+
+    /// Posters made, blocks fetched and their bytes.
+    public var values: (posters: Int, blocks: Int, bytes: Int64) {
+        (posters.load(ordering: .relaxed), blocks.load(ordering: .relaxed), bytes.load(ordering: .relaxed))
+    }
+
+    /// The counts for Metrics/Stats and the scrape endpoint.
+    public func figures() -> [Figure] {
+        let (posters, blocks, bytes) = values
+        return [
+            Figure("homepwner_worker_movie_posters_total", "Movie posters made.", .counter, value: Double(posters)),
+            Figure("homepwner_worker_movie_blocks_fetched_total", "Blocks of movies read (ranged GetImage) to find their posters.",
+                   .counter, value: Double(blocks)),
+            Figure("homepwner_worker_movie_fetched_bytes_total", "Bytes of those blocks.", .counter, value: Double(bytes)),
+        ]
     }
 }

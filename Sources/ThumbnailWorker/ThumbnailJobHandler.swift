@@ -93,20 +93,22 @@ public struct ThumbnailJobHandler: Sendable {
         let reads = MovieReads(reader: reader, key: key)
         let source = RangedMovieSource(size: size) { offset, count, deadline in try reads.fetch(offset, count, deadline) }
         let movies = movies, limits = movies.limits(budgetBytes: slots.budgetBytes)
+        var made: Result<[Thumbnail], MovieError>?
+        defer { movies.counts.add(source, poster: (try? made?.get()) != nil) }
         let info: MovieInfo
         do throws(MovieError) {
             info = try Movie.info(of: source, limits: limits)
         } catch {
             return try failure(error, key: key, limits: limits, reads: reads)
         }
-        let made = try await slots.run(cost: movies.workingBytes(info, source: source, sizes: sizes)) {
+        made = try await slots.run(cost: movies.workingBytes(info, source: source, sizes: sizes)) {
             do throws(MovieError) {
                 return Result<[Thumbnail], MovieError>.success(try movies.thumbnails(source, sizes: sizes, limits: limits))
             } catch {
                 return .failure(error)
             }
         }
-        switch made {
+        switch made! {
         case .success(let thumbnails):
             var result = ThumbnailResult()
             result.thumbnails = thumbnails

@@ -64,9 +64,9 @@ public enum ThumbnailWorkerHost {
         // jobs running: each reads its original while the others decode, then waits its turn.
         let slots = ComputeSlots(count: configuration.concurrency, budgetBytes: configuration.memoryBytes(perJob: memoryBytesPerJob))
         let thumbnailer = Thumbnailer(background: pngBackground)
+        let movies = MovieThumbnails(thumbnailer: thumbnailer, maxReadBytes: movieMaxReadBytes)
         let handler = ThumbnailJobHandler(
-            connection: connection, slots: slots, weigher: { workingBytes($0, $1, with: thumbnailer) },
-            movies: MovieThumbnails(thumbnailer: thumbnailer, maxReadBytes: movieMaxReadBytes),
+            connection: connection, slots: slots, weigher: { workingBytes($0, $1, with: thumbnailer) }, movies: movies,
             maker: { try makeThumbnails($0, $1, with: thumbnailer) })
         let runner = JobRunner(
             name: "thumbnail-runner", connection: connection,
@@ -77,7 +77,7 @@ public enum ThumbnailWorkerHost {
             logger: logger, handler: handler.run)
         let host = try ServiceHost(
             name: "thumbnail-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)
-        host.server.addFigures { runner.figures() + slots.figures() }
+        host.server.addFigures { runner.figures() + slots.figures() + movies.counts.figures() }
         host.server.addHealthConditions { runner.healthConditions() }
         return ServiceComposition([connection, runner, host])
     }

@@ -225,9 +225,18 @@ extension MovieOriginalTests {
             }
         }
         // Never held whole: two movies of 40 MB raised the worker's peak by far less than one
-        // (their blocks, 4 MiB each at most, and a 640×480 decode).
+        // (their blocks, 4 MiB each at most, and a 640×480 decode)…
         let after = ProcessMemory.of(pid: worker.processIdentifier).peakResidentBytes
         #expect(before > 0 && after < before + (16 << 20), "thumbnail-worker's peak resident memory: \(before >> 20) MiB, then \(after >> 20) MiB")
+        // …nor read whole: their index and first second (about 9 MB each) in 1 MiB blocks.
+        let health = try RPCClient(context: ExecutableTests.context, endpoint: "ipc://\(folder)/worker.sock")
+        defer { health.close() }
+        let figures = try await health.call(MetricsRPC.stats, ProcessStatsRequest(), options: Self.patient).figures
+        func figure(_ name: String) -> Double { figures.first { $0.name == name }?.value ?? -1 }
+        #expect(figure("homepwner_worker_movie_posters_total") == 3)
+        let blocks = figure("homepwner_worker_movie_blocks_fetched_total"), bytes = figure("homepwner_worker_movie_fetched_bytes_total")
+        #expect(blocks >= 3 && bytes <= blocks * 1_048_576, "\(blocks) blocks, \(bytes) bytes")
+        #expect(bytes < Double(indexLast.count + indexFirst.count) / 2, "fetched \(bytes) bytes of movies of \(indexLast.count + indexFirst.count)")
     }
 
     @Test func aMovieWhosePosterNeedsMoreThanTheReadLimitFailsForGoodNamingIt() async throws {
