@@ -162,7 +162,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Capture", "Locking", "Harness", "Clients", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "WorkerRuntime", "JPEG", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth", "Signing"],
+            dependencies: ["Capture", "Locking", "Harness", "Clients", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "WorkerRuntime", "JPEG", "Movie", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth", "Signing"],
             swiftSettings: swiftSettings
         ),
     ]

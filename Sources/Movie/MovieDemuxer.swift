@@ -13,16 +13,22 @@ final class MovieDemuxer {
 
     var stream: UnsafeMutablePointer<AVStream> { format!.pointee.streams[Int(streamIndex)]! }
 
-    init(_ data: UnsafeRawBufferPointer, limits: MovieLimits) throws(MovieError) {
+    init(_ source: any MovieSource, limits: MovieLimits) throws(MovieError) {
         self.limits = limits
         try Movie.loadFFmpeg()
         hp_av_log_set_level(AV_LOG_QUIET)
-        guard let name = Movie.demuxer(for: UnsafeRawBufferPointer(rebasing: data.prefix(16))) else {
+        input = MovieInput(source, maxBytes: limits.maxBytes, deadline: .now + .milliseconds(Int64(limits.seconds * 1000)))
+        let head: [UInt8]
+        do throws(MovieReadStop) {
+            head = try input.head(16)
+        } catch {
+            throw Self.stopped(input)!
+        }
+        guard let name = head.withUnsafeBytes({ Movie.demuxer(for: $0) }) else {
             throw MovieError(
                 .unsupportedContainer,
                 "its first bytes are not an ISO BMFF/QuickTime box or a Matroska/WebM header; posters are made from MP4, MOV, 3GP, Matroska and WebM")
         }
-        input = MovieInput(data, maxBytes: limits.maxBytes, deadline: .now + .milliseconds(Int64(limits.seconds * 1000)))
         guard let io = input.open(), var context = hp_avformat_alloc_context() else {
             input.close()
             throw MovieError(.overLimit, "no memory for the demuxer")
@@ -35,8 +41,13 @@ final class MovieDemuxer {
         hp_av_dict_set(&options, "protocol_whitelist", "none", 0)
         hp_av_dict_set(&options, "codec_whitelist", Movie.decoders.keys.sorted().joined(separator: ","), 0)
         var contextOrNil: UnsafeMutablePointer<AVFormatContext>? = context
+        // The headers and index the demuxer holds in memory while the poster is found: what it
+        // reads to open the container is bounded by maxIndexBytes.
+        input.maxBytesRead = limits.maxIndexBytes
         let opened = hp_avformat_open_input(&contextOrNil, nil, hp_av_find_input_format(name), &options)
         hp_av_dict_free(&options)
+        let indexBytes = input.bytesRead
+        input.maxBytesRead = nil
         guard opened >= 0, let openedContext = contextOrNil else {
             // avformat_open_input frees the context on failure; the AVIO context is ours.
             let error = Self.openError(opened, input: input, container: name)
@@ -47,7 +58,9 @@ final class MovieDemuxer {
         format = context
         // From here on `deinit` frees both.
         do throws(MovieError) {
-            let (index, info) = try Self.chooseStream(context, limits: limits, data: data)
+            // Opened on what was read before a limit or a failed read: not to be trusted.
+            if let stopped = Self.stopped(input) { throw stopped }
+            let (index, info) = try Self.chooseStream(context, limits: limits, size: input.size, indexBytes: indexBytes)
             streamIndex = index
             self.info = info
         } catch {
@@ -62,9 +75,10 @@ final class MovieDemuxer {
         input.close()
     }
 
-    /// What a failed open says: the budget it ran out of, or the container's parse error.
+    /// What a failed open says: the budget it ran out of, the read that failed, or the
+    /// container's parse error.
     private static func openError(_ code: Int32, input: MovieInput, container: String) -> MovieError {
-        if let limit = overLimit(input) { return limit }
+        if let stopped = stopped(input) { return stopped }
         let what = container == "mov" ? "ISO BMFF/QuickTime" : "Matroska/WebM"
         let hint = container == "mov"
             ? "no readable moov box (the movie's index): cut short before it, or not a movie after its first box"
@@ -72,21 +86,27 @@ final class MovieDemuxer {
         return MovieError(.damaged, "its \(what) container does not parse (\(Movie.describe(code)); \(hint))")
     }
 
-    /// The error for a read stopped by `MovieLimits`, if one was.
-    static func overLimit(_ input: MovieInput) -> MovieError? {
-        switch input.stoppedFor {
-        case "bytes":
+    /// The error for a read stopped by `MovieLimits` or failed, if one was.
+    static func stopped(_ input: MovieInput) -> MovieError? {
+        switch input.stopped {
+        case .bytes?:
             MovieError(.overLimit, "finding its poster read more than \(input.maxBytes) bytes (MovieLimits.maxBytes)")
-        case "time":
+        case .index(let limit)?:
+            MovieError(
+                .indexOverLimit(limit: limit),
+                "opening its container read more than \(limit) bytes before its index was whole (MovieLimits.maxIndexBytes: the demuxer holds the index in memory while the poster is found)")
+        case .time?:
             MovieError(.overLimit, "finding its poster took longer than its time budget (MovieLimits.seconds)")
-        default: nil
+        case .failed(let why)?:
+            MovieError(.unreadable, why)
+        case nil: nil
         }
     }
 
     /// The first video stream that is not a cover picture, its codec one of `Movie.decoders`,
     /// its size under the limit, and (for ISO BMFF) its samples inside the data.
     private static func chooseStream(
-        _ context: UnsafeMutablePointer<AVFormatContext>, limits: MovieLimits, data: UnsafeRawBufferPointer
+        _ context: UnsafeMutablePointer<AVFormatContext>, limits: MovieLimits, size: Int64, indexBytes: Int64
     ) throws(MovieError) -> (Int32, MovieInfo) {
         let count = Int(context.pointee.nb_streams)
         var kinds: [String] = []
@@ -122,7 +142,7 @@ final class MovieDemuxer {
                 .tooManyPixels(width: width, height: height, limit: limits.maxPixels),
                 "its video stream \(index) (\(codec)) of \(width)×\(height) = \(width * height) pixels is over the limit of \(limits.maxPixels) pixels (--max-pixels)")
         }
-        if container.hasPrefix("mov") { try checkSamplesInside(context, size: Int64(data.count)) }
+        if container.hasPrefix("mov") { try checkSamplesInside(context, size: size) }
         var orientation = 1
         if let matrix = homepwner_display_matrix(stream) {
             orientation = DisplayMatrix.orientation(Array(UnsafeBufferPointer(start: matrix, count: 9)))
@@ -133,7 +153,9 @@ final class MovieDemuxer {
         } else if context.pointee.duration > 0 {
             duration = Double(context.pointee.duration) / Double(AV_TIME_BASE)
         }
-        let info = MovieInfo(container: container, codec: codec, width: width, height: height, orientation: orientation, duration: duration)
+        let info = MovieInfo(
+            container: container, codec: codec, width: width, height: height, orientation: orientation, duration: duration,
+            indexBytes: indexBytes)
         return (Int32(index), info)
     }
 

@@ -21,6 +21,13 @@ public struct MovieError: Error, CustomStringConvertible, Sendable, Equatable {
         /// Finding the poster read more packets, decoded more frames, read more bytes or took
         /// longer than `MovieLimits` allows.
         case overLimit
+        /// Opening the container read more than `MovieLimits.maxIndexBytes` (`limit`) before its
+        /// index was whole: an index (an MP4's `moov`) the demuxer would hold in memory larger
+        /// than allowed, or that much before it.
+        case indexOverLimit(limit: Int64)
+        /// The movie's bytes could not be read from where it is kept (a ranged read of a
+        /// `RangedMovieSource` failed): nothing is known to be wrong with the movie.
+        case unreadable
         /// No frame decoded: every packet read was refused by the decoder, or there was none.
         case noFrame
         /// TurboJPEG refused to compress a thumbnail of the poster.
@@ -51,6 +58,8 @@ public struct MovieError: Error, CustomStringConvertible, Sendable, Equatable {
         case .unsupportedCodec: "in a codec posters are not decoded from"
         case .tooManyPixels: "over the pixel limit"
         case .overLimit: "over a poster limit"
+        case .indexOverLimit: "over the index limit"
+        case .unreadable: "not readable"
         case .noFrame: "without a decodable frame"
         case .encodeFailed: "not made into a JPEG"
         case .decoderMissing: "not decoded here"

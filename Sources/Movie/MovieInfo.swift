@@ -12,6 +12,9 @@ public struct MovieInfo: Sendable, Equatable {
     public var orientation: Int
     /// The stream's length in seconds, when the container says.
     public var duration: Double?
+    /// The bytes the demuxer read to open the container (its headers and index, which it
+    /// holds in memory while the poster is found: see `Movie.indexMemoryPerByte`).
+    public var indexBytes: Int64 = 0
 
     /// The size as shown: width and height swapped for a quarter turn (orientation 5…8).
     public var uprightSize: (width: Int, height: Int) { orientation >= 5 ? (height, width) : (width, height) }
@@ -25,7 +28,8 @@ public struct Poster: Sendable {
     public var time: Double
     /// The stream it came from.
     public var info: MovieInfo
-    /// Video frames decoded, packets read and bytes demuxed to find it.
+    /// Video frames decoded and packets read to find it, and bytes taken from where the movie
+    /// is kept (what `MovieLimits.maxBytes` counts: of a ranged movie, whole blocks fetched).
     public var framesDecoded: Int, packetsRead: Int, bytesRead: Int64
     /// Whether the first frame at 1 s was (nearly) black and a later one taken; whether every
     /// frame looked at was black, so the first at 1 s was kept anyway.

@@ -48,11 +48,11 @@ final class PosterSearch {
         var chosen: UnsafeMutablePointer<AVFrame>?
         var reachedEnd = false
         search: while chosen == nil {
-            if let over = MovieDemuxer.overLimit(demuxer.input) { throw over }
-            if demuxer.input.expired() { throw MovieDemuxer.overLimit(demuxer.input)! }
+            if let over = MovieDemuxer.stopped(demuxer.input) { throw over }
+            if demuxer.input.expired() { throw MovieDemuxer.stopped(demuxer.input)! }
             let read = hp_av_read_frame(demuxer.format, packet)
             if read < 0 {
-                if let over = MovieDemuxer.overLimit(demuxer.input) { throw over }
+                if let over = MovieDemuxer.stopped(demuxer.input) { throw over }
                 // The end (or a read error: what was decoded so far still counts): drain.
                 reachedEnd = true
                 _ = hp_avcodec_send_packet(codec, nil)
@@ -107,7 +107,7 @@ final class PosterSearch {
             * av_q2d(timeBase)
         return Poster(
             image: picture.oriented(demuxer.info.orientation), time: time, info: demuxer.info, framesDecoded: frames,
-            packetsRead: packets, bytesRead: demuxer.input.bytesRead, skippedBlack: haveFirstBlack && !allBlack, allBlack: allBlack)
+            packetsRead: packets, bytesRead: demuxer.input.bytesFetched, skippedBlack: haveFirstBlack && !allBlack, allBlack: allBlack)
     }
 
     /// Whether `frame` is the poster: the first at or past `target` that is not black; else it

@@ -49,6 +49,8 @@ public enum EnvironmentNames {
     /// image-service and thumbnail-worker: the colour a PNG's transparency is composited on
     /// in its renditions and thumbnails (`RRGGBB`); one variable, so both make the same pixels.
     public static let pngBackground = "HOMEPWNER_PNG_BACKGROUND"
+    /// thumbnail-worker: the most of a movie read to find its poster, in MiB (`--movie-max-read-mb`).
+    public static let movieMaxReadMegabytes = "HOMEPWNER_MOVIE_MAX_READ_MB"
     /// image-service: seconds before an idle chunked upload is dropped.
     public static let imageUploadExpirySeconds = "HOMEPWNER_IMAGE_UPLOAD_EXPIRY_SECONDS"
     /// image-service: the thumbnail sizes queued for each stored JPEG ("64,256,1024"; "" for none).

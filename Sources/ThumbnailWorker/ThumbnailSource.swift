@@ -27,9 +27,8 @@ struct ThumbnailSource {
     /// The most bytes of an original a job may hold (the worker's memory budget).
     let limitBytes: Int
 
-    /// The original's bytes a thumbnail needs; nil when there is no such image.
-    func read(_ key: String) async throws -> [UInt8]? {
-        guard let size = try await reader.size(of: key) else { return nil }
+    /// The bytes a thumbnail needs of the original `key` of `size` bytes (StatImage's).
+    func read(_ key: String, size: Int64) async throws -> [UInt8] {
         var window = Window(key: key, size: size, reader: reader)
         var kept: [UInt8] = []
         var skipped: Int64 = 0

@@ -1,6 +1,5 @@
 import Foundation
 import JPEG
-import Movie
 import Proto
 import RPC
 import Runtime
@@ -10,7 +9,8 @@ import ZMQ
 /// Composes thumbnail-worker: a connection to the image service, the job runner that leases
 /// `thumbnails` jobs from it and makes their thumbnails, and a Health endpoint.
 public enum ThumbnailWorkerHost {
-    /// The flags of the thumbnail-worker executable: a worker's, and `--png-background`.
+    /// The flags of the thumbnail-worker executable: a worker's, `--png-background` and
+    /// `--movie-max-read-mb`.
     public static let options = WorkerConfiguration.options(
         healthEnv: EnvironmentNames.thumbnailWorkerHealth, healthDefault: Defaults.thumbnailWorkerHealth,
         memoryBytesPerJob: memoryBytesPerJob) + [
@@ -18,7 +18,21 @@ public enum ThumbnailWorkerHost {
                 name: "png-background", env: EnvironmentNames.pngBackground, defaultValue: RGBColor.white.description,
                 help: "colour a PNG's transparent pixels are composited on in its thumbnails (RRGGBB); give image-service the same",
                 valueName: "RRGGBB"),
+            OptionSpec(
+                name: "movie-max-read-mb", env: EnvironmentNames.movieMaxReadMegabytes,
+                defaultValue: String(MovieThumbnails.defaultMaxReadBytes >> 20),
+                help: "the most of a movie read (in 1 MiB blocks) to find its poster; a movie that needs more fails for good",
+                valueName: "MB"),
         ]
+
+    /// The bytes of a `--movie-max-read-mb` value: 1 to 1048576 MiB.
+    public static func movieMaxReadBytes(_ options: ParsedOptions) throws -> Int64 {
+        let megabytes = try options.int("movie-max-read-mb")
+        guard (1...1_048_576).contains(megabytes) else {
+            throw OptionError.invalidValue(option: "--movie-max-read-mb", value: String(megabytes), reason: "must be 1…1048576")
+        }
+        return Int64(megabytes) << 20
+    }
 
     /// The colour of a `--png-background` value: six hex digits, `#` optional.
     public static func pngBackground(_ options: ParsedOptions) throws -> RGBColor {
@@ -38,17 +52,21 @@ public enum ThumbnailWorkerHost {
     /// worker holds nothing durable: a job it was running when it died returns to the queue
     /// when its lease expires. Nothing is connected or bound until the composition starts.
     ///
-    /// - Parameter pngBackground: What a PNG's transparency is composited on.
+    /// - Parameters:
+    ///   - pngBackground: What a PNG's transparency is composited on.
+    ///   - movieMaxReadBytes: The most of a movie read to find its poster.
     public static func make(
-        _ configuration: WorkerConfiguration, pngBackground: RGBColor = .white, context: Context, logger: Logger
+        _ configuration: WorkerConfiguration, pngBackground: RGBColor = .white,
+        movieMaxReadBytes: Int64 = MovieThumbnails.defaultMaxReadBytes, context: Context, logger: Logger
     ) throws -> ServiceComposition {
         let connection = ClientConnection(name: "image-service-connection", context: context, endpoint: configuration.imageServiceEndpoint)
         // `concurrency` thumbnails made at once within the memory budget, and `readAhead` more
         // jobs running: each reads its original while the others decode, then waits its turn.
         let slots = ComputeSlots(count: configuration.concurrency, budgetBytes: configuration.memoryBytes(perJob: memoryBytesPerJob))
         let thumbnailer = Thumbnailer(background: pngBackground)
+        let movies = MovieThumbnails(thumbnailer: thumbnailer, maxReadBytes: movieMaxReadBytes)
         let handler = ThumbnailJobHandler(
-            connection: connection, slots: slots, weigher: { workingBytes($0, $1, with: thumbnailer) },
+            connection: connection, slots: slots, weigher: { workingBytes($0, $1, with: thumbnailer) }, movies: movies,
             maker: { try makeThumbnails($0, $1, with: thumbnailer) })
         let runner = JobRunner(
             name: "thumbnail-runner", connection: connection,
@@ -59,7 +77,7 @@ public enum ThumbnailWorkerHost {
             logger: logger, handler: handler.run)
         let host = try ServiceHost(
             name: "thumbnail-worker", context: context, rpcEndpoints: [configuration.healthEndpoint], logger: logger)
-        host.server.addFigures { runner.figures() + slots.figures() }
+        host.server.addFigures { runner.figures() + slots.figures() + movies.counts.figures() }
         host.server.addHealthConditions { runner.healthConditions() }
         return ServiceComposition([connection, runner, host])
     }
@@ -69,9 +87,9 @@ public enum ThumbnailWorkerHost {
     /// a batch). One per process: it holds one more original in memory.
     public static let readAhead = 1
 
-    /// What making `sizes` of `original` (a JPEG, a PNG, a HEIC or a movie) holds at its peak
-    /// (`Thumbnailer.workingBytes`); 0 for a header that does not read, which the making then
-    /// reports.
+    /// What making `sizes` of `original` (a JPEG, a PNG or a HEIC: a movie is never read whole,
+    /// see `MovieThumbnails`) holds at its peak (`Thumbnailer.workingBytes`); 0 for a header that
+    /// does not read, which the making then reports.
     static func workingBytes(_ original: [UInt8], _ sizes: [Int]) -> Int { workingBytes(original, sizes, with: Thumbnailer()) }
 
     /// `workingBytes(_:_:)` with `thumbnailer`'s limits.
@@ -79,14 +97,12 @@ public enum ThumbnailWorkerHost {
         let targets = sizes.map { Thumbnailer.Target(longestEdge: $0) }
         if PNG.sniff(original) { return (try? thumbnailer.workingBytes(ofPNG: original, sizes: targets)) ?? 0 }
         if HEIF.sniff(original) { return (try? thumbnailer.workingBytes(ofHEIF: original, sizes: targets)) ?? 0 }
-        if !JPEG.sniff(original), Movie.sniff(original) { return (try? thumbnailer.workingBytes(ofMovie: original, sizes: targets)) ?? 0 }
         return (try? thumbnailer.workingBytes(of: original, sizes: targets)) ?? 0
     }
 
     /// Every size from one decode (`Thumbnailer`, quality 80, the ICC profile kept) of a JPEG,
-    /// of a PNG composited on the thumbnailer's background, of a HEIC upright by its irot/imir,
-    /// or of a movie's poster frame (`Movie.poster`: at 1 s or the first frame after it that is
-    /// not black, upright, within `MovieLimits` and the thumbnailer's pixel limit; no metadata).
+    /// of a PNG composited on the thumbnailer's background, or of a HEIC upright by its
+    /// irot/imir. A movie's are made from its poster frame over ranged reads (`MovieThumbnails`).
     static func makeThumbnails(_ original: [UInt8], _ sizes: [Int]) throws -> [Thumbnail] {
         try makeThumbnails(original, sizes, with: Thumbnailer())
     }
@@ -99,8 +115,6 @@ public enum ThumbnailWorkerHost {
             outputs = try thumbnailer.thumbnails(ofPNG: original, sizes: targets)
         } else if HEIF.sniff(original) {
             outputs = try thumbnailer.thumbnails(ofHEIF: original, sizes: targets)
-        } else if !JPEG.sniff(original), Movie.sniff(original) {
-            outputs = try thumbnailer.thumbnails(ofMovie: original, sizes: targets)
         } else {
             outputs = try thumbnailer.thumbnails(of: original, sizes: targets)
         }

@@ -11,6 +11,7 @@ extension ServiceProgram {
         metricsEnvironment: EnvironmentNames.thumbnailWorkerMetrics
     ) { options, context, logger in
         try ThumbnailWorkerHost.make(
-            try WorkerConfiguration(options), pngBackground: try ThumbnailWorkerHost.pngBackground(options), context: context, logger: logger)
+            try WorkerConfiguration(options), pngBackground: try ThumbnailWorkerHost.pngBackground(options),
+            movieMaxReadBytes: try ThumbnailWorkerHost.movieMaxReadBytes(options), context: context, logger: logger)
     }
 }

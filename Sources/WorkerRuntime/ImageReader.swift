@@ -43,10 +43,16 @@ public struct ImageReader: Sendable {
 
     /// The image's size in bytes (StatImage); nil when there is no such image.
     public func size(of key: String) async throws -> Int64? {
+        try await info(of: key)?.sizeBytes
+    }
+
+    /// What the image service knows of the image (StatImage: its size, its content type as
+    /// sniffed when it was stored, …); nil when there is no such image.
+    public func info(of key: String) async throws -> ImageInfo? {
         var stat = StatImageRequest()
         stat.key = key
         do {
-            return try await connection.client.call(ImageServiceRPC.statImage, stat).sizeBytes
+            return try await connection.client.call(ImageServiceRPC.statImage, stat)
         } catch {
             if error.code == .notFound { return nil }
             throw error
@@ -55,8 +61,11 @@ public struct ImageReader: Sendable {
 
     /// Appends the image's bytes from `start` up to `end` to `bytes`, in ranged reads of
     /// `readChunkBytes` (halved while the service says a read is too large for its replies).
-    /// Throws 5 NOT_FOUND when the image is gone, 15 DATA_LOSS when it ends before `end`.
-    public func append(_ key: String, from start: Int64, to end: Int64, into bytes: inout [UInt8]) async throws {
+    /// Throws 5 NOT_FOUND when the image is gone, 15 DATA_LOSS when it ends before `end`. Each
+    /// read may take `timeoutMilliseconds`.
+    public func append(
+        _ key: String, from start: Int64, to end: Int64, into bytes: inout [UInt8], timeoutMilliseconds: UInt32 = 30_000
+    ) async throws {
         let client = connection.client
         var chunk = Self.readChunkBytes, offset = start
         while offset < end {
@@ -67,7 +76,8 @@ public struct ImageReader: Sendable {
             let part: FrameBytes
             do {
                 let (reply, data) = try await client.call(
-                    ImageServiceRPC.getImage, get, largeBytesField: GetImageResponse.dataField, options: CallOptions(timeoutMilliseconds: 30_000))
+                    ImageServiceRPC.getImage, get, largeBytesField: GetImageResponse.dataField,
+                    options: CallOptions(timeoutMilliseconds: timeoutMilliseconds))
                 part = data ?? FrameBytes(reply.data)
             } catch {
                 // A service with a smaller --max-message-bytes: halve the reads until they fit.

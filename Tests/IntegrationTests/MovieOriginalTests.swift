@@ -3,6 +3,7 @@ import JPEG
 import Proto
 import RPC
 import RPCTestSupport
+import Runtime
 import Testing
 import TestSupport
 
@@ -23,20 +24,35 @@ import TestSupport
         let size: [Int32]
     }
 
-    /// The image service (thumbnails at 64 and 256) and a thumbnail worker, and a client.
-    static func launch(_ folder: String) throws -> (client: RPCClient, stop: () -> Void) {
+    /// The image service (thumbnails at 64 and 256) and a thumbnail worker given `workerArguments`
+    /// too, and a client.
+    static func launch(_ folder: String, workerArguments: [String] = []) throws -> (client: RPCClient, worker: Process, stop: () -> Void) {
         let rpc = "ipc://\(folder)/images.sock", health = "ipc://\(folder)/worker.sock"
         let service = try ExecutableTests.launch(
             "image-service",
             ["--rpc", rpc, "--events", "ipc://\(folder)/events.sock", "--data-dir", folder + "/data", "--thumbnail-sizes", "64,256"],
             endpoint: rpc)
         let worker = try ExecutableTests.launch(
-            "thumbnail-worker", ["--rpc", health, "--image-service", rpc, "--concurrency", "2"], endpoint: health)
+            "thumbnail-worker", ["--rpc", health, "--image-service", rpc, "--concurrency", "2"] + workerArguments, endpoint: health)
         let client = try RPCClient(context: ExecutableTests.context, endpoint: rpc, configuration: .init(connectWaitMilliseconds: 10_000))
-        return (client, {
+        return (client, worker.process, {
             client.close()
             for process in [worker.process, service.process] where process.isRunning { process.terminate() }
         })
+    }
+
+    /// The dead jobs of the thumbnails queue once there are `count` (or 90 s went by).
+    static func deadJobs(_ client: RPCClient, count: Int) async throws -> [Job] {
+        var list = ListJobsRequest()
+        list.queue = "thumbnails"
+        list.state = .dead
+        var dead: [Job] = []
+        let end = ContinuousClock.now + .seconds(90)
+        while dead.count < count && ContinuousClock.now < end {
+            try await Task.sleep(for: .milliseconds(100))
+            dead = try await client.call(JobQueueRPC.listJobs, list, options: patient).jobs
+        }
+        return dead
     }
 
     static func put(_ data: [UInt8], _ client: RPCClient) async throws -> ImageInfo {
@@ -68,7 +84,7 @@ import TestSupport
     @Test func moviesGetUprightPosterThumbnailsFromTheWorkerAndRenditionsFromThem() async throws {
         let folder = try ExecutableTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (client, stop) = try Self.launch(folder)
+        let (client, _, stop) = try Self.launch(folder)
         defer { stop() }
         let movies = [
             Case(name: "mp4, black first second", movie: try TestMovies.quadrants(), type: "video/mp4", orientation: 1, size: [256, 192]),
@@ -126,7 +142,7 @@ import TestSupport
     @Test func hostileMoviesFailTheirJobsForGoodNamingTheProblemAndTheWorkerKeepsWorking() async throws {
         let folder = try ExecutableTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let (client, stop) = try Self.launch(folder)
+        let (client, _, stop) = try Self.launch(folder)
         defer { stop() }
         let good = try TestMovies.quadrants()
         let ftyp = Int(good[0]) << 24 | Int(good[1]) << 16 | Int(good[2]) << 8 | Int(good[3])
@@ -146,15 +162,7 @@ import TestSupport
             #expect(info.mediaType == .movie, "\(name)")
             keys[info.key] = name
         }
-        var list = ListJobsRequest()
-        list.queue = "thumbnails"
-        list.state = .dead
-        var dead: [Job] = []
-        let end = ContinuousClock.now + .seconds(90)
-        while dead.count < cases.count && ContinuousClock.now < end {
-            try await Task.sleep(for: .milliseconds(100))
-            dead = try await client.call(JobQueueRPC.listJobs, list, options: Self.patient).jobs
-        }
+        let dead = try await Self.deadJobs(client, count: cases.count)
         #expect(dead.count == cases.count)
         for job in dead {
             let key = try ThumbnailJob(serializedBytes: job.payload).imageKey
@@ -173,6 +181,84 @@ import TestSupport
         let info = try await Self.put(good, client)
         let thumbnails = try await Self.thumbnails(client, count: 2)
         #expect(thumbnails.filter { $0.parentKey == info.key }.count == 2)
+    }
+}
+
+/// Movies larger than the worker's whole memory budget: their posters are found over ranged
+/// reads of a few 1 MiB blocks, never holding the movie.
+extension MovieOriginalTests {
+    @Test(.enabled(
+        if: !Sanitizer.any,
+        "the worker's peak RSS is what this checks, and a sanitizer's shadow memory and allocator add to it"))
+    func moviesLargerThanTheWorkersMemoryBudgetGetPostersWithTheIndexLastOrFirst() async throws {
+        let folder = try ExecutableTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // About 40 MB each: two and a half times the budget of 16 MB.
+        let indexLast = try TestMovies.noisyQuadrants(seconds: 5)
+        let indexFirst = try TestMovies.make(["-i", "{input}", "-c", "copy", "-movflags", "+faststart", "-f", "mp4"], input: indexLast)
+        #expect(try TestMovies.topLevelBoxes(indexLast).last?.type == "moov")
+        #expect(try TestMovies.topLevelBoxes(indexFirst).map(\.type).prefix(2).contains("moov"))
+        let (client, worker, stop) = try Self.launch(folder, workerArguments: ["--memory-mb", "16"])
+        defer { stop() }
+        // First a small movie: FFmpeg's libraries loaded (some 30 MB of them resident) and a
+        // poster decoded, the worker's peak is what a movie costs it without its bytes.
+        let small = try await Self.put(try TestMovies.quadrants(), client)
+        #expect(try await Self.thumbnails(client, count: 2).filter { $0.parentKey == small.key }.count == 2)
+        let before = ProcessMemory.of(pid: worker.processIdentifier).peakResidentBytes
+        var keys: [String] = []
+        for movie in [indexLast, indexFirst] {
+            #expect(movie.count > 32 << 20)
+            let info = try await Self.put(movie, client)
+            #expect(info.mediaType == .movie && info.contentType == "video/mp4" && info.sizeBytes == Int64(movie.count))
+            keys.append(info.key)
+        }
+        let thumbnails = try await Self.thumbnails(client, count: 6)
+        let failed = thumbnails.count == 6 ? [] : try await Self.deadJobs(client, count: 1).map(\.lastError)
+        #expect(thumbnails.count == 6, "\(failed)")
+        for (key, name) in zip(keys, ["moov last", "moov first"]) {
+            let mine = thumbnails.filter { $0.parentKey == key }.sorted { $0.width < $1.width }
+            #expect(mine.map { [$0.width, $0.height] } == [[64, 48], [256, 192]], "\(name)")
+            for thumbnail in mine {
+                let image = try await Self.pixels(thumbnail.key, client)
+                let off = MoviePixelChecks.mismatches(image, orientation: 1)
+                #expect(off.isEmpty, "\(name) \(image.width)×\(image.height): \(off)")
+            }
+        }
+        // Never held whole: two movies of 40 MB raised the worker's peak by far less than one
+        // (their blocks, 4 MiB each at most, and a 640×480 decode)…
+        let after = ProcessMemory.of(pid: worker.processIdentifier).peakResidentBytes
+        #expect(before > 0 && after < before + (16 << 20), "thumbnail-worker's peak resident memory: \(before >> 20) MiB, then \(after >> 20) MiB")
+        // …nor read whole: their index and first second (about 9 MB each) in 1 MiB blocks.
+        let health = try RPCClient(context: ExecutableTests.context, endpoint: "ipc://\(folder)/worker.sock")
+        defer { health.close() }
+        let figures = try await health.call(MetricsRPC.stats, ProcessStatsRequest(), options: Self.patient).figures
+        func figure(_ name: String) -> Double { figures.first { $0.name == name }?.value ?? -1 }
+        #expect(figure("homepwner_worker_movie_posters_total") == 3)
+        let blocks = figure("homepwner_worker_movie_blocks_fetched_total"), bytes = figure("homepwner_worker_movie_fetched_bytes_total")
+        #expect(blocks >= 3 && bytes <= blocks * 1_048_576, "\(blocks) blocks, \(bytes) bytes")
+        #expect(bytes < Double(indexLast.count + indexFirst.count) / 2, "fetched \(bytes) bytes of movies of \(indexLast.count + indexFirst.count)")
+    }
+
+    @Test func aMovieWhosePosterNeedsMoreThanTheReadLimitFailsForGoodNamingIt() async throws {
+        let folder = try ExecutableTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // Its index last, and about 8 MB of media before its first second is decoded: more
+        // than the 4 MiB this worker may read of a movie.
+        let movie = try TestMovies.noisyQuadrants(seconds: 3)
+        let (client, _, stop) = try Self.launch(folder, workerArguments: ["--movie-max-read-mb", "4"])
+        defer { stop() }
+        let info = try await Self.put(movie, client)
+        let dead = try await Self.deadJobs(client, count: 1)
+        let job = try #require(dead.first)
+        #expect(try ThumbnailJob(serializedBytes: job.payload).imageKey == info.key)
+        #expect(
+            job.lastError == "image \(info.key) cannot be made into thumbnails: movie is over a poster limit: finding its poster read more than 4194304 bytes (MovieLimits.maxBytes)",
+            "\(job.lastError)")
+        #expect(job.errors.count == 1, "failed for good at its first attempt")
+        // A movie within the limit still gets its poster from this worker.
+        let good = try await Self.put(try TestMovies.quadrants(), client)
+        let thumbnails = try await Self.thumbnails(client, count: 2)
+        #expect(thumbnails.filter { $0.parentKey == good.key }.count == 2)
     }
 }
 

@@ -1,3 +1,4 @@
+import Movie
 import Proto
 import Synchronization
 import Testing
@@ -66,5 +67,40 @@ import WorkerRuntime
         #expect(message.contains("100000 bytes (--memory-mb)"), "\(message)")
         #expect(message.contains("of its \(padded.count) bytes"), "\(message)")
         #expect(given.value.isEmpty, "the maker ran on \(given.value) bytes")
+    }
+
+    @Test func aMovieJobIsWeighedByItsBlocksAndItsDecodeNotByItsSize() throws {
+        let movies = MovieThumbnails()
+        var costs: [Int] = []
+        for seconds in [1.0, 4.0] {
+            let movie = try TestMovies.noisyQuadrants(seconds: seconds)
+            let source = RangedMovieSource(size: Int64(movie.count)) { offset, count, _ in Array(movie[Int(offset)..<Int(offset) + count]) }
+            costs.append(movies.workingBytes(try Movie.info(of: source), source: source, sizes: [64, 256]))
+        }
+        // 4 MiB of blocks, the read buffer, a 640×480 decode (6.4 MB) and a small index, for a
+        // movie of 8 MB and one of 33 MB alike.
+        #expect(costs.allSatisfy { $0 > 10 << 20 && $0 < 13 << 20 }, "\(costs)")
+        #expect(abs(costs[1] - costs[0]) < 1 << 20, "\(costs)")
+    }
+
+    @Test func aMovieWhoseIndexIsOverItsShareOfTheBudgetFailsForGoodNamingTheBudget() async throws {
+        let service = try Service(maxMessageBytes: 64 << 20)
+        defer { service.stop() }
+        // 8 MiB of small boxes before its index, read through to reach it: over the 1.3 MiB
+        // (a twelfth) an index may take of a budget of 16 MiB.
+        let movie = try TestMovies.withFreeBoxesBeforeIndex(try TestMovies.quadrants(), count: 256, boxBytes: 32 << 10)
+        let key = try await service.put(movie).key
+        let handler = ThumbnailJobHandler(
+            connection: service.connection, slots: ComputeSlots(count: 1, budgetBytes: 16 << 20), maker: ThumbnailWorkerHost.makeThumbnails)
+        var failure: JobFailure?
+        do {
+            _ = try await handler.run(Service.job(key, sizes: [64]))
+        } catch {
+            failure = error as? JobFailure
+        }
+        #expect(failure?.permanent == true, "\(String(describing: failure))")
+        #expect(
+            failure?.message
+                == "image \(key) cannot be made into thumbnails within this worker's memory budget: movie is over the index limit: opening its container read more than 1398101 bytes before its index was whole (MovieLimits.maxIndexBytes: the demuxer holds the index in memory while the poster is found); this worker allows 1/12 of its budget of 16777216 bytes (--memory-mb)")
     }
 }

@@ -33,6 +33,54 @@ public enum TestMovies {
         return try make(["-i", "{input}", "-c", "copy", "-metadata:s:v", "rotate=\(rotate)", "-f", format], input: movie)
     }
 
+    /// The quadrants (from the first frame) under heavy noise, coded losslessly (x264 `-qp 0`,
+    /// ultrafast), so the movie is large for its length: about 8 MB a second at 640×480, 25
+    /// fps, made in about half a second a second. The noise (±24, changing every frame) averages
+    /// out in a thumbnail; a poster's quadrant centres are within it of the scene. By default
+    /// its `moov` (index) comes last, as ffmpeg writes an MP4; `extra` `-movflags +faststart`
+    /// puts it first.
+    public static func noisyQuadrants(width: Int = 640, height: Int = 480, seconds: Double = 6, extra: [String] = []) throws -> [UInt8] {
+        let boxes = [
+            "x=0:y=0:color=red", "x=iw/2:y=0:color=0x00FF00", "x=0:y=ih/2:color=blue", "x=iw/2:y=ih/2:color=white",
+        ].map { "drawbox=\($0):w=iw/2:h=ih/2:t=fill" }.joined(separator: ",")
+        return try make([
+            "-f", "lavfi", "-i", "color=c=black:s=\(width)x\(height):r=25:d=\(seconds)", "-vf", boxes + ",noise=alls=24:allf=t+u",
+            "-c:v", "libx264", "-preset", "ultrafast", "-qp", "0", "-pix_fmt", "yuv420p",
+        ] + extra + ["-f", "mp4"])
+    }
+
+    /// The top-level boxes of an ISO BMFF movie: each one's type, offset and size.
+    public static func topLevelBoxes(_ movie: [UInt8]) throws -> [(type: String, offset: Int, size: Int)] {
+        var boxes: [(type: String, offset: Int, size: Int)] = []
+        var offset = 0
+        while offset + 8 <= movie.count {
+            var size = movie[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            let type = String(decoding: movie[offset + 4..<offset + 8], as: UTF8.self)
+            if size == 1, offset + 16 <= movie.count { size = movie[offset + 8..<offset + 16].reduce(0) { $0 << 8 | Int($1) } }
+            if size == 0 { size = movie.count - offset }
+            guard size >= 8, offset + size <= movie.count else { throw Failure(description: "box \(type) at \(offset) of \(size) bytes is outside the movie") }
+            boxes.append((type, offset, size))
+            offset += size
+        }
+        return boxes
+    }
+
+    /// `movie` (its `moov` last, no offsets to patch) with `count` `free` boxes of `boxBytes`
+    /// each inserted before its `moov`: a reader skips a small box by reading through it, so
+    /// these are read, not seeked past, before the index is reached.
+    public static func withFreeBoxesBeforeIndex(_ movie: [UInt8], count: Int, boxBytes: Int) throws -> [UInt8] {
+        guard let moov = try topLevelBoxes(movie).first(where: { $0.type == "moov" }), moov.offset + moov.size == movie.count else {
+            throw Failure(description: "no moov box at the end")
+        }
+        var box = [UInt8](repeating: 0, count: boxBytes)
+        withUnsafeBytes(of: UInt32(boxBytes).bigEndian) { box.replaceSubrange(0..<4, with: $0) }
+        box.replaceSubrange(4..<8, with: Array("free".utf8))
+        var padded = Array(movie[..<moov.offset])
+        padded.reserveCapacity(movie.count + count * boxBytes)
+        for _ in 0..<count { padded += box }
+        return padded + movie[moov.offset...]
+    }
+
     /// What `ffmpeg -v error -y <arguments> out` writes, read back; `input`, when given, is
     /// written to a file whose path replaces the argument `{input}`. The files are removed.
     public static func make(_ arguments: [String], input: [UInt8]? = nil) throws -> [UInt8] {
