@@ -21,6 +21,8 @@ public enum OptionError: Error, Equatable, CustomStringConvertible {
             helpText
         case .unknownOption(let option, let suggestion?):
             "unknown option '\(option)'; did you mean '\(suggestion)'? (see --help)"
+        case .unknownOption(let option, nil) where !option.hasPrefix("--"):
+            "unknown option '\(option)' (see --help; a value that starts with '-' goes after '--')"
         case .unknownOption(let option, nil):
             "unknown option '\(option)' (see --help)"
         case .missingValue(let option):

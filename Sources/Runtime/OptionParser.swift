@@ -47,6 +47,14 @@ public struct OptionParser: Sendable {
     /// - Returns: Every option's resolved value and the positional arguments.
     /// - Throws: ``OptionError`` for `--help`, unknown options, missing or invalid values and
     ///   unexpected positionals.
+    /// Whether `argument`, which starts with one '-', is a value rather than a mistyped option:
+    /// after the dash it holds something no option name does (a CURVE public key in Z85 starts
+    /// with '-' once in 85, `-GO#Upe-)Hfv…`). `-x` or `-json` is still an unknown option.
+    static func isDashedValue(_ argument: String) -> Bool {
+        guard argument.hasPrefix("-"), !argument.hasPrefix("--"), argument.count > 1 else { return false }
+        return !argument.dropFirst().allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+    }
+
     public func parse(_ arguments: [String], environment: [String: String]) throws(OptionError) -> ParsedOptions {
         var specs: [String: OptionSpec] = [:]
         for spec in options { specs[spec.name] = spec }
@@ -58,7 +66,7 @@ public struct OptionParser: Sendable {
         while index < arguments.endIndex {
             let argument = arguments[index]
             index += 1
-            if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
+            if optionsEnded || argument == "-" || !argument.hasPrefix("-") || Self.isDashedValue(argument) {
                 positionals.append(argument)
                 continue
             }

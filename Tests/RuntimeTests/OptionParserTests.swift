@@ -85,6 +85,15 @@ struct OptionParserTests {
         )
     }
 
+    @Test func aValueStartingWithADashThatNoOptionNameCouldBeIsPositional() throws {
+        let parser = OptionParser(command: "keys allow", summary: "s", options: [], allowsPositionals: true)
+        // A Z85 CURVE public key starts with '-' once in 85.
+        #expect(try parser.parse(["admin", "-GO#Upe-)Hfv-^TKLI3AFod((wh4<7FDnwm5<h4s"], environment: [:]).positionals
+            == ["admin", "-GO#Upe-)Hfv-^TKLI3AFod((wh4<7FDnwm5<h4s"])
+        #expect(throws: OptionError.unknownOption("-json", suggestion: nil)) { try parser.parse(["-json"], environment: [:]) }
+        #expect(OptionError.unknownOption("-json", suggestion: nil).description.contains("goes after '--'"))
+    }
+
     @Test func unknownOptionFarFromEveryNameHasNoSuggestion() {
         #expect(throws: OptionError.unknownOption("--zzzzzz", suggestion: nil)) {
             try parser.parse(["--zzzzzz"], environment: [:])
