@@ -45,14 +45,7 @@ public struct MovieThumbnails: Sendable {
     /// The thumbnails of the movie `source` reads, at `sizes`.
     func thumbnails(_ source: RangedMovieSource, sizes: [Int], limits: MovieLimits) throws(MovieError) -> [Thumbnail] {
         let outputs = try thumbnailer.thumbnails(ofMovie: source, sizes: sizes.map { Thumbnailer.Target(longestEdge: $0) }, limits: limits)
-        return outputs.map { output in
-            var thumbnail = Thumbnail()
-            thumbnail.size = Int32(output.target.width)
-            thumbnail.data = output.data
-            thumbnail.width = Int32(output.width)
-            thumbnail.height = Int32(output.height)
-            return thumbnail
-        }
+        return outputs.map(Thumbnail.init)
     }
 }
 

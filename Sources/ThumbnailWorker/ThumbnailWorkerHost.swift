@@ -118,13 +118,17 @@ public enum ThumbnailWorkerHost {
         } else {
             outputs = try thumbnailer.thumbnails(of: original, sizes: targets)
         }
-        return outputs.map { output in
-            var thumbnail = Thumbnail()
-            thumbnail.size = Int32(output.target.width)
-            thumbnail.data = output.data
-            thumbnail.width = Int32(output.width)
-            thumbnail.height = Int32(output.height)
-            return thumbnail
-        }
+        return outputs.map(Thumbnail.init)
+    }
+}
+
+extension Thumbnail {
+    /// The job result's entry for one thumbnail made: its size asked for, bytes and dimensions.
+    init(_ output: Thumbnailer.Output) {
+        self.init()
+        size = Int32(output.target.width)
+        data = output.data
+        width = Int32(output.width)
+        height = Int32(output.height)
     }
 }
