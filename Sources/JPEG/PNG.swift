@@ -58,16 +58,39 @@ public enum PNG {
     }
 
     /// Decodes a whole PNG, its transparent pixels composited on `background` (straight alpha:
-    /// `colour × α + background × (1 − α)`), after `header`'s checks. Holds
-    /// `PNGHeader.decodedBytes` (4 a pixel) while it decodes; the RGB pixels are made in the
-    /// same buffer.
+    /// `colour × α + background × (1 − α)`), after `header`'s checks. The RGB pixels (3 bytes a
+    /// pixel) are all it holds: a PNG without transparency is decoded straight to RGB, and a
+    /// non-interlaced one with transparency row by row as RGBA, each row composited into them.
+    /// Only an interlaced PNG with transparency (its rows come in seven passes) is decoded
+    /// whole as RGBA first, `PNGHeader.decodedBytes` (4 a pixel), the RGB made in the same buffer.
     public static func decode(
         _ data: UnsafeRawBufferPointer, background: RGBColor = .white, options: DecodeOptions = .init()
     ) throws(PNGError) -> Decoded {
         let header = try walk(data, options: options, checkCRC: false)
         let decoder = try SPNGDecoder(data, options: options)
-        var pixels = try decoder.decodeRGBA(bytes: header.decodedBytes)
-        composite(&pixels, count: header.width * header.height, on: background)
+        let (width, count) = (header.width, header.width * header.height)
+        var pixels: [UInt8]
+        if !header.hasTransparency {
+            pixels = try decoder.decodeRGB(bytes: count * 3)
+        } else if !header.interlaced {
+            var failure: PNGError?
+            pixels = [UInt8](unsafeUninitializedCapacity: count * 3) { buffer, initialized in
+                do throws(PNGError) {
+                    let target = buffer.baseAddress!
+                    try decoder.decodeRowsRGBA(width: width, height: header.height) { row, index in
+                        composite(row, into: target + index &* width &* 3, count: width, on: background)
+                    }
+                    initialized = count * 3
+                } catch {
+                    failure = error
+                    initialized = 0
+                }
+            }
+            if let failure { throw failure }
+        } else {
+            pixels = try decoder.decodeRGBA(bytes: header.decodedBytes)
+            composite(&pixels, count: count, on: background)
+        }
         let profile = try decoder.iccProfile().flatMap { $0.count <= ICCProfile.maxBytes ? ICCProfile(bytes: $0) : nil }
         return Decoded(header: header, image: RGBImage(width: header.width, height: header.height, pixels: pixels), profile: profile)
     }
@@ -81,25 +104,29 @@ public enum PNG {
     /// buffer ends `count` × 3 bytes long.
     static func composite(_ pixels: inout [UInt8], count: Int, on background: RGBColor) {
         precondition(pixels.count == count * 4, "\(count) RGBA pixels need \(count * 4) bytes, got \(pixels.count)")
-        let back = (UInt32(background.red), UInt32(background.green), UInt32(background.blue))
         pixels.withUnsafeMutableBufferPointer { buffer in
-            let p = buffer.baseAddress!
-            // Pixel i is read whole (bytes 4i…4i+3) before bytes 3i…3i+2 are written, which
-            // are never past it: the RGB pixels fill the buffer's front as the RGBA are read.
-            for i in 0..<count {
-                let from = p + 4 &* i, to = p + 3 &* i
-                let r = UInt32(from[0]), g = UInt32(from[1]), b = UInt32(from[2]), a = UInt32(from[3])
-                if a == 255 {
-                    to[0] = UInt8(r); to[1] = UInt8(g); to[2] = UInt8(b)
-                } else {
-                    let rest = 255 &- a
-                    to[0] = UInt8((r &* a &+ back.0 &* rest &+ 127) / 255)
-                    to[1] = UInt8((g &* a &+ back.1 &* rest &+ 127) / 255)
-                    to[2] = UInt8((b &* a &+ back.2 &* rest &+ 127) / 255)
-                }
-            }
+            composite(buffer.baseAddress!, into: buffer.baseAddress!, count: count, on: background)
         }
         pixels.removeLast(count)
+    }
+
+    /// Writes `count` RGBA pixels from `source` as RGB at `target`, each composited on
+    /// `background`. `target` may be `source`: pixel i is read whole (bytes 4i…4i+3) before bytes
+    /// 3i…3i+2 are written, which are never past it.
+    static func composite(_ source: UnsafePointer<UInt8>, into target: UnsafeMutablePointer<UInt8>, count: Int, on background: RGBColor) {
+        let back = (UInt32(background.red), UInt32(background.green), UInt32(background.blue))
+        for i in 0..<count {
+            let from = source + 4 &* i, to = target + 3 &* i
+            let r = UInt32(from[0]), g = UInt32(from[1]), b = UInt32(from[2]), a = UInt32(from[3])
+            if a == 255 {
+                to[0] = UInt8(r); to[1] = UInt8(g); to[2] = UInt8(b)
+            } else {
+                let rest = 255 &- a
+                to[0] = UInt8((r &* a &+ back.0 &* rest &+ 127) / 255)
+                to[1] = UInt8((g &* a &+ back.1 &* rest &+ 127) / 255)
+                to[2] = UInt8((b &* a &+ back.2 &* rest &+ 127) / 255)
+            }
+        }
     }
 
     // MARK: The chunk walk

@@ -45,8 +45,13 @@ public struct PNGHeader: Sendable, Equatable {
     /// depth and colour type (16-bit samples are reduced, palettes and tRNS expanded).
     public static let decodedBytesPerPixel = 4
 
-    /// The pixel buffer a decode holds: width × height × 4.
+    /// The pixel buffer a decode may hold, the measure of `DecodeOptions.maxDecodedBytes`:
+    /// width × height × 4.
     public var decodedBytes: Int { width * height * Self.decodedBytesPerPixel }
+
+    /// What `PNG.decode` holds: the RGB pixels (3 bytes a pixel), or the RGBA ones (4) for an
+    /// interlaced PNG with transparency, the one decoded whole before it is composited.
+    public var heldBytes: Int { width * height * (interlaced && hasTransparency ? 4 : 3) }
 
     /// Whether the picture is grey (colour types 0 and 4).
     public var isGray: Bool { colorType == .gray || colorType == .grayAlpha }

@@ -34,15 +34,52 @@ final class SPNGDecoder {
     /// Decodes the whole image as RGBA, 8 bits a channel (16-bit samples reduced, palettes and
     /// tRNS expanded to alpha, no gamma applied) into a new buffer of `bytes` bytes.
     func decodeRGBA(bytes: Int) throws(PNGError) -> [UInt8] {
+        try decodeWhole(format: Self.rgba8, bytes: bytes)
+    }
+
+    /// Decodes the whole image as RGB, 8 bits a channel (16-bit samples reduced, grey and
+    /// palettes expanded, no gamma applied) into a new buffer of `bytes` bytes: for a PNG
+    /// without transparency, whose pixels need no compositing.
+    func decodeRGB(bytes: Int) throws(PNGError) -> [UInt8] {
+        try decodeWhole(format: Self.rgb8, bytes: bytes)
+    }
+
+    /// Decodes a non-interlaced image row by row as RGBA (as `decodeRGBA`) into one reused row
+    /// buffer, handing each row and its index (0, 1, … in order) to `body`: the whole picture
+    /// passes through the memory of a row.
+    func decodeRowsRGBA(width: Int, height: Int, _ body: (UnsafePointer<UInt8>, Int) -> Void) throws(PNGError) {
+        try check(spng_decode_image(context, nil, 0, Self.rgba8, Self.value(SPNG_DECODE_TRNS) | Self.value(SPNG_DECODE_PROGRESSIVE)), "starting the decode")
+        var row = [UInt8](repeating: 0, count: width * 4)
+        var index = 0
+        while true {
+            let status = row.withUnsafeMutableBytes { spng_decode_row(context, $0.baseAddress, $0.count) }
+            if status == Self.value(SPNG_EOI) || status == 0 {
+                guard index < height else {
+                    throw PNGError(kind: .corrupt, message: "libspng decoded more than the \(height) rows its header declares")
+                }
+                row.withUnsafeBufferPointer { body($0.baseAddress!, index) }
+                index += 1
+                if status == Self.value(SPNG_EOI) { break }
+            } else {
+                try check(status, "decoding row \(index)")
+            }
+        }
+        guard index == height else {
+            throw PNGError(kind: .truncated, message: "libspng decoded \(index) of the \(height) rows its header declares")
+        }
+    }
+
+    /// Decodes the whole image in `format` into a new buffer of `bytes` bytes.
+    private func decodeWhole(format: Int32, bytes: Int) throws(PNGError) -> [UInt8] {
         var failure: PNGError?
         let pixels = [UInt8](unsafeUninitializedCapacity: bytes) { buffer, initialized in
             do throws(PNGError) {
                 var size = 0
-                try check(spng_decoded_image_size(context, Self.rgba8, &size), "sizing the image")
+                try check(spng_decoded_image_size(context, format, &size), "sizing the image")
                 guard size == bytes else {
                     throw PNGError(kind: .corrupt, message: "libspng sizes the image at \(size) bytes, not the \(bytes) its header declares")
                 }
-                try check(spng_decode_image(context, buffer.baseAddress, bytes, Self.rgba8, Self.value(SPNG_DECODE_TRNS)), "decoding")
+                try check(spng_decode_image(context, buffer.baseAddress, bytes, format, Self.value(SPNG_DECODE_TRNS)), "decoding")
                 initialized = bytes
             } catch {
                 failure = error
@@ -97,6 +134,7 @@ final class SPNGDecoder {
     }
 
     private static let rgba8 = value(SPNG_FMT_RGBA8)
+    private static let rgb8 = value(SPNG_FMT_RGB8)
 
     /// A libspng enumerator as the `int` its functions take and return.
     private static func value<T: RawRepresentable>(_ constant: T) -> Int32 where T.RawValue: BinaryInteger {

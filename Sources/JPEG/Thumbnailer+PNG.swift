@@ -2,7 +2,8 @@
 /// by the same resize and encode as a JPEG's (`Thumbnailer.encode`).
 ///
 /// The PNG is decoded whole (a PNG has no reduced-scale decode), its header's pixel and byte
-/// limits checked first (`PNG.header`); its transparency is composited on `background`; a grey
+/// limits checked first (`PNG.header`); its transparency is composited on `background` (row by
+/// row as it is decoded, `PNG.decode`); a grey
 /// PNG on a grey background is encoded as a grey JPEG. Its iCCP profile is kept when its colour
 /// space is the output's, as a JPEG's is; nothing else (text, EXIF, time) is carried over.
 extension Thumbnailer {
@@ -29,13 +30,13 @@ extension Thumbnailer {
     }
 
     /// About the most memory `thumbnails(ofPNG:sizes:)` holds at once for `png`, from its
-    /// header alone: the decoded pixels (`PNGHeader.decodedBytes`, in which the RGB pixels are
-    /// then made) and the largest size's encode (`encodingBytes`). Throws what the header's checks throw.
+    /// header alone: the decoded pixels (`PNGHeader.heldBytes`) and the largest size's encode
+    /// (`encodingBytes`). Throws what the header's checks throw.
     public func workingBytes(ofPNG png: UnsafeRawBufferPointer, sizes: [Target]) throws(PNGError) -> Int {
         precondition(!sizes.isEmpty, "no thumbnail size asked for")
         let header = try PNG.header(of: png, options: options)
         let plans = Self.plans(width: header.width, height: header.height, orientation: 1, sizes)
-        return header.decodedBytes + Self.encodingBytes(plans)
+        return header.heldBytes + Self.encodingBytes(plans)
     }
 
     /// `workingBytes(ofPNG:sizes:)` of an array.

@@ -135,8 +135,9 @@ import TestSupport
         #expect(made.map { [$0.size, $0.width, $0.height] } == [[32, 32, 32]])
         let corner = try JPEG.decode(made[0].data).pixel(x: 1, y: 16)
         #expect(corner.r <= 8 && corner.g <= 8 && corner.b <= 8, "\(corner)")
-        // Its decoded RGBA and its largest size, weighed before the slot is taken.
-        #expect(ThumbnailWorkerHost.workingBytes(png, [32, 64]) == 128 * 128 * 4 + 64 * 64 * 11)
+        // Its RGB pixels (its alpha composited row by row as it decodes) and its largest size,
+        // weighed before the slot is taken.
+        #expect(ThumbnailWorkerHost.workingBytes(png, [32, 64]) == 128 * 128 * 3 + 64 * 64 * 11)
         let small = Thumbnailer(options: DecodeOptions(maxDecodedBytes: 1000))
         var refusal = ""
         do {

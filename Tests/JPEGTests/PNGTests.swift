@@ -125,10 +125,46 @@ struct PNGTests {
         #expect(try JPEG.header(of: onBlue.data).colorSpace != .gray)
     }
 
-    @Test("what a PNG's thumbnails hold is its RGBA pixels and the largest size's encode")
+    @Test("what a PNG's thumbnails hold is its RGB pixels (RGBA when interlaced with alpha) and the largest size's encode")
     func workingBytes() throws {
-        let png = try TestPNGs.rgb(try TestPNGs.hopper())
-        #expect(try Thumbnailer().workingBytes(ofPNG: png, sizes: [.init(longestEdge: 64), .init(longestEdge: 32)]) == 128 * 128 * 4 + 64 * 64 * 11)
+        let hopper = try TestPNGs.hopper(), sizes: [Thumbnailer.Target] = [.init(longestEdge: 64), .init(longestEdge: 32)]
+        #expect(try Thumbnailer().workingBytes(ofPNG: try TestPNGs.rgb(hopper), sizes: sizes) == 128 * 128 * 3 + 64 * 64 * 11)
+        #expect(try Thumbnailer().workingBytes(ofPNG: try TestPNGs.rgb(hopper, alpha: Self.alpha), sizes: sizes) == 128 * 128 * 3 + 64 * 64 * 11)
+        let interlaced = try TestPNGs.rgb(hopper, interlaced: true, alpha: Self.alpha)
+        #expect(try Thumbnailer().workingBytes(ofPNG: interlaced, sizes: sizes) == 128 * 128 * 4 + 64 * 64 * 11)
+    }
+
+    @Test("the three decodes agree: straight to RGB, RGBA row by row composited, and RGBA whole (interlaced) composited")
+    func decodePathsAgree() throws {
+        let hopper = try TestPNGs.hopper()
+        // Straight to RGB: no transparency. The same pixels as the picture, every row.
+        #expect(try PNG.decode(try TestPNGs.rgb(hopper)).image == hopper)
+        // With alpha: row by row (plain) and whole (Adam7) make the same composite, the last
+        // row and the first included; opaque everywhere, it is the picture itself.
+        for background in [RGBColor.white, Self.blue] {
+            let rows = try PNG.decode(try TestPNGs.rgb(hopper, alpha: Self.alpha), background: background)
+            let whole = try PNG.decode(try TestPNGs.rgb(hopper, interlaced: true, alpha: Self.alpha), background: background)
+            #expect(!rows.header.interlaced && whole.header.interlaced)
+            #expect(rows.image == whole.image)
+            #expect(rows.image.pixel(x: 100, y: 127) == hopper.pixel(x: 100, y: 127))
+            #expect(rows.image.pixel(x: 0, y: 127) == (background.red, background.green, background.blue))
+        }
+        let opaque = try PNG.decode(try TestPNGs.rgb(hopper, alpha: { _, _ in 255 }), background: Self.blue)
+        #expect(opaque.image == hopper)
+    }
+
+    @Test("a PNG with alpha whose image data stops partway is refused, not returned with rows missing")
+    func rowsCutShort() throws {
+        let png = try TestPNGs.rgb(try TestPNGs.hopper(), alpha: Self.alpha)
+        let idat = try #require(TestPNGs.offset(of: "IDAT", in: png))
+        let length = Int(png[idat]) << 24 | Int(png[idat + 1]) << 16 | Int(png[idat + 2]) << 8 | Int(png[idat + 3])
+        // Half the compressed stream, in a chunk whose length and CRC are right: it inflates
+        // to about half the rows and then ends.
+        let half = Array(png[(idat + 8)..<(idat + 8 + length / 2)])
+        let short = Array(png[..<idat]) + TestPNGs.chunk("IDAT", half) + Array(png[(idat + 12 + length)...])
+        let refused = error { _ = try PNG.decode(short) }
+        #expect(refused?.kind == .truncated || refused?.kind == .corrupt)
+        #expect(refused?.message.contains("libspng") == true, "\(refused?.message ?? "no error")")
     }
 
     @Test("a header claiming 100,000 × 100,000 is refused for its pixels, before anything is inflated")
