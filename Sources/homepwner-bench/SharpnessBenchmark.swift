@@ -40,7 +40,7 @@ enum SharpnessBenchmark {
             var files = try fixturePhotos()
             if !arguments.contains("--repository-only") {
                 let prepared = try ThumbsBenchmark.output(of: "ops/thumbs/prepare", [])
-                guard prepared.count == 7 else { throw ThumbsBenchmark.Failure("ops/thumbs/prepare printed \(prepared)") }
+                guard prepared.count == 8 else { throw ThumbsBenchmark.Failure("ops/thumbs/prepare printed \(prepared)") }
                 files += try FileManager.default.subpathsOfDirectory(atPath: prepared[0])
                     .filter { $0.lowercased().hasSuffix(".jpg") }.sorted().map { "\(prepared[0])/\($0)" }
             }

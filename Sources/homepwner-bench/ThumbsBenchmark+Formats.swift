@@ -4,11 +4,13 @@ import JPEG
 /// The PNG and HEIC rows of `homepwner-bench thumbs`: the `Thumbnailer`'s `thumbnails(ofPNG:)`
 /// and `thumbnails(ofHEIF:)` next to a bare C loop doing the same decode (whole: neither format
 /// has a reduced-scale decode), resize and encode (ops/thumbs/thumbs_formats.c), one worker
-/// each, on six 12-megapixel photos of the corpus made into PNGs and HEICs by ops/thumbs/prepare.
+/// each, on six 12-megapixel photos of the corpus made into PNGs and HEICs by ops/thumbs/prepare,
+/// and those PNGs with an alpha channel (the Thumbnailer composites it on white; libspng's
+/// RGB8 decode in the C loop drops it).
 extension ThumbsBenchmark {
     /// One format's rows: the median of `roundCount` rounds that alternate the two contenders.
     static func formats(
-        binary: String, pngFolder: String, heicFolder: String, sizes: [Int], sizesText: String, quality: Int, roundCount: Int
+        binary: String, pngFolder: String, heicFolder: String, alphaFolder: String, sizes: [Int], sizesText: String, quality: Int, roundCount: Int
     ) throws {
         print("\nPNG and HEIC originals (decoded whole), one worker, median of \(roundCount) alternated round(s):")
         print("""
@@ -16,7 +18,7 @@ extension ThumbsBenchmark {
             | format | photos | megapixels each | Thumbnailer images/s | C loop images/s | Thumbnailer / C loop |
             |---|---|---|---|---|---|
             """)
-        for (format, folder) in [("png", pngFolder), ("heic", heicFolder)] {
+        for (format, folder, label) in [("png", pngFolder, "PNG"), ("png", alphaFolder, "PNG, RGBA"), ("heic", heicFolder, "HEIC")] {
             let files = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".\(format)") }.sorted()
                 .map { "\(folder)/\($0)" }
             let photos = try files.map { [UInt8](try Data(contentsOf: URL(fileURLWithPath: $0))) }
@@ -34,7 +36,7 @@ extension ThumbsBenchmark {
             let mine = swift.sorted { $0.perSecond < $1.perSecond }[roundCount / 2]
             let theirs = c.sorted { $0.perSecond < $1.perSecond }[roundCount / 2]
             print(String(
-                format: "| %@ | %d | %.1f | %.2f | %.2f | %.2f× |", format.uppercased(), photos.count,
+                format: "| %@ | %d | %.1f | %.2f | %.2f | %.2f× |", label, photos.count,
                 megapixels.reduce(0, +) / Double(megapixels.count), mine.perSecond, theirs.perSecond, mine.perSecond / theirs.perSecond))
         }
     }

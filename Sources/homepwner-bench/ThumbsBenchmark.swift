@@ -34,11 +34,11 @@ enum ThumbsBenchmark {
         let sizes = sizesText.split(separator: ",").compactMap { Int($0) }
         do {
             let prepared = try output(of: "ops/thumbs/prepare", [])
-            guard prepared.count == 7 else { throw Failure("ops/thumbs/prepare printed \(prepared)") }
+            guard prepared.count == 8 else { throw Failure("ops/thumbs/prepare printed \(prepared)") }
             let (corpus, cLoop, python, progressive) = (prepared[0], prepared[1], prepared[2], prepared[3])
             if arguments.contains("--formats-only") {
                 try formats(
-                    binary: prepared[4], pngFolder: prepared[5], heicFolder: prepared[6], sizes: sizes, sizesText: sizesText,
+                    binary: prepared[4], pngFolder: prepared[5], heicFolder: prepared[6], alphaFolder: prepared[7], sizes: sizes, sizesText: sizesText,
                     quality: quality, roundCount: roundCount)
                 return
             }
@@ -113,7 +113,7 @@ enum ThumbsBenchmark {
                 format: "Peak RSS of thumbnail-worker over %d progressive 18-megapixel JPEGs (5196×3464): %.0f MB with one job at a time, %.0f MB with two",
                 large.count, workerPeak.one, workerPeak.two))
             try formats(
-                binary: prepared[4], pngFolder: prepared[5], heicFolder: prepared[6], sizes: sizes, sizesText: sizesText,
+                binary: prepared[4], pngFolder: prepared[5], heicFolder: prepared[6], alphaFolder: prepared[7], sizes: sizes, sizesText: sizesText,
                 quality: quality, roundCount: roundCount)
         } catch {
             FileHandle.standardError.write(Data("thumbs benchmark failed: \(error)\n".utf8))

@@ -3,8 +3,8 @@
 // 8-bit RGB, a PNG by libspng (SPNG_FMT_RGB8, CRCs checked), a HEIC by libheif/libde265 (its
 // primary image, transformations applied, one decoding thread, as heif-convert decodes it),
 // then every size is resized and encoded exactly as thumbs.c does (`encodeSizes`, included).
-// No alpha compositing, no limits checked, no ICC: what the C loop leaves out is what the
-// Swift one pays for.
+// No alpha compositing (an RGBA PNG's alpha is dropped by the RGB8 decode), no limits checked,
+// no ICC: what the C loop leaves out is what the Swift one pays for.
 //
 // thumbs-formats png|heic THREADS ROUNDS QUALITY SIZES(64,256,1024) FILE...
 //   → "images <n> seconds <s> bytes <b>"
