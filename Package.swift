@@ -103,7 +103,7 @@ let package = Package(
         .target(name: "Signing", dependencies: ["CSodium", "Digest", "CurveAuth"], swiftSettings: swiftSettings),
         // What stored bytes are (a JPEG validated, HEIC, movie containers), for the image
         // service and the workers.
-        .target(name: "Media", dependencies: ["JPEG", "Proto"], swiftSettings: swiftSettings),
+        .target(name: "Media", dependencies: ["JPEG", "Proto", "Runtime"], swiftSettings: swiftSettings),
 
         // Durable job queues in a host's own SQLite database, served as JobQueue over RPC.
         .target(name: "JobQueue", dependencies: ["Locking", "SQLite", "Proto", "RPC", "Runtime"], swiftSettings: swiftSettings),
@@ -191,7 +191,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["Capture", "Locking", "Harness", "Clients", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "WorkerRuntime", "JPEG", "Movie", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth", "Signing"],
+            dependencies: ["Capture", "Locking", "Harness", "Clients", "ItemService", "ImageService", "CaptureWorker", "ThumbnailWorker", "WorkerRuntime", "JPEG", "Media", "Movie", "RPC", "Proto", "Runtime", "SQLite", "ZMQ", "Digest", "TestSupport", "RPCTestSupport", "CurveAuth", "Signing"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,5 +1,6 @@
 import Capture
 import JPEG
+import Media
 import Proto
 import RPC
 import Runtime
@@ -10,14 +11,15 @@ import ZMQ
 /// from, and which it attaches photos through) and image-service (where it stores them), the
 /// job runner, and a Health endpoint.
 public enum CaptureWorkerHost {
-    /// The flags of the capture-worker executable: the workers' own and the capture sources'
-    /// (which item-service must be given the same).
+    /// The flags of the capture-worker executable: the workers' own, the capture sources'
+    /// (which item-service must be given the same), `--edit-background` and
+    /// `--max-pixels` and `--max-decoded-bytes` (which image-service must be given the same).
     public static let options = WorkerConfiguration.options(
         healthEnv: EnvironmentNames.captureWorkerHealth, healthDefault: Defaults.captureWorkerHealth,
         memoryBytesPerJob: memoryBytesPerJob) + CaptureSources.options + [
         OptionSpec(name: "edit-background", env: EnvironmentNames.captureEditBackground, defaultValue: "ffffff",
                    help: "colour outside a circle edit (and around a zoom past the photo's edge), as RRGGBB", valueName: "RRGGBB"),
-    ]
+    ] + DecodeLimitOption.specs
 
     /// The `--edit-background` colour; a usage error for anything but six hex digits.
     public static func background(_ options: ParsedOptions) throws -> PhotoEdit.Color {
@@ -35,7 +37,7 @@ public enum CaptureWorkerHost {
     /// under the same keys. Nothing is connected or bound until the composition starts.
     public static func make(
         _ configuration: WorkerConfiguration, sources: CaptureSources, background: PhotoEdit.Color = .white,
-        context: Context, logger: Logger
+        decodeOptions: DecodeOptions = .init(), context: Context, logger: Logger
     ) throws -> ServiceComposition {
         let items = ClientConnection(name: "item-service-connection", context: context, endpoint: configuration.itemServiceEndpoint)
         let images = ClientConnection(name: "image-service-connection", context: context, endpoint: configuration.imageServiceEndpoint)
@@ -45,8 +47,10 @@ public enum CaptureWorkerHost {
         // A camera command per job at most, each waited for on a thread of these.
         let threads = BlockingPool(name: "capture-blocking", count: configuration.concurrency + readAhead)
         let handler = CaptureJobHandler(
-            items: items, images: images, sources: sources, threads: threads, slots: slots, weigher: workingBytes,
-            editor: { jpeg, edit in try Self.edit(jpeg, edit, background: background) }, decoder: decode)
+            items: items, images: images, sources: sources, threads: threads, slots: slots,
+            weigher: { workingBytes($0, options: decodeOptions) }, maxPixels: decodeOptions.maxPixels,
+            editor: { jpeg, edit in try Self.edit(jpeg, edit, background: background, options: decodeOptions) },
+            decoder: { try decode($0, options: decodeOptions) })
         let runner = JobRunner(
             name: "capture-runner", connection: items,
             configuration: JobRunner.Configuration(
@@ -61,17 +65,17 @@ public enum CaptureWorkerHost {
         return ServiceComposition([items, images, threads, runner, host])
     }
 
-    /// A whole decode, under the pixel limit: what a photo must pass to be stored (a HEIC's
+    /// A whole decode, under `options`' limits: what a photo must pass to be stored (a HEIC's
     /// checks and decode, `HEIF.validate`).
-    static func decode(_ jpeg: [UInt8]) throws {
+    static func decode(_ jpeg: [UInt8], options: DecodeOptions = .init()) throws {
         do {
             if HEIF.sniff(jpeg) {
-                _ = try HEIF.validate(jpeg)
+                _ = try HEIF.validate(jpeg, options: options)
                 return
             }
-            _ = try JPEG.decode(jpeg)
+            _ = try JPEG.decode(jpeg, options: options)
         } catch {
-            throw RPCError.invalidArgument("the photo does not decode: \(error)")
+            throw RPCError.invalidArgument("the photo does not decode: \(DecodeLimitOption.describe(error))")
         }
     }
 
@@ -90,12 +94,12 @@ public enum CaptureWorkerHost {
     /// decode says why).
     /// A HEIC's: its decode's (`HEIFHeader.decodedBytes`) and its upright pixels' edited region
     /// again (3 a pixel).
-    static func workingBytes(_ jpeg: [UInt8]) -> Int {
+    static func workingBytes(_ jpeg: [UInt8], options: DecodeOptions = .init()) -> Int {
         if HEIF.sniff(jpeg) {
-            guard let header = try? HEIF.header(of: jpeg) else { return 0 }
+            guard let header = try? HEIF.header(of: jpeg, options: options) else { return 0 }
             return header.decodedBytes + header.width * header.height * 3
         }
-        guard let header = try? JPEG.header(of: jpeg) else { return 0 }
+        guard let header = try? JPEG.header(of: jpeg, options: options) else { return 0 }
         return header.width * header.height * 6
     }
 
@@ -113,16 +117,24 @@ public enum CaptureWorkerHost {
             outputSize: edit.outputSize == 0 ? nil : Int(edit.outputSize), background: background)
     }
 
+    /// `message`, and the option that sets the limit when one refused the photo (`cause`).
+    private static func naming(_ cause: any Error, _ message: String) -> String {
+        DecodeLimitOption.flag(refusing: cause).map { "\(message) (\($0) of this worker; give image-service and the workers the same)" } ?? message
+    }
+
     /// The edit of a photo (`PhotoEditor`): what does not fit the photo is INVALID_ARGUMENT.
-    static func edit(_ jpeg: [UInt8], _ edit: Edit, background: PhotoEdit.Color) throws -> (data: [UInt8], lossless: Bool) {
+    static func edit(
+        _ jpeg: [UInt8], _ edit: Edit, background: PhotoEdit.Color, options: DecodeOptions = .init()
+    ) throws -> (data: [UInt8], lossless: Bool) {
         do {
-            let edit = photoEdit(edit, background: background)
-            let edited = try HEIF.sniff(jpeg) ? PhotoEditor().edit(heif: jpeg, edit) : PhotoEditor().edit(jpeg, edit)
+            let edit = photoEdit(edit, background: background), editor = PhotoEditor(options: options)
+            let edited = try HEIF.sniff(jpeg) ? editor.edit(heif: jpeg, edit) : editor.edit(jpeg, edit)
             return (edited.data, edited.lossless)
         } catch {
             switch error.kind {
             case .invalidEdit: throw RPCError.invalidArgument(error.message)
-            case .image, .heif: throw RPCError.invalidArgument("the photo cannot be edited: \(error.message)")
+            case .image(let cause): throw RPCError.invalidArgument("the photo cannot be edited: \(Self.naming(cause, error.message))")
+            case .heif(let cause): throw RPCError.invalidArgument("the photo cannot be edited: \(Self.naming(cause, error.message))")
             }
         }
     }

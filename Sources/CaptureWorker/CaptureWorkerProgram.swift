@@ -1,4 +1,5 @@
 import Capture
+import Media
 import RPC
 import Runtime
 import WorkerRuntime
@@ -13,6 +14,6 @@ extension ServiceProgram {
     ) { options, context, logger in
         try CaptureWorkerHost.make(
             try WorkerConfiguration(options), sources: try CaptureSources(options), background: try CaptureWorkerHost.background(options),
-            context: context, logger: logger)
+            decodeOptions: try DecodeLimitOption.decodeOptions(options), context: context, logger: logger)
     }
 }

@@ -1,3 +1,4 @@
+import Media
 import Movie
 import Proto
 import RPC
@@ -82,7 +83,7 @@ public struct ThumbnailJobHandler: Sendable {
             result.thumbnails = try made.get()
             return result
         } catch {
-            throw JobFailure("image \(payload.imageKey) cannot be made into thumbnails: \(error)", permanent: true)
+            throw JobFailure("image \(payload.imageKey) cannot be made into thumbnails: \(DecodeLimitOption.describe(error))", permanent: true)
         }
     }
 

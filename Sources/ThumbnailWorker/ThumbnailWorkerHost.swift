@@ -1,5 +1,6 @@
 import Foundation
 import JPEG
+import Media
 import Proto
 import RPC
 import Runtime
@@ -9,8 +10,8 @@ import ZMQ
 /// Composes thumbnail-worker: a connection to the image service, the job runner that leases
 /// `thumbnails` jobs from it and makes their thumbnails, and a Health endpoint.
 public enum ThumbnailWorkerHost {
-    /// The flags of the thumbnail-worker executable: a worker's, `--png-background` and
-    /// `--movie-max-read-mb`.
+    /// The flags of the thumbnail-worker executable: a worker's, `--png-background`,
+    /// `--movie-max-read-mb` and `--max-pixels` and `--max-decoded-bytes` (which image-service must be given the same).
     public static let options = WorkerConfiguration.options(
         healthEnv: EnvironmentNames.thumbnailWorkerHealth, healthDefault: Defaults.thumbnailWorkerHealth,
         memoryBytesPerJob: memoryBytesPerJob) + [
@@ -23,7 +24,7 @@ public enum ThumbnailWorkerHost {
                 defaultValue: String(MovieThumbnails.defaultMaxReadBytes >> 20),
                 help: "the most of a movie read (in 1 MiB blocks) to find its poster; a movie that needs more fails for good",
                 valueName: "MB"),
-        ]
+        ] + DecodeLimitOption.specs
 
     /// The bytes of a `--movie-max-read-mb` value: 1 to 1048576 MiB.
     public static func movieMaxReadBytes(_ options: ParsedOptions) throws -> Int64 {
@@ -55,15 +56,17 @@ public enum ThumbnailWorkerHost {
     /// - Parameters:
     ///   - pngBackground: What a PNG's transparency is composited on.
     ///   - movieMaxReadBytes: The most of a movie read to find its poster.
+    ///   - decodeOptions: The limits an original is decoded under (`--max-pixels`, `--max-decoded-bytes`).
     public static func make(
         _ configuration: WorkerConfiguration, pngBackground: RGBColor = .white,
-        movieMaxReadBytes: Int64 = MovieThumbnails.defaultMaxReadBytes, context: Context, logger: Logger
+        movieMaxReadBytes: Int64 = MovieThumbnails.defaultMaxReadBytes, decodeOptions: DecodeOptions = .init(),
+        context: Context, logger: Logger
     ) throws -> ServiceComposition {
         let connection = ClientConnection(name: "image-service-connection", context: context, endpoint: configuration.imageServiceEndpoint)
         // `concurrency` thumbnails made at once within the memory budget, and `readAhead` more
         // jobs running: each reads its original while the others decode, then waits its turn.
         let slots = ComputeSlots(count: configuration.concurrency, budgetBytes: configuration.memoryBytes(perJob: memoryBytesPerJob))
-        let thumbnailer = Thumbnailer(background: pngBackground)
+        let thumbnailer = Thumbnailer(options: decodeOptions, background: pngBackground)
         let movies = MovieThumbnails(thumbnailer: thumbnailer, maxReadBytes: movieMaxReadBytes)
         let handler = ThumbnailJobHandler(
             connection: connection, slots: slots, weigher: { workingBytes($0, $1, with: thumbnailer) }, movies: movies,

@@ -1,3 +1,4 @@
+import Media
 import RPC
 import Runtime
 import WorkerRuntime
@@ -12,6 +13,7 @@ extension ServiceProgram {
     ) { options, context, logger in
         try ThumbnailWorkerHost.make(
             try WorkerConfiguration(options), pngBackground: try ThumbnailWorkerHost.pngBackground(options),
-            movieMaxReadBytes: try ThumbnailWorkerHost.movieMaxReadBytes(options), context: context, logger: logger)
+            movieMaxReadBytes: try ThumbnailWorkerHost.movieMaxReadBytes(options),
+            decodeOptions: try DecodeLimitOption.decodeOptions(options), context: context, logger: logger)
     }
 }

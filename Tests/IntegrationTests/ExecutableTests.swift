@@ -32,10 +32,13 @@ import ZMQ
         let endpoint: String
     }
 
-    static func launch(_ name: String, _ arguments: [String], endpoint: String) throws -> Launched {
+    static func launch(_ name: String, _ arguments: [String], endpoint: String, environment: [String: String] = [:]) throws -> Launched {
         let process = Process()
         process.executableURL = binDirectory.appendingPathComponent(name)
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+        }
         let stderr = Pipe()
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice

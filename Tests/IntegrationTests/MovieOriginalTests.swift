@@ -26,14 +26,17 @@ import TestSupport
 
     /// The image service (thumbnails at 64 and 256) and a thumbnail worker given `workerArguments`
     /// too, and a client.
-    static func launch(_ folder: String, workerArguments: [String] = []) throws -> (client: RPCClient, worker: Process, stop: () -> Void) {
+    static func launch(
+        _ folder: String, workerArguments: [String] = [], workerEnvironment: [String: String] = [:]
+    ) throws -> (client: RPCClient, worker: Process, stop: () -> Void) {
         let rpc = "ipc://\(folder)/images.sock", health = "ipc://\(folder)/worker.sock"
         let service = try ExecutableTests.launch(
             "image-service",
             ["--rpc", rpc, "--events", "ipc://\(folder)/events.sock", "--data-dir", folder + "/data", "--thumbnail-sizes", "64,256"],
             endpoint: rpc)
         let worker = try ExecutableTests.launch(
-            "thumbnail-worker", ["--rpc", health, "--image-service", rpc, "--concurrency", "2"] + workerArguments, endpoint: health)
+            "thumbnail-worker", ["--rpc", health, "--image-service", rpc, "--concurrency", "2"] + workerArguments, endpoint: health,
+            environment: workerEnvironment)
         let client = try RPCClient(context: ExecutableTests.context, endpoint: rpc, configuration: .init(connectWaitMilliseconds: 10_000))
         return (client, worker.process, {
             client.close()

@@ -148,6 +148,26 @@ import TestSupport
         #expect(refusal == "PNG is over the decoded-bytes limit: its header declares 128×128, which decodes to 65536 bytes of pixels (4 a pixel), over the limit of 1000 bytes")
     }
 
+    @Test func aWorkerWithLowerDecodeLimitsThanTheServiceFailsThePhotoForGoodNamingItsOwnFlag() async throws {
+        let folder = try ExecutableTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // The service at its defaults stores both photos; this worker's limits, one by its flag
+        // and one by the variable image-service reads too, refuse them.
+        let (client, _, stop) = try MovieOriginalTests.launch(
+            folder, workerArguments: ["--max-decoded-bytes", "1000"], workerEnvironment: ["HOMEPWNER_IMAGE_MAX_PIXELS": "50000"])
+        defer { stop() }
+        // 128×128 (within 50,000 pixels, over 1000 bytes) and 425×250 (over 50,000 pixels).
+        let png = try await MovieOriginalTests.put(try Self.originals()[0].png, client)
+        let jpeg = try await MovieOriginalTests.put(try Fixtures.pillowImage("icc_profile_big.jpg"), client)
+        let dead = try await MovieOriginalTests.deadJobs(client, count: 2)
+        let errors = try Dictionary(uniqueKeysWithValues: dead.map { (try ThumbnailJob(serializedBytes: $0.payload).imageKey, $0.lastError) })
+        #expect(
+            errors[png.key] == "image \(png.key) cannot be made into thumbnails: PNG is over the decoded-bytes limit: its header declares 128×128, which decodes to 65536 bytes of pixels (4 a pixel), over the limit of 1000 bytes (--max-decoded-bytes of this worker; give image-service and the workers the same)",
+            "\(errors)")
+        #expect(errors[jpeg.key]?.hasSuffix("(--max-pixels of this worker; give image-service and the workers the same)") == true, "\(errors)")
+        #expect(dead.allSatisfy { $0.errors.count == 1 }, "failed for good at the first attempt")
+    }
+
     @Test func aPNGUploadedInChunksIsValidatedWholeAndStored() async throws {
         let folder = try ExecutableTests.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }

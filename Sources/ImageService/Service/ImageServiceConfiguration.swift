@@ -1,5 +1,6 @@
 import Foundation
 import JPEG
+import Media
 import JobQueue
 import Runtime
 
@@ -78,8 +79,7 @@ public struct ImageServiceConfiguration: Sendable {
                    defaultValue: String(Defaults.maxMessageBytes), help: "largest frame accepted", valueName: "BYTES"),
         OptionSpec(name: "cache-bytes", env: EnvironmentNames.imageCacheBytes, defaultValue: "0",
                    help: "image cache budget (0 = 1/8 of the memory limit, at most 2 GiB)", valueName: "BYTES"),
-        OptionSpec(name: "max-pixels", env: EnvironmentNames.imageMaxPixels, defaultValue: "100000000",
-                   help: "largest width × height of a JPEG, PNG or HEIC accepted", valueName: "PIXELS"),
+        DecodeLimitOption.maxPixels,
         OptionSpec(name: "max-upload-bytes", env: EnvironmentNames.imageMaxUploadBytes, defaultValue: String(4 << 30),
                    help: "largest chunked upload", valueName: "BYTES"),
         OptionSpec(name: "max-rendition-source-bytes", env: EnvironmentNames.imageMaxRenditionSourceBytes,
@@ -87,10 +87,7 @@ public struct ImageServiceConfiguration: Sendable {
         OptionSpec(name: "max-document-bytes", env: EnvironmentNames.imageMaxDocumentBytes,
                    defaultValue: String(ImageStoreLimits.defaultMaxDocumentBytes), help: "largest PDF document accepted",
                    valueName: "BYTES"),
-        OptionSpec(name: "max-decoded-bytes", env: EnvironmentNames.imageMaxDecodedBytes,
-                   defaultValue: String(DecodeOptions.defaultMaxDecodedBytes),
-                   help: "largest pixel buffer a PNG (width × height × 4) or HEIC (× 6, × 8 with alpha) is decoded into, checked from its header before decoding",
-                   valueName: "BYTES"),
+        DecodeLimitOption.maxDecodedBytes,
         pngBackgroundOption,
         OptionSpec(name: "upload-expiry", env: EnvironmentNames.imageUploadExpirySeconds, defaultValue: "900",
                    help: "seconds an idle upload is kept", valueName: "SECONDS"),
@@ -139,7 +136,7 @@ public struct ImageServiceConfiguration: Sendable {
 
     /// Reads the parsed flags; refuses values outside their range.
     public init(_ options: ParsedOptions) throws {
-        for (name, minimum) in [("cache-bytes", 0), ("max-pixels", 1), ("max-upload-bytes", 1), ("max-rendition-source-bytes", 1), ("max-document-bytes", 1), ("max-decoded-bytes", 1), ("upload-expiry", 1)] {
+        for (name, minimum) in [("cache-bytes", 0), ("max-pixels", 1), ("max-upload-bytes", 1), ("max-rendition-source-bytes", 1), ("max-document-bytes", 1), ("upload-expiry", 1)] {
             let value = try options.int(name)
             guard value >= minimum else {
                 throw OptionError.invalidValue(option: "--\(name)", value: String(value), reason: "must be ≥ \(minimum)")
@@ -155,7 +152,7 @@ public struct ImageServiceConfiguration: Sendable {
             maxRenditionSourceBytes: Int64(try options.int("max-rendition-source-bytes")),
             thumbnailSizes: try Self.thumbnailSizes(try options.string("thumbnail-sizes")))
         maxDocumentBytes = Int64(try options.int("max-document-bytes"))
-        maxDecodedBytes = try options.int("max-decoded-bytes")
+        maxDecodedBytes = try DecodeLimitOption.positive(options, DecodeLimitOption.maxDecodedBytes)
         pngBackground = try Self.pngBackground(options)
         quarantineRetentionMilliseconds = try JobRetention.milliseconds(options, "quarantine-retention")
         jobRetention = try JobRetention(options)
