@@ -15,7 +15,7 @@ enum ImagePutCommand {
 
     static let parser = OptionParser(
         command: "image put",
-        summary: "Stores JPEG photos or videos (MP4/MOV, Matroska/WebM, AVI); several files go four at a time, each its own image.",
+        summary: "Stores photos (JPEG, PNG, HEIC), videos (MP4/MOV, Matroska/WebM, AVI) or PDF documents; several files go four at a time, each its own image.",
         usage: "homepwner image put FILE... [--owner KEY] [--kind original|edited|thumbnail] [--parent KEY] [--key UUID]",
         options: CommonOptions.endpoints + [
             OptionSpec(name: "owner", help: "the owner (an item key)", valueName: "KEY"),
