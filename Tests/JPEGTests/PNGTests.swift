@@ -151,6 +151,17 @@ struct PNGTests {
         }
         let opaque = try PNG.decode(try TestPNGs.rgb(hopper, alpha: { _, _ in 255 }), background: Self.blue)
         #expect(opaque.image == hopper)
+        // 16 bits: straight to RGB (no alpha) and through RGBA rows (opaque alpha) reduce alike.
+        let rgba16 = try PNG.decode(try TestPNGs.rgba16(hopper) { _, _ in 255 })
+        let samples = (0..<128).flatMap { y in
+            (0..<128).flatMap { x in
+                let p = hopper.pixel(x: x, y: y)
+                return [p.r, p.g, p.b].flatMap { [$0, $0 ^ 0x5A] }
+            }
+        }
+        let rgb16 = try PNG.decode(try PNG.encode(PNGPicture(width: 128, height: 128, bitDepth: 16, colorType: .rgb, samples: samples)))
+        #expect(!rgb16.header.hasTransparency && rgb16.header.bitDepth == 16)
+        #expect(rgb16.image == rgba16.image)
     }
 
     @Test("a PNG with alpha whose image data stops partway is refused, not returned with rows missing")
