@@ -28,7 +28,7 @@ public enum HEIF {
     /// whose boxes do not parse or run past its end, a primary image over the pixel limit or
     /// whose decode would hold more than the byte limit.
     public static func header(of data: UnsafeRawBufferPointer, options: DecodeOptions = .init()) throws(HEIFError) -> HEIFHeader {
-        try checkLimits(opened(data, options: options).header(), options: options)
+        try checkLimits(opened(data, options: options).header(), canvas: HEIFCanvas.of(data), options: options)
     }
 
     /// `header` of an array.
@@ -41,7 +41,7 @@ public enum HEIF {
     /// cannot decode, is refused). Holds `HEIFHeader.decodedBytes` while it decodes.
     public static func validate(_ data: UnsafeRawBufferPointer, options: DecodeOptions = .init()) throws(HEIFError) -> HEIFHeader {
         let decoder = try opened(data, options: options)
-        let header = try checkLimits(decoder.header(), options: options)
+        let header = try checkLimits(decoder.header(), canvas: HEIFCanvas.of(data), options: options)
         _ = try decoder.decode(alpha: false)
         return header
     }
@@ -74,7 +74,7 @@ public enum HEIF {
         _ data: UnsafeRawBufferPointer, background: RGBColor = .white, options: DecodeOptions = .init()
     ) throws(HEIFError) -> Decoded {
         let decoder = try opened(data, options: options)
-        let header = try checkLimits(decoder.header(), options: options)
+        let header = try checkLimits(decoder.header(), canvas: HEIFCanvas.of(data), options: options)
         var (width, height, pixels) = try decoder.decode(alpha: header.hasAlpha)
         if header.hasAlpha { PNG.composite(&pixels, count: width * height, on: background) }
         let profile = try decoder.iccProfile().map { ICCProfile(bytes: $0) }
@@ -97,12 +97,28 @@ public enum HEIF {
         return try HEIFDecoder(data, options: options)
     }
 
-    /// Refuses a header over the pixel or byte limit, or with no size.
-    static func checkLimits(_ header: HEIFHeader, options: DecodeOptions) throws(HEIFError) -> HEIFHeader {
-        let (width, height) = (header.codedWidth, header.codedHeight)
-        guard width > 0, height > 0, header.width > 0, header.height > 0 else {
-            throw HEIFError(kind: .corrupt, message: "its primary image declares no size (ispe \(width)×\(height))")
+    /// Refuses a header over the pixel or byte limit, or with no size. A derived primary image
+    /// (a grid of tiles, an overlay) is decoded into its `canvas`, which is what is checked
+    /// when it is larger than its `ispe`.
+    static func checkLimits(_ header: HEIFHeader, canvas: (width: Int, height: Int)?, options: DecodeOptions) throws(HEIFError) -> HEIFHeader {
+        guard header.codedWidth > 0, header.codedHeight > 0, header.width > 0, header.height > 0 else {
+            throw HEIFError(kind: .corrupt, message: "its primary image declares no size (ispe \(header.codedWidth)×\(header.codedHeight))")
         }
+        if let canvas, case let area = canvas.width.multipliedReportingOverflow(by: canvas.height),
+           area.overflow || area.partialValue > header.codedWidth * header.codedHeight {
+            guard !area.overflow, area.partialValue <= options.maxPixels else {
+                throw HEIFError(
+                    kind: .tooManyPixels(width: canvas.width, height: canvas.height, limit: options.maxPixels),
+                    message: "its primary image is a grid or overlay whose canvas is \(canvas.width)×\(canvas.height) pixels (its ispe says \(header.codedWidth)×\(header.codedHeight)), over the limit of \(options.maxPixels)")
+            }
+            let bytes = area.partialValue * header.decodedBytesPerPixel
+            guard area.partialValue <= options.maxDecodedBytes / header.decodedBytesPerPixel else {
+                throw HEIFError(
+                    kind: .tooManyBytes(width: canvas.width, height: canvas.height, bytes: bytes, limit: options.maxDecodedBytes),
+                    message: "its primary image is a grid or overlay whose canvas is \(canvas.width)×\(canvas.height) (its ispe says \(header.codedWidth)×\(header.codedHeight)), whose decode holds \(bytes) bytes (\(header.decodedBytesPerPixel) a pixel), over the limit of \(options.maxDecodedBytes) bytes")
+            }
+        }
+        let (width, height) = (header.codedWidth, header.codedHeight)
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
         guard !overflow, pixels <= options.maxPixels else {
             throw HEIFError(

@@ -94,6 +94,70 @@ struct HEIFTests {
         #expect(workingBytes?.kind == refused.kind)
     }
 
+    /// `heic` (heif-enc's: one `hvc1` item, its `hvcC`, `ispe` and `pixi`, its data in `mdat`)
+    /// made the single tile of a 1×1 `grid` primary item whose grid data (in `idat`) declares
+    /// an output of `width` × `height` and whose own `ispe` says `ispe`: how phones store
+    /// photos (a grid of 512×512 tiles), and how a hostile file declares a canvas its ispe hides.
+    static func grid(of heic: [UInt8], width: Int, height: Int, ispe: (Int, Int)) throws -> [UInt8] {
+        func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func u32(_ v: Int) -> [UInt8] { u16(v >> 16) + u16(v & 0xFFFF) }
+        func box(_ type: String, _ body: [UInt8]) -> [UInt8] { u32(8 + body.count) + Array(type.utf8) + body }
+        func full(_ type: String, _ version: UInt8, _ body: [UInt8]) -> [UInt8] { box(type, [version, 0, 0, 0] + body) }
+        let bytes = heic
+        return try bytes.withUnsafeBytes { data in
+            let top = HEIFCanvas.boxes(in: data, 0..<data.count)
+            let ftyp = try #require(top.first { $0.type == "ftyp" }), meta = try #require(top.first { $0.type == "meta" })
+            let mdat = try #require(top.first { $0.type == "mdat" })
+            let children = HEIFCanvas.boxes(in: data, (meta.body.lowerBound + 4)..<meta.body.upperBound)
+            let iprp = try #require(children.first { $0.type == "iprp" })
+            let ipco = try #require(HEIFCanvas.boxes(in: data, iprp.body).first { $0.type == "ipco" })
+            func whole(_ box: HEIFCanvas.Box) -> [UInt8] { Array(data[(box.body.lowerBound - 8)..<box.body.upperBound]) }
+            let properties = HEIFCanvas.boxes(in: data, ipco.body)
+            let hvcC = try #require(properties.first { $0.type == "hvcC" }), tileISPE = try #require(properties.first { $0.type == "ispe" })
+            let hdlr = try #require(children.first { $0.type == "hdlr" })
+            let gridData: [UInt8] = [0, 0, 0, 0] + u16(width) + u16(height)
+            let ipco2 = box("ipco", whole(hvcC) + whole(tileISPE) + full("ispe", 0, u32(ispe.0) + u32(ispe.1)))
+            // Item 1 (the tile, hidden): hvcC (essential) and its ispe; item 2 (the grid): its ispe.
+            let ipma = full("ipma", 0, u32(2) + u16(1) + [2, 0x81, 0x02] + u16(2) + [1, 0x03])
+            let infe1 = full("infe", 2, u16(1) + u16(0) + Array("hvc1".utf8) + [0])
+            let infe2 = full("infe", 2, u16(2) + u16(0) + Array("grid".utf8) + [0])
+            let iinf = full("iinf", 0, u16(2) + infe1 + infe2)
+            let iref = full("iref", 0, box("dimg", u16(2) + u16(1) + u16(1)))
+            let idat = box("idat", gridData)
+            func makeMeta(mdatData: Int) -> [UInt8] {
+                // iloc version 1: 4-byte offsets, lengths and base offsets, no index.
+                let iloc = full("iloc", 1, [0x44, 0x40] + u16(2)
+                    + u16(1) + u16(0) + u16(0) + u32(mdatData) + u16(1) + u32(0) + u32(mdat.body.count)
+                    + u16(2) + u16(1) + u16(0) + u32(0) + u16(1) + u32(0) + u32(gridData.count))
+                return full("meta", 0, whole(hdlr) + full("pitm", 0, u16(2)) + iloc + iinf + iref + idat + box("iprp", ipco2 + ipma))
+            }
+            let head = whole(ftyp), size = makeMeta(mdatData: 0).count
+            return head + makeMeta(mdatData: head.count + size + 8) + whole(mdat)
+        }
+    }
+
+    @Test("a grid HEIC decodes as its tiles; one whose grid declares a canvas past the limits under a small ispe is refused before decoding")
+    func gridCanvas() throws {
+        let heic = try TestHEICs.encode(jpeg: try TestImages.pillow("hopper.jpg"))
+        let grid = try Self.grid(of: heic, width: 128, height: 128, ispe: (128, 128))
+        #expect(grid.withUnsafeBytes { HEIFCanvas.of($0) }.map { [$0.width, $0.height] } == [128, 128])
+        #expect(heic.withUnsafeBytes { HEIFCanvas.of($0) } == nil, "a coded image has no canvas")
+        let decoded = try HEIF.decode(grid)
+        #expect(decoded.image == (try HEIF.decode(heic)).image, "the grid of one tile is that tile")
+        #expect(try HEIF.validate(grid).width == 128)
+        // 64759×65527 under an ispe of 8×8, as `ops/fuzz heic` found it (libheif allocated
+        // the canvas: 4 GB): refused from the boxes by validate, header and decode alike.
+        let hostile = try Self.grid(of: heic, width: 64759, height: 65527, ispe: (8, 8))
+        for refusal in [error { _ = try HEIF.validate(hostile) }, error { _ = try HEIF.header(of: hostile) }, error { _ = try HEIF.decode(hostile) }] {
+            #expect(refusal?.kind == .tooManyPixels(width: 64759, height: 65527, limit: 100_000_000), "\(String(describing: refusal))")
+            #expect(refusal?.message.contains("canvas is 64759×65527") == true)
+        }
+        // Within the pixel limit, the canvas is what the byte limit weighs.
+        let wide = try Self.grid(of: heic, width: 4000, height: 4000, ispe: (128, 128))
+        let bytes = error { _ = try HEIF.validate(wide, options: DecodeOptions(maxDecodedBytes: 64 << 20)) }
+        #expect(bytes?.kind == .tooManyBytes(width: 4000, height: 4000, bytes: 4000 * 4000 * 8, limit: 64 << 20), "\(String(describing: bytes))")
+    }
+
     @Test("a HEIC whose decode would hold more than the byte limit is refused before decoding")
     func tooManyBytes() throws {
         let heic = try TestHEICs.encode(jpeg: try TestImages.pillow("hopper.jpg"))
