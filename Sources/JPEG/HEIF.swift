@@ -100,11 +100,14 @@ public enum HEIF {
     /// Refuses a header over the pixel or byte limit, or with no size. A derived primary image
     /// (a grid of tiles, an overlay) is decoded into its `canvas`, which is what is checked
     /// when it is larger than its `ispe`.
-    static func checkLimits(_ header: HEIFHeader, canvas: (width: Int, height: Int)?, options: DecodeOptions) throws(HEIFError) -> HEIFHeader {
+    static func checkLimits(_ header: HEIFHeader, canvas derived: HEIFCanvas.Canvas, options: DecodeOptions) throws(HEIFError) -> HEIFHeader {
         guard header.codedWidth > 0, header.codedHeight > 0, header.width > 0, header.height > 0 else {
             throw HEIFError(kind: .corrupt, message: "its primary image declares no size (ispe \(header.codedWidth)×\(header.codedHeight))")
         }
-        if let canvas, case let area = canvas.width.multipliedReportingOverflow(by: canvas.height),
+        if case .unreadable(let type) = derived {
+            throw HEIFError(kind: .corrupt, message: "its primary image is a \(type) whose data (its output size) cannot be found or is cut short")
+        }
+        if case .derived(let width, let height) = derived, case let canvas = (width: width, height: height), case let area = canvas.width.multipliedReportingOverflow(by: canvas.height),
            area.overflow || area.partialValue > header.codedWidth * header.codedHeight {
             guard !area.overflow, area.partialValue <= options.maxPixels else {
                 throw HEIFError(

@@ -7,24 +7,35 @@
 /// primary item), `iinf`/`infe` (its type), `iloc` (where its data is: in the file, or in
 /// `idat`). Anything it cannot follow gives nil, and libheif's own parse judges the file.
 enum HEIFCanvas {
-    /// The primary item's canvas when it is a `grid` or an `iovl`; nil for a coded image or
-    /// boxes this reader cannot follow.
-    static func of(_ data: UnsafeRawBufferPointer) -> (width: Int, height: Int)? {
-        guard let meta = boxes(in: data, 0..<data.count).first(where: { $0.type == "meta" }), meta.body.count >= 4 else { return nil }
+    /// What the primary item is decoded into.
+    enum Canvas: Equatable {
+        /// A coded image (or boxes this reader cannot follow to an item type): its `ispe` is what counts.
+        case coded
+        /// A `grid` or `iovl` whose data declares this output size.
+        case derived(width: Int, height: Int)
+        /// A `grid` or `iovl` whose data this reader cannot find or is too short: refused,
+        /// since libheif might read a size from it that nobody checked.
+        case unreadable(type: String)
+    }
+
+    /// What the primary item is decoded into.
+    static func of(_ data: UnsafeRawBufferPointer) -> Canvas {
+        guard let meta = boxes(in: data, 0..<data.count).first(where: { $0.type == "meta" }), meta.body.count >= 4 else { return .coded }
         // `meta` is a full box: its children start after version and flags.
         let children = boxes(in: data, (meta.body.lowerBound + 4)..<meta.body.upperBound)
         guard let pitm = children.first(where: { $0.type == "pitm" }), let primary = primaryID(data, pitm.body),
               let iinf = children.first(where: { $0.type == "iinf" }), let type = itemType(data, iinf.body, of: primary),
-              type == "grid" || type == "iovl",
-              let iloc = children.first(where: { $0.type == "iloc" }),
+              type == "grid" || type == "iovl"
+        else { return .coded }
+        guard let iloc = children.first(where: { $0.type == "iloc" }),
               let bytes = itemBytes(data, iloc.body, of: primary, idat: children.first(where: { $0.type == "idat" })?.body, count: 20)
-        else { return nil }
+        else { return .unreadable(type: type) }
         // grid: version, flags, rows − 1, columns − 1, then the output size; iovl: version,
         // flags, four 16-bit fill values, then the output size. 32-bit fields when flags & 1.
         let start = type == "grid" ? 4 : 10
         let wide = bytes.count > 1 && bytes[1] & 1 == 1, field = wide ? 4 : 2
-        guard bytes.count >= start + 2 * field else { return nil }
-        return (number(bytes, start, field), number(bytes, start + field, field))
+        guard bytes.count >= start + 2 * field else { return .unreadable(type: type) }
+        return .derived(width: number(bytes, start, field), height: number(bytes, start + field, field))
     }
 
     /// One box: its four-letter type and its body's range in the file.
@@ -102,8 +113,11 @@ enum HEIFCanvas {
                 switch method {
                 case 0: source = 0..<data.count
                 case 1:
+                    // From the start of `idat` to the end of the file, not of the box: libheif
+                    // 1.15 reads an extent that runs past `idat` from the bytes after it (a
+                    // grid's size taken from the next box's header: found by `ops/fuzz heic`).
                     guard let idat else { return nil }
-                    source = idat
+                    source = idat.lowerBound..<data.count
                 default: return nil
                 }
                 let (based, overflow) = source.lowerBound.addingReportingOverflow(base)

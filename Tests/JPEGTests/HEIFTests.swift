@@ -140,8 +140,8 @@ struct HEIFTests {
     func gridCanvas() throws {
         let heic = try TestHEICs.encode(jpeg: try TestImages.pillow("hopper.jpg"))
         let grid = try Self.grid(of: heic, width: 128, height: 128, ispe: (128, 128))
-        #expect(grid.withUnsafeBytes { HEIFCanvas.of($0) }.map { [$0.width, $0.height] } == [128, 128])
-        #expect(heic.withUnsafeBytes { HEIFCanvas.of($0) } == nil, "a coded image has no canvas")
+        #expect(grid.withUnsafeBytes { HEIFCanvas.of($0) } == .derived(width: 128, height: 128))
+        #expect(heic.withUnsafeBytes { HEIFCanvas.of($0) } == .coded, "a coded image has no canvas")
         let decoded = try HEIF.decode(grid)
         #expect(decoded.image == (try HEIF.decode(heic)).image, "the grid of one tile is that tile")
         #expect(try HEIF.validate(grid).width == 128)
@@ -156,6 +156,36 @@ struct HEIFTests {
         let wide = try Self.grid(of: heic, width: 4000, height: 4000, ispe: (128, 128))
         let bytes = error { _ = try HEIF.validate(wide, options: DecodeOptions(maxDecodedBytes: 64 << 20)) }
         #expect(bytes?.kind == .tooManyBytes(width: 4000, height: 4000, bytes: 4000 * 4000 * 8, limit: 64 << 20), "\(String(describing: bytes))")
+    }
+
+    @Test("a grid whose data runs past its idat is measured as libheif reads it, from the bytes after the box; a grid without readable data is refused")
+    func gridPastItsIdat() throws {
+        // ops/fuzz heic's second finding: the grid item's extent starts 7 bytes into an idat of
+        // 8, so libheif 1.15 took its output size from the next box's header (19561×27759).
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/corpus/heic/regressions/oom-d8b2c3676183d8feff6c6c4230bdcc050f118a1e")
+        let found = [UInt8](try Data(contentsOf: corpus))
+        #expect(found.withUnsafeBytes { HEIFCanvas.of($0) } == .derived(width: 19561, height: 27759))
+        let refused = error { _ = try HEIF.validate(found, options: DecodeOptions(maxPixels: 4_000_000)) }
+        #expect(refused?.kind == .tooManyPixels(width: 19561, height: 27759, limit: 4_000_000), "\(String(describing: refused))")
+        // A grid item whose iloc entry is missing: nothing to measure, so refused.
+        let heic = try TestHEICs.encode(jpeg: try TestImages.pillow("hopper.jpg"))
+        var grid = try Self.grid(of: heic, width: 128, height: 128, ispe: (128, 128))
+        let iloc = try #require(grid.withUnsafeBytes { data in
+            HEIFCanvas.boxes(in: data, 0..<data.count).first { $0.type == "meta" }.flatMap { meta in
+                HEIFCanvas.boxes(in: data, (meta.body.lowerBound + 4)..<meta.body.upperBound).first { $0.type == "iloc" }
+            }
+        })
+        // Item 2's entry starts after version/flags (4), sizes (2), count (2) and item 1's 20 bytes.
+        let entry = iloc.body.lowerBound + 4 + 2 + 2 + 20
+        #expect(grid[entry] == 0 && grid[entry + 1] == 2)
+        grid[entry + 1] = 9
+        #expect(grid.withUnsafeBytes { HEIFCanvas.of($0) } == .unreadable(type: "grid"))
+        // libheif may refuse it first, in its own words; either way nothing is decoded.
+        #expect(error { _ = try HEIF.header(of: grid) } != nil)
+        let header = try HEIF.header(of: heic)
+        let unreadable = error { _ = try HEIF.checkLimits(header, canvas: .unreadable(type: "grid"), options: DecodeOptions()) }
+        #expect(unreadable?.kind == .corrupt && unreadable?.message == "its primary image is a grid whose data (its output size) cannot be found or is cut short")
     }
 
     @Test("a HEIC whose decode would hold more than the byte limit is refused before decoding")
