@@ -104,6 +104,9 @@ public enum HEIF {
         guard header.codedWidth > 0, header.codedHeight > 0, header.width > 0, header.height > 0 else {
             throw HEIFError(kind: .corrupt, message: "its primary image declares no size (ispe \(header.codedWidth)×\(header.codedHeight))")
         }
+        if case .duplicated(let box) = derived {
+            throw HEIFError(kind: .corrupt, message: "it has more than one \(box) box, which a HEIF file has at most once")
+        }
         if case .unreadable(let type) = derived {
             throw HEIFError(kind: .corrupt, message: "its primary image is a \(type) whose data (its output size) cannot be found or is cut short")
         }

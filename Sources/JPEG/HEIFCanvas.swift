@@ -15,14 +15,22 @@ enum HEIFCanvas {
         case derived(width: Int, height: Int)
         /// A `grid` or `iovl` whose data this reader cannot find or is too short: refused,
         /// since libheif might read a size from it that nobody checked.
-        case unreadable(type: String)
+        case unreadable(type: String)        /// More than one box of a kind ISO/IEC 23008-12 allows once (`meta` at the top, `pitm`,
+        /// `iinf`, `iloc`, `idat` in it): refused, since which one libheif reads is not this
+        /// reader's to guess (a file of two `meta` boxes hid a grid's size in the second).
+        case duplicated(box: String)
     }
 
     /// What the primary item is decoded into.
     static func of(_ data: UnsafeRawBufferPointer) -> Canvas {
-        guard let meta = boxes(in: data, 0..<data.count).first(where: { $0.type == "meta" }), meta.body.count >= 4 else { return .coded }
+        let metas = boxes(in: data, 0..<data.count).filter { $0.type == "meta" }
+        guard metas.count <= 1 else { return .duplicated(box: "meta") }
+        guard let meta = metas.first, meta.body.count >= 4 else { return .coded }
         // `meta` is a full box: its children start after version and flags.
         let children = boxes(in: data, (meta.body.lowerBound + 4)..<meta.body.upperBound)
+        for type in ["pitm", "iinf", "iloc", "idat"] where children.filter({ $0.type == type }).count > 1 {
+            return .duplicated(box: type)
+        }
         guard let pitm = children.first(where: { $0.type == "pitm" }), let primary = primaryID(data, pitm.body),
               let iinf = children.first(where: { $0.type == "iinf" }), let type = itemType(data, iinf.body, of: primary),
               type == "grid" || type == "iovl"

@@ -186,6 +186,20 @@ struct HEIFTests {
         let header = try HEIF.header(of: heic)
         let unreadable = error { _ = try HEIF.checkLimits(header, canvas: .unreadable(type: "grid"), options: DecodeOptions()) }
         #expect(unreadable?.kind == .corrupt && unreadable?.message == "its primary image is a grid whose data (its output size) cannot be found or is cut short")
+        // ops/fuzz heic's third finding: two meta boxes, the grid's size (64759×65527) in the
+        // second. Two of a box a file has once are refused, whichever libheif would read.
+        let twice = try Self.grid(of: heic, width: 128, height: 128, ispe: (128, 128))
+        let twoMetas = twice + (twice.withUnsafeBytes { data in
+            HEIFCanvas.boxes(in: data, 0..<data.count).first { $0.type == "meta" }.map { Array(data[($0.body.lowerBound - 8)..<$0.body.upperBound]) }
+        } ?? [])
+        #expect(twoMetas.withUnsafeBytes { HEIFCanvas.of($0) } == .duplicated(box: "meta"))
+        let duplicated = error { _ = try HEIF.validate(twoMetas) }
+        #expect(duplicated != nil, "two meta boxes are refused, by libheif or by the canvas check")
+        let third = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/corpus/heic/regressions/oom-884af68f2a45206361f869a9c40b7746548b0772")
+        let thirdFinding = [UInt8](try Data(contentsOf: third))
+        #expect(thirdFinding.withUnsafeBytes { HEIFCanvas.of($0) } == .duplicated(box: "meta"))
+        #expect(error { _ = try HEIF.validate(thirdFinding) }?.message == "it has more than one meta box, which a HEIF file has at most once")
     }
 
     @Test("a HEIC whose decode would hold more than the byte limit is refused before decoding")
