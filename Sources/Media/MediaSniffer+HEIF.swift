@@ -38,12 +38,19 @@ extension MediaSniffer {
             takenAt: HEIF.takenAt(in: data, options: options) ?? "")
     }
 
+    /// width × height as a number, or "more than 2⁶³" for a grid's 32-bit sizes whose product
+    /// does not fit.
+    static func pixelCount(_ width: Int, _ height: Int) -> String {
+        let (count, overflow) = width.multipliedReportingOverflow(by: height)
+        return overflow ? "more than 2⁶³" : String(count)
+    }
+
     /// The message a sender reads for a HEIC refused.
     static func describe(_ error: HEIFError) -> MediaError {
         switch error.kind {
         case .tooManyPixels(let width, let height, let limit):
             return MediaError(
-                "data: HEIC of \(width)×\(height) = \(width * height) pixels is over the limit of \(limit) pixels (--max-pixels)")
+                "data: HEIC of \(width)×\(height) = \(pixelCount(width, height)) pixels is over the limit of \(limit) pixels (--max-pixels)")
         case .tooManyBytes(let width, let height, let bytes, let limit):
             return MediaError(
                 "data: HEIC of \(width)×\(height) needs \(bytes) bytes to decode (\(bytes / (width * height)) a pixel), over the limit of \(limit) bytes (--max-decoded-bytes): a picture too large to render")
