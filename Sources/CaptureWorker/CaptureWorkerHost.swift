@@ -117,11 +117,6 @@ public enum CaptureWorkerHost {
             outputSize: edit.outputSize == 0 ? nil : Int(edit.outputSize), background: background)
     }
 
-    /// `message`, and the option that sets the limit when one refused the photo (`cause`).
-    private static func naming(_ cause: any Error, _ message: String) -> String {
-        DecodeLimitOption.flag(refusing: cause).map { "\(message) (\($0) of this worker; give image-service and the workers the same)" } ?? message
-    }
-
     /// The edit of a photo (`PhotoEditor`): what does not fit the photo is INVALID_ARGUMENT.
     static func edit(
         _ jpeg: [UInt8], _ edit: Edit, background: PhotoEdit.Color, options: DecodeOptions = .init()
@@ -133,8 +128,8 @@ public enum CaptureWorkerHost {
         } catch {
             switch error.kind {
             case .invalidEdit: throw RPCError.invalidArgument(error.message)
-            case .image(let cause): throw RPCError.invalidArgument("the photo cannot be edited: \(Self.naming(cause, error.message))")
-            case .heif(let cause): throw RPCError.invalidArgument("the photo cannot be edited: \(Self.naming(cause, error.message))")
+            case .image(let cause): throw RPCError.invalidArgument("the photo cannot be edited: \(DecodeLimitOption.describe(cause, as: error.message))")
+            case .heif(let cause): throw RPCError.invalidArgument("the photo cannot be edited: \(DecodeLimitOption.describe(cause, as: error.message))")
             }
         }
     }

@@ -110,31 +110,25 @@ public enum HEIF {
         if case .unreadable(let type) = derived {
             throw HEIFError(kind: .corrupt, message: "its primary image is a \(type) whose data (its output size) cannot be found or is cut short")
         }
-        if case .derived(let width, let height) = derived, case let canvas = (width: width, height: height), case let area = canvas.width.multipliedReportingOverflow(by: canvas.height),
-           area.overflow || area.partialValue > header.codedWidth * header.codedHeight {
-            guard !area.overflow, area.partialValue <= options.maxPixels else {
-                throw HEIFError(
-                    kind: .tooManyPixels(width: canvas.width, height: canvas.height, limit: options.maxPixels),
-                    message: "its primary image is a grid or overlay whose canvas is \(canvas.width)×\(canvas.height) pixels (its ispe says \(header.codedWidth)×\(header.codedHeight)), over the limit of \(options.maxPixels)")
-            }
-            let bytes = area.partialValue * header.decodedBytesPerPixel
-            guard area.partialValue <= options.maxDecodedBytes / header.decodedBytesPerPixel else {
-                throw HEIFError(
-                    kind: .tooManyBytes(width: canvas.width, height: canvas.height, bytes: bytes, limit: options.maxDecodedBytes),
-                    message: "its primary image is a grid or overlay whose canvas is \(canvas.width)×\(canvas.height) (its ispe says \(header.codedWidth)×\(header.codedHeight)), whose decode holds \(bytes) bytes (\(header.decodedBytesPerPixel) a pixel), over the limit of \(options.maxDecodedBytes) bytes")
-            }
+        // What the decode allocates: the canvas when it is larger than the ispe.
+        var (width, height) = (header.codedWidth, header.codedHeight)
+        var (verb, note) = ("declares", "")
+        if case .derived(let canvasWidth, let canvasHeight) = derived,
+           case let area = canvasWidth.multipliedReportingOverflow(by: canvasHeight), area.overflow || area.partialValue > width * height {
+            (verb, note) = ("is a grid or overlay whose canvas is", " (its ispe says \(width)×\(height))")
+            (width, height) = (canvasWidth, canvasHeight)
         }
-        let (width, height) = (header.codedWidth, header.codedHeight)
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
         guard !overflow, pixels <= options.maxPixels else {
             throw HEIFError(
                 kind: .tooManyPixels(width: width, height: height, limit: options.maxPixels),
-                message: "its primary image declares \(width)×\(height) pixels, over the limit of \(options.maxPixels)")
+                message: "its primary image \(verb) \(width)×\(height) pixels\(note), over the limit of \(options.maxPixels)")
         }
         guard pixels <= options.maxDecodedBytes / header.decodedBytesPerPixel else {
+            let bytes = pixels * header.decodedBytesPerPixel
             throw HEIFError(
-                kind: .tooManyBytes(width: width, height: height, bytes: header.decodedBytes, limit: options.maxDecodedBytes),
-                message: "its primary image declares \(width)×\(height), whose decode holds \(header.decodedBytes) bytes (\(header.decodedBytesPerPixel) a pixel), over the limit of \(options.maxDecodedBytes) bytes")
+                kind: .tooManyBytes(width: width, height: height, bytes: bytes, limit: options.maxDecodedBytes),
+                message: "its primary image \(verb) \(width)×\(height)\(note), whose decode holds \(bytes) bytes (\(header.decodedBytesPerPixel) a pixel), over the limit of \(options.maxDecodedBytes) bytes")
         }
         return header
     }

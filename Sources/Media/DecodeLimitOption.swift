@@ -54,10 +54,11 @@ extension DecodeLimitOption {
         return nil
     }
 
-    /// `error` described, and when a limit refused the photo, which option sets it: a worker's
-    /// limits lower than image-service's refuse photos the service stored.
-    public static func describe(_ error: any Error) -> String {
-        guard let flag = flag(refusing: error) else { return "\(error)" }
-        return "\(error) (\(flag) of this worker; give image-service and the workers the same)"
+    /// `error` described (as `message` when given), and when a limit refused the photo, which
+    /// option sets it: a worker's limits lower than image-service's refuse photos the service stored.
+    public static func describe(_ error: any Error, as message: String? = nil) -> String {
+        let message = message ?? "\(error)"
+        guard let flag = flag(refusing: error) else { return message }
+        return "\(message) (\(flag) of this worker; give image-service and the workers the same)"
     }
 }

@@ -141,21 +141,21 @@ import TestSupport
         // One photo of both (stored with no owner, so either may attach it), one of the shade alone.
         var put = PutImageRequest()
         put.data = try Fixtures.orientationPhoto("Landscape_1.jpg")
-        let shared = try await fixture.clients.images.call(ImageServiceRPC.putImage, put, options: fixture.options)
+        let common = try await fixture.clients.images.call(ImageServiceRPC.putImage, put, options: fixture.options)
         for item in [lamp, shade] {
             var attach = AttachPhotoRequest()
             attach.itemKey = item.key
-            attach.imageKey = shared.key
+            attach.imageKey = common.key
             _ = try await fixture.clients.items.call(ItemServiceRPC.attachPhoto, attach, options: fixture.options)
         }
         try await fixture.attach(try Fixtures.orientationPhoto("Portrait_3.jpg"), to: shade, role: .serialPlate)
         fixture.jpegPhotos = 2
         try await fixture.waitForThumbnails()
 
-        let (path, summary, gatherer) = try await fixture.write(.pdf, "shared.pdf")
+        let (path, summary, gatherer) = try await fixture.write(.pdf, "common-photo.pdf")
         try await Tool.checkStructure(of: path)
         #expect(summary.thumbnails == 3 && gatherer.figures.thumbnailsFetched == 3, "\(summary)")
-        // Three tiles drawn from two images in the file, one per key: the shared one twice (the
+        // Three tiles drawn from two images in the file, one per key: the common one twice (the
         // lamp's tile and the shade's), from one object.
         let images = try await Tool.images(in: path)
         #expect(images.count == 3 && Set(images.map(\.object)).count == 2, "\(images)")
@@ -167,11 +167,11 @@ import TestSupport
         #expect(text.contains("Lamp shade") && text.contains("Serial plate"))
 
         // The HTML: one file per key, shown by both items.
-        let (folder, htmlSummary, _) = try await fixture.write(.html, "shared")
+        let (folder, htmlSummary, _) = try await fixture.write(.html, "common-photo")
         let html = try String(contentsOfFile: folder + "/index.html", encoding: .utf8)
         let sources = ClaimHTMLReportTests.values(of: "src", in: html)
         #expect(htmlSummary.thumbnails == 3 && sources.count == 3 && Set(sources).count == 2, "\(sources)")
-        #expect(sources.filter { $0 == "thumbs/\(shared.key).jpg" }.count == 2, "\(sources)")
+        #expect(sources.filter { $0 == "thumbs/\(common.key).jpg" }.count == 2, "\(sources)")
         let files = try FileManager.default.contentsOfDirectory(atPath: folder + "/thumbs").sorted()
         #expect(files == Set(sources).map { String($0.dropFirst("thumbs/".count)) }.sorted(), "\(files)")
     }
