@@ -1,7 +1,9 @@
 /// Reads HEIC/HEIF photos (what iPhones and many Android phones save) with libheif and
-/// libde265, under the limits of `DecodeOptions`: the boxes are parsed and the primary image's
-/// coded size (`ispe`) checked against the pixel and decoded-byte limits before any pixel is
-/// decoded, so a file claiming a huge picture costs its boxes read.
+/// libde265, under the limits of `DecodeOptions`: the boxes are parsed and what the decode
+/// allocates checked against the pixel and decoded-byte limits before any pixel is decoded (the
+/// primary image's coded size, `ispe`; a grid's or overlay's canvas, `HEIFCanvas`; the largest
+/// picture an HEVC parameter set declares, `HEIFPictures`), so a file claiming a huge picture
+/// costs its boxes read.
 ///
 /// Orientation: a HEIF image is shown as its transformative properties say (`irot`, `imir`,
 /// `clap`, applied in the order its `ipma` lists them), and libheif applies them as it decodes,
@@ -28,7 +30,7 @@ public enum HEIF {
     /// whose boxes do not parse or run past its end, a primary image over the pixel limit or
     /// whose decode would hold more than the byte limit.
     public static func header(of data: UnsafeRawBufferPointer, options: DecodeOptions = .init()) throws(HEIFError) -> HEIFHeader {
-        try checkLimits(opened(data, options: options).header(), canvas: HEIFCanvas.of(data), options: options)
+        try checkLimits(opened(data, options: options).header(), of: data, options: options)
     }
 
     /// `header` of an array.
@@ -41,7 +43,7 @@ public enum HEIF {
     /// cannot decode, is refused). Holds `HEIFHeader.decodedBytes` while it decodes.
     public static func validate(_ data: UnsafeRawBufferPointer, options: DecodeOptions = .init()) throws(HEIFError) -> HEIFHeader {
         let decoder = try opened(data, options: options)
-        let header = try checkLimits(decoder.header(), canvas: HEIFCanvas.of(data), options: options)
+        let header = try checkLimits(decoder.header(), of: data, options: options)
         _ = try decoder.decode(alpha: false)
         return header
     }
@@ -74,7 +76,7 @@ public enum HEIF {
         _ data: UnsafeRawBufferPointer, background: RGBColor = .white, options: DecodeOptions = .init()
     ) throws(HEIFError) -> Decoded {
         let decoder = try opened(data, options: options)
-        let header = try checkLimits(decoder.header(), canvas: HEIFCanvas.of(data), options: options)
+        let header = try checkLimits(decoder.header(), of: data, options: options)
         var (width, height, pixels) = try decoder.decode(alpha: header.hasAlpha)
         if header.hasAlpha { PNG.composite(&pixels, count: width * height, on: background) }
         let profile = try decoder.iccProfile().map { ICCProfile(bytes: $0) }
@@ -97,10 +99,19 @@ public enum HEIF {
         return try HEIFDecoder(data, options: options)
     }
 
-    /// Refuses a header over the pixel or byte limit, or with no size. A derived primary image
-    /// (a grid of tiles, an overlay) is decoded into its `canvas`, which is what is checked
-    /// when it is larger than its `ispe`.
-    static func checkLimits(_ header: HEIFHeader, canvas derived: HEIFCanvas.Canvas, options: DecodeOptions) throws(HEIFError) -> HEIFHeader {
+    /// `checkLimits` of what `data`'s boxes and HEVC parameter sets say is decoded.
+    static func checkLimits(_ header: HEIFHeader, of data: UnsafeRawBufferPointer, options: DecodeOptions) throws(HEIFError) -> HEIFHeader {
+        try checkLimits(header, canvas: HEIFCanvas.of(data), pictures: HEIFPictures.of(data), options: options)
+    }
+
+    /// Refuses a header over the pixel or byte limit, or with no size. What is checked is the
+    /// largest of what the decode allocates: the primary image's `ispe`; the `canvas` of a
+    /// derived primary image (a grid of tiles, an overlay); the largest picture an HEVC
+    /// sequence parameter set in the file declares (`pictures`), which libde265 allocates
+    /// whatever the `ispe` says. An `hvc1` item of more than one picture is refused.
+    static func checkLimits(
+        _ header: HEIFHeader, canvas derived: HEIFCanvas.Canvas, pictures: HEIFPictures.Finding = .none, options: DecodeOptions
+    ) throws(HEIFError) -> HEIFHeader {
         guard header.codedWidth > 0, header.codedHeight > 0, header.width > 0, header.height > 0 else {
             throw HEIFError(kind: .corrupt, message: "its primary image declares no size (ispe \(header.codedWidth)×\(header.codedHeight))")
         }
@@ -110,25 +121,38 @@ public enum HEIF {
         if case .unreadable(let type) = derived {
             throw HEIFError(kind: .corrupt, message: "its primary image is a \(type) whose data (its output size) cannot be found or is cut short")
         }
-        // What the decode allocates: the canvas when it is larger than the ispe.
-        var (width, height) = (header.codedWidth, header.codedHeight)
-        var (verb, note) = ("declares", "")
-        if case .derived(let canvasWidth, let canvasHeight) = derived,
-           case let area = canvasWidth.multipliedReportingOverflow(by: canvasHeight), area.overflow || area.partialValue > width * height {
-            (verb, note) = ("is a grid or overlay whose canvas is", " (its ispe says \(width)×\(height))")
+        if case .several(let item, let count) = pictures {
+            throw HEIFError(kind: .corrupt, message: "its image item \(item) holds \(count) HEVC pictures, where an image item holds one")
+        }
+        // What the decode allocates: the largest of the ispe, the canvas and the coded pictures.
+        let ispe = (header.codedWidth, header.codedHeight)
+        var (width, height) = ispe
+        var (subject, note) = ("its primary image declares", "")
+        // Areas past Int's range (two 32-bit sides) count as Int.max.
+        func area(_ size: (Int, Int)) -> Int {
+            let (product, overflow) = size.0.multipliedReportingOverflow(by: size.1)
+            return overflow ? .max : product
+        }
+        func larger(_ candidate: (Int, Int)) -> Bool { area(candidate) > area((width, height)) }
+        if case .derived(let canvasWidth, let canvasHeight) = derived, larger((canvasWidth, canvasHeight)) {
+            (subject, note) = ("its primary image is a grid or overlay whose canvas is", " (its ispe says \(ispe.0)×\(ispe.1))")
             (width, height) = (canvasWidth, canvasHeight)
+        }
+        if case .largest(let codedWidth, let codedHeight) = pictures, larger((codedWidth, codedHeight)) {
+            (subject, note) = ("its HEVC data declares a picture of", " (its primary image's ispe says \(ispe.0)×\(ispe.1))")
+            (width, height) = (codedWidth, codedHeight)
         }
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
         guard !overflow, pixels <= options.maxPixels else {
             throw HEIFError(
                 kind: .tooManyPixels(width: width, height: height, limit: options.maxPixels),
-                message: "its primary image \(verb) \(width)×\(height) pixels\(note), over the limit of \(options.maxPixels)")
+                message: "\(subject) \(width)×\(height) pixels\(note), over the limit of \(options.maxPixels)")
         }
         guard pixels <= options.maxDecodedBytes / header.decodedBytesPerPixel else {
             let bytes = pixels * header.decodedBytesPerPixel
             throw HEIFError(
                 kind: .tooManyBytes(width: width, height: height, bytes: bytes, limit: options.maxDecodedBytes),
-                message: "its primary image \(verb) \(width)×\(height)\(note), whose decode holds \(bytes) bytes (\(header.decodedBytesPerPixel) a pixel), over the limit of \(options.maxDecodedBytes) bytes")
+                message: "\(subject) \(width)×\(height)\(note), whose decode holds \(bytes) bytes (\(header.decodedBytesPerPixel) a pixel), over the limit of \(options.maxDecodedBytes) bytes")
         }
         return header
     }

@@ -81,63 +81,92 @@ enum HEIFCanvas {
 
     /// The type of item `id` from `iinf`'s `infe` boxes (versions 2 and 3, which have one).
     static func itemType(_ data: UnsafeRawBufferPointer, _ body: Range<Int>, of id: Int) -> String? {
-        guard body.count >= 6 else { return nil }
-        let countField = data[body.lowerBound] == 0 ? 2 : 4
-        for infe in boxes(in: data, (body.lowerBound + 4 + countField)..<body.upperBound) where infe.type == "infe" {
-            let start = infe.body.lowerBound, version = data[start]
-            guard version >= 2 else { continue }
-            let idField = version == 2 ? 2 : 4
-            // version, flags, the item ID, its protection index (16 bits), its type.
-            guard infe.body.count >= 4 + idField + 2 + 4, number(data, start + 4, idField) == id else { continue }
-            let type = start + 4 + idField + 2
-            return String(decoding: data[type..<(type + 4)], as: UTF8.self)
-        }
-        return nil
+        itemTypes(data, body).first { $0.id == id }?.type
     }
 
-    /// The first `count` bytes (or fewer, when it has fewer) of item `id`'s data by `iloc`: its
-    /// extents in the file (construction method 0) or in `idat` (1).
+    /// Each item's ID and type from `iinf`'s `infe` boxes (versions 2 and 3, which have one),
+    /// in their order.
+    static func itemTypes(_ data: UnsafeRawBufferPointer, _ body: Range<Int>) -> [(id: Int, type: String)] {
+        guard body.count >= 6 else { return [] }
+        let countField = data[body.lowerBound] == 0 ? 2 : 4
+        var types: [(id: Int, type: String)] = []
+        for infe in boxes(in: data, (body.lowerBound + 4 + countField)..<body.upperBound) where infe.type == "infe" {
+            guard !infe.body.isEmpty else { continue }
+            let start = infe.body.lowerBound, version = data[start]
+            let idField = version == 2 ? 2 : 4
+            // version, flags, the item ID, its protection index (16 bits), its type.
+            guard version >= 2, infe.body.count >= 4 + idField + 2 + 4 else { continue }
+            let type = start + 4 + idField + 2
+            types.append((number(data, start + 4, idField), String(decoding: data[type..<(type + 4)], as: UTF8.self)))
+        }
+        return types
+    }
+
+    /// The first `count` bytes (or fewer, when it has fewer) of item `id`'s data by `iloc`;
+    /// nil when `iloc` does not read as far as its entry, or one of its extents cannot be found.
     static func itemBytes(
         _ data: UnsafeRawBufferPointer, _ body: Range<Int>, of id: Int, idat: Range<Int>?, count: Int
     ) -> [UInt8]? {
+        guard case let found = itemExtents(data, body, idat: idat, until: id), let entry = found[id], let extents = entry else { return nil }
+        var bytes: [UInt8] = []
+        for extent in extents where bytes.count < count {
+            bytes += data[extent.lowerBound..<(extent.lowerBound + min(extent.count, count - bytes.count))]
+        }
+        return bytes
+    }
+
+    /// Where each item's data is by `iloc`, in the order of its entries: its extents in the file
+    /// (construction method 0) or in `idat` (1), each cut at the end of the file; an item
+    /// whose extents cannot be found maps to nil. Stops at the first entry that does not read,
+    /// or after item `until`'s.
+    static func itemExtents(
+        _ data: UnsafeRawBufferPointer, _ body: Range<Int>, idat: Range<Int>?, until: Int? = nil
+    ) -> [Int: [Range<Int>]?] {
+        var found: [Int: [Range<Int>]?] = [:]
         var reader = Reader(data: data, offset: body.lowerBound, end: body.upperBound)
-        guard let version = reader.read(1), reader.read(3) != nil, let sizes = reader.read(1), let more = reader.read(1) else { return nil }
+        guard let version = reader.read(1), reader.read(3) != nil, let sizes = reader.read(1), let more = reader.read(1) else { return found }
         let offsetSize = sizes >> 4, lengthSize = sizes & 15, baseSize = more >> 4
         let indexSize = version == 1 || version == 2 ? more & 15 : 0
-        guard let items = reader.read(version < 2 ? 2 : 4) else { return nil }
+        guard let items = reader.read(version < 2 ? 2 : 4) else { return found }
         for _ in 0..<min(items, 65_536) {
-            guard let item = reader.read(version < 2 ? 2 : 4) else { return nil }
+            guard let item = reader.read(version < 2 ? 2 : 4) else { return found }
             var method = 0
             if version == 1 || version == 2 {
-                guard let field = reader.read(2) else { return nil }
+                guard let field = reader.read(2) else { return found }
                 method = field & 15
             }
-            guard reader.read(2) != nil, let base = reader.read(baseSize), let extents = reader.read(2) else { return nil }
-            var bytes: [UInt8] = []
-            for _ in 0..<extents {
-                guard reader.read(indexSize) != nil, let offset = reader.read(offsetSize), let length = reader.read(lengthSize) else { return nil }
-                guard item == id, bytes.count < count else { continue }
+            guard reader.read(2) != nil, let base = reader.read(baseSize), let count = reader.read(2) else { return found }
+            var extents: [Range<Int>]? = []
+            for _ in 0..<count {
+                guard reader.read(indexSize) != nil, let offset = reader.read(offsetSize), let length = reader.read(lengthSize) else { return found }
+                guard extents != nil else { continue }
                 let source: Range<Int>
                 switch method {
                 case 0: source = 0..<data.count
-                case 1:
+                case 1 where idat != nil:
                     // From the start of `idat` to the end of the file, not of the box: libheif
                     // 1.15 reads an extent that runs past `idat` from the bytes after it (a
                     // grid's size taken from the next box's header: found by `ops/fuzz heic`).
-                    guard let idat else { return nil }
-                    source = idat.lowerBound..<data.count
-                default: return nil
+                    source = idat!.lowerBound..<data.count
+                default:
+                    extents = nil
+                    continue
                 }
                 let (based, overflow) = source.lowerBound.addingReportingOverflow(base)
                 let (start, overflowed) = based.addingReportingOverflow(offset)
-                guard !overflow, !overflowed, base >= 0, offset >= 0, start < source.upperBound else { return nil }
+                guard !overflow, !overflowed, base >= 0, offset >= 0, start < source.upperBound else {
+                    extents = nil
+                    continue
+                }
                 // An extent of length 0 runs to the end of its source.
-                let available = source.upperBound - start, wanted = length <= 0 ? available : min(length, available)
-                bytes += data[start..<(start + min(wanted, count - bytes.count))]
+                let available = source.upperBound - start
+                extents?.append(start..<(start + (length <= 0 ? available : min(length, available))))
             }
-            if item == id { return bytes }
+            // An item listed twice: the first entry is the one that counts here.
+            if found[item] == nil { found[item] = .some(extents) }
+            if item == until { return found }
         }
-        return nil
+        return found
     }
 
     /// A big-endian unsigned number of `size` bytes at `offset` (0 for size 0).

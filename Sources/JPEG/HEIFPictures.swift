@@ -1,0 +1,232 @@
+/// The pictures a HEIF's HEVC streams declare: each sequence parameter set's
+/// `pic_width_in_luma_samples` × `pic_height_in_luma_samples` is what libde265 allocates when it
+/// decodes a picture under it, whatever the item's `ispe` says (libheif 1.15 never compares
+/// the two, and libde265 takes up to 65535×65535). heif-enc's 4.9 KB HEIC of a 128×128 photo
+/// with the SPS in its `hvcC` rewritten to 16384×16384 made `heif-convert` take 1.6 GB and 24 s
+/// and write a 16384×16384 PNG; so the limits are checked on the largest picture any SPS in
+/// the file declares, when it is larger than the `ispe` or the canvas.
+///
+/// Where libheif finds SPSs, and so where this looks: the NAL units of every `hvcC` property
+/// (libheif puts them before an item's data), and the item data of every `hvc1` item (tiles,
+/// alpha planes and thumbnails included), which libheif hands to libde265 as NAL units each
+/// after a 4-byte length (whatever `hvcC` says of lengths; libde265 1.0.11 fails to decode
+/// after an SPS repeated there, but reads it). An `hvc1` item is one picture;
+/// one whose data starts more (libde265 would decode each in turn, each its own allocation
+/// and time) is refused.
+enum HEIFPictures {
+    /// What the HEVC streams of a file declare.
+    enum Finding: Equatable {
+        /// No SPS was read.
+        case none
+        /// The largest picture (by area) an SPS declares.
+        case largest(width: Int, height: Int)
+        /// An `hvc1` item whose data (with the `hvcC` units before it) starts this many pictures.
+        case several(item: Int, pictures: Int)
+    }
+
+    /// The NAL unit type of a sequence parameter set (ITU-T H.265, table 7-1).
+    static let spsType = 33
+    /// How many bytes of a unit are read: an SPS's picture size comes after at most 111
+    /// (its profile, tier and level with six sub-layers, then four exp-Golomb numbers).
+    static let headBytes = 160
+
+    /// The pictures `data`'s HEVC streams declare; `.none` when its boxes cannot be followed
+    /// (libheif's own parse judges such a file).
+    static func of(_ data: UnsafeRawBufferPointer) -> Finding {
+        guard let meta = HEIFCanvas.boxes(in: data, 0..<data.count).first(where: { $0.type == "meta" }), meta.body.count >= 4 else { return .none }
+        let children = HEIFCanvas.boxes(in: data, (meta.body.lowerBound + 4)..<meta.body.upperBound)
+        var largest: (width: Int, height: Int)?
+        func note(_ unit: [UInt8]) {
+            guard unit.count > 2, Int(unit[0] >> 1) & 0x3F == spsType, let size = pictureSize(sps: unit) else { return }
+            if largest.map({ size.width * size.height > $0.width * $0.height }) ?? true { largest = size }
+        }
+        // The hvcC units go before every hvc1 item's data: pictures among them count for each.
+        var headerPictures = 0
+        for iprp in children where iprp.type == "iprp" {
+            for ipco in HEIFCanvas.boxes(in: data, iprp.body) where ipco.type == "ipco" {
+                for hvcC in HEIFCanvas.boxes(in: data, ipco.body) where hvcC.type == "hvcC" {
+                    for unit in configurationUnits(data, hvcC.body) {
+                        note(unit)
+                        if startsPicture(unit) { headerPictures += 1 }
+                    }
+                }
+            }
+        }
+        if let iinf = children.first(where: { $0.type == "iinf" }), let iloc = children.first(where: { $0.type == "iloc" }) {
+            let extents = HEIFCanvas.itemExtents(data, iloc.body, idat: children.first(where: { $0.type == "idat" })?.body)
+            for (item, type) in HEIFCanvas.itemTypes(data, iinf.body) where type == "hvc1" {
+                guard let found = extents[item], let ranges = found else { continue }
+                var pictures = headerPictures
+                var stream = Stream(data: data, extents: ranges)
+                while pictures <= 1, let unit = stream.next(upTo: headBytes) {
+                    note(unit)
+                    if startsPicture(unit) { pictures += 1 }
+                }
+                // Counted up to the second: enough to refuse.
+                if pictures > 1 { return .several(item: item, pictures: pictures) }
+            }
+        }
+        return largest.map { .largest(width: $0.width, height: $0.height) } ?? .none
+    }
+
+    /// Whether a NAL unit is the first slice segment of a picture libde265 decodes: a coding
+    /// slice (types 0–31) of layer 0 (libde265 drops the others) whose
+    /// `first_slice_segment_in_pic_flag` (the first bit after the two-byte header) is set.
+    static func startsPicture(_ unit: [UInt8]) -> Bool {
+        guard unit.count > 2, unit[0] >> 1 & 0x3F < 32 else { return false }
+        let layer = Int(unit[0] & 1) << 5 | Int(unit[1] >> 3)
+        return layer == 0 && unit[2] & 0x80 != 0
+    }
+
+    /// The NAL units of an `hvcC` box's arrays (ISO/IEC 14496-15, 8.3.3.1): 22 bytes of
+    /// configuration, a count of arrays, each a type byte, a count of units, and each unit
+    /// after a 2-byte length; the first `headBytes` of each. Stops where they run past the box.
+    static func configurationUnits(_ data: UnsafeRawBufferPointer, _ body: Range<Int>) -> [[UInt8]] {
+        var reader = HEIFCanvas.Reader(data: data, offset: body.lowerBound, end: body.upperBound)
+        reader.offset += 22
+        guard let arrays = reader.read(1) else { return [] }
+        var units: [[UInt8]] = []
+        for _ in 0..<arrays {
+            guard reader.read(1) != nil, let count = reader.read(2) else { return units }
+            for _ in 0..<count {
+                guard let length = reader.read(2), reader.offset + length <= body.upperBound else { return units }
+                units.append(Array(data[reader.offset..<(reader.offset + min(length, headBytes))]))
+                reader.offset += length
+            }
+        }
+        return units
+    }
+
+    /// An item's data across its extents, read as libheif hands it to libde265: NAL units each
+    /// after a 4-byte big-endian length.
+    struct Stream {
+        let data: UnsafeRawBufferPointer
+        let extents: [Range<Int>]
+        /// Where each extent starts in the item's data.
+        let starts: [Int]
+        let count: Int
+        var offset = 0
+
+        init(data: UnsafeRawBufferPointer, extents: [Range<Int>]) {
+            self.data = data
+            self.extents = extents
+            var starts: [Int] = [], total = 0
+            for extent in extents {
+                starts.append(total)
+                total += extent.count
+            }
+            self.starts = starts
+            self.count = total
+        }
+
+        /// The byte at `position` in the item's data (which must be below `count`).
+        func byte(at position: Int) -> UInt8 {
+            // The last extent starting at or before `position`.
+            var low = 0, high = starts.count - 1
+            while low < high {
+                let middle = (low + high + 1) / 2
+                if starts[middle] <= position { low = middle } else { high = middle - 1 }
+            }
+            return data[extents[low].lowerBound + position - starts[low]]
+        }
+
+        /// The first `limit` bytes of the next unit; nil at the end, or where a length runs
+        /// past it (libheif then refuses the item before decoding anything).
+        mutating func next(upTo limit: Int) -> [UInt8]? {
+            guard count - offset >= 4 else { return nil }
+            var length = 0
+            for index in 0..<4 { length = length << 8 | Int(byte(at: offset + index)) }
+            offset += 4
+            guard length <= count - offset else { return nil }
+            let head = (0..<min(length, limit)).map { byte(at: offset + $0) }
+            offset += length
+            return head
+        }
+    }
+
+    /// The picture size an SPS NAL unit (its two-byte header first) declares, read as libde265
+    /// 1.0.11 reads it (`seq_parameter_set_rbsp`, ITU-T H.265 7.3.2.2); nil where libde265
+    /// would refuse it before its size (more than 7 sub-layers, an SPS id over 15, a chroma
+    /// format over 3, or a size of 0 or over 65535).
+    static func pictureSize(sps unit: [UInt8]) -> (width: Int, height: Int)? {
+        parse(sps: unit).map { ($0.width, $0.height) }
+    }
+
+    /// An SPS's picture size, and where its two numbers are: bits of the payload after the
+    /// NAL header with its emulation-prevention bytes taken out (`unescaped`).
+    struct PictureSize {
+        let width: Int
+        let height: Int
+        let bits: Range<Int>
+    }
+
+    /// `pictureSize`, with where it is.
+    static func parse(sps unit: [UInt8]) -> PictureSize? {
+        var bits = BitReader(bytes: unescaped(unit.dropFirst(2)))
+        _ = bits.read(4)  // sps_video_parameter_set_id
+        let subLayers = bits.read(3) + 1
+        guard subLayers <= 7 else { return nil }
+        _ = bits.read(1)  // sps_temporal_id_nesting_flag
+        // profile_tier_level(1, subLayers − 1): the general profile (88 bits) and level (8).
+        bits.skip(96)
+        var present: [(profile: Bool, level: Bool)] = []
+        for _ in 0..<(subLayers - 1) { present.append((bits.read(1) == 1, bits.read(1) == 1)) }
+        if subLayers > 1 { bits.skip(2 * (8 - (subLayers - 1))) }
+        for layer in present {
+            if layer.profile { bits.skip(88) }
+            if layer.level { bits.skip(8) }
+        }
+        guard let id = bits.exponentialGolomb(), id < 16, let chroma = bits.exponentialGolomb(), chroma <= 3 else { return nil }
+        if chroma == 3 { _ = bits.read(1) }  // separate_colour_plane_flag
+        let start = bits.position
+        guard let width = bits.exponentialGolomb(), let height = bits.exponentialGolomb(),
+              (1...65535).contains(width), (1...65535).contains(height) else { return nil }
+        return PictureSize(width: width, height: height, bits: start..<bits.position)
+    }
+
+    /// A unit's payload without its emulation-prevention bytes (each 3 after two zeros).
+    static func unescaped(_ payload: ArraySlice<UInt8>) -> [UInt8] {
+        var out: [UInt8] = [], zeros = 0
+        out.reserveCapacity(payload.count)
+        for byte in payload {
+            if zeros >= 2, byte == 3 {
+                zeros = 0
+                continue
+            }
+            zeros = byte == 0 ? zeros + 1 : 0
+            out.append(byte)
+        }
+        return out
+    }
+
+    /// Reads bits most significant first; past the end, as libde265's reader does, zeros
+    /// (so a unit cut inside its size still declares one).
+    struct BitReader {
+        let bytes: [UInt8]
+        var position = 0
+
+        mutating func read(_ count: Int) -> Int {
+            var value = 0
+            for _ in 0..<count {
+                let byte = position >> 3
+                let bit = byte < bytes.count ? Int(bytes[byte] >> (7 - UInt8(position & 7))) & 1 : 0
+                value = value << 1 | bit
+                position += 1
+            }
+            return value
+        }
+
+        mutating func skip(_ count: Int) { position += count }
+
+        /// An unsigned exp-Golomb number (`ue(v)`); nil after more than 20 leading zeros,
+        /// where libde265 gives up.
+        mutating func exponentialGolomb() -> Int? {
+            var zeros = 0
+            while read(1) == 0 {
+                zeros += 1
+                if zeros > 20 { return nil }
+            }
+            return zeros == 0 ? 0 : (1 << zeros) - 1 + read(zeros)
+        }
+    }
+}

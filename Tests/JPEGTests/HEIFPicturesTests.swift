@@ -1,0 +1,220 @@
+import Foundation
+@testable import JPEG
+import Testing
+import TestSupport
+
+/// The pictures a HEIC's HEVC parameter sets declare: read from `hvcC` and from an item's own
+/// data as libheif hands them to libde265, checked against the limits when larger than the
+/// `ispe` (libde265 allocates what the SPS says), and an image item of two pictures refused.
+/// The hostile files are heif-enc's with their SPS rewritten at test time.
+@Suite("HEIF pictures")
+struct HEIFPicturesTests {
+    /// The HEIFError `body` threw; nil when it threw none (or another error).
+    func error(_ body: () throws -> Void) -> HEIFError? {
+        do {
+            try body()
+            return nil
+        } catch {
+            return error as? HEIFError
+        }
+    }
+
+    /// heif-enc's HEIC of hopper.jpg (128×128): ftyp, meta (its iloc version 0 with 4-byte
+    /// offsets and lengths, one item of one extent, in mdat), mdat.
+    static func hopper() throws -> [UInt8] {
+        try TestHEICs.encode(jpeg: try TestImages.pillow("hopper.jpg"))
+    }
+
+    /// A box found by its path of types from the top (each `meta` a full box).
+    static func box(_ path: [String], in data: [UInt8]) throws -> HEIFCanvas.Box {
+        try data.withUnsafeBytes { bytes in
+            var range = 0..<bytes.count
+            var found: HEIFCanvas.Box?
+            for type in path {
+                let next = HEIFCanvas.boxes(in: bytes, range).first { $0.type == type }
+                found = try #require(next, "no \(type) box in \(path)")
+                range = found!.body
+                if type == "meta" { range = (range.lowerBound + 4)..<range.upperBound }
+            }
+            return try #require(found)
+        }
+    }
+
+    /// Where heif-enc's single item's base offset is in its `iloc` (its one extent's offset
+    /// and length follow the extent count after it).
+    static func baseField(_ heic: [UInt8]) throws -> Int {
+        let iloc = try box(["meta", "iloc"], in: heic).body.lowerBound
+        #expect(heic[iloc] == 0 && heic[iloc + 4] == 0x44 && heic[iloc + 5] == 0x40, "iloc v0, 4-byte offsets, lengths and base offsets")
+        // version and flags, sizes, item count, item ID, data reference; then base, extent count.
+        #expect(Self.read16(heic, iloc + 6) == 1 && Self.read16(heic, iloc + 16) == 1, "one item of one extent")
+        return iloc + 12
+    }
+
+    /// The item's data (its single extent).
+    static func itemData(_ heic: [UInt8]) throws -> [UInt8] {
+        let base = try baseField(heic)
+        let offset = Self.read32(heic, base) + Self.read32(heic, base + 6), length = Self.read32(heic, base + 10)
+        return Array(heic[offset..<(offset + length)])
+    }
+
+    /// `heic` with its item's data replaced by `data`, in a second `mdat` at the end.
+    static func withItemData(_ heic: [UInt8], _ data: [UInt8]) throws -> [UInt8] {
+        let base = try baseField(heic)
+        var out = heic + Self.u32(8 + data.count) + Array("mdat".utf8) + data
+        Self.write32(&out, base, heic.count + 8)
+        Self.write32(&out, base + 6, 0)
+        Self.write32(&out, base + 10, data.count)
+        return out
+    }
+
+    /// The SPS unit of heif-enc's `hvcC`.
+    static func sps(_ heic: [UInt8]) throws -> [UInt8] {
+        let hvcC = try box(["meta", "iprp", "ipco", "hvcC"], in: heic)
+        let units = heic.withUnsafeBytes { HEIFPictures.configurationUnits($0, hvcC.body) }
+        return try #require(units.first { $0[0] >> 1 & 0x3F == 33 })
+    }
+
+    /// `heic` with the SPS in its `hvcC` replaced by `sps`: the boxes that hold it grow, and
+    /// the item's offset into `mdat` (after them) moves by as much.
+    static func withConfigurationSPS(_ heic: [UInt8], _ sps: [UInt8]) throws -> [UInt8] {
+        let old = try Self.sps(heic)
+        let hvcC = try box(["meta", "iprp", "ipco", "hvcC"], in: heic)
+        let at = try #require((hvcC.body.lowerBound..<(hvcC.body.upperBound - old.count)).first { Array(heic[$0..<($0 + old.count)]) == old })
+        #expect(Self.read16(heic, at - 2) == old.count)
+        let delta = sps.count - old.count
+        var out = Array(heic[..<(at - 2)]) + [UInt8(sps.count >> 8), UInt8(sps.count & 0xFF)] + sps + heic[(at + old.count)...]
+        for path in [["meta"], ["meta", "iprp"], ["meta", "iprp", "ipco"], ["meta", "iprp", "ipco", "hvcC"]] {
+            let start = try box(path, in: heic).body.lowerBound - 8
+            Self.add32(&out, start, delta)
+        }
+        Self.add32(&out, try baseField(heic), delta)
+        return out
+    }
+
+    /// `sps` declaring `width` × `height`: its two exp-Golomb numbers rewritten, the bits after
+    /// them kept, realigned and escaped again.
+    static func resized(_ sps: [UInt8], width: Int, height: Int) throws -> [UInt8] {
+        let found = try #require(HEIFPictures.parse(sps: sps))
+        let payload = HEIFPictures.unescaped(sps.dropFirst(2))
+        var bits: [Bool] = []
+        for byte in payload { for shift in (0..<8).reversed() { bits.append(byte >> UInt8(shift) & 1 == 1) } }
+        let stop = try #require(bits.lastIndex(of: true), "rbsp_stop_one_bit")
+        func golomb(_ value: Int) -> [Bool] {
+            let coded = value + 1, length = coded.bitWidth - coded.leadingZeroBitCount
+            return Array(repeating: false, count: length - 1) + (0..<length).map { coded >> (length - 1 - $0) & 1 == 1 }
+        }
+        var out = Array(bits[..<found.bits.lowerBound])
+        out += golomb(width) + golomb(height)
+        out += bits[found.bits.upperBound..<stop]
+        out.append(true)
+        while out.count % 8 != 0 { out.append(false) }
+        var bytes: [UInt8] = []
+        for start in stride(from: 0, to: out.count, by: 8) {
+            bytes.append(out[start..<(start + 8)].reduce(UInt8(0)) { $0 << 1 | ($1 ? 1 : 0) })
+        }
+        var escaped: [UInt8] = [], zeros = 0
+        for byte in bytes {
+            if zeros >= 2, byte <= 3 {
+                escaped.append(3)
+                zeros = 0
+            }
+            escaped.append(byte)
+            zeros = byte == 0 ? zeros + 1 : 0
+        }
+        return Array(sps.prefix(2)) + escaped
+    }
+
+    /// A unit after its 4-byte length, as an item's data holds it.
+    static func lengthPrefixed(_ unit: [UInt8]) -> [UInt8] { u32(unit.count) + unit }
+
+    @Test("heif-enc's HEIC declares its ispe in its SPS, read from hvcC and unchanged when the item's data repeats it")
+    func readsTheSize() throws {
+        let heic = try Self.hopper()
+        #expect(HEIFPictures.pictureSize(sps: try Self.sps(heic)).map { [$0.width, $0.height] } == [128, 128])
+        #expect(heic.withUnsafeBytes { HEIFPictures.of($0) } == .largest(width: 128, height: 128))
+        // The same SPS in band, before the slice: still one picture of 128×128.
+        let inBand = try Self.withItemData(heic, Self.lengthPrefixed(try Self.sps(heic)) + Self.itemData(heic))
+        #expect(inBand.withUnsafeBytes { HEIFPictures.of($0) } == .largest(width: 128, height: 128))
+        // A rewrite to the same size gives the same SPS back (the rewriter is exact).
+        #expect(try Self.resized(try Self.sps(heic), width: 128, height: 128) == (try Self.sps(heic)))
+        // Photos of other sizes made HEICs: the SPS is the ispe, or up to 7 more (padded to whole coding blocks).
+        for name in ["Landscape_1.jpg", "Landscape_6.jpg"] {
+            let photo = try TestHEICs.encode(jpeg: try TestImages.photo(name))
+            let ispe = try TestHEICs.ispe(photo)
+            guard case .largest(let width, let height) = photo.withUnsafeBytes({ HEIFPictures.of($0) }) else {
+                Issue.record("\(name): no SPS read")
+                continue
+            }
+            #expect((ispe.width..<(ispe.width + 8)).contains(width) && (ispe.height..<(ispe.height + 8)).contains(height), "\(name): SPS \(width)×\(height), ispe \(ispe)")
+        }
+    }
+
+    @Test("an SPS in the item's data declaring 16384×16384 under an ispe of 128×128 is refused before decoding, by pixels and by bytes")
+    func inBandSPS() throws {
+        let heic = try Self.hopper()
+        let huge = try Self.resized(try Self.sps(heic), width: 16384, height: 16384)
+        #expect(HEIFPictures.pictureSize(sps: huge).map { [$0.width, $0.height] } == [16384, 16384])
+        let hostile = try Self.withItemData(heic, Self.lengthPrefixed(huge) + Self.itemData(heic))
+        #expect(hostile.withUnsafeBytes { HEIFPictures.of($0) } == .largest(width: 16384, height: 16384))
+        for refusal in [error { _ = try HEIF.validate(hostile) }, error { _ = try HEIF.header(of: hostile) }, error { _ = try HEIF.decode(hostile) }] {
+            #expect(refusal?.kind == .tooManyPixels(width: 16384, height: 16384, limit: 100_000_000), "\(String(describing: refusal))")
+            #expect(refusal?.message == "its HEVC data declares a picture of 16384×16384 pixels (its primary image's ispe says 128×128), over the limit of 100000000")
+        }
+        #expect(error { _ = try Thumbnailer().workingBytes(ofHEIF: hostile, sizes: [Thumbnailer.Target(longestEdge: 64)]) }?.kind
+            == .tooManyPixels(width: 16384, height: 16384, limit: 100_000_000))
+        // Within the pixel limit, the picture is what the byte limit weighs.
+        let wide = try Self.withItemData(heic, Self.lengthPrefixed(try Self.resized(try Self.sps(heic), width: 4096, height: 4096)) + Self.itemData(heic))
+        let bytes = error { _ = try HEIF.validate(wide, options: DecodeOptions(maxDecodedBytes: 64 << 20)) }
+        #expect(bytes?.kind == .tooManyBytes(width: 4096, height: 4096, bytes: 4096 * 4096 * 8, limit: 64 << 20), "\(String(describing: bytes))")
+    }
+
+    @Test("an SPS in hvcC declaring a huge picture is refused, for a coded image and for a grid's tile under a small canvas")
+    func configurationSPS() throws {
+        let heic = try Self.hopper()
+        let hostile = try Self.withConfigurationSPS(heic, try Self.resized(try Self.sps(heic), width: 16384, height: 16384))
+        #expect(hostile.withUnsafeBytes { HEIFPictures.of($0) } == .largest(width: 16384, height: 16384))
+        #expect(error { _ = try HEIF.validate(hostile) }?.kind == .tooManyPixels(width: 16384, height: 16384, limit: 100_000_000))
+        // The rewrite itself is sound: at the real size, the file decodes to the same pixels.
+        let same = try Self.withConfigurationSPS(heic, try Self.resized(try Self.sps(heic), width: 128, height: 128))
+        #expect(try HEIF.decode(same).image == (try HEIF.decode(heic)).image)
+        // A grid of one tile, canvas and ispe 128×128 (both checked before): its tile's SPS says 16384×16384.
+        let grid = try HEIFTests.grid(of: hostile, width: 128, height: 128, ispe: (128, 128))
+        #expect(grid.withUnsafeBytes { HEIFCanvas.of($0) } == .derived(width: 128, height: 128))
+        let refused = error { _ = try HEIF.validate(grid) }
+        #expect(refused?.kind == .tooManyPixels(width: 16384, height: 16384, limit: 100_000_000), "\(String(describing: refused))")
+    }
+
+    @Test("an image item whose data holds two pictures is refused before decoding")
+    func twoPictures() throws {
+        let heic = try Self.hopper()
+        let data = try Self.itemData(heic)
+        let twice = try Self.withItemData(heic, data + data)
+        #expect(twice.withUnsafeBytes { HEIFPictures.of($0) } == .several(item: 1, pictures: 2))
+        let refused = error { _ = try HEIF.validate(twice) }
+        #expect(refused?.kind == .corrupt && refused?.message == "its image item 1 holds 2 HEVC pictures, where an image item holds one", "\(String(describing: refused))")
+        #expect(try HEIF.validate(try Self.withItemData(heic, data)).width == 128, "the same data once is one picture")
+    }
+
+    @Test("an item's units are read across its extents, each after a 4-byte length; a length past the end stops the reading")
+    func streamAcrossExtents() throws {
+        let stream: [UInt8] = [0, 0, 0, 3, 0x42, 0x01, 0xAA] + [0, 0, 0, 2, 0x26, 0x01] + [0, 0, 0, 9, 1]
+        // In the file, bytes that are not the item's around and inside it: extents 2..<7 and 8..<21.
+        let file: [UInt8] = [0xEE, 0xEE] + stream[0..<5] + [0xEE] + stream[5...]
+        file.withUnsafeBytes { data in
+            var reader = HEIFPictures.Stream(data: data, extents: [2..<7, 8..<21])
+            #expect(reader.count == stream.count)
+            #expect(reader.next(upTo: 160) == [0x42, 0x01, 0xAA], "a unit split across the two extents")
+            #expect(reader.next(upTo: 1) == [0x26], "at most the bytes asked for")
+            #expect(reader.next(upTo: 160) == nil, "a length of 9 with 1 byte left")
+        }
+    }
+
+    // Big-endian fields of the test files.
+    static func read16(_ data: [UInt8], _ at: Int) -> Int { Int(data[at]) << 8 | Int(data[at + 1]) }
+    static func read32(_ data: [UInt8], _ at: Int) -> Int { read16(data, at) << 16 | read16(data, at + 2) }
+    static func write32(_ data: inout [UInt8], _ at: Int, _ value: Int) {
+        for index in 0..<4 { data[at + index] = UInt8(value >> (24 - 8 * index) & 0xFF) }
+    }
+    static func add32(_ data: inout [UInt8], _ at: Int, _ delta: Int) { write32(&data, at, read32(data, at) + delta) }
+    static func u32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(value >> (24 - 8 * $0) & 0xFF) } }
+}
