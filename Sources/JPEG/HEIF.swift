@@ -105,8 +105,8 @@ public enum HEIF {
     }
 
     /// Refuses a header over the pixel or byte limit, or with no size. What is checked is the
-    /// largest of what the decode allocates: the primary image's `ispe`; the `canvas` of a
-    /// derived primary image (a grid of tiles, an overlay); the largest picture an HEVC
+    /// largest of what the decode allocates: the primary image's `ispe`; the largest `canvas`
+    /// of a derived image (a grid of tiles, an overlay); the largest picture an HEVC
     /// sequence parameter set in the file declares (`pictures`), which libde265 allocates
     /// whatever the `ispe` says. An `hvc1` item of more than one picture is refused.
     static func checkLimits(
@@ -119,7 +119,12 @@ public enum HEIF {
             throw HEIFError(kind: .corrupt, message: "it has more than one \(box) box, which a HEIF file has at most once")
         }
         if case .unreadable(let type) = derived {
-            throw HEIFError(kind: .corrupt, message: "its primary image is a \(type) whose data (its output size) cannot be found or is cut short")
+            throw HEIFError(kind: .corrupt, message: "it has a \(type) image whose data (its output size) cannot be found or is cut short")
+        }
+        if case .nested(let outer, let inner) = derived {
+            throw HEIFError(
+                kind: .corrupt,
+                message: "it has a \(outer) image that takes another derived image (\(inner)) as input; only coded images are taken as inputs (libheif follows derived ones with no guard against a loop)")
         }
         if case .several(let item, let count) = pictures {
             throw HEIFError(kind: .corrupt, message: "its image item \(item) holds \(count) HEVC pictures, where an image item holds one")
@@ -128,14 +133,9 @@ public enum HEIF {
         let ispe = (header.codedWidth, header.codedHeight)
         var (width, height) = ispe
         var (subject, note) = ("its primary image declares", "")
-        // Areas past Int's range (two 32-bit sides) count as Int.max.
-        func area(_ size: (Int, Int)) -> Int {
-            let (product, overflow) = size.0.multipliedReportingOverflow(by: size.1)
-            return overflow ? .max : product
-        }
-        func larger(_ candidate: (Int, Int)) -> Bool { area(candidate) > area((width, height)) }
+        func larger(_ candidate: (Int, Int)) -> Bool { HEIFCanvas.area(candidate) > HEIFCanvas.area((width, height)) }
         if case .derived(let canvasWidth, let canvasHeight) = derived, larger((canvasWidth, canvasHeight)) {
-            (subject, note) = ("its primary image is a grid or overlay whose canvas is", " (its ispe says \(ispe.0)×\(ispe.1))")
+            (subject, note) = ("a grid or overlay in it declares a canvas of", " (its primary image's ispe says \(ispe.0)×\(ispe.1))")
             (width, height) = (canvasWidth, canvasHeight)
         }
         if case .largest(let codedWidth, let codedHeight) = pictures, larger((codedWidth, codedHeight)) {

@@ -1,49 +1,108 @@
-/// The canvas a derived primary image declares: a `grid`'s or an `iovl`'s output size, which
-/// is what libheif allocates when it decodes one, whatever its `ispe` says. A file of a few
+/// The canvases a file's derived images declare: a `grid`'s or an `iovl`'s output size, which
+/// is what libheif allocates when it decodes one, whatever the `ispe` says. A file of a few
 /// hundred bytes whose grid declares 64759×65527 under an `ispe` of 8×8 made libheif 1.15
-/// allocate 4 GB (found by `ops/fuzz heic`), so the limits are checked on the larger of the two.
+/// allocate 4 GB (found by `ops/fuzz heic`), so the limits are checked on the largest canvas
+/// when it is larger than the primary image's `ispe`. Every derived item counts, not only the
+/// primary: a grid's tile may itself be an overlay, decoded into its own canvas (found by
+/// `ops/fuzz heic`: a 63751×1 grid whose one tile was an overlay of 533 MB).
 ///
-/// A reader of just the boxes that lead there, in the file's bytes: `meta` → `pitm` (the
-/// primary item), `iinf`/`infe` (its type), `iloc` (where its data is: in the file, or in
-/// `idat`). Anything it cannot follow gives nil, and libheif's own parse judges the file.
+/// A reader of just the boxes that lead there, in the file's bytes: `meta` → `iinf`/`infe`
+/// (each item's type), `iloc` (where its data is: in the file, or in `idat`), `iref` (what a
+/// derived image takes as input). What it cannot follow counts as coded, and libheif's own
+/// parse judges the file.
 enum HEIFCanvas {
-    /// What the primary item is decoded into.
+    /// What the file's derived items are decoded into.
     enum Canvas: Equatable {
-        /// A coded image (or boxes this reader cannot follow to an item type): its `ispe` is what counts.
+        /// No derived item (or boxes this reader cannot follow to item types): the `ispe` is what counts.
         case coded
-        /// A `grid` or `iovl` whose data declares this output size.
+        /// The largest output size (by area) a `grid` or `iovl` item's data declares.
         case derived(width: Int, height: Int)
         /// A `grid` or `iovl` whose data this reader cannot find or is too short: refused,
         /// since libheif might read a size from it that nobody checked.
-        case unreadable(type: String)        /// More than one box of a kind ISO/IEC 23008-12 allows once (`meta` at the top, `pitm`,
-        /// `iinf`, `iloc`, `idat` in it): refused, since which one libheif reads is not this
-        /// reader's to guess (a file of two `meta` boxes hid a grid's size in the second).
+        case unreadable(type: String)
+        /// More than one box of a kind ISO/IEC 23008-12 allows once (`meta` at the top, `pitm`,
+        /// `iinf`, `iloc`, `idat`, `iref` in it): refused, since which one libheif reads is not
+        /// this reader's to guess (a file of two `meta` boxes hid a grid's size in the second).
         case duplicated(box: String)
+        /// A derived item (`grid`, `iovl`, `iden`) that takes another derived item as input:
+        /// refused, since libheif 1.15 follows such references with no guard against a loop
+        /// (a grid that is its own tile's tile), and each level holds a canvas of its own.
+        case nested(outer: String, inner: String)
     }
 
-    /// What the primary item is decoded into.
+    /// The item types libheif decodes by decoding others (`dimg` references).
+    static let derivedTypes: Set<String> = ["grid", "iovl", "iden"]
+
+    /// What the file's derived items are decoded into.
     static func of(_ data: UnsafeRawBufferPointer) -> Canvas {
         let metas = boxes(in: data, 0..<data.count).filter { $0.type == "meta" }
         guard metas.count <= 1 else { return .duplicated(box: "meta") }
         guard let meta = metas.first, meta.body.count >= 4 else { return .coded }
         // `meta` is a full box: its children start after version and flags.
         let children = boxes(in: data, (meta.body.lowerBound + 4)..<meta.body.upperBound)
-        for type in ["pitm", "iinf", "iloc", "idat"] where children.filter({ $0.type == type }).count > 1 {
+        for type in ["pitm", "iinf", "iloc", "idat", "iref"] where children.filter({ $0.type == type }).count > 1 {
             return .duplicated(box: type)
         }
-        guard let pitm = children.first(where: { $0.type == "pitm" }), let primary = primaryID(data, pitm.body),
-              let iinf = children.first(where: { $0.type == "iinf" }), let type = itemType(data, iinf.body, of: primary),
-              type == "grid" || type == "iovl"
-        else { return .coded }
-        guard let iloc = children.first(where: { $0.type == "iloc" }),
-              let bytes = itemBytes(data, iloc.body, of: primary, idat: children.first(where: { $0.type == "idat" })?.body, count: 20)
-        else { return .unreadable(type: type) }
-        // grid: version, flags, rows − 1, columns − 1, then the output size; iovl: version,
-        // flags, four 16-bit fill values, then the output size. 32-bit fields when flags & 1.
-        let start = type == "grid" ? 4 : 10
-        let wide = bytes.count > 1 && bytes[1] & 1 == 1, field = wide ? 4 : 2
-        guard bytes.count >= start + 2 * field else { return .unreadable(type: type) }
-        return .derived(width: number(bytes, start, field), height: number(bytes, start + field, field))
+        guard let iinf = children.first(where: { $0.type == "iinf" }) else { return .coded }
+        // The first infe of an ID is the one that counts here.
+        var types: [Int: String] = [:]
+        for (id, type) in itemTypes(data, iinf.body) where types[id] == nil { types[id] = type }
+        let derived = types.filter { derivedTypes.contains($0.value) }
+        guard !derived.isEmpty else { return .coded }
+        if let iref = children.first(where: { $0.type == "iref" }) {
+            for reference in references(data, iref.body) where reference.type == "dimg" {
+                guard let outer = derived[reference.from], let inner = reference.to.lazy.compactMap({ derived[$0] }).first else { continue }
+                return .nested(outer: outer, inner: inner)
+            }
+        }
+        let extents = children.first(where: { $0.type == "iloc" }).map {
+            itemExtents(data, $0.body, idat: children.first(where: { $0.type == "idat" })?.body)
+        } ?? [:]
+        var largest: (width: Int, height: Int)?
+        for (id, type) in derived.sorted(by: { $0.key < $1.key }) where type != "iden" {
+            guard let found = extents[id], let ranges = found else { return .unreadable(type: type) }
+            var bytes: [UInt8] = []
+            for range in ranges where bytes.count < 20 { bytes += data[range.lowerBound..<min(range.upperBound, range.lowerBound + 20 - bytes.count)] }
+            // grid: version, flags, rows − 1, columns − 1, then the output size; iovl: version,
+            // flags, four 16-bit fill values, then the output size. 32-bit fields when flags & 1.
+            let start = type == "grid" ? 4 : 10
+            let wide = bytes.count > 1 && bytes[1] & 1 == 1, field = wide ? 4 : 2
+            guard bytes.count >= start + 2 * field else { return .unreadable(type: type) }
+            let size = (width: number(bytes, start, field), height: number(bytes, start + field, field))
+            if largest.map({ area(size) > area($0) }) ?? true { largest = size }
+        }
+        return largest.map { .derived(width: $0.width, height: $0.height) } ?? .coded
+    }
+
+    /// `width` × `height`, or Int.max where that does not fit (two 32-bit sides).
+    static func area(_ size: (width: Int, height: Int)) -> Int {
+        let (product, overflow) = size.width.multipliedReportingOverflow(by: size.height)
+        return overflow ? .max : product
+    }
+
+    /// One reference of `iref`: its type (`dimg`, `thmb`, `auxl`…), from one item to others.
+    struct Reference {
+        let type: String
+        let from: Int
+        let to: [Int]
+    }
+
+    /// The references of an `iref` box (16-bit item IDs in version 0, 32 after).
+    static func references(_ data: UnsafeRawBufferPointer, _ body: Range<Int>) -> [Reference] {
+        guard body.count >= 4 else { return [] }
+        let field = data[body.lowerBound] == 0 ? 2 : 4
+        var found: [Reference] = []
+        for box in boxes(in: data, (body.lowerBound + 4)..<body.upperBound) {
+            var reader = Reader(data: data, offset: box.body.lowerBound, end: box.body.upperBound)
+            guard let from = reader.read(field), let count = reader.read(2) else { continue }
+            var to: [Int] = []
+            for _ in 0..<count {
+                guard let id = reader.read(field) else { break }
+                to.append(id)
+            }
+            found.append(Reference(type: box.type, from: from, to: to))
+        }
+        return found
     }
 
     /// One box: its four-letter type and its body's range in the file.
@@ -71,19 +130,6 @@ enum HEIFCanvas {
         return found
     }
 
-    /// `pitm`'s item ID (16 bits in version 0, 32 after).
-    static func primaryID(_ data: UnsafeRawBufferPointer, _ body: Range<Int>) -> Int? {
-        guard body.count >= 6 else { return nil }
-        let field = data[body.lowerBound] == 0 ? 2 : 4
-        guard body.count >= 4 + field else { return nil }
-        return number(data, body.lowerBound + 4, field)
-    }
-
-    /// The type of item `id` from `iinf`'s `infe` boxes (versions 2 and 3, which have one).
-    static func itemType(_ data: UnsafeRawBufferPointer, _ body: Range<Int>, of id: Int) -> String? {
-        itemTypes(data, body).first { $0.id == id }?.type
-    }
-
     /// Each item's ID and type from `iinf`'s `infe` boxes (versions 2 and 3, which have one),
     /// in their order.
     static func itemTypes(_ data: UnsafeRawBufferPointer, _ body: Range<Int>) -> [(id: Int, type: String)] {
@@ -102,26 +148,10 @@ enum HEIFCanvas {
         return types
     }
 
-    /// The first `count` bytes (or fewer, when it has fewer) of item `id`'s data by `iloc`;
-    /// nil when `iloc` does not read as far as its entry, or one of its extents cannot be found.
-    static func itemBytes(
-        _ data: UnsafeRawBufferPointer, _ body: Range<Int>, of id: Int, idat: Range<Int>?, count: Int
-    ) -> [UInt8]? {
-        guard case let found = itemExtents(data, body, idat: idat, until: id), let entry = found[id], let extents = entry else { return nil }
-        var bytes: [UInt8] = []
-        for extent in extents where bytes.count < count {
-            bytes += data[extent.lowerBound..<(extent.lowerBound + min(extent.count, count - bytes.count))]
-        }
-        return bytes
-    }
-
     /// Where each item's data is by `iloc`, in the order of its entries: its extents in the file
     /// (construction method 0) or in `idat` (1), each cut at the end of the file; an item
-    /// whose extents cannot be found maps to nil. Stops at the first entry that does not read,
-    /// or after item `until`'s.
-    static func itemExtents(
-        _ data: UnsafeRawBufferPointer, _ body: Range<Int>, idat: Range<Int>?, until: Int? = nil
-    ) -> [Int: [Range<Int>]?] {
+    /// whose extents cannot be found maps to nil. Stops at the first entry that does not read.
+    static func itemExtents(_ data: UnsafeRawBufferPointer, _ body: Range<Int>, idat: Range<Int>?) -> [Int: [Range<Int>]?] {
         var found: [Int: [Range<Int>]?] = [:]
         var reader = Reader(data: data, offset: body.lowerBound, end: body.upperBound)
         guard let version = reader.read(1), reader.read(3) != nil, let sizes = reader.read(1), let more = reader.read(1) else { return found }
@@ -164,7 +194,6 @@ enum HEIFCanvas {
             }
             // An item listed twice: the first entry is the one that counts here.
             if found[item] == nil { found[item] = .some(extents) }
-            if item == until { return found }
         }
         return found
     }

@@ -150,7 +150,7 @@ struct HEIFTests {
         let hostile = try Self.grid(of: heic, width: 64759, height: 65527, ispe: (8, 8))
         for refusal in [error { _ = try HEIF.validate(hostile) }, error { _ = try HEIF.header(of: hostile) }, error { _ = try HEIF.decode(hostile) }] {
             #expect(refusal?.kind == .tooManyPixels(width: 64759, height: 65527, limit: 100_000_000), "\(String(describing: refusal))")
-            #expect(refusal?.message.contains("canvas is 64759×65527") == true)
+            #expect(refusal?.message == "a grid or overlay in it declares a canvas of 64759×65527 pixels (its primary image's ispe says 8×8), over the limit of 100000000")
         }
         // Within the pixel limit, the canvas is what the byte limit weighs.
         let wide = try Self.grid(of: heic, width: 4000, height: 4000, ispe: (128, 128))
@@ -185,7 +185,7 @@ struct HEIFTests {
         #expect(error { _ = try HEIF.header(of: grid) } != nil)
         let header = try HEIF.header(of: heic)
         let unreadable = error { _ = try HEIF.checkLimits(header, canvas: .unreadable(type: "grid"), options: DecodeOptions()) }
-        #expect(unreadable?.kind == .corrupt && unreadable?.message == "its primary image is a grid whose data (its output size) cannot be found or is cut short")
+        #expect(unreadable?.kind == .corrupt && unreadable?.message == "it has a grid image whose data (its output size) cannot be found or is cut short")
         // ops/fuzz heic's third finding: two meta boxes, the grid's size (64759×65527) in the
         // second. Two of a box a file has once are refused, whichever libheif would read.
         let twice = try Self.grid(of: heic, width: 128, height: 128, ispe: (128, 128))
@@ -200,6 +200,37 @@ struct HEIFTests {
         let thirdFinding = [UInt8](try Data(contentsOf: third))
         #expect(thirdFinding.withUnsafeBytes { HEIFCanvas.of($0) } == .duplicated(box: "meta"))
         #expect(error { _ = try HEIF.validate(thirdFinding) }?.message == "it has more than one meta box, which a HEIF file has at most once")
+    }
+
+    @Test("every grid in the file counts, not only the primary image; a grid or overlay that takes a derived image as input is refused")
+    func derivedAnywhere() throws {
+        let heic = try TestHEICs.encode(jpeg: try TestImages.pillow("hopper.jpg"))
+        // The primary image made the coded tile (pitm → item 1): the grid (item 2) is no longer
+        // primary, and its canvas still counts.
+        func patched(_ file: [UInt8], _ type: String, at offset: Int, to value: UInt8) throws -> [UInt8] {
+            var out = file
+            let box = try #require((0..<(out.count - 4)).first { out[$0..<($0 + 4)].elementsEqual(type.utf8) })
+            out[box + 4 + offset] = value
+            return out
+        }
+        let aside = try patched(try Self.grid(of: heic, width: 64759, height: 65527, ispe: (8, 8)), "pitm", at: 5, to: 1)
+        #expect(try HEIF.header(of: heic).codedWidth == 128)
+        #expect(aside.withUnsafeBytes { HEIFCanvas.of($0) } == .derived(width: 64759, height: 65527))
+        let refused = error { _ = try HEIF.validate(aside) }
+        #expect(refused?.kind == .tooManyPixels(width: 64759, height: 65527, limit: 100_000_000), "\(String(describing: refused))")
+        // The grid its own tile (dimg 2 → 2): libheif would follow it with no end.
+        let loop = try patched(try Self.grid(of: heic, width: 128, height: 128, ispe: (128, 128)), "dimg", at: 5, to: 2)
+        #expect(loop.withUnsafeBytes { HEIFCanvas.of($0) } == .nested(outer: "grid", inner: "grid"))
+        let looped = error { _ = try HEIF.validate(loop) }
+        #expect(looped?.kind == .corrupt, "\(String(describing: looped))")
+        // ops/fuzz heic's fifth finding: a 63751×1 grid whose one tile is an overlay, decoded
+        // into a canvas of its own (libheif allocated 533 MB).
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/corpus/heic/regressions/oom-83b6e69a24e0e4d97a23b92ddada0f48d0a72b6d")
+        let found = [UInt8](try Data(contentsOf: corpus))
+        #expect(found.withUnsafeBytes { HEIFCanvas.of($0) } == .nested(outer: "grid", inner: "iovl"))
+        #expect(error { _ = try HEIF.validate(found) }?.message
+            == "it has a grid image that takes another derived image (iovl) as input; only coded images are taken as inputs (libheif follows derived ones with no guard against a loop)")
     }
 
     @Test("a HEIC whose decode would hold more than the byte limit is refused before decoding")
