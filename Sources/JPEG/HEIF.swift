@@ -108,7 +108,8 @@ public enum HEIF {
     /// largest of what the decode allocates: the primary image's `ispe`; the largest `canvas`
     /// of a derived image (a grid of tiles, an overlay); the largest picture an HEVC
     /// sequence parameter set in the file declares (`pictures`), which libde265 allocates
-    /// whatever the `ispe` says. An `hvc1` item of more than one picture is refused.
+    /// whatever the `ispe` says. An `hvc1` item of more than one picture, or whose picture is
+    /// larger than its own `ispe` (padded to whole coding blocks), is refused.
     static func checkLimits(
         _ header: HEIFHeader, canvas derived: HEIFCanvas.Canvas, pictures: HEIFPictures.Finding = .none, options: DecodeOptions
     ) throws(HEIFError) -> HEIFHeader {
@@ -128,6 +129,11 @@ public enum HEIF {
         }
         if case .several(let item, let count) = pictures {
             throw HEIFError(kind: .corrupt, message: "its image item \(item) holds \(count) HEVC pictures, where an image item holds one")
+        }
+        if case .mismatched(let item, let ispeWidth, let ispeHeight, let codedWidth, let codedHeight) = pictures {
+            throw HEIFError(
+                kind: .corrupt,
+                message: "its image item \(item) declares \(ispeWidth)×\(ispeHeight) (ispe) but its HEVC data codes a picture of \(codedWidth)×\(codedHeight)")
         }
         // What the decode allocates: the largest of the ispe, the canvas and the coded pictures.
         let ispe = (header.codedWidth, header.codedHeight)

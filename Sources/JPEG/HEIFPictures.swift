@@ -10,9 +10,13 @@
 /// (libheif puts them before an item's data), and the item data of every `hvc1` item (tiles,
 /// alpha planes and thumbnails included), which libheif hands to libde265 as NAL units each
 /// after a 4-byte length (whatever `hvcC` says of lengths; libde265 1.0.11 fails to decode
-/// after an SPS repeated there, but reads it). An `hvc1` item is one picture;
-/// one whose data starts more (libde265 would decode each in turn, each its own allocation
-/// and time) is refused.
+/// after an SPS repeated there, but reads it).
+///
+/// Per item (its `hvcC` by `ipma`, and its data): an `hvc1` item is one picture, and one whose
+/// data starts more (libde265 would decode each in turn, each its own allocation and time) is
+/// refused; its picture is its `ispe` padded to whole coding blocks, and one larger is refused,
+/// since the limits bound a grid's canvas and each picture, not a tile's picture times the
+/// number of tiles (a 13 KB grid of 4096 tiles each declared 128×128 and coding 4096×4096).
 enum HEIFPictures {
     /// What the HEVC streams of a file declare.
     enum Finding: Equatable {
@@ -20,8 +24,12 @@ enum HEIFPictures {
         case none
         /// The largest picture (by area) an SPS declares.
         case largest(width: Int, height: Int)
-        /// An `hvc1` item whose data (with the `hvcC` units before it) starts this many pictures.
+        /// An `hvc1` item whose data (with its `hvcC`'s units before it) starts this many pictures.
         case several(item: Int, pictures: Int)
+        /// An `hvc1` item whose HEVC data codes a picture larger than its `ispe`, padded to
+        /// whole coding blocks: refused, since nothing else bounds what each of a grid's tiles
+        /// costs (a grid of tiles declared 128×128 each coding 4096×4096).
+        case mismatched(item: Int, ispeWidth: Int, ispeHeight: Int, width: Int, height: Int)
     }
 
     /// The NAL unit type of a sequence parameter set (ITU-T H.265, table 7-1).
@@ -36,37 +44,93 @@ enum HEIFPictures {
         guard let meta = HEIFCanvas.boxes(in: data, 0..<data.count).first(where: { $0.type == "meta" }), meta.body.count >= 4 else { return .none }
         let children = HEIFCanvas.boxes(in: data, (meta.body.lowerBound + 4)..<meta.body.upperBound)
         var largest: (width: Int, height: Int)?
-        func note(_ unit: [UInt8]) {
-            guard unit.count > 2, Int(unit[0] >> 1) & 0x3F == spsType, let size = pictureSize(sps: unit) else { return }
-            if largest.map({ size.width * size.height > $0.width * $0.height }) ?? true { largest = size }
+        func note(_ size: (width: Int, height: Int), in found: inout (width: Int, height: Int)?) {
+            if found.map({ HEIFCanvas.area(size) > HEIFCanvas.area($0) }) ?? true { found = size }
         }
-        // The hvcC units go before every hvc1 item's data: pictures among them count for each.
-        var headerPictures = 0
-        for iprp in children where iprp.type == "iprp" {
-            for ipco in HEIFCanvas.boxes(in: data, iprp.body) where ipco.type == "ipco" {
-                for hvcC in HEIFCanvas.boxes(in: data, ipco.body) where hvcC.type == "hvcC" {
-                    for unit in configurationUnits(data, hvcC.body) {
-                        note(unit)
-                        if startsPicture(unit) { headerPictures += 1 }
-                    }
+        // Every SPS of every hvcC counts; the first ipco's properties are what ipma's indices
+        // (from 1) name, as libheif reads them.
+        var properties: [HEIFCanvas.Box] = []
+        var configurations: [Int: [[UInt8]]] = [:]
+        for (iprpIndex, iprp) in children.filter({ $0.type == "iprp" }).enumerated() {
+            for (ipcoIndex, ipco) in HEIFCanvas.boxes(in: data, iprp.body).filter({ $0.type == "ipco" }).enumerated() {
+                let boxes = HEIFCanvas.boxes(in: data, ipco.body)
+                let first = iprpIndex == 0 && ipcoIndex == 0
+                if first { properties = boxes }
+                for (index, hvcC) in boxes.enumerated() where hvcC.type == "hvcC" {
+                    let units = configurationUnits(data, hvcC.body)
+                    for size in units.compactMap(pictureSize(of:)) { note(size, in: &largest) }
+                    if first { configurations[index + 1] = units }
                 }
             }
         }
-        if let iinf = children.first(where: { $0.type == "iinf" }), let iloc = children.first(where: { $0.type == "iloc" }) {
-            let extents = HEIFCanvas.itemExtents(data, iloc.body, idat: children.first(where: { $0.type == "idat" })?.body)
-            for (item, type) in HEIFCanvas.itemTypes(data, iinf.body) where type == "hvc1" {
-                guard let found = extents[item], let ranges = found else { continue }
-                var pictures = headerPictures
+        guard let iinf = children.first(where: { $0.type == "iinf" }), let iloc = children.first(where: { $0.type == "iloc" }) else {
+            return largest.map { .largest(width: $0.width, height: $0.height) } ?? .none
+        }
+        let associations = children.first(where: { $0.type == "iprp" }).flatMap { iprp in
+            HEIFCanvas.boxes(in: data, iprp.body).first { $0.type == "ipma" }
+        }.map { associationsByItem(data, $0.body) } ?? [:]
+        let extents = HEIFCanvas.itemExtents(data, iloc.body, idat: children.first(where: { $0.type == "idat" })?.body)
+        var seen = Set<Int>()
+        for (item, type) in HEIFCanvas.itemTypes(data, iinf.body) where type == "hvc1" && seen.insert(item).inserted {
+            let indices = associations[item] ?? []
+            // What libheif hands libde265: the hvcC's units, then the item's data.
+            var units = indices.flatMap { configurations[$0] ?? [] }
+            var ownLargest: (width: Int, height: Int)?
+            var pictures = units.filter(startsPicture).count
+            if let found = extents[item], let ranges = found {
                 var stream = Stream(data: data, extents: ranges)
+                // Counted up to the second: enough to refuse.
                 while pictures <= 1, let unit = stream.next(upTo: headBytes) {
-                    note(unit)
+                    units.append(unit)
                     if startsPicture(unit) { pictures += 1 }
                 }
-                // Counted up to the second: enough to refuse.
-                if pictures > 1 { return .several(item: item, pictures: pictures) }
+            }
+            if pictures > 1 { return .several(item: item, pictures: pictures) }
+            for size in units.compactMap(pictureSize(of:)) {
+                note(size, in: &largest)
+                note(size, in: &ownLargest)
+            }
+            // A coded picture is its ispe, padded to whole coding blocks (64 at most) and cropped
+            // by its conformance window: one larger is not this item's picture.
+            let ispe = indices.lazy.compactMap { properties.indices.contains($0 - 1) ? imageSpatialExtent(data, properties[$0 - 1]) : nil }.first
+            if let ispe, let picture = ownLargest,
+               picture.width > (ispe.width + 63) / 64 * 64 || picture.height > (ispe.height + 63) / 64 * 64 {
+                return .mismatched(item: item, ispeWidth: ispe.width, ispeHeight: ispe.height, width: picture.width, height: picture.height)
             }
         }
         return largest.map { .largest(width: $0.width, height: $0.height) } ?? .none
+    }
+
+    /// The picture size of a unit that is an SPS; nil for any other.
+    static func pictureSize(of unit: [UInt8]) -> (width: Int, height: Int)? {
+        guard unit.count > 2, Int(unit[0] >> 1) & 0x3F == spsType else { return nil }
+        return pictureSize(sps: unit)
+    }
+
+    /// Each item's property indices (from 1, into `ipco`) by an `ipma` box: 16-bit item IDs in
+    /// version 0 (32 after), 7-bit indices (15 when its flags' low bit is set). An item listed
+    /// twice keeps its first entry.
+    static func associationsByItem(_ data: UnsafeRawBufferPointer, _ body: Range<Int>) -> [Int: [Int]] {
+        var reader = HEIFCanvas.Reader(data: data, offset: body.lowerBound, end: body.upperBound)
+        guard let version = reader.read(1), let flags = reader.read(3), let count = reader.read(4) else { return [:] }
+        var found: [Int: [Int]] = [:]
+        for _ in 0..<min(count, body.count) {
+            guard let item = reader.read(version < 1 ? 2 : 4), let associations = reader.read(1) else { break }
+            var indices: [Int] = []
+            for _ in 0..<associations {
+                guard let value = reader.read(flags & 1 == 1 ? 2 : 1) else { break }
+                indices.append(value & (flags & 1 == 1 ? 0x7FFF : 0x7F))
+            }
+            if found[item] == nil { found[item] = indices }
+        }
+        return found
+    }
+
+    /// The width and height of an `ispe` property (a full box: version and flags, then two
+    /// 32-bit numbers); nil for another box, or one too short.
+    static func imageSpatialExtent(_ data: UnsafeRawBufferPointer, _ box: HEIFCanvas.Box) -> (width: Int, height: Int)? {
+        guard box.type == "ispe", box.body.count >= 12 else { return nil }
+        return (HEIFCanvas.number(data, box.body.lowerBound + 4, 4), HEIFCanvas.number(data, box.body.lowerBound + 8, 4))
     }
 
     /// Whether a NAL unit is the first slice segment of a picture libde265 decodes: a coding

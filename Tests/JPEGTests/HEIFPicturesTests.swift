@@ -149,39 +149,56 @@ struct HEIFPicturesTests {
         }
     }
 
-    @Test("an SPS in the item's data declaring 16384×16384 under an ispe of 128×128 is refused before decoding, by pixels and by bytes")
+    @Test("an SPS in the item's data declaring 16384×16384 under an ispe of 128×128 is refused before decoding")
     func inBandSPS() throws {
         let heic = try Self.hopper()
         let huge = try Self.resized(try Self.sps(heic), width: 16384, height: 16384)
         #expect(HEIFPictures.pictureSize(sps: huge).map { [$0.width, $0.height] } == [16384, 16384])
         let hostile = try Self.withItemData(heic, Self.lengthPrefixed(huge) + Self.itemData(heic))
-        #expect(hostile.withUnsafeBytes { HEIFPictures.of($0) } == .largest(width: 16384, height: 16384))
+        #expect(hostile.withUnsafeBytes { HEIFPictures.of($0) } == .mismatched(item: 1, ispeWidth: 128, ispeHeight: 128, width: 16384, height: 16384))
         for refusal in [error { _ = try HEIF.validate(hostile) }, error { _ = try HEIF.header(of: hostile) }, error { _ = try HEIF.decode(hostile) }] {
-            #expect(refusal?.kind == .tooManyPixels(width: 16384, height: 16384, limit: 100_000_000), "\(String(describing: refusal))")
-            #expect(refusal?.message == "its HEVC data declares a picture of 16384×16384 pixels (its primary image's ispe says 128×128), over the limit of 100000000")
+            #expect(refusal?.kind == .corrupt, "\(String(describing: refusal))")
+            #expect(refusal?.message == "its image item 1 declares 128×128 (ispe) but its HEVC data codes a picture of 16384×16384")
         }
-        #expect(error { _ = try Thumbnailer().workingBytes(ofHEIF: hostile, sizes: [Thumbnailer.Target(longestEdge: 64)]) }?.kind
-            == .tooManyPixels(width: 16384, height: 16384, limit: 100_000_000))
-        // Within the pixel limit, the picture is what the byte limit weighs.
-        let wide = try Self.withItemData(heic, Self.lengthPrefixed(try Self.resized(try Self.sps(heic), width: 4096, height: 4096)) + Self.itemData(heic))
-        let bytes = error { _ = try HEIF.validate(wide, options: DecodeOptions(maxDecodedBytes: 64 << 20)) }
-        #expect(bytes?.kind == .tooManyBytes(width: 4096, height: 4096, bytes: 4096 * 4096 * 8, limit: 64 << 20), "\(String(describing: bytes))")
+        #expect(error { _ = try Thumbnailer().workingBytes(ofHEIF: hostile, sizes: [Thumbnailer.Target(longestEdge: 64)]) }?.kind == .corrupt)
     }
 
-    @Test("an SPS in hvcC declaring a huge picture is refused, for a coded image and for a grid's tile under a small canvas")
+    @Test("a picture larger than the ispe by its padding to coding blocks is what the limits weigh")
+    func paddedPicture() throws {
+        // The ispe rewritten to 100×100: the 128×128 picture is within its padding to 64, so not
+        // refused as another picture, and it is what the pixel and byte limits weigh.
+        let heic = try TestHEICs.claiming(try Self.hopper(), width: 100, height: 100)
+        #expect(heic.withUnsafeBytes { HEIFPictures.of($0) } == .largest(width: 128, height: 128))
+        let pixels = error { _ = try HEIF.header(of: heic, options: DecodeOptions(maxPixels: 128 * 128 - 1)) }
+        #expect(pixels?.kind == .tooManyPixels(width: 128, height: 128, limit: 128 * 128 - 1), "\(String(describing: pixels))")
+        #expect(pixels?.message == "its HEVC data declares a picture of 128×128 pixels (its primary image's ispe says 100×100), over the limit of 16383")
+        let bytes = error { _ = try HEIF.validate(heic, options: DecodeOptions(maxDecodedBytes: 128 * 128 * 8 - 1)) }
+        #expect(bytes?.kind == .tooManyBytes(width: 128, height: 128, bytes: 128 * 128 * 8, limit: 128 * 128 * 8 - 1), "\(String(describing: bytes))")
+        #expect(try HEIF.header(of: heic, options: DecodeOptions(maxPixels: 128 * 128)).codedWidth == 100)
+        // Past the padding (ispe 64×64: 128 is more than 64 rounded up to 64), refused.
+        let smaller = try TestHEICs.claiming(try Self.hopper(), width: 64, height: 64)
+        #expect(smaller.withUnsafeBytes { HEIFPictures.of($0) } == .mismatched(item: 1, ispeWidth: 64, ispeHeight: 64, width: 128, height: 128))
+    }
+
+    @Test("an SPS in hvcC declaring a huge picture is refused, for a coded image and for a grid's tiles")
     func configurationSPS() throws {
         let heic = try Self.hopper()
         let hostile = try Self.withConfigurationSPS(heic, try Self.resized(try Self.sps(heic), width: 16384, height: 16384))
-        #expect(hostile.withUnsafeBytes { HEIFPictures.of($0) } == .largest(width: 16384, height: 16384))
-        #expect(error { _ = try HEIF.validate(hostile) }?.kind == .tooManyPixels(width: 16384, height: 16384, limit: 100_000_000))
+        #expect(hostile.withUnsafeBytes { HEIFPictures.of($0) } == .mismatched(item: 1, ispeWidth: 128, ispeHeight: 128, width: 16384, height: 16384))
+        #expect(error { _ = try HEIF.validate(hostile) }?.kind == .corrupt)
         // The rewrite itself is sound: at the real size, the file decodes to the same pixels.
         let same = try Self.withConfigurationSPS(heic, try Self.resized(try Self.sps(heic), width: 128, height: 128))
         #expect(try HEIF.decode(same).image == (try HEIF.decode(heic)).image)
-        // A grid of one tile, canvas and ispe 128×128 (both checked before): its tile's SPS says 16384×16384.
-        let grid = try HEIFTests.grid(of: hostile, width: 128, height: 128, ispe: (128, 128))
-        #expect(grid.withUnsafeBytes { HEIFCanvas.of($0) } == .derived(width: 128, height: 128))
-        let refused = error { _ = try HEIF.validate(grid) }
-        #expect(refused?.kind == .tooManyPixels(width: 16384, height: 16384, limit: 100_000_000), "\(String(describing: refused))")
+        // A grid of one such tile under a canvas and ispe of 128×128 (both checked before), and
+        // a grid of 64×64 of them under 8192×8192.
+        for side in [1, 64] {
+            let size = 128 * side
+            let grid = try HEIFTests.grid(of: hostile, width: size, height: size, ispe: (size, size), tiles: (side, side))
+            #expect(grid.withUnsafeBytes { HEIFCanvas.of($0) } == .derived(width: size, height: size))
+            #expect(grid.withUnsafeBytes { HEIFPictures.of($0) } == .mismatched(item: 1, ispeWidth: 128, ispeHeight: 128, width: 16384, height: 16384))
+            let refused = error { _ = try HEIF.validate(grid) }
+            #expect(refused?.message == "its image item 1 declares 128×128 (ispe) but its HEVC data codes a picture of 16384×16384", "\(String(describing: refused))")
+        }
     }
 
     @Test("an image item whose data holds two pictures is refused before decoding")

@@ -98,7 +98,8 @@ struct HEIFTests {
     /// made the single tile of a 1×1 `grid` primary item whose grid data (in `idat`) declares
     /// an output of `width` × `height` and whose own `ispe` says `ispe`: how phones store
     /// photos (a grid of 512×512 tiles), and how a hostile file declares a canvas its ispe hides.
-    static func grid(of heic: [UInt8], width: Int, height: Int, ispe: (Int, Int)) throws -> [UInt8] {
+    /// With `tiles` (rows, columns), every tile is that one item, referenced once for each.
+    static func grid(of heic: [UInt8], width: Int, height: Int, ispe: (Int, Int), tiles: (rows: Int, columns: Int) = (1, 1)) throws -> [UInt8] {
         func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
         func u32(_ v: Int) -> [UInt8] { u16(v >> 16) + u16(v & 0xFFFF) }
         func box(_ type: String, _ body: [UInt8]) -> [UInt8] { u32(8 + body.count) + Array(type.utf8) + body }
@@ -115,14 +116,15 @@ struct HEIFTests {
             let properties = HEIFCanvas.boxes(in: data, ipco.body)
             let hvcC = try #require(properties.first { $0.type == "hvcC" }), tileISPE = try #require(properties.first { $0.type == "ispe" })
             let hdlr = try #require(children.first { $0.type == "hdlr" })
-            let gridData: [UInt8] = [0, 0, 0, 0] + u16(width) + u16(height)
+            let gridData: [UInt8] = [0, 0, UInt8(tiles.rows - 1), UInt8(tiles.columns - 1)] + u16(width) + u16(height)
             let ipco2 = box("ipco", whole(hvcC) + whole(tileISPE) + full("ispe", 0, u32(ispe.0) + u32(ispe.1)))
             // Item 1 (the tile, hidden): hvcC (essential) and its ispe; item 2 (the grid): its ispe.
             let ipma = full("ipma", 0, u32(2) + u16(1) + [2, 0x81, 0x02] + u16(2) + [1, 0x03])
             let infe1 = full("infe", 2, u16(1) + u16(0) + Array("hvc1".utf8) + [0])
             let infe2 = full("infe", 2, u16(2) + u16(0) + Array("grid".utf8) + [0])
             let iinf = full("iinf", 0, u16(2) + infe1 + infe2)
-            let iref = full("iref", 0, box("dimg", u16(2) + u16(1) + u16(1)))
+            let count = tiles.rows * tiles.columns
+            let iref = full("iref", 0, box("dimg", u16(2) + u16(count) + Array([[UInt8]](repeating: u16(1), count: count).joined())))
             let idat = box("idat", gridData)
             func makeMeta(mdatData: Int) -> [UInt8] {
                 // iloc version 1: 4-byte offsets, lengths and base offsets, no index.
