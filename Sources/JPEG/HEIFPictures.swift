@@ -16,7 +16,8 @@
 /// data starts more (libde265 would decode each in turn, each its own allocation and time) is
 /// refused; its picture is its `ispe` padded to whole coding blocks, and one larger is refused,
 /// since the limits bound a grid's canvas and each picture, not a tile's picture times the
-/// number of tiles (a 13 KB grid of 4096 tiles each declared 128×128 and coding 4096×4096).
+/// number of tiles: a 5 KB grid of 8×8 tiles each declared 128×128 and coding 4096×4096 made
+/// `heif-convert` take 24 s and 380 MB; one of 64×64 such tiles ran past 5 minutes.
 enum HEIFPictures {
     /// What the HEVC streams of a file declare.
     enum Finding: Equatable {
