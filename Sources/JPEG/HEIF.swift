@@ -149,16 +149,18 @@ public enum HEIF {
             (width, height) = (codedWidth, codedHeight)
         }
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        let measured = note.isEmpty ? nil : "\(subject) \(width)×\(height)\(note)"
         guard !overflow, pixels <= options.maxPixels else {
             throw HEIFError(
                 kind: .tooManyPixels(width: width, height: height, limit: options.maxPixels),
-                message: "\(subject) \(width)×\(height) pixels\(note), over the limit of \(options.maxPixels)")
+                message: "\(subject) \(width)×\(height) pixels\(note), over the limit of \(options.maxPixels)", measured: measured)
         }
         guard pixels <= options.maxDecodedBytes / header.decodedBytesPerPixel else {
             let bytes = pixels * header.decodedBytesPerPixel
             throw HEIFError(
                 kind: .tooManyBytes(width: width, height: height, bytes: bytes, limit: options.maxDecodedBytes),
-                message: "\(subject) \(width)×\(height)\(note), whose decode holds \(bytes) bytes (\(header.decodedBytesPerPixel) a pixel), over the limit of \(options.maxDecodedBytes) bytes")
+                message: "\(subject) \(width)×\(height)\(note), whose decode holds \(bytes) bytes (\(header.decodedBytesPerPixel) a pixel), over the limit of \(options.maxDecodedBytes) bytes",
+                measured: measured)
         }
         return header
     }

@@ -22,11 +22,16 @@ public struct HEIFError: Error, CustomStringConvertible, Sendable, Equatable {
     public let kind: Kind
     /// What is wrong, for a person: libheif's own words when it said, and what was being done.
     public let message: String
+    /// For a refusal by the limits, what was weighed when it was not the primary image's
+    /// `ispe` (a grid's canvas, the picture an HEVC parameter set declares), in words; nil
+    /// otherwise.
+    public let measured: String?
 
     /// Creates an error from its parts.
-    public init(kind: Kind, message: String) {
+    public init(kind: Kind, message: String, measured: String? = nil) {
         self.kind = kind
         self.message = message
+        self.measured = measured
     }
 
     /// "HEIC is truncated: …", for a log or a job's error.

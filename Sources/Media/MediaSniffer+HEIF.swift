@@ -47,13 +47,15 @@ extension MediaSniffer {
 
     /// The message a sender reads for a HEIC refused.
     static func describe(_ error: HEIFError) -> MediaError {
+        // What was weighed, when not its ispe: "HEIC of 64759×65527" would read as the photo's size.
+        let weighed = error.measured.map { " (\($0))" } ?? ""
         switch error.kind {
         case .tooManyPixels(let width, let height, let limit):
             return MediaError(
-                "data: HEIC of \(width)×\(height) = \(pixelCount(width, height)) pixels is over the limit of \(limit) pixels (--max-pixels)")
+                "data: HEIC of \(width)×\(height) = \(pixelCount(width, height)) pixels is over the limit of \(limit) pixels (--max-pixels)\(weighed)")
         case .tooManyBytes(let width, let height, let bytes, let limit):
             return MediaError(
-                "data: HEIC of \(width)×\(height) needs \(bytes) bytes to decode (\(bytes / (width * height)) a pixel), over the limit of \(limit) bytes (--max-decoded-bytes): a picture too large to render")
+                "data: HEIC of \(width)×\(height) needs \(bytes) bytes to decode (\(bytes / (width * height)) a pixel), over the limit of \(limit) bytes (--max-decoded-bytes): a picture too large to render\(weighed)")
         case .truncated:
             return MediaError("data: HEIC is truncated (\(error.message))")
         case .notHEIF:

@@ -142,8 +142,22 @@ import TestSupport
         var garbage = Array(good.prefix(Int(good[3])))
         var generator = SplitMix64(seed: 7)
         garbage += (0..<4000).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        // Found or made for ops/fuzz heic (Fuzz/corpus/heic): hvcC's SPS coding 16384×16384 under
+        // an ispe of 128×128; a grid whose tile is an overlay; a grid of 64759×65527 hidden in
+        // a second meta box; a grid whose canvas is read past its idat (19561×27759).
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fuzz/corpus/heic")
+        func found(_ name: String) throws -> [UInt8] { [UInt8](try Data(contentsOf: corpus.appendingPathComponent(name))) }
         let cases: [(String, [UInt8], String)] = [
             ("huge", huge, "data: HEIC of 100000×100000 = 10000000000 pixels is over the limit of 100000000 pixels (--max-pixels)"),
+            ("picture past its ispe", try found("heifenc-hopper-sps-16384.heic"),
+             "data: HEIC is damaged or unsupported (its image item 1 declares 128×128 (ispe) but its HEVC data codes a picture of 16384×16384)"),
+            ("overlay as a tile", try found("regressions/oom-83b6e69a24e0e4d97a23b92ddada0f48d0a72b6d"),
+             "data: HEIC is damaged or unsupported (it has a grid image that takes another derived image (iovl) as input"),
+            ("two metas", try found("regressions/oom-884af68f2a45206361f869a9c40b7746548b0772"),
+             "data: HEIC is damaged or unsupported (it has more than one meta box"),
+            ("canvas past its idat", try found("regressions/oom-d8b2c3676183d8feff6c6c4230bdcc050f118a1e"),
+             "data: HEIC of 19561×27759 = 542993799 pixels is over the limit of 100000000 pixels (--max-pixels) (a grid or overlay in it declares a canvas of 19561×27759 (its primary image's ispe says 8×8))"),
             ("large", large, "data: HEIC of 9000×9000 needs 648000000 bytes to decode (8 a pixel), over the limit of 268435456 bytes (--max-decoded-bytes)"),
             ("truncated", Array(good.prefix(good.count - 300)), "data: HEIC is "),
             ("garbage", garbage, "data: HEIC is damaged or unsupported ("),
