@@ -130,6 +130,11 @@ public enum HEIF {
         if case .several(let item, let count) = pictures {
             throw HEIFError(kind: .corrupt, message: "its image item \(item) holds \(count) HEVC pictures, where an image item holds one")
         }
+        if case .overlapping(let bytes, let fileBytes) = pictures {
+            throw HEIFError(
+                kind: .corrupt,
+                message: "its image items' data overlap: \(bytes) bytes or more of coded data in a file of \(fileBytes) bytes (at most twice the file is read)")
+        }
         if case .mismatched(let item, let ispeWidth, let ispeHeight, let codedWidth, let codedHeight) = pictures {
             throw HEIFError(
                 kind: .corrupt,

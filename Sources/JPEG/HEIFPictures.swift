@@ -31,6 +31,10 @@ enum HEIFPictures {
         /// whole coding blocks: refused, since nothing else bounds what each of a grid's tiles
         /// costs (a grid of tiles declared 128×128 each coding 4096×4096).
         case mismatched(item: Int, ispeWidth: Int, ispeHeight: Int, width: Int, height: Int)
+        /// `hvc1` items whose data, each distinct run of extents counted once, is more than
+        /// twice the bytes the file holds: refused, since reading it would cost out of
+        /// proportion to the file.
+        case overlapping(bytes: Int, fileBytes: Int)
     }
 
     /// The NAL unit type of a sequence parameter set (ITU-T H.265, table 7-1).
@@ -49,18 +53,19 @@ enum HEIFPictures {
             if found.map({ HEIFCanvas.area(size) > HEIFCanvas.area($0) }) ?? true { found = size }
         }
         // Every SPS of every hvcC counts; the first ipco's properties are what ipma's indices
-        // (from 1) name, as libheif reads them.
+        // (from 1) name, as libheif reads them. Each is read once, however many items name it.
         var properties: [HEIFCanvas.Box] = []
-        var configurations: [Int: [[UInt8]]] = [:]
+        var configurations: [Int: Summary] = [:]
         for (iprpIndex, iprp) in children.filter({ $0.type == "iprp" }).enumerated() {
             for (ipcoIndex, ipco) in HEIFCanvas.boxes(in: data, iprp.body).filter({ $0.type == "ipco" }).enumerated() {
                 let boxes = HEIFCanvas.boxes(in: data, ipco.body)
                 let first = iprpIndex == 0 && ipcoIndex == 0
                 if first { properties = boxes }
                 for (index, hvcC) in boxes.enumerated() where hvcC.type == "hvcC" {
-                    let units = configurationUnits(data, hvcC.body)
-                    for size in units.compactMap(pictureSize(of:)) { note(size, in: &largest) }
-                    if first { configurations[index + 1] = units }
+                    var summary = Summary()
+                    for unit in configurationUnits(data, hvcC.body) { summary.add(unit) }
+                    if let size = summary.largest { note(size, in: &largest) }
+                    if first { configurations[index + 1] = summary }
                 }
             }
         }
@@ -71,35 +76,61 @@ enum HEIFPictures {
             HEIFCanvas.boxes(in: data, iprp.body).first { $0.type == "ipma" }
         }.map { associationsByItem(data, $0.body) } ?? [:]
         let extents = HEIFCanvas.itemExtents(data, iloc.body, idat: children.first(where: { $0.type == "idat" })?.body)
+        // Items whose data is the same extents are read once; items whose data overlaps in
+        // other ways may not read more than twice the bytes the file holds (an extent of length
+        // 0 runs to the file's end, over the items after it), or a file of many items each
+        // starting a byte further into the same data would cost its length times their number.
+        var streams: [[Range<Int>]: Summary] = [:]
+        var streamed = 0
         var seen = Set<Int>()
         for (item, type) in HEIFCanvas.itemTypes(data, iinf.body) where type == "hvc1" && seen.insert(item).inserted {
-            let indices = associations[item] ?? []
             // What libheif hands libde265: the hvcC's units, then the item's data.
-            var units = indices.flatMap { configurations[$0] ?? [] }
-            var ownLargest: (width: Int, height: Int)?
-            var pictures = units.filter(startsPicture).count
+            let indices = associations[item] ?? []
+            var own = Summary()
+            for index in Set(indices) { if let summary = configurations[index] { own.merge(summary) } }
             if let found = extents[item], let ranges = found {
-                var stream = Stream(data: data, extents: ranges)
-                // Counted up to the second: enough to refuse.
-                while pictures <= 1, let unit = stream.next(upTo: headBytes) {
-                    units.append(unit)
-                    if startsPicture(unit) { pictures += 1 }
+                if streams[ranges] == nil {
+                    var stream = Stream(data: data, extents: ranges)
+                    streamed += stream.count
+                    guard streamed <= 2 * data.count else { return .overlapping(bytes: streamed, fileBytes: data.count) }
+                    var summary = Summary()
+                    // Counted up to the second picture: enough to refuse.
+                    while summary.pictures <= 1, let unit = stream.next(upTo: headBytes) { summary.add(unit) }
+                    streams[ranges] = summary
                 }
+                own.merge(streams[ranges]!)
             }
-            if pictures > 1 { return .several(item: item, pictures: pictures) }
-            for size in units.compactMap(pictureSize(of:)) {
-                note(size, in: &largest)
-                note(size, in: &ownLargest)
-            }
+            if own.pictures > 1 { return .several(item: item, pictures: own.pictures) }
+            guard let picture = own.largest else { continue }
+            note(picture, in: &largest)
             // A coded picture is its ispe, padded to whole coding blocks (64 at most) and cropped
             // by its conformance window: one larger is not this item's picture.
             let ispe = indices.lazy.compactMap { properties.indices.contains($0 - 1) ? imageSpatialExtent(data, properties[$0 - 1]) : nil }.first
-            if let ispe, let picture = ownLargest,
-               picture.width > (ispe.width + 63) / 64 * 64 || picture.height > (ispe.height + 63) / 64 * 64 {
+            if let ispe, picture.width > (ispe.width + 63) / 64 * 64 || picture.height > (ispe.height + 63) / 64 * 64 {
                 return .mismatched(item: item, ispeWidth: ispe.width, ispeHeight: ispe.height, width: picture.width, height: picture.height)
             }
         }
         return largest.map { .largest(width: $0.width, height: $0.height) } ?? .none
+    }
+
+    /// What a run of NAL units declares: its largest SPS picture and how many pictures it starts.
+    struct Summary {
+        var largest: (width: Int, height: Int)?
+        var pictures = 0
+
+        mutating func add(_ unit: [UInt8]) {
+            if let size = pictureSize(of: unit) { include(size) }
+            if startsPicture(unit) { pictures += 1 }
+        }
+
+        mutating func merge(_ other: Summary) {
+            if let size = other.largest { include(size) }
+            pictures += other.pictures
+        }
+
+        private mutating func include(_ size: (width: Int, height: Int)) {
+            if largest.map({ HEIFCanvas.area(size) > HEIFCanvas.area($0) }) ?? true { largest = size }
+        }
     }
 
     /// The picture size of a unit that is an SPS; nil for any other.

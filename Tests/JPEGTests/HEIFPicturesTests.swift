@@ -212,6 +212,40 @@ struct HEIFPicturesTests {
         #expect(try HEIF.validate(try Self.withItemData(heic, data)).width == 128, "the same data once is one picture")
     }
 
+    @Test("items whose data is the same extents are read once; items whose overlapping data adds up to more than twice the file are refused")
+    func overlappingItems() throws {
+        func u16(_ v: Int) -> [UInt8] { [UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+        func box(_ type: String, _ body: [UInt8]) -> [UInt8] { Self.u32(8 + body.count) + Array(type.utf8) + body }
+        func full(_ type: String, _ version: UInt8, _ body: [UInt8]) -> [UInt8] { box(type, [version, 0, 0, 0] + body) }
+        // 200 hvc1 items over 4000 bytes of zero-length units, each starting `shift(i)` bytes in.
+        func file(shift: (Int) -> Int) -> [UInt8] {
+            let count = 200, payload = [UInt8](repeating: 0, count: 4000)
+            let infes = (1...count).flatMap { full("infe", 2, u16($0) + u16(0) + Array("hvc1".utf8) + [0]) }
+            let iinf = full("iinf", 0, u16(count) + infes)
+            func meta(_ mdatData: Int) -> [UInt8] {
+                // iloc version 0: 4-byte offsets and lengths, no base offset.
+                let entries = (1...count).flatMap { u16($0) + u16(0) + u16(1) + Self.u32(mdatData + shift($0)) + Self.u32(payload.count - shift($0)) }
+                return full("meta", 0, full("iloc", 0, [0x44, 0x00] + u16(count) + entries) + iinf)
+            }
+            let ftyp = box("ftyp", Array("heicmif1".utf8))
+            let size = meta(0).count
+            return ftyp + meta(ftyp.count + size + 8) + box("mdat", payload)
+        }
+        let shifted = file { $0 }
+        // Refused at the first item that takes the bytes read past twice the file's size.
+        guard case .overlapping(let bytes, let fileBytes) = shifted.withUnsafeBytes({ HEIFPictures.of($0) }) else {
+            Issue.record("not refused as overlapping")
+            return
+        }
+        #expect(fileBytes == shifted.count && bytes > 2 * fileBytes && bytes <= 2 * fileBytes + 4000, "\(bytes) of \(fileBytes)")
+        let header = try HEIF.header(of: try Self.hopper())
+        let refused = error { _ = try HEIF.checkLimits(header, canvas: .coded, pictures: shifted.withUnsafeBytes { HEIFPictures.of($0) }, options: DecodeOptions()) }
+        #expect(refused?.kind == .corrupt && refused?.message.hasPrefix("its image items' data overlap: ") == true, "\(String(describing: refused))")
+        // The same extents for every item: read once, nothing in them.
+        let same = file { _ in 0 }
+        #expect(same.withUnsafeBytes { HEIFPictures.of($0) } == HEIFPictures.Finding.none)
+    }
+
     @Test("an item's units are read across its extents, each after a 4-byte length; a length past the end stops the reading")
     func streamAcrossExtents() throws {
         let stream: [UInt8] = [0, 0, 0, 3, 0x42, 0x01, 0xAA] + [0, 0, 0, 2, 0x26, 0x01] + [0, 0, 0, 9, 1]
