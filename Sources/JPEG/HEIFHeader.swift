@@ -17,10 +17,14 @@ public struct HEIFHeader: Sendable, Equatable {
     /// Whether it carries an ICC profile (`colr` of type `prof` or `rICC`).
     public let hasICCProfile: Bool
 
-    /// Bytes a pixel of the decode holds at its peak, measured: image-service's peak rose by
-    /// 392 MB rendering an 8064×6048 HEIC (8.0 a pixel: libde265's pictures, libheif's YCbCr
-    /// and interleaved RGB images, and the copy into an `RGBImage`'s buffer). With alpha, 3 more
-    /// (the alpha plane, and 4-byte RGBA in place of RGB in both the image and its copy).
+    /// Bytes a pixel the decode is charged: image-service's peak rose by 392 MB rendering an
+    /// 8064×6048 HEIC (8.0 a pixel: libde265's pictures, libheif's YCbCr and interleaved RGB
+    /// images, and the copy into an `RGBImage`'s buffer) after an upload had grown its heap.
+    /// From a trimmed heap (VmHWM reset) a put or a rendition rises more: 11.6 a pixel at
+    /// 4032×3024, 10.2 at 8064×6048, 13.9 for a 10-bit HEIC at 4032×3024 (libheif's planes are
+    /// 16-bit); so the byte limit admits a peak up to about 1.45 times its figure (1.75 for
+    /// 10-bit). With alpha, 3 more (the alpha plane, and 4-byte RGBA in place of RGB in both
+    /// the image and its copy).
     public var decodedBytesPerPixel: Int { hasAlpha ? 11 : 8 }
 
     /// What the decode holds at its peak: `codedWidth` × `codedHeight` × `decodedBytesPerPixel`.
