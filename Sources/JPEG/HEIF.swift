@@ -101,7 +101,8 @@ public enum HEIF {
 
     /// `checkLimits` of what `data`'s boxes and HEVC parameter sets say is decoded.
     static func checkLimits(_ header: HEIFHeader, of data: UnsafeRawBufferPointer, options: DecodeOptions) throws(HEIFError) -> HEIFHeader {
-        try checkLimits(header, canvas: HEIFCanvas.of(data), pictures: HEIFPictures.of(data), options: options)
+        let meta = HEIFMeta(data)
+        return try checkLimits(header, canvas: HEIFCanvas.of(meta), pictures: HEIFPictures.of(meta), options: options)
     }
 
     /// Refuses a header over the pixel or byte limit, or with no size. What is checked is the

@@ -34,42 +34,34 @@ enum HEIFCanvas {
     static let derivedTypes: Set<String> = ["grid", "iovl", "iden"]
 
     /// What the file's derived items are decoded into.
-    static func of(_ data: UnsafeRawBufferPointer) -> Canvas {
-        let metas = boxes(in: data, 0..<data.count).filter { $0.type == "meta" }
-        guard metas.count <= 1 else { return .duplicated(box: "meta") }
-        guard let meta = metas.first, meta.body.count >= 4 else { return .coded }
-        // `meta` is a full box: its children start after version and flags.
-        let children = boxes(in: data, (meta.body.lowerBound + 4)..<meta.body.upperBound)
-        for type in ["pitm", "iinf", "iloc", "idat", "iref"] where children.filter({ $0.type == type }).count > 1 {
+    static func of(_ data: UnsafeRawBufferPointer) -> Canvas { of(HEIFMeta(data)) }
+
+    /// What the file's derived items are decoded into, from its `meta` read once.
+    static func of(_ meta: HEIFMeta) -> Canvas {
+        let data = meta.data
+        guard meta.count <= 1 else { return .duplicated(box: "meta") }
+        for type in ["pitm", "iinf", "iloc", "idat", "iref"] where meta.children.filter({ $0.type == type }).count > 1 {
             return .duplicated(box: type)
         }
-        guard let iinf = children.first(where: { $0.type == "iinf" }) else { return .coded }
-        // The first infe of an ID is the one that counts here.
-        var types: [Int: String] = [:]
-        for (id, type) in itemTypes(data, iinf.body) where types[id] == nil { types[id] = type }
-        let derived = types.filter { derivedTypes.contains($0.value) }
+        let derived = [Int: String](meta.types.filter { derivedTypes.contains($0.type) }, uniquingKeysWith: { first, _ in first })
         guard !derived.isEmpty else { return .coded }
-        if let iref = children.first(where: { $0.type == "iref" }) {
+        if let iref = meta.first("iref") {
             for reference in references(data, iref.body) where reference.type == "dimg" {
                 guard let outer = derived[reference.from], let inner = reference.to.lazy.compactMap({ derived[$0] }).first else { continue }
                 return .nested(outer: outer, inner: inner)
             }
         }
-        let extents = children.first(where: { $0.type == "iloc" }).map {
-            itemExtents(data, $0.body, idat: children.first(where: { $0.type == "idat" })?.body)
-        } ?? [:]
         var largest: (width: Int, height: Int)?
         for (id, type) in derived.sorted(by: { $0.key < $1.key }) where type != "iden" {
-            guard let found = extents[id], let ranges = found else { return .unreadable(type: type) }
-            var bytes: [UInt8] = []
-            for range in ranges where bytes.count < 20 { bytes += data[range.lowerBound..<min(range.upperBound, range.lowerBound + 20 - bytes.count)] }
+            guard let found = meta.extents[id], let ranges = found else { return .unreadable(type: type) }
+            let itemData = HEIFPictures.Stream(data: data, extents: ranges)
+            let bytes = (0..<min(20, itemData.count)).map(itemData.byte(at:))
             // grid: version, flags, rows − 1, columns − 1, then the output size; iovl: version,
             // flags, four 16-bit fill values, then the output size. 32-bit fields when flags & 1.
             let start = type == "grid" ? 4 : 10
             let wide = bytes.count > 1 && bytes[1] & 1 == 1, field = wide ? 4 : 2
             guard bytes.count >= start + 2 * field else { return .unreadable(type: type) }
-            let size = (width: number(bytes, start, field), height: number(bytes, start + field, field))
-            if largest.map({ area(size) > area($0) }) ?? true { largest = size }
+            largest = larger(largest, (number(bytes, start, field), number(bytes, start + field, field)))
         }
         return largest.map { .derived(width: $0.width, height: $0.height) } ?? .coded
     }
@@ -78,6 +70,12 @@ enum HEIFCanvas {
     static func area(_ size: (width: Int, height: Int)) -> Int {
         let (product, overflow) = size.width.multipliedReportingOverflow(by: size.height)
         return overflow ? .max : product
+    }
+
+    /// The larger by `area` of `current` (when there is one) and `candidate`; `current` on a tie.
+    static func larger(_ current: (width: Int, height: Int)?, _ candidate: (width: Int, height: Int)) -> (width: Int, height: Int) {
+        guard let current, area(current) >= area(candidate) else { return candidate }
+        return current
     }
 
     /// One reference of `iref`: its type (`dimg`, `thmb`, `auxl`…), from one item to others.
@@ -217,4 +215,35 @@ enum HEIFCanvas {
             return HEIFCanvas.number(data, offset, size)
         }
     }
+}
+
+/// A file's `meta` box read once for `HEIFCanvas` and `HEIFPictures`: its children (of the
+/// first `meta`, and how many there are), each item's type and where its data is.
+struct HEIFMeta {
+    let data: UnsafeRawBufferPointer
+    /// How many `meta` boxes the file has at its top.
+    let count: Int
+    /// The first `meta`'s boxes (it is a full box: they start after version and flags).
+    let children: [HEIFCanvas.Box]
+    /// Each item's ID and type, in `iinf`'s order; the first `infe` of an ID counts.
+    let types: [(id: Int, type: String)]
+    /// Where each item's data is (`HEIFCanvas.itemExtents`); empty without an `iloc`.
+    let extents: [Int: [Range<Int>]?]
+
+    init(_ data: UnsafeRawBufferPointer) {
+        self.data = data
+        let metas = HEIFCanvas.boxes(in: data, 0..<data.count).filter { $0.type == "meta" }
+        count = metas.count
+        let children = metas.first.map { meta in
+            meta.body.count >= 4 ? HEIFCanvas.boxes(in: data, (meta.body.lowerBound + 4)..<meta.body.upperBound) : []
+        } ?? []
+        self.children = children
+        var seen = Set<Int>()
+        types = children.first { $0.type == "iinf" }.map { HEIFCanvas.itemTypes(data, $0.body).filter { seen.insert($0.id).inserted } } ?? []
+        let idat = children.first { $0.type == "idat" }?.body
+        extents = children.first { $0.type == "iloc" }.map { HEIFCanvas.itemExtents(data, $0.body, idat: idat) } ?? [:]
+    }
+
+    /// The first child of `type`.
+    func first(_ type: String) -> HEIFCanvas.Box? { children.first { $0.type == type } }
 }

@@ -45,18 +45,17 @@ enum HEIFPictures {
 
     /// The pictures `data`'s HEVC streams declare; `.none` when its boxes cannot be followed
     /// (libheif's own parse judges such a file).
-    static func of(_ data: UnsafeRawBufferPointer) -> Finding {
-        guard let meta = HEIFCanvas.boxes(in: data, 0..<data.count).first(where: { $0.type == "meta" }), meta.body.count >= 4 else { return .none }
-        let children = HEIFCanvas.boxes(in: data, (meta.body.lowerBound + 4)..<meta.body.upperBound)
-        var largest: (width: Int, height: Int)?
-        func note(_ size: (width: Int, height: Int), in found: inout (width: Int, height: Int)?) {
-            if found.map({ HEIFCanvas.area(size) > HEIFCanvas.area($0) }) ?? true { found = size }
-        }
+    static func of(_ data: UnsafeRawBufferPointer) -> Finding { of(HEIFMeta(data)) }
+
+    /// The pictures the HEVC streams declare, from the file's `meta` read once.
+    static func of(_ meta: HEIFMeta) -> Finding {
+        let data = meta.data
+        var all = Summary()
         // Every SPS of every hvcC counts; the first ipco's properties are what ipma's indices
         // (from 1) name, as libheif reads them. Each is read once, however many items name it.
         var properties: [HEIFCanvas.Box] = []
         var configurations: [Int: Summary] = [:]
-        for (iprpIndex, iprp) in children.filter({ $0.type == "iprp" }).enumerated() {
+        for (iprpIndex, iprp) in meta.children.filter({ $0.type == "iprp" }).enumerated() {
             for (ipcoIndex, ipco) in HEIFCanvas.boxes(in: data, iprp.body).filter({ $0.type == "ipco" }).enumerated() {
                 let boxes = HEIFCanvas.boxes(in: data, ipco.body)
                 let first = iprpIndex == 0 && ipcoIndex == 0
@@ -64,31 +63,26 @@ enum HEIFPictures {
                 for (index, hvcC) in boxes.enumerated() where hvcC.type == "hvcC" {
                     var summary = Summary()
                     for unit in configurationUnits(data, hvcC.body) { summary.add(unit) }
-                    if let size = summary.largest { note(size, in: &largest) }
+                    all.merge(summary, pictures: false)
                     if first { configurations[index + 1] = summary }
                 }
             }
         }
-        guard let iinf = children.first(where: { $0.type == "iinf" }), let iloc = children.first(where: { $0.type == "iloc" }) else {
-            return largest.map { .largest(width: $0.width, height: $0.height) } ?? .none
-        }
-        let associations = children.first(where: { $0.type == "iprp" }).flatMap { iprp in
+        let associations = meta.first("iprp").flatMap { iprp in
             HEIFCanvas.boxes(in: data, iprp.body).first { $0.type == "ipma" }
         }.map { associationsByItem(data, $0.body) } ?? [:]
-        let extents = HEIFCanvas.itemExtents(data, iloc.body, idat: children.first(where: { $0.type == "idat" })?.body)
         // Items whose data is the same extents are read once; items whose data overlaps in
         // other ways may not read more than twice the bytes the file holds (an extent of length
         // 0 runs to the file's end, over the items after it), or a file of many items each
         // starting a byte further into the same data would cost its length times their number.
         var streams: [[Range<Int>]: Summary] = [:]
         var streamed = 0
-        var seen = Set<Int>()
-        for (item, type) in HEIFCanvas.itemTypes(data, iinf.body) where type == "hvc1" && seen.insert(item).inserted {
+        for (item, type) in meta.types where type == "hvc1" && meta.first("iloc") != nil {
             // What libheif hands libde265: the hvcC's units, then the item's data.
             let indices = associations[item] ?? []
             var own = Summary()
             for index in Set(indices) { if let summary = configurations[index] { own.merge(summary) } }
-            if let found = extents[item], let ranges = found {
+            if let found = meta.extents[item], let ranges = found {
                 if streams[ranges] == nil {
                     var stream = Stream(data: data, extents: ranges)
                     streamed += stream.count
@@ -102,7 +96,7 @@ enum HEIFPictures {
             }
             if own.pictures > 1 { return .several(item: item, pictures: own.pictures) }
             guard let picture = own.largest else { continue }
-            note(picture, in: &largest)
+            all.merge(own, pictures: false)
             // A coded picture is its ispe, padded to whole coding blocks (64 at most) and cropped
             // by its conformance window: one larger is not this item's picture.
             let ispe = indices.lazy.compactMap { properties.indices.contains($0 - 1) ? imageSpatialExtent(data, properties[$0 - 1]) : nil }.first
@@ -110,7 +104,7 @@ enum HEIFPictures {
                 return .mismatched(item: item, ispeWidth: ispe.width, ispeHeight: ispe.height, width: picture.width, height: picture.height)
             }
         }
-        return largest.map { .largest(width: $0.width, height: $0.height) } ?? .none
+        return all.largest.map { .largest(width: $0.width, height: $0.height) } ?? .none
     }
 
     /// What a run of NAL units declares: its largest SPS picture and how many pictures it starts.
@@ -119,17 +113,14 @@ enum HEIFPictures {
         var pictures = 0
 
         mutating func add(_ unit: [UInt8]) {
-            if let size = pictureSize(of: unit) { include(size) }
+            if let size = pictureSize(of: unit) { largest = HEIFCanvas.larger(largest, size) }
             if startsPicture(unit) { pictures += 1 }
         }
 
-        mutating func merge(_ other: Summary) {
-            if let size = other.largest { include(size) }
-            pictures += other.pictures
-        }
-
-        private mutating func include(_ size: (width: Int, height: Int)) {
-            if largest.map({ HEIFCanvas.area(size) > HEIFCanvas.area($0) }) ?? true { largest = size }
+        /// Adds `other`'s pictures (unless `pictures` is false) and its largest picture.
+        mutating func merge(_ other: Summary, pictures counted: Bool = true) {
+            if let size = other.largest { largest = HEIFCanvas.larger(largest, size) }
+            if counted { pictures += other.pictures }
         }
     }
 

@@ -10,14 +10,7 @@ import TestSupport
 @Suite("HEIF pictures")
 struct HEIFPicturesTests {
     /// The HEIFError `body` threw; nil when it threw none (or another error).
-    func error(_ body: () throws -> Void) -> HEIFError? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return error as? HEIFError
-        }
-    }
+    func error(_ body: () throws -> Void) -> HEIFError? { thrown(HEIFError.self, by: body) }
 
     /// heif-enc's HEIC of hopper.jpg (128×128): ftyp, meta (its iloc version 0 with 4-byte
     /// offsets and lengths, one item of one extent, in mdat), mdat.

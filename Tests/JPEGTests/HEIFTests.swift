@@ -15,14 +15,7 @@ struct HEIFTests {
     }
 
     /// The HEIFError `body` threw; nil when it threw none (or another error).
-    func error(_ body: () throws -> Void) -> HEIFError? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return error as? HEIFError
-        }
-    }
+    func error(_ body: () throws -> Void) -> HEIFError? { thrown(HEIFError.self, by: body) }
 
     @Test("a HEIC of each EXIF orientation, its irot/imir added, decodes upright (by pixels), its EXIF Orientation ignored", arguments: 1...8)
     func orientation(_ exif: Int) throws {

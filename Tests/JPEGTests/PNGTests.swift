@@ -20,14 +20,7 @@ struct PNGTests {
     static func alpha(_ x: Int, _ y: Int) -> UInt8 { x < 32 ? 0 : x < 64 ? 128 : 255 }
 
     /// The PNGError `body` threw; nil when it threw none (or another error).
-    func error(_ body: () throws -> Void) -> PNGError? {
-        do {
-            try body()
-            return nil
-        } catch {
-            return error as? PNGError
-        }
-    }
+    func error(_ body: () throws -> Void) -> PNGError? { thrown(PNGError.self, by: body) }
 
     @Test("CRC-32 is ISO 3309's (the check value of \"123456789\")")
     func crc() {

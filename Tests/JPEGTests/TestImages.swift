@@ -100,3 +100,13 @@ extension Array {
     }
 }
 
+
+/// The error of type `E` that `body` threw; nil when it threw none (or one of another type).
+func thrown<E: Error>(_ type: E.Type, by body: () throws -> Void) -> E? {
+    do {
+        try body()
+        return nil
+    } catch {
+        return error as? E
+    }
+}
